@@ -1,0 +1,1 @@
+enum M { static let a = PackageResources.self }

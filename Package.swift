@@ -1,0 +1,163 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strictSwift6: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "pinset",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .executable(name: "pinset", targets: ["pinset"]),
+        .library(name: "PinsetClient", targets: ["PinsetClient"]),
+        .library(name: "PinsetNIOSSL", targets: ["PinsetNIOSSL"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
+        // The CMS API is SPI: its shape may change in any release, so the version is pinned exactly.
+        .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    ],
+    targets: [
+        // Value types, the wire payload and key/certificate helpers. No I/O.
+        .target(
+            name: "PinsetCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // Atomic, durable file writes and key-file permission checks.
+        .target(
+            name: "PinsetFileSystem",
+            swiftSettings: strictSwift6
+        ),
+        // CMS signing and signature verification: the only module that uses X509's CMS SPI.
+        .target(
+            name: "PinsetSigning",
+            dependencies: [
+                "PinsetCore",
+                "PinsetFileSystem",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The SQL schema, embedded in the binary so an installed `pinset` needs no source tree.
+        .target(
+            name: "PinsetMigrations",
+            path: "Migrations",
+            resources: [.embedInCode("sql")],
+            swiftSettings: strictSwift6
+        ),
+        // Customers, hosts, pins and the audit log in SQLite (GRDB, WAL).
+        .target(
+            name: "PinsetStore",
+            dependencies: [
+                "PinsetCore",
+                "PinsetMigrations",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // HTTP/1.1 protocol: request parser, response encoder, connection state machine. Bytes in, bytes out.
+        .target(
+            name: "PinsetHTTP",
+            swiftSettings: strictSwift6
+        ),
+        // The server: Dispatch socket transport, routes, bundle cache, re-signing scheduler, metrics.
+        .target(
+            name: "PinsetServer",
+            dependencies: [
+                "PinsetCore",
+                "PinsetSigning",
+                "PinsetStore",
+                "PinsetHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The companion client: fetch, verify, persist and evaluate pins.
+        .target(
+            name: "PinsetClient",
+            dependencies: [
+                "PinsetCore",
+                "PinsetFileSystem",
+                "PinsetSigning",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // Pin enforcement for SwiftNIO SSL connections.
+        .target(
+            name: "PinsetNIOSSL",
+            dependencies: [
+                "PinsetClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The `pinset` command: admin CLI and `serve`.
+        .executableTarget(
+            name: "pinset",
+            dependencies: [
+                "PinsetCore",
+                "PinsetSigning",
+                "PinsetStore",
+                "PinsetServer",
+                "PinsetClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // Shared by the tests: temporary directories, generated keys and certificates, running processes.
+        .target(
+            name: "PinsetTestSupport",
+            dependencies: [
+                "PinsetCore",
+                "PinsetSigning",
+                "PinsetFileSystem",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/PinsetTestSupport",
+            swiftSettings: strictSwift6
+        ),
+        // Tests mirror the modules; PinsetIntegrationTests drives the built `pinset` binary with curl and openssl.
+        .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "PinsetClientTests",
+            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient"], swiftSettings: strictSwift6),
+    ]
+)

@@ -1,0 +1,80 @@
+import Foundation
+
+/// The JSON document inside a signed bundle.
+///
+/// The legacy keys (`customer`, `timestamp`, `hashes[].hostname/port/fp/pk`) are byte-for-byte what
+/// GCXTrustPolicy online-pinning clients parse; they crash on a missing key or a wrong type, so every one is
+/// always written, arrays even when empty. Pinset's own keys (`format`, `version`, `expires`,
+/// `hashes[].pin-sha256`, `hashes[].include-subdomains`) are ignored by those clients. See docs/bundle-format.md.
+public struct BundlePayload: Hashable, Sendable {
+    public static let currentFormat = 1
+
+    public var customer: CustomerName
+    /// Unix seconds at signing. Legacy clients accept a bundle only while `timestamp + 600 >= now`.
+    public var timestamp: Int64
+    /// Unix seconds after which Pinset clients refuse the bundle.
+    public var expires: Int64
+    /// The customer's content version: monotonic, bumped by every change to hosts or pins.
+    public var version: Int64
+    /// Sorted by host name; one entry per host name.
+    public var hosts: [PinnedHost]
+
+    public init(customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, hosts: [PinnedHost]) {
+        self.customer = customer
+        self.timestamp = timestamp
+        self.expires = expires
+        self.version = version
+        self.hosts = hosts.sorted { $0.hostname < $1.hostname }
+    }
+
+    public init(pinSet: PinSet, timestamp: Int64, expires: Int64) {
+        self.init(
+            customer: pinSet.customer,
+            timestamp: timestamp,
+            expires: expires,
+            version: pinSet.version,
+            hosts: pinSet.hosts.map(PinnedHost.init)
+        )
+    }
+
+    /// SHA-256 over the pin content alone (customer, version, hosts), not the signing or expiry time: two
+    /// bundles of one version must carry the same digest, or the later one is not genuine.
+    public var contentDigest: SHA256Fingerprint {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("customer"); writer.string(customer.rawValue)
+        writer.key("version"); writer.integer(version)
+        writer.key("hashes"); Self.writeHosts(hosts, to: &writer)
+        writer.endObject()
+        return SHA256Fingerprint(of: writer.bytes)
+    }
+
+    /// The UTF-8 JSON that is signed. Deterministic: equal payloads encode to equal bytes.
+    public func encoded() -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("customer"); writer.string(customer.rawValue)
+        writer.key("timestamp"); writer.integer(timestamp)
+        writer.key("hashes"); Self.writeHosts(hosts, to: &writer)
+        writer.key("format"); writer.integer(Int64(Self.currentFormat))
+        writer.key("version"); writer.integer(version)
+        writer.key("expires"); writer.integer(expires)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    private static func writeHosts(_ hosts: [PinnedHost], to writer: inout JSONWriter) {
+        writer.beginArray()
+        for host in hosts {
+            writer.beginObject()
+            writer.key("hostname"); writer.string(host.hostname.rawValue)
+            writer.key("port"); writer.string(String(host.port))
+            writer.key("fp"); writer.stringArray(host.certificateSHA256.map(\.hex))
+            writer.key("pk"); writer.stringArray(host.subjectPublicKeyInfos.map { Base64.encode($0) })
+            writer.key("pin-sha256"); writer.stringArray(host.spkiSHA256.map(\.base64))
+            writer.key("include-subdomains"); writer.bool(host.includeSubdomains)
+            writer.endObject()
+        }
+        writer.endArray()
+    }
+}

@@ -1,0 +1,51 @@
+/// A customer's name as it appears in the bundle URL `/<name>.json.signed` and in the payload's `customer` key.
+///
+/// Names are 1–64 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit. That excludes `/`,
+/// `..` path tricks, percent-escapes and anything a shell or filesystem treats specially, so a valid name can
+/// be used as a file name (`pinset sign --out`) and a URL path segment without escaping. Names compare
+/// case-sensitively on the wire; the store keeps them unique ignoring case so that two customers can never
+/// collide on a case-insensitive filesystem or CDN.
+public struct CustomerName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public static let maximumLength = 64
+
+    public let rawValue: String
+
+    public init(_ rawValue: String) throws(ValidationError) {
+        let bytes = Array(rawValue.utf8)
+        guard !bytes.isEmpty else {
+            throw ValidationError("The customer name is empty. Use 1–\(Self.maximumLength) letters, digits, '-', '_' or '.'.")
+        }
+        guard bytes.count <= Self.maximumLength else {
+            throw ValidationError("The customer name '\(rawValue.prefix(80))' is \(bytes.count) characters long; the limit is \(Self.maximumLength).")
+        }
+        guard Self.isAlphanumeric(bytes[0]) else {
+            throw ValidationError("The customer name '\(rawValue)' must start with a letter or digit.")
+        }
+        guard bytes.allSatisfy({ Self.isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }) else {
+            throw ValidationError("The customer name '\(rawValue)' contains a character other than letters, digits, '-', '_' or '.'.")
+        }
+        self.rawValue = rawValue
+    }
+
+    /// Parses the customer from a request path of the form `/<name>.json.signed`; `nil` for any other path.
+    public init?(bundlePath path: Substring) {
+        let suffix = ".json.signed"
+        guard path.hasPrefix("/"), path.hasSuffix(suffix) else { return nil }
+        let name = path.dropFirst().dropLast(suffix.count)
+        guard let valid = try? CustomerName(String(name)) else { return nil }
+        self = valid
+    }
+
+    /// The file name and URL path segment of this customer's signed bundle.
+    public var bundleFileName: String { rawValue + ".json.signed" }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: CustomerName, rhs: CustomerName) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}

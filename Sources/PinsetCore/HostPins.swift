@@ -1,0 +1,34 @@
+/// The pins of one host: what a client checks the host's TLS chain against.
+public struct HostPins: Hashable, Sendable {
+    public var hostname: Hostname
+    public var port: UInt16
+    public var includeSubdomains: Bool
+    public var pins: [Pin]
+
+    public init(hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin]) {
+        self.hostname = hostname
+        self.port = port
+        self.includeSubdomains = includeSubdomains
+        self.pins = pins
+    }
+
+    /// TrustKit, HPKP and Android's network security config all refuse a single pin: when that one key is
+    /// replaced the app can no longer connect. A host needs a backup pin.
+    public static let minimumRecommendedPins = 2
+
+    public var lacksBackupPin: Bool { pins.count < Self.minimumRecommendedPins }
+}
+
+/// A customer's whole pin set, the content a bundle carries.
+public struct PinSet: Hashable, Sendable {
+    public var customer: CustomerName
+    /// Bumped by every change to the customer's hosts or pins; clients refuse to go back to a lower one.
+    public var version: Int64
+    public var hosts: [HostPins]
+
+    public init(customer: CustomerName, version: Int64, hosts: [HostPins]) {
+        self.customer = customer
+        self.version = version
+        self.hosts = hosts
+    }
+}

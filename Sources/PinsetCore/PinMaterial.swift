@@ -1,0 +1,127 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// Turns certificates, public keys and hashes into pins.
+///
+/// The pin is the SHA-256 of the DER SubjectPublicKeyInfo. Note that `Certificate.PublicKey.subjectPublicKeyInfoBytes`
+/// is only the BIT STRING payload, not the SPKI: the key is serialized whole here so the hash matches
+/// `openssl x509 -pubkey | openssl pkey -pubin -outform der | openssl dgst -sha256`.
+public enum PinMaterial {
+    /// A pin from a certificate (leaf, intermediate or root), with its key, certificate hash and expiry.
+    public static func pin(for certificate: Certificate, source: PinSource, label: String? = nil) throws -> Pin {
+        let spki = try subjectPublicKeyInfo(of: certificate.publicKey)
+        return Pin(
+            spkiSHA256: SHA256Fingerprint(of: spki),
+            subjectPublicKeyInfo: spki,
+            certificateSHA256: SHA256Fingerprint(of: try derBytes(of: certificate)),
+            label: label ?? describe(certificate.subject),
+            source: source,
+            notAfter: certificate.notValidAfter
+        )
+    }
+
+    /// A pin from a public key alone.
+    public static func pin(for publicKey: Certificate.PublicKey, source: PinSource, label: String = "") throws -> Pin {
+        let spki = try subjectPublicKeyInfo(of: publicKey)
+        return Pin(spkiSHA256: SHA256Fingerprint(of: spki), subjectPublicKeyInfo: spki, label: label, source: source)
+    }
+
+    /// A pin known only by its hash (`pin-sha256` base64).
+    public static func pin(base64SPKIHash: String, label: String = "") throws(ValidationError) -> Pin {
+        Pin(spkiSHA256: try SHA256Fingerprint(base64: base64SPKIHash), label: label, source: PinSource(kind: .hash))
+    }
+
+    public static func subjectPublicKeyInfo(of key: Certificate.PublicKey) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(key)
+        return serializer.serializedBytes
+    }
+
+    public static func derBytes(of certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+
+    /// Parses a DER SubjectPublicKeyInfo, validating that it is a key this library understands.
+    public static func publicKey(fromSubjectPublicKeyInfo der: [UInt8]) throws(ValidationError) -> Certificate.PublicKey {
+        do {
+            return try Certificate.PublicKey(derEncoded: der)
+        } catch {
+            throw ValidationError("The bytes are not a DER SubjectPublicKeyInfo of a supported key type (RSA, P-256, P-384, P-521, Ed25519): \(error).")
+        }
+    }
+
+    /// All certificates in a PEM file (in order) or the single certificate of a DER file.
+    ///
+    /// - Parameter origin: how to name the input in error messages, e.g. its path.
+    public static func certificates(fromFileContents bytes: [UInt8], origin: String) throws(ValidationError) -> [Certificate] {
+        if let text = String(validatingUTF8Bytes: bytes), text.contains("-----BEGIN ") {
+            let documents: [PEMDocument]
+            do {
+                documents = try PEMDocument.parseMultiple(pemString: text)
+            } catch {
+                throw ValidationError("\(origin) looks like PEM but could not be read: \(error). Check that it is not truncated.")
+            }
+            let certificates = documents.filter { $0.discriminator == "CERTIFICATE" }
+            guard !certificates.isEmpty else {
+                let found = Set(documents.map(\.discriminator)).sorted().joined(separator: ", ")
+                throw ValidationError("\(origin) holds no certificate (found: \(found)). For a public key use 'pinset pin add --public-key'.")
+            }
+            do {
+                return try certificates.map { try Certificate(pemDocument: $0) }
+            } catch {
+                throw ValidationError("\(origin) has a CERTIFICATE block that is not a valid X.509 certificate: \(error).")
+            }
+        }
+        do {
+            return [try Certificate(derEncoded: bytes)]
+        } catch {
+            throw ValidationError("\(origin) is neither a PEM nor a DER X.509 certificate. Give a .pem/.crt/.cer/.der certificate file.")
+        }
+    }
+
+    /// The public key of a PEM (`PUBLIC KEY`) or DER SubjectPublicKeyInfo file.
+    public static func publicKey(fromFileContents bytes: [UInt8], origin: String) throws(ValidationError) -> Certificate.PublicKey {
+        if let text = String(validatingUTF8Bytes: bytes), text.contains("-----BEGIN ") {
+            let document: PEMDocument
+            do {
+                document = try PEMDocument(pemString: text)
+            } catch {
+                throw ValidationError("\(origin) looks like PEM but could not be read: \(error). Give a single '-----BEGIN PUBLIC KEY-----' block.")
+            }
+            guard document.discriminator == "PUBLIC KEY" else {
+                throw ValidationError("\(origin) holds a '\(document.discriminator)' block, not a 'PUBLIC KEY'. Extract the key with 'openssl pkey -pubout' or, for a certificate, use --certificate.")
+            }
+            do {
+                return try Certificate.PublicKey(derEncoded: document.derBytes)
+            } catch {
+                throw ValidationError("\(origin) has a PUBLIC KEY block of an unsupported or malformed key: \(error).")
+            }
+        }
+        do {
+            return try Certificate.PublicKey(derEncoded: bytes)
+        } catch {
+            throw ValidationError("\(origin) is neither a PEM public key nor a DER SubjectPublicKeyInfo.")
+        }
+    }
+
+    /// A short human label for a certificate: its common name, else the whole subject.
+    public static func describe(_ name: DistinguishedName) -> String {
+        for rdn in name {
+            for attribute in rdn where attribute.type == .RDNAttributeType.commonName {
+                let text = String(describing: attribute.value)
+                if !text.isEmpty { return text }
+            }
+        }
+        return String(describing: name)
+    }
+}
+
+extension String {
+    init?(validatingUTF8Bytes bytes: [UInt8]) {
+        guard let text = String(bytes: bytes, encoding: .utf8) else { return nil }
+        self = text
+    }
+}

@@ -1,0 +1,47 @@
+/// One host's entry as a bundle carries it: what a client needs to evaluate a TLS chain, nothing more.
+///
+/// Arrays are kept sorted and free of duplicates so that equal content has one encoding.
+public struct PinnedHost: Hashable, Sendable {
+    public var hostname: Hostname
+    public var port: UInt16
+    public var includeSubdomains: Bool
+    /// SHA-256 of each pinned SubjectPublicKeyInfo (`pin-sha256`); every key in `subjectPublicKeyInfos` is here too.
+    public var spkiSHA256: [SHA256Fingerprint]
+    /// SHA-256 of whole pinned certificates (legacy `fp`).
+    public var certificateSHA256: [SHA256Fingerprint]
+    /// DER SubjectPublicKeyInfos of the pins whose key is known (legacy `pk`).
+    public var subjectPublicKeyInfos: [[UInt8]]
+
+    public init(
+        hostname: Hostname,
+        port: UInt16,
+        includeSubdomains: Bool,
+        spkiSHA256: [SHA256Fingerprint],
+        certificateSHA256: [SHA256Fingerprint],
+        subjectPublicKeyInfos: [[UInt8]]
+    ) {
+        self.hostname = hostname
+        self.port = port
+        self.includeSubdomains = includeSubdomains
+        self.spkiSHA256 = Array(Set(spkiSHA256)).sorted()
+        self.certificateSHA256 = Array(Set(certificateSHA256)).sorted()
+        self.subjectPublicKeyInfos = Array(Set(subjectPublicKeyInfos)).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    public init(_ host: HostPins) {
+        self.init(
+            hostname: host.hostname,
+            port: host.port,
+            includeSubdomains: host.includeSubdomains,
+            spkiSHA256: host.pins.map(\.spkiSHA256),
+            certificateSHA256: host.pins.compactMap(\.certificateSHA256),
+            subjectPublicKeyInfos: host.pins.compactMap(\.subjectPublicKeyInfo)
+        )
+    }
+
+    /// Whether this entry applies to connections to `name`: the same host, or a subdomain when
+    /// include-subdomains is set.
+    public func covers(_ name: Hostname) -> Bool {
+        name == hostname || (includeSubdomains && name.isWithin(hostname))
+    }
+}

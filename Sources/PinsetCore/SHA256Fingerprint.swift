@@ -1,0 +1,55 @@
+import Crypto
+
+/// A SHA-256 digest: of a DER SubjectPublicKeyInfo (a key pin) or of a whole DER certificate (`fp`).
+public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public static let byteCount = 32
+
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) throws(ValidationError) {
+        guard bytes.count == Self.byteCount else {
+            throw ValidationError("A SHA-256 hash is \(Self.byteCount) bytes; this one is \(bytes.count) bytes.")
+        }
+        self.bytes = bytes
+    }
+
+    /// The digest of `data`.
+    public init(of data: some Sequence<UInt8>) {
+        var hasher = SHA256()
+        hasher.update(data: Array(data))
+        self.bytes = Array(hasher.finalize())
+    }
+
+    /// Parses the `pin-sha256` form: standard, padded base64 of the 32 digest bytes (44 characters).
+    public init(base64 text: String) throws(ValidationError) {
+        let trimmed = text.hasPrefix("sha256/") ? String(text.dropFirst("sha256/".count)) : text
+        guard let decoded = Base64.decode(trimmed) else {
+            throw ValidationError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
+        }
+        guard decoded.count == Self.byteCount else {
+            throw ValidationError("'\(text.prefix(80))' decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
+        }
+        self.bytes = decoded
+    }
+
+    /// Parses lower- or upper-case hex, with or without `:` separators (as `openssl x509 -fingerprint` prints).
+    public init(hex text: String) throws(ValidationError) {
+        let digits = text.filter { $0 != ":" }
+        guard let decoded = Hex.decode(digits) else {
+            throw ValidationError("'\(text.prefix(100))' is not a hex string.")
+        }
+        guard decoded.count == Self.byteCount else {
+            throw ValidationError("'\(text.prefix(100))' is \(decoded.count) bytes, but a SHA-256 hash is \(Self.byteCount) bytes (64 hex digits).")
+        }
+        self.bytes = decoded
+    }
+
+    public var base64: String { Base64.encode(bytes) }
+
+    /// Lower-case hex without separators: the legacy `fp` form.
+    public var hex: String { Hex.encode(bytes) }
+
+    public var description: String { base64 }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+}

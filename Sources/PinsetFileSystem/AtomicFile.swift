@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An I/O failure, with the path and the system's reason.
+public struct FileSystemError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let path: String
+    public let operation: String
+    public let errno: Int32
+
+    public init(path: String, operation: String, errno: Int32) {
+        self.path = path
+        self.operation = operation
+        self.errno = errno
+    }
+
+    public var description: String {
+        "Could not \(operation) '\(path)': \(String(cString: strerror(errno)))."
+    }
+}
+
+/// Whole-file writes that are atomic and durable: readers see the old file or the new one, never a mix, and
+/// a crash at any point leaves one of the two on disk.
+///
+/// The bytes go to a temporary file in the same directory (created exclusively, with the final mode from the
+/// start, so a private key is never briefly readable), which is fsynced, renamed over the target, and the
+/// directory is fsynced so the rename itself survives a power loss.
+public enum AtomicFile {
+    public static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o644) throws(FileSystemError) {
+        let directory = parentDirectory(of: path)
+        var temporary = ""
+        var fd: Int32 = -1
+        for attempt in 0..<100 {
+            temporary = "\(path).tmp-\(getpid())-\(attempt)-\(UInt32.random(in: 0...UInt32.max))"
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            if fd >= 0 || errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw FileSystemError(path: temporary, operation: "create", errno: errno) }
+        var committed = false
+        defer {
+            if !committed { unlink(temporary) }
+        }
+        do {
+            defer { close(fd) }
+            // The umask may have narrowed the mode; a shared file should still get exactly what was asked.
+            guard fchmod(fd, mode) == 0 else { throw FileSystemError(path: temporary, operation: "set the mode of", errno: errno) }
+            let data = Array(bytes)
+            var offset = 0
+            while offset < data.count {
+                let written = data.withUnsafeBytes { buffer in
+                    posixWrite(fd, buffer.baseAddress! + offset, data.count - offset)
+                }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw FileSystemError(path: temporary, operation: "write", errno: errno)
+                }
+                offset += written
+            }
+            guard fsync(fd) == 0 else { throw FileSystemError(path: temporary, operation: "fsync", errno: errno) }
+        }
+        guard rename(temporary, path) == 0 else { throw FileSystemError(path: path, operation: "rename a file onto", errno: errno) }
+        committed = true
+        syncDirectory(directory)
+    }
+
+    /// Reads a whole file.
+    public static func read(_ path: String, limit: Int = 64 * 1024 * 1024) throws(FileSystemError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystemError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { posixRead(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError(path: path, operation: "read", errno: errno)
+            }
+            if n == 0 { break }
+            result.append(contentsOf: chunk[0..<n])
+            if result.count > limit { throw FileSystemError(path: path, operation: "read (the file is too large)", errno: EFBIG) }
+        }
+        return result
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// Creates `path` and its parents with `mode` where missing.
+    public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws(FileSystemError) {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, mode) != 0 && errno != EEXIST {
+                throw FileSystemError(path: current, operation: "create the directory", errno: errno)
+            }
+        }
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
+
+// `write` and `read` are shadowed inside `AtomicFile` by its own members; these name the system calls.
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(fd, buffer, count)
+    #elseif canImport(Musl)
+    Musl.write(fd, buffer, count)
+    #else
+    Darwin.write(fd, buffer, count)
+    #endif
+}
+
+private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.read(fd, buffer, count)
+    #elseif canImport(Musl)
+    Musl.read(fd, buffer, count)
+    #else
+    Darwin.read(fd, buffer, count)
+    #endif
+}

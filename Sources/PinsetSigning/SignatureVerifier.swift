@@ -1,0 +1,126 @@
+@_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
+import Foundation
+import PinsetCore
+import SwiftASN1
+
+/// Content whose CMS signature was verified against a trust anchor. Only `SignatureVerifier` makes one.
+public struct SignatureVerifiedContent: Sendable {
+    public let content: [UInt8]
+    public let signer: Certificate
+
+    fileprivate init(content: [UInt8], signer: Certificate) {
+        self.content = content
+        self.signer = signer
+    }
+}
+
+/// Why a signed blob was refused.
+public struct SignatureVerificationError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Hashable, Sendable {
+        /// Empty, truncated, not DER, or not a CMS SignedData with attached id-data content.
+        case malformedSignedData
+        /// A digest other than SHA-256/384/512 (SHA-1 in particular).
+        case weakDigestAlgorithm
+        /// Not exactly one signer.
+        case unexpectedSignerCount
+        /// The signature does not match the content and the embedded signer certificate.
+        case invalidSignature
+        /// The signer certificate does not chain to a trust anchor, or is outside its validity period.
+        case untrustedSigner
+        /// The signer certificate's key usage does not allow signing bundles.
+        case signerUsageNotAllowed
+    }
+
+    public let code: Code
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public var description: String { "\(code.rawValue): \(reason)" }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+/// Verifies signed bundles against trust anchors only — never the system trust store.
+///
+/// The signer must be an anchor itself or chain to one, be valid at the given time, and pass the same usage
+/// rules OpenSSL applies to S/MIME signers, so Pinset's client accepts exactly what legacy clients accept.
+public enum SignatureVerifier {
+    public static let allowedDigestAlgorithms: Set<ASN1ObjectIdentifier> = [
+        [2, 16, 840, 1, 101, 3, 4, 2, 1],  // SHA-256
+        [2, 16, 840, 1, 101, 3, 4, 2, 2],  // SHA-384
+        [2, 16, 840, 1, 101, 3, 4, 2, 3],  // SHA-512
+    ]
+
+    public static func verify(
+        _ signedData: [UInt8],
+        trustAnchors: [Certificate],
+        at time: Date
+    ) async -> Result<SignatureVerifiedContent, SignatureVerificationError> {
+        let envelope: SignedDataEnvelope
+        do {
+            envelope = try SignedDataEnvelope(derEncoded: signedData)
+        } catch {
+            return .failure(.init(.malformedSignedData, "not a DER CMS SignedData with attached content (\(error))"))
+        }
+        if let weak = envelope.digestAlgorithms.first(where: { !allowedDigestAlgorithms.contains($0) }) {
+            return .failure(.init(.weakDigestAlgorithm, "digest algorithm \(weak) is not SHA-256, SHA-384 or SHA-512"))
+        }
+        guard envelope.signerCount == 1 else {
+            return .failure(.init(.unexpectedSignerCount, "\(envelope.signerCount) signers; exactly one is required"))
+        }
+        guard !trustAnchors.isEmpty else {
+            return .failure(.init(.untrustedSigner, "no trust anchors were configured"))
+        }
+        let result = await CMS.isValidAttachedSignature(
+            signatureBytes: signedData,
+            trustRoots: CertificateStore(trustAnchors)
+        ) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            BundleSignerUsagePolicy()
+        }
+        switch result {
+        case .success(let valid):
+            return .success(SignatureVerifiedContent(content: Array(envelope.content), signer: valid.signer))
+        case .failure(.unableToValidateSigner(let failure)):
+            let reasons = failure.policyFailures.map { String(describing: $0.policyFailureReason) }
+            if reasons.contains(where: { $0.contains(BundleSignerUsagePolicy.failureMarker) }) {
+                return .failure(.init(.signerUsageNotAllowed, reasons.joined(separator: "; ")))
+            }
+            let summary = reasons.isEmpty ? "no chain to a trust anchor" : reasons.joined(separator: "; ")
+            return .failure(.init(.untrustedSigner, "signer '\(PinMaterial.describe(failure.signer.subject))' is not trusted: \(summary)"))
+        case .failure(let other):
+            return .failure(.init(.invalidSignature, String(describing: other)))
+        }
+    }
+}
+
+/// The S/MIME signer rules of OpenSSL's `PKCS7_verify`, applied to the leaf: keyUsage, when present, includes
+/// digitalSignature; extendedKeyUsage, when present, includes emailProtection.
+struct BundleSignerUsagePolicy: VerifierPolicy {
+    static let failureMarker = "bundle signer usage:"
+
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [
+        .X509ExtensionID.keyUsage,
+        .X509ExtensionID.extendedKeyUsage,
+    ]
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        let leaf = chain.leaf
+        do {
+            if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature {
+                return .failsToMeetPolicy(reason: "\(Self.failureMarker) keyUsage lacks digitalSignature")
+            }
+            if let extended = try leaf.extensions.extendedKeyUsage, !extended.contains(.emailProtection) {
+                return .failsToMeetPolicy(reason: "\(Self.failureMarker) extendedKeyUsage lacks emailProtection")
+            }
+        } catch {
+            return .failsToMeetPolicy(reason: "\(Self.failureMarker) malformed usage extension: \(error)")
+        }
+        return .meetsPolicy
+    }
+}
