@@ -20,7 +20,7 @@ public struct TemporaryDirectory: Sendable {
     @discardableResult
     public func write(_ name: String, _ bytes: [UInt8], mode: Int = 0o644) throws -> String {
         let target = file(name)
-        FileManager.default.createFile(atPath: target, contents: Data(bytes), attributes: [.posixPermissions: mode])
+        _ = FileManager.default.createFile(atPath: target, contents: Data(bytes), attributes: [.posixPermissions: mode])
         return target
     }
 
