@@ -80,15 +80,14 @@ public enum SignatureVerifier {
             signatureBytes: signedData,
             trustRoots: CertificateStore(trustAnchors)
         ) {
-            RFC5280Policy(fixedExpiryValidationTime: time)
-            BundleSignerUsagePolicy()
+            BundleSignerPolicy(validationTime: time)
         }
         switch result {
         case .success(let valid):
             return .success(SignatureVerifiedContent(content: Array(envelope.content), signer: valid.signer))
         case .failure(.unableToValidateSigner(let failure)):
             let reasons = failure.policyFailures.map { String(describing: $0.policyFailureReason) }
-            if reasons.contains(where: { $0.contains(BundleSignerUsagePolicy.failureMarker) }) {
+            if reasons.contains(where: { $0.contains(BundleSignerPolicy.usageFailureMarker) }) {
                 return .failure(.init(.signerUsageNotAllowed, reasons.joined(separator: "; ")))
             }
             let summary = reasons.isEmpty ? "no chain to a trust anchor" : reasons.joined(separator: "; ")
@@ -99,28 +98,50 @@ public enum SignatureVerifier {
     }
 }
 
-/// The S/MIME signer rules of OpenSSL's `PKCS7_verify`, applied to the leaf: keyUsage, when present, includes
-/// digitalSignature; extendedKeyUsage, when present, includes emailProtection.
-struct BundleSignerUsagePolicy: VerifierPolicy {
-    static let failureMarker = "bundle signer usage:"
+/// What a bundle signer must satisfy, checked at one fixed time.
+///
+/// A signer that is itself a trust anchor is trusted directly, as OpenSSL's `PKCS7_verify` does: only its
+/// validity window and usage are checked. Legacy trust-server certificates are often self-signed without
+/// `basicConstraints CA:TRUE`, which RFC 5280 path validation would refuse for a root. A signer issued by an
+/// anchor gets full RFC 5280 path validation. In both cases the S/MIME signer usage rules apply to the leaf:
+/// keyUsage, when present, includes digitalSignature; extendedKeyUsage, when present, includes emailProtection.
+struct BundleSignerPolicy: VerifierPolicy {
+    static let usageFailureMarker = "bundle signer usage:"
 
-    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [
-        .X509ExtensionID.keyUsage,
-        .X509ExtensionID.extendedKeyUsage,
-    ]
+    private var pathValidation: RFC5280Policy
+    private let validationTime: Date
 
-    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+    init(validationTime: Date) {
+        self.validationTime = validationTime
+        self.pathValidation = RFC5280Policy(fixedExpiryValidationTime: validationTime)
+    }
+
+    var verifyingCriticalExtensions: [ASN1ObjectIdentifier] {
+        pathValidation.verifyingCriticalExtensions + [.X509ExtensionID.keyUsage, .X509ExtensionID.extendedKeyUsage]
+    }
+
+    mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
         let leaf = chain.leaf
         do {
             if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature {
-                return .failsToMeetPolicy(reason: "\(Self.failureMarker) keyUsage lacks digitalSignature")
+                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) keyUsage lacks digitalSignature")
             }
             if let extended = try leaf.extensions.extendedKeyUsage, !extended.contains(.emailProtection) {
-                return .failsToMeetPolicy(reason: "\(Self.failureMarker) extendedKeyUsage lacks emailProtection")
+                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) extendedKeyUsage lacks emailProtection")
             }
         } catch {
-            return .failsToMeetPolicy(reason: "\(Self.failureMarker) malformed usage extension: \(error)")
+            return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) malformed usage extension: \(error)")
         }
-        return .meetsPolicy
+        if chain.count == 1 {
+            let time = validationTime
+            guard leaf.notValidBefore <= time else {
+                return .failsToMeetPolicy(reason: "the signer certificate is not valid before \(leaf.notValidBefore)")
+            }
+            guard time <= leaf.notValidAfter else {
+                return .failsToMeetPolicy(reason: "the signer certificate expired at \(leaf.notValidAfter)")
+            }
+            return .meetsPolicy
+        }
+        return pathValidation.chainMeetsPolicyRequirements(chain: chain)
     }
 }

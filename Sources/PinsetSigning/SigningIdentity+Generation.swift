@@ -34,8 +34,10 @@ extension SigningIdentity {
         let notBefore = now.addingTimeInterval(-3600)
         let notAfter = now.addingTimeInterval(TimeInterval(validityDays) * 86_400)
         let extensions = try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true))
+            // A CA (path length 0) so that this anchor can later issue a separate signer certificate without
+            // an app update; digitalSignature so that it can sign bundles itself.
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
             try ExtendedKeyUsage([.emailProtection])
             SubjectKeyIdentifier(hash: privateKey.publicKey)
         }

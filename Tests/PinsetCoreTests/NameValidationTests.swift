@@ -1,0 +1,44 @@
+import PinsetCore
+import Testing
+
+struct NameValidationTests {
+    @Test(arguments: ["acme", "Acme-Corp_2", "a.b", "0day"])
+    func acceptsCustomerNames(_ name: String) throws {
+        #expect(try CustomerName(name).rawValue == name)
+    }
+
+    @Test(arguments: ["", "../x", "a/b", ".hidden", "-x", "a b", "a%2f", String(repeating: "a", count: 65), "é"])
+    func rejectsCustomerNames(_ name: String) {
+        #expect(throws: ValidationError.self) { try CustomerName(name) }
+    }
+
+    @Test func parsesBundlePaths() throws {
+        #expect(CustomerName(bundlePath: "/acme.json.signed") == (try CustomerName("acme")))
+        #expect(CustomerName(bundlePath: "/../acme.json.signed") == nil)
+        #expect(CustomerName(bundlePath: "/acme.json") == nil)
+        #expect(CustomerName(bundlePath: "/a/b.json.signed") == nil)
+        #expect(CustomerName(bundlePath: "/.json.signed") == nil)
+    }
+
+    @Test func normalizesHostnames() throws {
+        #expect(try Hostname("API.Example.COM.").rawValue == "api.example.com")
+        #expect(try Hostname("a.b.example.com").isWithin(try Hostname("example.com")))
+        #expect(!(try Hostname("badexample.com").isWithin(try Hostname("example.com"))))
+    }
+
+    @Test(arguments: ["", "*.example.com", "a..b", "-a.com", "a_b.com", "exa mple.com", String(repeating: "a", count: 64) + ".com"])
+    func rejectsHostnames(_ name: String) {
+        #expect(throws: ValidationError.self) { try Hostname(name) }
+    }
+
+    @Test func parsesPinHashes() throws {
+        let bytes = (0..<32).map { UInt8($0) }
+        let base64 = Base64.encode(bytes)
+        #expect(try SHA256Fingerprint(base64: base64).bytes == bytes)
+        #expect(try SHA256Fingerprint(base64: "sha256/" + base64).bytes == bytes)
+        #expect(try SHA256Fingerprint(hex: Hex.encode(bytes).uppercased()).bytes == bytes)
+        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: "not base64!") }
+        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: Base64.encode(Array(bytes.prefix(20)))) }
+        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: String(base64.dropLast())) }
+    }
+}
