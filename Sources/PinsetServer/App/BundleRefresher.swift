@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import Logging
+import PinsetCore
+
+/// Keeps the bundle cache signed: a full pass at start, every `resignInterval`, and within
+/// `changePollInterval` (plus the pass itself) of an admin change.
+///
+/// If a pass fails, the last good bundles stay in the cache, the failure is logged and counted, and readiness
+/// turns false once the served bundles are older than clients accept; the pass is retried every
+/// `retryInterval`. All scheduling runs on one serial queue, so passes never overlap.
+public final class BundleRefresher: @unchecked Sendable {
+    // `@unchecked Sendable`: mutable state is touched only on `queue`; `status` is behind its own lock.
+
+    public struct Status: Sendable {
+        public var lastSuccessAt: Date?
+        public var lastAttemptAt: Date?
+        public var lastError: String?
+        public var consecutiveFailures = 0
+        public var lastPassDuration: Duration?
+        public var customerCount = 0
+    }
+
+    private let source: any PinSetSource
+    private let pass: SigningPass
+    private let cache: BundleCache
+    private let metrics: ServerMetrics?
+    private let logger: Logger
+    private let resignInterval: TimeInterval
+    private let changePollInterval: TimeInterval
+    private let retryInterval: TimeInterval
+    private let now: @Sendable () -> Date
+    private let queue = DispatchQueue(label: "pinset.refresher")
+    private var timer: (any DispatchSourceTimer)?
+    private var lastSeenChange: Int64?
+    private var nextScheduledPass = Date.distantPast
+    private let statusBox = LockedValue(Status())
+
+    public init(
+        source: any PinSetSource,
+        pass: SigningPass,
+        cache: BundleCache,
+        metrics: ServerMetrics?,
+        logger: Logger,
+        resignInterval: TimeInterval,
+        changePollInterval: TimeInterval = 0.5,
+        retryInterval: TimeInterval = 5,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.source = source
+        self.pass = pass
+        self.cache = cache
+        self.metrics = metrics
+        self.logger = logger
+        self.resignInterval = resignInterval
+        self.changePollInterval = changePollInterval
+        self.retryInterval = retryInterval
+        self.now = now
+    }
+
+    public var status: Status { statusBox.value }
+
+    /// Runs the first pass synchronously (so a server is ready when it starts listening, or knows why not),
+    /// then schedules the rest.
+    @discardableResult
+    public func start() -> Bool {
+        let succeeded = queue.sync { runPass(reason: "startup") }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + changePollInterval, repeating: changePollInterval, leeway: .milliseconds(50))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        self.timer = timer
+        timer.resume()
+        return succeeded
+    }
+
+    public func stop() {
+        queue.sync {
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// Signs now, regardless of schedule. Returns whether the pass succeeded.
+    @discardableResult
+    public func refreshNow(reason: String) -> Bool {
+        queue.sync { runPass(reason: reason) }
+    }
+
+    private func tick() {
+        let counter: Int64
+        do {
+            counter = try source.changeCounter()
+        } catch {
+            logger.error("Could not read the change counter", metadata: ["error": "\(error)"])
+            return
+        }
+        if counter != lastSeenChange {
+            runPass(reason: "change")
+        } else if now() >= nextScheduledPass {
+            runPass(reason: "schedule")
+        }
+    }
+
+    /// Must run on `queue`.
+    @discardableResult
+    private func runPass(reason: String) -> Bool {
+        let started = ContinuousClock.now
+        let attemptAt = now()
+        do {
+            let counter = try source.changeCounter()
+            let pinSets = try source.allPinSets()
+            let bundles = try pass.run(pinSets, now: attemptAt)
+            cache.replace(with: bundles, signedAt: Int64(attemptAt.timeIntervalSince1970))
+            lastSeenChange = counter
+            nextScheduledPass = attemptAt.addingTimeInterval(resignInterval)
+            let duration = ContinuousClock.now - started
+            statusBox.update {
+                $0.lastSuccessAt = attemptAt
+                $0.lastAttemptAt = attemptAt
+                $0.lastError = nil
+                $0.consecutiveFailures = 0
+                $0.lastPassDuration = duration
+                $0.customerCount = bundles.count
+            }
+            metrics?.recordSigningPass(bundles: bundles.count, duration: duration)
+            logger.info("Signed bundles", metadata: [
+                "customers": "\(bundles.count)", "reason": "\(reason)", "duration_ms": "\(duration.milliseconds)",
+            ])
+            return true
+        } catch {
+            nextScheduledPass = attemptAt.addingTimeInterval(retryInterval)
+            statusBox.update {
+                $0.lastAttemptAt = attemptAt
+                $0.lastError = String(describing: error)
+                $0.consecutiveFailures += 1
+            }
+            metrics?.recordSigningFailure()
+            logger.error("Signing pass failed; still serving the last good bundles", metadata: [
+                "reason": "\(reason)", "error": "\(error)",
+            ])
+            return false
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    var secondsDouble: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import PinsetCore
+import PinsetHTTP
+
+/// Routes requests: `/<customer>.json.signed`, `/healthz`, `/readyz`, `/status`, `/metrics`.
+///
+/// Called on connection queues for every request, so it does no I/O and no signing: a cache lookup and a few
+/// header comparisons. A customer name is validated by `CustomerName(bundlePath:)` and only ever used as a
+/// dictionary key; it never reaches the filesystem.
+public struct PinsetRequestHandler: HTTPRequestHandler {
+    public let cache: BundleCache
+    public let readiness: @Sendable () -> Readiness
+    /// JSON for `/status` (what `pinset status` prints).
+    public let statusReport: @Sendable () -> [UInt8]
+    public let metrics: ServerMetrics?
+    /// How long after signing clients accept a bundle (legacy clients: `timestamp + 600 >= now`).
+    public let freshnessWindow: Int64
+    /// How much freshness a cached copy must keep for the client that finally receives it.
+    public let minimumRemainingFreshness: Int64
+    public let now: @Sendable () -> Date
+
+    public init(
+        cache: BundleCache,
+        readiness: @escaping @Sendable () -> Readiness,
+        statusReport: @escaping @Sendable () -> [UInt8],
+        metrics: ServerMetrics?,
+        freshnessWindow: Int64 = 600,
+        minimumRemainingFreshness: Int64 = 300,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.cache = cache
+        self.readiness = readiness
+        self.statusReport = statusReport
+        self.metrics = metrics
+        self.freshnessWindow = freshnessWindow
+        self.minimumRemainingFreshness = minimumRemainingFreshness
+        self.now = now
+    }
+
+    public func handle(_ request: HTTPRequestHead) -> HTTPResponse {
+        let path = request.path
+        if let customer = CustomerName(bundlePath: path) {
+            return bundleResponse(customer: customer, request: request)
+        }
+        switch path {
+        case "/healthz":
+            return .text(.ok, "ok\n")
+        case "/readyz":
+            let state = readiness()
+            return state.isReady ? .text(.ok, "ready\n") : .text(.serviceUnavailable, "not ready: \(state.reason)\n")
+        case "/status":
+            return HTTPResponse(status: .ok, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: statusReport())
+        case "/metrics":
+            guard let metrics else { return .text(.notFound, "not found\n") }
+            let body = metrics.render(oldestBundleTimestamp: cache.snapshot.oldestTimestamp, now: now())
+            return HTTPResponse(status: .ok, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")], body: body)
+        default:
+            return .text(.notFound, "not found\n")
+        }
+    }
+
+    private func bundleResponse(customer: CustomerName, request: HTTPRequestHead) -> HTTPResponse {
+        guard let bundle = cache.bundle(for: customer) else {
+            return .text(.notFound, "not found\n")
+        }
+        let nowSeconds = Int64(now().timeIntervalSince1970)
+        let freshUntil = bundle.timestamp + freshnessWindow
+        // Clients would refuse it anyway; saying so lets a load balancer or client try elsewhere.
+        guard nowSeconds <= freshUntil else {
+            return HTTPResponse(
+                status: .serviceUnavailable,
+                headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
+                body: Array("the bundle for this customer could not be re-signed in time\n".utf8)
+            )
+        }
+        let maxAge = max(0, freshUntil - nowSeconds - minimumRemainingFreshness)
+        let headers: [(String, String)] = [
+            ("Content-Type", "application/pkcs7-mime"),
+            ("ETag", bundle.etag),
+            ("Cache-Control", "public, max-age=\(maxAge)"),
+            ("Last-Modified", String(decoding: HTTPDate.imfFixdate(unixSeconds: bundle.timestamp), as: UTF8.self)),
+        ]
+        if let condition = request.header("If-None-Match"), Self.matches(condition, etag: bundle.etag) {
+            return HTTPResponse(status: .notModified, headers: headers, body: [])
+        }
+        return HTTPResponse(status: .ok, headers: headers, body: bundle.bytes)
+    }
+
+    /// RFC 9110 §13.1.2: `*` or a list of entity tags, compared weakly.
+    static func matches(_ condition: String, etag: String) -> Bool {
+        let trimmed = condition.trimmingCharacters(in: .whitespaces)
+        if trimmed == "*" { return true }
+        let weak = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        for candidate in trimmed.split(separator: ",") {
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            if tag == weak { return true }
+        }
+        return false
+    }
+}
+
+/// Whether the server should receive traffic, and if not, why.
+public struct Readiness: Sendable {
+    public let isReady: Bool
+    public let reason: String
+
+    public static let ready = Readiness(isReady: true, reason: "")
+    public static func notReady(_ reason: String) -> Readiness { Readiness(isReady: false, reason: reason) }
+}
+
+extension HTTPResponse {
+    static func text(_ status: HTTPStatus, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: Array(text.utf8))
+    }
+}

@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import Logging
+import PinsetCore
+import PinsetHTTP
+import PinsetSigning
+import PinsetStore
+
+/// The whole server: store, signer, bundle cache, refresher, metrics and the socket transport, wired from
+/// one `ServerConfiguration`.
+public final class PinsetService: Sendable {
+    public let configuration: ServerConfiguration
+    public let cache = BundleCache()
+    public let metrics: ServerMetrics?
+    private let refresher: BundleRefresher
+    private let server: SocketServer
+    private let logger: Logger
+
+    /// Loads the key (refusing one readable by group or others) and opens the database. Nothing listens yet.
+    public init(configuration: ServerConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let identity = try SigningIdentity.load(keyPath: configuration.resolvedSigningKeyPath, certificatePath: configuration.resolvedCertificatePath)
+        try identity.checkValidity(at: Date())
+        let store = try PinStore.open(path: configuration.resolvedDatabasePath)
+        let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
+        self.metrics = metrics
+        let refresher = BundleRefresher(
+            source: store,
+            pass: SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: configuration.bundleLifetimeSeconds),
+            cache: cache,
+            metrics: metrics,
+            logger: logger,
+            resignInterval: configuration.resignIntervalSeconds,
+            changePollInterval: configuration.changePollIntervalSeconds
+        )
+        self.refresher = refresher
+        let cache = self.cache
+        let freshness = configuration.freshnessWindowSeconds
+        let handler = PinsetRequestHandler(
+            cache: cache,
+            readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
+            statusReport: { Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
+            metrics: metrics,
+            freshnessWindow: freshness
+        )
+        var transport = SocketServerConfiguration()
+        transport.host = configuration.host
+        transport.port = configuration.port
+        transport.maxConnections = configuration.maxConnections
+        transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
+        transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
+        let accessLogger = configuration.accessLog ? logger : nil
+        server = SocketServer(
+            configuration: transport,
+            handler: handler,
+            onRequest: { entry in
+                metrics?.recordRequest(status: entry.status, bodyBytes: entry.bodyBytes, duration: entry.duration)
+                accessLogger?.info("request", metadata: [
+                    "remote": "\(entry.remoteAddress)", "method": "\(entry.method)", "target": "\(entry.target)",
+                    "status": "\(entry.status)", "bytes": "\(entry.bodyBytes)", "duration_us": "\(entry.duration.microseconds)",
+                    "user_agent": "\(entry.userAgent ?? "-")",
+                ])
+            },
+            onConnectionCountChange: { metrics?.recordOpenConnections($0) }
+        )
+    }
+
+    /// Signs all bundles, then listens. Returns the bound port.
+    public func start() throws -> UInt16 {
+        if !refresher.start() {
+            logger.error("The first signing pass failed; serving nothing until a pass succeeds (see the error above). /readyz reports not ready.")
+        }
+        let port = try server.start()
+        logger.info("Pinset is serving", metadata: [
+            "address": "\(configuration.host):\(port)", "customers": "\(cache.snapshot.bundles.count)",
+            "database": "\(configuration.resolvedDatabasePath)",
+        ])
+        return port
+    }
+
+    /// Stops accepting, finishes in-flight responses, stops re-signing.
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        logger.info("Shutting down: no new connections; finishing in-flight responses")
+        await server.shutdown(gracePeriod: gracePeriod)
+        refresher.stop()
+        logger.info("Stopped")
+    }
+
+    static func readiness(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64) -> Readiness {
+        guard status.lastSuccessAt != nil else {
+            return .notReady(status.lastError.map { "no signing pass has succeeded yet: \($0)" } ?? "the first signing pass has not finished")
+        }
+        let age = Int64(Date().timeIntervalSince1970) - snapshot.signedAt
+        if age > freshnessWindow {
+            return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
+        }
+        return .ready
+    }
+
+    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64) -> [UInt8] {
+        let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
+        var report: [String: Any] = [
+            "ready": readiness.isReady,
+            "customers": snapshot.bundles.count,
+            "consecutiveSigningFailures": status.consecutiveFailures,
+        ]
+        if !readiness.isReady { report["notReadyReason"] = readiness.reason }
+        if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }
+        if let at = status.lastAttemptAt { report["lastSigningAttempt"] = at.formatted(.iso8601) }
+        if let error = status.lastError { report["lastSigningError"] = error }
+        if let duration = status.lastPassDuration { report["lastSigningPassMilliseconds"] = duration.milliseconds }
+        if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
+        let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+        return [UInt8](data) + [UInt8(ascii: "\n")]
+    }
+}
+
+extension PinStore: PinSetSource {}
+
+extension Duration {
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

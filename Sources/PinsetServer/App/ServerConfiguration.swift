@@ -1,0 +1,202 @@
+import Foundation
+import Logging
+
+/// Every setting of `pinset serve`, with its default. Loaded from a JSON file (see config.example.json), then
+/// overridden by command-line flags. The whole file is validated at start: an unknown key, a wrong type or an
+/// out-of-range value stops the server with a message naming the key.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 8080
+    /// Holds the database, the signing key and the certificate unless their paths are set.
+    public var dataDirectory = ".pinset-data"
+    public var databasePath: String?
+    public var signingKeyPath: String?
+    public var certificatePath: String?
+    public var resignIntervalSeconds: Double = 300
+    /// How long a bundle stays acceptable to Pinset clients (`expires - timestamp`).
+    public var bundleLifetimeSeconds: Int64 = 86_400
+    /// How long after signing clients accept a freshly downloaded bundle; legacy clients use 600.
+    public var freshnessWindowSeconds: Int64 = 600
+    public var changePollIntervalSeconds: Double = 0.5
+    public var maxConnections = 1024
+    public var requestHeadTimeoutSeconds: Double = 10
+    public var idleTimeoutSeconds: Double = 60
+    public var logLevel: Logger.Level = .info
+    public var logFormat: LogFormat = .text
+    public var accessLog = true
+    public var metricsEnabled = true
+
+    public enum LogFormat: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    public init() {}
+
+    public var resolvedDatabasePath: String { databasePath ?? "\(dataDirectory)/pinset.sqlite" }
+    public var resolvedSigningKeyPath: String { signingKeyPath ?? "\(dataDirectory)/signing-key.pem" }
+    public var resolvedCertificatePath: String { certificatePath ?? "\(dataDirectory)/trust-cert.pem" }
+
+    /// The keys a configuration file may contain, in documentation order.
+    public static let keys = [
+        "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath",
+        "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
+        "maxConnections", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "logLevel", "logFormat", "accessLog",
+        "metricsEnabled",
+    ]
+}
+
+/// A configuration problem, naming the file and key.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let message: String
+    public var description: String { message }
+}
+
+extension ServerConfiguration {
+    /// Reads and validates a JSON configuration file over the defaults.
+    public static func load(path: String) throws(ConfigurationError) -> ServerConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(message: "Cannot read the configuration file '\(path)'. Check the path and its permissions.")
+        }
+        return try parse(data, origin: path)
+    }
+
+    public static func parse(_ data: Data, origin: String) throws(ConfigurationError) -> ServerConfiguration {
+        let object: [String: JSONValue]
+        do {
+            guard case .object(let parsed) = try JSONDecoder().decode(JSONValue.self, from: data) else {
+                throw ConfigurationError(message: "\(origin): the configuration must be a JSON object.")
+            }
+            object = parsed
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(message: "\(origin) is not valid JSON: \(error)")
+        }
+        var config = ServerConfiguration()
+        let reader = KeyReader(object: object, origin: origin)
+        for key in object.keys.sorted() where !keys.contains(key) && !key.hasPrefix("_") {
+            let suggestion = keys.first { $0.lowercased() == key.lowercased() }.map { " Did you mean '\($0)'?" } ?? ""
+            throw ConfigurationError(message: "\(origin): unknown key '\(key)'.\(suggestion) Known keys: \(keys.joined(separator: ", ")). Keys starting with '_' are comments.")
+        }
+        if let v = try reader.string("host") { config.host = v }
+        if let v = try reader.integer("port", in: 0...65535) { config.port = UInt16(v) }
+        if let v = try reader.string("dataDirectory") { config.dataDirectory = v }
+        config.databasePath = try reader.string("databasePath")
+        config.signingKeyPath = try reader.string("signingKeyPath")
+        config.certificatePath = try reader.string("certificatePath")
+        if let v = try reader.number("resignIntervalSeconds", in: 1...3600) { config.resignIntervalSeconds = v }
+        if let v = try reader.integer("bundleLifetimeSeconds", in: 600...(86_400 * 365)) { config.bundleLifetimeSeconds = Int64(v) }
+        if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }
+        if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
+        if let v = try reader.integer("maxConnections", in: 1...1_000_000) { config.maxConnections = v }
+        if let v = try reader.number("requestHeadTimeoutSeconds", in: 0.1...600) { config.requestHeadTimeoutSeconds = v }
+        if let v = try reader.number("idleTimeoutSeconds", in: 0.1...3600) { config.idleTimeoutSeconds = v }
+        if let v = try reader.string("logLevel") {
+            guard let level = Logger.Level(rawValue: v) else {
+                throw ConfigurationError(message: "\(origin): 'logLevel' is '\(v)'; use one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            config.logLevel = level
+        }
+        if let v = try reader.string("logFormat") {
+            guard let format = LogFormat(rawValue: v) else {
+                throw ConfigurationError(message: "\(origin): 'logFormat' is '\(v)'; use 'text' or 'json'.")
+            }
+            config.logFormat = format
+        }
+        if let v = try reader.bool("accessLog") { config.accessLog = v }
+        if let v = try reader.bool("metricsEnabled") { config.metricsEnabled = v }
+        try config.validate(origin: origin)
+        return config
+    }
+
+    /// Cross-field rules, checked again after flags are applied.
+    public func validate(origin: String = "configuration") throws(ConfigurationError) {
+        if resignIntervalSeconds >= Double(freshnessWindowSeconds) {
+            throw ConfigurationError(message: "\(origin): 'resignIntervalSeconds' (\(resignIntervalSeconds)) must be shorter than 'freshnessWindowSeconds' (\(freshnessWindowSeconds)), or clients would receive stale bundles between passes.")
+        }
+        if bundleLifetimeSeconds < freshnessWindowSeconds {
+            throw ConfigurationError(message: "\(origin): 'bundleLifetimeSeconds' (\(bundleLifetimeSeconds)) must not be shorter than 'freshnessWindowSeconds' (\(freshnessWindowSeconds)).")
+        }
+        if host.isEmpty {
+            throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
+        }
+    }
+}
+
+/// A JSON value with its exact type, so that `"8080"` is not taken for a port and `1` not for `true`.
+enum JSONValue: Decodable {
+    case string(String), number(Double), bool(Bool), null, array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    var summary: String {
+        switch self {
+        case .string(let s): "a string (\"\(s)\")"
+        case .number(let n): "a number (\(n))"
+        case .bool(let b): "a boolean (\(b))"
+        case .null: "null"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+private struct KeyReader {
+    let object: [String: JSONValue]
+    let origin: String
+
+    private func value(_ key: String) -> JSONValue? {
+        guard let value = object[key] else { return nil }
+        if case .null = value { return nil }
+        return value
+    }
+
+    private func typeError(_ key: String, _ expected: String, _ actual: JSONValue) -> ConfigurationError {
+        ConfigurationError(message: "\(origin): '\(key)' must be \(expected), but it is \(actual.summary).")
+    }
+
+    func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let raw = value(key) else { return nil }
+        guard case .string(let text) = raw else { throw typeError(key, "a string", raw) }
+        return text
+    }
+
+    func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let raw = value(key) else { return nil }
+        guard case .bool(let flag) = raw else { throw typeError(key, "true or false", raw) }
+        return flag
+    }
+
+    func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
+        guard let raw = value(key) else { return nil }
+        guard case .number(let v) = raw else { throw typeError(key, "a number", raw) }
+        guard range.contains(v) else {
+            throw ConfigurationError(message: "\(origin): '\(key)' is \(v); it must be from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return v
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let raw = value(key) else { return nil }
+        guard case .number(let v) = raw, v == v.rounded(), abs(v) < 1e15 else { throw typeError(key, "a whole number", raw) }
+        guard range.contains(Int(v)) else {
+            throw ConfigurationError(message: "\(origin): '\(key)' is \(Int(v)); it must be from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return Int(v)
+    }
+}

@@ -1,0 +1,74 @@
+import CoreMetrics
+import Foundation
+import Metrics
+import Prometheus
+
+private typealias Counter = CoreMetrics.Counter
+private typealias Gauge = CoreMetrics.Gauge
+
+/// The server's metrics, recorded through swift-metrics into a Prometheus registry owned by this server (not
+/// the process-global bootstrap, so that several servers — or tests — can run in one process).
+public final class ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let bundlesSigned: Counter
+    private let signingFailures: Counter
+    private let signingDuration: Metrics.Timer
+    private let requestDuration: Metrics.Timer
+    private let responseBytes: Counter
+    private let openConnections: Gauge
+    private let oldestBundleAge: Gauge
+    private let requestCounters = LockedValue<[Int: Counter]>([:])
+
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30),
+        ]
+        self.registry = registry
+        self.factory = factory
+        bundlesSigned = Counter(label: "pinset_bundles_signed_total", factory: factory)
+        signingFailures = Counter(label: "pinset_signing_failures_total", factory: factory)
+        signingDuration = Metrics.Timer(label: "pinset_signing_pass_duration_seconds", factory: factory)
+        requestDuration = Metrics.Timer(label: "pinset_http_request_duration_seconds", factory: factory)
+        responseBytes = Counter(label: "pinset_http_response_body_bytes_total", factory: factory)
+        openConnections = Gauge(label: "pinset_http_open_connections", factory: factory)
+        oldestBundleAge = Gauge(label: "pinset_oldest_bundle_age_seconds", factory: factory)
+    }
+
+    func recordSigningPass(bundles: Int, duration: Duration) {
+        bundlesSigned.increment(by: bundles)
+        signingDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    func recordSigningFailure() {
+        signingFailures.increment()
+    }
+
+    func recordRequest(status: Int, bodyBytes: Int, duration: Duration) {
+        let counter = requestCounters.update { counters in
+            if let existing = counters[status] { return existing }
+            let created = Counter(label: "pinset_http_requests_total", dimensions: [("status", String(status))], factory: factory)
+            counters[status] = created
+            return created
+        }
+        counter.increment()
+        responseBytes.increment(by: bodyBytes)
+        requestDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    func recordOpenConnections(_ count: Int) {
+        openConnections.record(count)
+    }
+
+    /// Renders the Prometheus text exposition, refreshing the gauges that are computed at scrape time.
+    func render(oldestBundleTimestamp: Int64?, now: Date) -> [UInt8] {
+        if let oldest = oldestBundleTimestamp {
+            oldestBundleAge.record(max(0, now.timeIntervalSince1970 - Double(oldest)))
+        }
+        return registry.emitToBuffer()
+    }
+}

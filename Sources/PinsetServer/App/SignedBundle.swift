@@ -1,0 +1,23 @@
+import Crypto
+import PinsetCore
+
+/// One customer's signed bundle as served: the exact bytes plus what the HTTP layer needs to describe them.
+public struct SignedBundle: Sendable {
+    public let customer: CustomerName
+    public let bytes: [UInt8]
+    public let version: Int64
+    /// Signing time, Unix seconds (the payload's `timestamp`).
+    public let timestamp: Int64
+    public let expires: Int64
+    /// A strong validator: the SHA-256 of the bytes, quoted as RFC 9110 §8.8.3 requires.
+    public let etag: String
+
+    public init(customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64) {
+        self.customer = customer
+        self.bytes = bytes
+        self.version = version
+        self.timestamp = timestamp
+        self.expires = expires
+        self.etag = "\"" + Hex.encode(Array(SHA256.hash(data: bytes)).prefix(16)) + "\""
+    }
+}

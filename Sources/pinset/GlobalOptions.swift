@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import PinsetStore
+
+/// Options every subcommand that touches the data directory accepts.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Directory holding the database, signing key and certificate.", valueName: "dir"))
+    var dataDir: String = ProcessInfo.processInfo.environment["PINSET_DATA_DIR"] ?? ".pinset-data"
+
+    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite).", valueName: "path"))
+    var database: String?
+
+    @Option(name: .long, help: "Who is making the change, for the audit log (default: the OS user).")
+    var actor: String?
+
+    @Flag(name: .long, help: "Print machine-readable JSON instead of tables.")
+    var json = false
+
+    var layout: DataLayout { DataLayout(directory: dataDir, databaseOverride: database) }
+
+    var resolvedActor: String {
+        if let actor, !actor.isEmpty { return actor }
+        return ProcessInfo.processInfo.environment["SUDO_USER"] ?? ProcessInfo.processInfo.environment["USER"]
+            ?? ProcessInfo.processInfo.userName
+    }
+
+    /// Opens the existing database; a missing one is an error that says to run `pinset init`.
+    func openStore() throws -> PinStore {
+        let path = layout.databasePath
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CLIError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
+        }
+        return try PinStore.open(path: path)
+    }
+}
+
+/// The files of a data directory.
+struct DataLayout {
+    let directory: String
+    let databaseOverride: String?
+
+    var databasePath: String { databaseOverride ?? "\(directory)/pinset.sqlite" }
+    var keyPath: String { "\(directory)/signing-key.pem" }
+    var certificatePEMPath: String { "\(directory)/trust-cert.pem" }
+    var certificateDERPath: String { "\(directory)/trust-cert.der" }
+}
+
+/// A failure to report to the user; the message says what was wrong and how to fix it.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import PinsetCore
+import PinsetFileSystem
+import PinsetSigning
+import PinsetStore
+
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create the database, a signing key and the trust-server certificate that apps embed.",
+        discussion: """
+            To keep an existing trust anchor (a signer.py deployment), import its key and certificate with \
+            --import-key and --import-certificate (PEM or DER); apps that embed that certificate keep working.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Key type for a new key: p256 (default), p384, rsa2048, rsa3072 or rsa4096.")
+    var keyType: String = "p256"
+
+    @Option(help: "Common name of a new trust-server certificate.")
+    var commonName: String = "Pinset Trust Server"
+
+    @Option(help: "Validity of a new certificate in days. Apps reject bundles once it expires: choose longer than the apps' lifetime.")
+    var validityDays: Int = 3650
+
+    @Option(help: ArgumentHelp("Existing private key to use instead of generating one.", valueName: "file"))
+    var importKey: String?
+
+    @Option(help: ArgumentHelp("Certificate of the imported key (followed by its issuing chain, if any).", valueName: "file"))
+    var importCertificate: String?
+
+    func validate() throws {
+        if (importKey == nil) != (importCertificate == nil) {
+            throw ArgumentParser.ValidationError("--import-key and --import-certificate go together: give both or neither.")
+        }
+        if SigningKeyType(argument: keyType) == nil {
+            throw ArgumentParser.ValidationError("'\(keyType)' is not a key type. Use p256, p384, rsa2048, rsa3072 or rsa4096.")
+        }
+        if !(1...36_500).contains(validityDays) {
+            throw ArgumentParser.ValidationError("--validity-days must be from 1 to 36500.")
+        }
+    }
+
+    func run() async throws {
+        let layout = options.layout
+        let result = try Self.initialize(
+            layout: layout,
+            keyType: SigningKeyType(argument: keyType) ?? .p256,
+            commonName: commonName,
+            validityDays: validityDays,
+            importKey: importKey,
+            importCertificate: importCertificate
+        )
+        let base64 = Base64.encode(result.certificateDER)
+        if options.json {
+            try Output.json([
+                "database": layout.databasePath, "signingKey": layout.keyPath,
+                "certificatePEM": layout.certificatePEMPath, "certificateDER": layout.certificateDERPath,
+                "certificateBase64": base64, "keyType": result.keyType.description,
+                "notAfter": Output.date(result.certificate.notValidAfter),
+            ])
+            return
+        }
+        print("""
+            Initialized Pinset in \(layout.directory)
+              database          \(layout.databasePath)
+              signing key       \(layout.keyPath) (\(result.keyType), mode 0600: keep it secret, back it up offline)
+              trust certificate \(layout.certificatePEMPath) (PEM), \(layout.certificateDERPath) (DER)
+              expires           \(Output.date(result.certificate.notValidAfter))
+
+            Embed this trust-server certificate (base64 DER) in your apps:
+            \(base64)
+            """)
+    }
+
+    /// Creates what is missing; refuses to replace an existing signing key, which would strand every app.
+    static func initialize(
+        layout: DataLayout,
+        keyType: SigningKeyType,
+        commonName: String,
+        validityDays: Int,
+        importKey: String?,
+        importCertificate: String?
+    ) throws -> SigningIdentity {
+        if AtomicFile.exists(layout.keyPath) {
+            throw CLIError("A signing key already exists at '\(layout.keyPath)'. Replacing it would make every app that embeds the current certificate reject new bundles, so 'init' never does. Use another --data-dir for a new deployment.")
+        }
+        let identity: SigningIdentity
+        if let importKey, let importCertificate {
+            identity = try SigningIdentity.load(keyPath: importKey, certificatePath: importCertificate)
+            try identity.checkValidity(at: Date())
+        } else {
+            identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
+        }
+        try AtomicFile.createDirectory(layout.directory, mode: 0o700)
+        _ = try PinStore.open(path: layout.databasePath)
+        try identity.write(keyPath: layout.keyPath, certificatePEMPath: layout.certificatePEMPath, certificateDERPath: layout.certificateDERPath)
+        return identity
+    }
+}

@@ -1,0 +1,106 @@
+import PinsetCore
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import X509
+
+/// Connects to a live TLS server and returns the certificate chain it presents, leaf first.
+///
+/// Unless told not to, the chain is validated like a client would (RFC 5280 path to a trusted root and the
+/// host name), so a pin is never recorded from an interceptor's certificate by accident.
+enum LiveChainFetcher {
+    static let timeout = TimeAmount.seconds(10)
+
+    static func fetchChain(endpoint: String, caFile: String?, verify: Bool) async throws -> [Certificate] {
+        let (host, port) = try parse(endpoint)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            let chain = try await fetchChain(host: host, port: port, endpoint: endpoint, group: group)
+            try? await group.shutdownGracefully()
+            if verify {
+                try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, caFile: caFile, endpoint: endpoint)
+            }
+            return chain
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func fetchChain(host: String, port: Int, endpoint: String, group: MultiThreadedEventLoopGroup) async throws -> [Certificate] {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .noHostnameVerification
+        let context = try NIOSSLContext(configuration: tls)
+        let presented = group.next().makePromise(of: [NIOSSLCertificate].self)
+        let isIPAddress = Self.isIPAddress(host)
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(timeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // Verification happens below with swift-certificates; here the chain is only captured.
+                    let handler = try NIOSSLClientHandler(
+                        context: context,
+                        serverHostname: isIPAddress ? nil : host,
+                        customVerificationCallback: { certificates, verification in
+                            presented.succeed(certificates)
+                            verification.succeed(.certificateVerified)
+                        }
+                    )
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            presented.fail(error)
+            throw CLIError("Could not connect to \(endpoint): \(error). Check the host, port and that the server is up.")
+        }
+        let deadline = channel.eventLoop.scheduleTask(in: timeout) {
+            presented.fail(CLIError("\(endpoint) did not complete a TLS handshake within \(timeout.nanoseconds / 1_000_000_000) s."))
+        }
+        defer {
+            deadline.cancel()
+            channel.close(promise: nil)
+        }
+        let nioChain = try await presented.futureResult.get()
+        let chain = try nioChain.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+        guard !chain.isEmpty else { throw CLIError("\(endpoint) presented no certificate.") }
+        return chain
+    }
+
+    private static func isIPAddress(_ host: String) -> Bool {
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+
+    private static func validate(leaf: Certificate, intermediates: [Certificate], host: String, caFile: String?, endpoint: String) async throws {
+        let isIPAddress = Self.isIPAddress(host)
+        let roots: CertificateStore
+        if let caFile {
+            let bytes = try PinCommand.Add.read(caFile)
+            roots = CertificateStore(try PinMaterial.certificates(fromFileContents: bytes, origin: caFile))
+        } else {
+            roots = CertificateStore.systemTrustRoots
+        }
+        var verifier = Verifier(rootCertificates: roots) {
+            RFC5280Policy()
+            ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
+        if case .couldNotValidate(let failures) = result {
+            let reasons = failures.map { String(describing: $0.policyFailureReason) }.joined(separator: "; ")
+            throw CLIError("The chain presented by \(endpoint) does not validate (\(reasons.isEmpty ? "no path to a trusted root" : reasons)). Nothing was pinned. Pass --ca-file with the right CA, or --no-verify if you have checked the server by other means.")
+        }
+    }
+
+    static func parse(_ endpoint: String) throws -> (String, Int) {
+        guard let colon = endpoint.lastIndex(of: ":"), let port = Int(endpoint[endpoint.index(after: colon)...]), (1...65535).contains(port) else {
+            throw CLIError("'\(endpoint)' is not host:port. Example: --from-host api.example.com:443")
+        }
+        var host = String(endpoint[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw CLIError("'\(endpoint)' has no host name before the port.") }
+        return (host, port)
+    }
+}

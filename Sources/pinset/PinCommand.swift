@@ -1,0 +1,146 @@
+import ArgumentParser
+import Foundation
+import PinsetCore
+import PinsetFileSystem
+import PinsetStore
+import X509
+
+struct PinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin",
+        abstract: "Add, remove and list a host's pins.",
+        subcommands: [Add.self, Remove.self, List.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pin keys for a host: from SPKI SHA-256 hashes, certificates, public keys, or a live TLS server.",
+            discussion: """
+                Each source may be repeated; all pins are added in one transaction, or none if any input is bad. \
+                A certificate file pins every certificate in it (leaf, intermediate or CA). --from-host records \
+                every certificate of the chain the server presents, after validating it against the system trust \
+                store (or --ca-file).
+                """
+        )
+        @OptionGroup var options: GlobalOptions
+        @Argument var customer: String
+        @Argument var hostname: String
+
+        @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SHA-256 of a SubjectPublicKeyInfo (pin-sha256).", valueName: "base64"))
+        var hashes: [String] = []
+
+        @Option(name: .customLong("certificate"), help: ArgumentHelp("PEM or DER certificate file.", valueName: "file"))
+        var certificates: [String] = []
+
+        @Option(name: .customLong("public-key"), help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file.", valueName: "file"))
+        var publicKeys: [String] = []
+
+        @Option(name: .customLong("from-host"), help: ArgumentHelp("Fetch the chain from a live TLS server.", valueName: "host:port"))
+        var liveHosts: [String] = []
+
+        @Option(help: ArgumentHelp("PEM file of CA certificates to validate --from-host chains against instead of the system store.", valueName: "file"))
+        var caFile: String?
+
+        @Flag(help: "Record a --from-host chain without validating it. Only for hosts reached over a network you trust.")
+        var noVerify = false
+
+        @Option(help: "A label for the pins (default: the certificate's common name).")
+        var label: String?
+
+        func validate() throws {
+            if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty {
+                throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate, --public-key or --from-host.")
+            }
+        }
+
+        func run() async throws {
+            let customer = try CustomerName(customer)
+            let host = try Hostname(hostname)
+            // Every input is read and validated before the database is touched.
+            var pins: [Pin] = []
+            for hash in hashes {
+                pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label ?? ""))
+            }
+            for path in certificates {
+                let bytes = try Self.read(path)
+                for certificate in try PinMaterial.certificates(fromFileContents: bytes, origin: path) {
+                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: path), label: label))
+                }
+            }
+            for path in publicKeys {
+                let key = try PinMaterial.publicKey(fromFileContents: try Self.read(path), origin: path)
+                pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: path), label: label ?? ""))
+            }
+            for endpoint in liveHosts {
+                let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: !noVerify)
+                for certificate in chain {
+                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .liveHost, detail: endpoint), label: label))
+                }
+            }
+            let store = try options.openStore()
+            let change = try store.addPins(pins, to: host, of: customer, actor: options.resolvedActor)
+            if options.json {
+                try Output.json([
+                    "added": change.changed.map(\.base64), "alreadyPresent": change.skipped.map(\.base64),
+                    "pinCount": change.pinCount, "version": change.version,
+                ])
+            } else {
+                for hash in change.changed { print("added   \(hash.base64)") }
+                for hash in change.skipped { print("present \(hash.base64)") }
+                Output.note("\(host) of '\(customer)' now has \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") (version \(change.version)).")
+            }
+            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+        }
+
+        static func read(_ path: String) throws -> [UInt8] {
+            do {
+                return try AtomicFile.read(path, limit: 1024 * 1024)
+            } catch {
+                throw CLIError("\(error) Check the path.")
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a pin from a host.")
+        @OptionGroup var options: GlobalOptions
+        @Argument var customer: String
+        @Argument var hostname: String
+        @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SPKI SHA-256 of the pin to remove.", valueName: "base64"))
+        var hash: String
+        @Flag(help: "Allow removing the host's last pin, after which apps cannot verify the host at all.")
+        var allowLastPin = false
+
+        func run() async throws {
+            let customer = try CustomerName(customer)
+            let host = try Hostname(hostname)
+            let fingerprint = try SHA256Fingerprint(base64: hash)
+            let store = try options.openStore()
+            let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, actor: options.resolvedActor)
+            Output.note("Removed \(fingerprint.base64) from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
+            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the pins of a customer, or of one of its hosts.")
+        @OptionGroup var options: GlobalOptions
+        @Argument var customer: String
+        @Argument var hostname: String?
+
+        func run() async throws {
+            let customer = try CustomerName(customer)
+            guard var pinSet = try options.openStore().pinSet(for: customer) else {
+                throw CLIError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+            }
+            if let hostname {
+                let host = try Hostname(hostname)
+                pinSet.hosts = pinSet.hosts.filter { $0.hostname == host }
+                guard !pinSet.hosts.isEmpty else {
+                    throw CLIError("'\(customer)' has no host \(host). Show its hosts with 'pinset customer show \(customer)'.")
+                }
+            }
+            try PinSetPrinter.print(pinSet, json: options.json)
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+
+/// `pinset`: the trust server's admin CLI and the server itself (`pinset serve`).
+@main
+struct Pinset: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pinset",
+        abstract: "Signed TLS pin-set distribution: manage customers, hosts and pins, and serve signed bundles.",
+        discussion: """
+            Every edit is one database transaction: a bad input changes nothing. Data lives in --data-dir \
+            (default ./.pinset-data, or $PINSET_DATA_DIR): pinset.sqlite, signing-key.pem (mode 0600), \
+            trust-cert.pem and trust-cert.der.
+            """,
+        subcommands: [
+            InitCommand.self,
+            CustomerCommand.self,
+            HostCommand.self,
+            PinCommand.self,
+            SignCommand.self,
+            VerifyCommand.self,
+            LogCommand.self,
+            ServeCommand.self,
+            StatusCommand.self,
+            BackupCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import PinsetFileSystem
+import PinsetServer
+import PinsetSigning
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve every customer's signed bundle at /<customer>.json.signed, re-signed every five minutes.",
+        discussion: """
+            Settings come from --config (see config.example.json), then these flags. With no data directory yet, \
+            'serve' creates one with a development key and an empty database, and says so; production \
+            deployments run 'pinset init' once and keep the key.
+            SIGTERM or SIGINT: stop accepting, finish in-flight responses, exit 0.
+            """
+    )
+
+    @Option(help: ArgumentHelp("JSON configuration file.", valueName: "file")) var config: String?
+    @Option(help: "Listen address.") var host: String?
+    @Option(help: "Listen port (0 picks a free port and prints it).") var port: Int?
+    @Option(help: ArgumentHelp("Data directory.", valueName: "dir")) var dataDir: String?
+    @Option(help: ArgumentHelp("SQLite database path.", valueName: "path")) var database: String?
+    @Option(help: ArgumentHelp("Signing key file.", valueName: "file")) var signingKey: String?
+    @Option(help: ArgumentHelp("Signing certificate file.", valueName: "file")) var certificate: String?
+    @Option(help: "Seconds between signing passes.") var resignInterval: Double?
+    @Option(help: "Seconds a bundle stays acceptable to Pinset clients.") var bundleLifetime: Int64?
+    @Option(help: "Maximum open connections.") var maxConnections: Int?
+    @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
+    @Option(help: "text or json.") var logFormat: String?
+    @Flag(inversion: .prefixedNo, help: "Log one line per request.") var accessLog: Bool?
+
+    func run() async throws {
+        let settings = try resolvedConfiguration()
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = settings.logFormat == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
+        }
+        let logger = Logger(label: "pinset")
+        try bootstrapDevelopmentDataIfNeeded(settings, logger: logger)
+        let service: PinsetService
+        do {
+            service = try PinsetService(configuration: settings, logger: logger)
+        } catch {
+            throw CLIError("Cannot start: \(error)")
+        }
+        let port = try service.start()
+        // Scripts and tests that ask for port 0 read the bound port from this line.
+        FileHandle.standardOutput.write(Data("pinset listening on \(settings.host):\(port)\n".utf8))
+        let signal = await TerminationSignal.wait()
+        logger.info("Received \(signal)")
+        await service.shutdown()
+    }
+
+    func resolvedConfiguration() throws -> ServerConfiguration {
+        var settings = try config.map { try ServerConfiguration.load(path: $0) } ?? ServerConfiguration()
+        if let env = ProcessInfo.processInfo.environment["PINSET_DATA_DIR"], config == nil { settings.dataDirectory = env }
+        if let host { settings.host = host }
+        if let port {
+            guard (0...65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be from 0 to 65535.") }
+            settings.port = UInt16(port)
+        }
+        if let dataDir { settings.dataDirectory = dataDir }
+        if let database { settings.databasePath = database }
+        if let signingKey { settings.signingKeyPath = signingKey }
+        if let certificate { settings.certificatePath = certificate }
+        if let resignInterval { settings.resignIntervalSeconds = resignInterval }
+        if let bundleLifetime { settings.bundleLifetimeSeconds = bundleLifetime }
+        if let maxConnections { settings.maxConnections = maxConnections }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel) else { throw ArgumentParser.ValidationError("--log-level '\(logLevel)' is not a level.") }
+            settings.logLevel = level
+        }
+        if let logFormat {
+            guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else { throw ArgumentParser.ValidationError("--log-format must be text or json.") }
+            settings.logFormat = format
+        }
+        if let accessLog { settings.accessLog = accessLog }
+        try settings.validate(origin: "the command line")
+        return settings
+    }
+
+    /// The README's one-command start: an empty data directory gets a development key and database.
+    /// Never touches a directory that already has a key, and never runs when paths were set explicitly.
+    private func bootstrapDevelopmentDataIfNeeded(_ settings: ServerConfiguration, logger: Logger) throws {
+        guard settings.signingKeyPath == nil, settings.certificatePath == nil,
+              !AtomicFile.exists(settings.resolvedSigningKeyPath), !AtomicFile.exists(settings.resolvedDatabasePath)
+        else { return }
+        let layout = DataLayout(directory: settings.dataDirectory, databaseOverride: settings.databasePath)
+        _ = try InitCommand.initialize(layout: layout, keyType: .p256, commonName: "Pinset Development Trust Server", validityDays: 365, importKey: nil, importCertificate: nil)
+        logger.notice("Created a development data directory with a new signing key", metadata: [
+            "directory": "\(settings.dataDirectory)", "certificate": "\(layout.certificatePEMPath)",
+        ])
+    }
+}
+
+/// Waits for SIGTERM or SIGINT.
+enum TerminationSignal {
+    static func wait() async -> String {
+        await withCheckedContinuation { continuation in
+            let box = SignalSources(continuation: continuation)
+            box.install()
+        }
+    }
+}
+
+/// Owns the signal sources until the first signal arrives. Each source's handler holds this object strongly,
+/// so it lives exactly until `fire` cancels the sources (a source owned by nothing would stop firing).
+private final class SignalSources: @unchecked Sendable {
+    // `@unchecked`: `sources` and `continuation` are touched only on `queue`.
+    private let queue = DispatchQueue(label: "pinset.signals")
+    private var sources: [any DispatchSourceSignal] = []
+    private var continuation: CheckedContinuation<String, Never>?
+
+    init(continuation: CheckedContinuation<String, Never>) {
+        self.continuation = continuation
+    }
+
+    func install() {
+        queue.sync {
+            for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler { self.fire(name) }
+                source.resume()
+                sources.append(source)
+            }
+        }
+    }
+
+    private func fire(_ name: String) {
+        guard let continuation else { return }
+        self.continuation = nil
+        for source in sources { source.cancel() }
+        sources = []
+        continuation.resume(returning: name)
+    }
+}

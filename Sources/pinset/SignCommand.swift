@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import PinsetCore
+import PinsetFileSystem
+import PinsetServer
+import PinsetSigning
+import PinsetStore
+
+struct SignCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign",
+        abstract: "Write every customer's signed bundle to a directory (static hosting / CDN mode).",
+        discussion: """
+            Each <customer>.json.signed is replaced atomically, so a web server reading the directory never \
+            serves a partial file. The bytes are what 'pinset serve' serves. Run it at least every five minutes \
+            (legacy clients refuse bundles older than ten); deploy/pinset-sign.timer does that.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: ArgumentHelp("Directory to write the bundles to.", valueName: "dir"))
+    var out: String
+
+    @Option(help: "Seconds until Pinset clients refuse a bundle.")
+    var bundleLifetime: Int64 = ServerConfiguration().bundleLifetimeSeconds
+
+    @Option(help: ArgumentHelp("Signing key (default: <data-dir>/signing-key.pem).", valueName: "file"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("Signing certificate (default: <data-dir>/trust-cert.pem).", valueName: "file"))
+    var certificate: String?
+
+    @Flag(help: "Also delete <name>.json.signed files of customers that no longer exist.")
+    var prune = false
+
+    func run() async throws {
+        let layout = options.layout
+        let identity = try SigningIdentity.load(keyPath: key ?? layout.keyPath, certificatePath: certificate ?? layout.certificatePEMPath)
+        let now = Date()
+        try identity.checkValidity(at: now)
+        let pinSets = try options.openStore().allPinSets()
+        let bundles = try SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: bundleLifetime).run(pinSets, now: now)
+        try AtomicFile.createDirectory(out)
+        for bundle in bundles {
+            try AtomicFile.write(bundle.bytes, to: "\(out)/\(bundle.customer.bundleFileName)", mode: 0o644)
+        }
+        if prune {
+            let keep = Set(bundles.map(\.customer.bundleFileName))
+            for name in try FileManager.default.contentsOfDirectory(atPath: out)
+            where name.hasSuffix(".json.signed") && !keep.contains(name) && CustomerName(bundlePath: "/" + name[...]) != nil {
+                try FileManager.default.removeItem(atPath: "\(out)/\(name)")
+            }
+        }
+        if options.json {
+            try Output.json(["directory": out, "bundles": bundles.count, "timestamp": Int(now.timeIntervalSince1970)])
+        } else {
+            Output.note("Signed \(bundles.count) bundle\(bundles.count == 1 ? "" : "s") into \(out).")
+        }
+    }
+}
+
+struct LogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "log", abstract: "Show the audit log, newest first.")
+
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Only this customer's entries.") var customer: String?
+    @Option(help: "How many entries.") var limit: Int = 50
+
+    func run() async throws {
+        let name = try customer.map { try CustomerName($0) }
+        let entries = try options.openStore().auditLog(customer: name, limit: max(1, min(limit, 100_000)))
+        if options.json {
+            try Output.json(entries.map {
+                ["id": $0.id, "at": Output.date($0.at), "actor": $0.actor, "customer": $0.customer,
+                 "action": $0.action.rawValue, "details": $0.details, "version": $0.version] as [String: Any]
+            })
+            return
+        }
+        Output.table(["WHEN", "ACTOR", "CUSTOMER", "ACTION", "VERSION", "DETAILS"], entries.map {
+            [Output.date($0.at), $0.actor, $0.customer, $0.action.rawValue, String($0.version), $0.details]
+        })
+    }
+}
+
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy the database to a file with SQLite's online backup, safe while the server runs.",
+        discussion: "Restore by stopping the servers and moving the backup over the database file (see README)."
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "Destination file.") var destination: String
+
+    func run() async throws {
+        let store = try options.openStore()
+        try store.backup(to: destination)
+        let problems = try PinStore.open(path: destination, readOnly: true).integrityCheck()
+        Output.note("Backed up \(options.layout.databasePath) to \(destination) (integrity: \(problems.joined(separator: "; "))).")
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Ask a running server for its view: customers served, last signing pass, errors, readiness."
+    )
+
+    @Option(help: "The server's base URL.") var url: String = "http://127.0.0.1:8080"
+    @Flag(help: "Print the raw JSON.") var json = false
+
+    func run() async throws {
+        guard let base = URL(string: url), let statusURL = URL(string: "status", relativeTo: base.appendingPathComponent("/")) else {
+            throw CLIError("'\(url)' is not a URL. Example: --url http://127.0.0.1:8080")
+        }
+        var request = URLRequest(url: statusURL)
+        request.timeoutInterval = 10
+        let data: Data
+        do {
+            (data, _) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw CLIError("Could not reach the server at \(statusURL.absoluteString): \(error.localizedDescription). Is 'pinset serve' running there?")
+        }
+        if json {
+            print(String(decoding: data, as: UTF8.self), terminator: "")
+            return
+        }
+        guard let report = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw CLIError("The server at \(url) answered /status with something other than a JSON object.")
+        }
+        let ready = report["ready"] as? Bool ?? false
+        print("ready:                \(ready ? "yes" : "NO — \(report["notReadyReason"] ?? "")")")
+        print("customers served:     \(report["customers"] ?? 0)")
+        print("last signing pass:    \(report["lastSigningPass"] ?? "never") (\(report["lastSigningPassMilliseconds"] ?? "-") ms)")
+        print("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
+        print("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
+        if let error = report["lastSigningError"] { print("last signing error:   \(error)") }
+        if !ready { throw ExitCode(2) }
+    }
+}

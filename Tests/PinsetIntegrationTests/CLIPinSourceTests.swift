@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// Every pin source produces the pin OpenSSL computes for the same key.
+@Suite(.serialized) struct CLIPinSourceTests {
+    /// `openssl`'s SPKI SHA-256 of a certificate file: the reference the CLI must agree with.
+    static func opensslPin(certificate path: String) throws -> String {
+        let script = "openssl x509 -in '\(path)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"
+        return try ProcessRunner.run("/bin/sh", ["-c", script]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func makeCertificate(in directory: TemporaryDirectory, name: String, curve: String = "prime256v1") throws -> (key: String, cert: String) {
+        let key = directory.file("\(name).key"), cert = directory.file("\(name).pem")
+        #expect(try ProcessRunner.run("openssl", ["ecparam", "-name", curve, "-genkey", "-noout", "-out", key]).status == 0)
+        let made = try ProcessRunner.run("openssl", [
+            "req", "-new", "-x509", "-key", key, "-out", cert, "-days", "30", "-subj", "/CN=\(name)",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
+        #expect(made.status == 0, "\(made.stderr)")
+        return (key, cert)
+    }
+
+    func pins(_ cli: PinsetCLI) throws -> [[String: Any]] {
+        let shown = try cli.run(["customer", "show", "acme", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout)) as? [String: Any])
+        let hosts = try #require(object["hosts"] as? [[String: Any]])
+        return try #require(hosts.first?["pins"] as? [[String: Any]])
+    }
+
+    @Test func pinsFromCertificatesAndKeys() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com", "--include-subdomains"]).status == 0)
+        let pem = try Self.makeCertificate(in: cli.directory, name: "leaf")
+        let der = cli.directory.file("backup.der")
+        let backup = try Self.makeCertificate(in: cli.directory, name: "backup", curve: "secp384r1")
+        #expect(try ProcessRunner.run("openssl", ["x509", "-in", backup.cert, "-outform", "der", "-out", der]).status == 0)
+        let third = try Self.makeCertificate(in: cli.directory, name: "third")
+        let publicKey = cli.directory.file("third.pub")
+        #expect(try ProcessRunner.run("openssl", ["pkey", "-in", third.key, "-pubout", "-out", publicKey]).status == 0)
+
+        let added = try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", pem.cert, "--certificate", der, "--public-key", publicKey])
+        #expect(added.status == 0, "\(added.combined)")
+        let stored = Set(try pins(cli).compactMap { $0["pinSHA256"] as? String })
+        #expect(stored == [try Self.opensslPin(certificate: pem.cert), try Self.opensslPin(certificate: backup.cert), try Self.opensslPin(certificate: third.cert)])
+        // The certificate hash is kept for certificate pins (legacy `fp`), not for a bare key.
+        let withCertificate = try pins(cli).filter { $0["certificateSHA256"] != nil }.count
+        #expect(withCertificate == 2)
+    }
+
+    @Test func pinsTheChainOfALiveServer() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "localhost"]).status == 0)
+        let server = try Self.makeCertificate(in: cli.directory, name: "live")
+        let port = try FreePort.pick()
+        let sServer = try BackgroundProcess("openssl", [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", server.cert, "-key", server.key, "-www", "-quiet",
+        ], logDirectory: cli.directory.path, name: "s_server")
+        defer { sServer.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+
+        // Self-signed: refused unless its CA is given, and nothing is stored.
+        let before = try cli.databaseDump()
+        let refused = try cli.run(["pin", "add", "acme", "localhost", "--from-host", "127.0.0.1:\(port)"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("does not validate"), "\(refused.stderr)")
+        #expect(try cli.databaseDump() == before)
+
+        let added = try cli.run(["pin", "add", "acme", "localhost", "--from-host", "localhost:\(port)", "--ca-file", server.cert])
+        #expect(added.status == 0, "\(added.combined)")
+        let stored = try pins(cli)
+        #expect(stored.compactMap { $0["pinSHA256"] as? String } == [try Self.opensslPin(certificate: server.cert)])
+        #expect((stored.first?["source"] as? String) == "live:localhost:\(port)")
+    }
+
+    @Test func listingsAndAuditLog() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["customer", "add", "globex"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+        let table = try cli.run(["customer", "list"])
+        #expect(table.stdoutText.contains("acme") && table.stdoutText.contains("globex"))
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["customer", "list", "--json"]).stdout)) as? [[String: Any]])
+        #expect(list.compactMap { $0["name"] as? String }.sorted() == ["acme", "globex"])
+        let log = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["log", "--json"]).stdout)) as? [[String: Any]])
+        #expect(log.count == 3)
+        #expect(log.allSatisfy { ($0["actor"] as? String) == "test-admin" })
+        #expect(Set(log.compactMap { $0["action"] as? String }) == ["customer.add", "host.add"])
+    }
+}
+
+/// Loopback ports for child processes that cannot report the port they bound.
+enum FreePort {
+    static func pick() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0 else { throw Failure("bind failed") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func waitUntilListening(port: Int, timeout: TimeInterval = 15) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+            if connected == 0 { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+}

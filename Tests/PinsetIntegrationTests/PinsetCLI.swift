@@ -1,0 +1,61 @@
+import Foundation
+import PinsetTestSupport
+
+/// Runs the built `pinset` binary against one temporary data directory.
+struct PinsetCLI {
+    let directory: TemporaryDirectory
+    var dataDir: String { directory.file("data") }
+    var database: String { "\(dataDir)/pinset.sqlite" }
+    var trustCertificate: String { "\(dataDir)/trust-cert.pem" }
+
+    /// The binary `swift build` produced next to the test bundle (or $PINSET_BINARY).
+    static let binary: String = {
+        if let explicit = ProcessInfo.processInfo.environment["PINSET_BINARY"] { return explicit }
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        for configuration in ["debug", "release"] {
+            let candidate = url.appendingPathComponent(".build/\(configuration)/pinset").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return url.appendingPathComponent(".build/debug/pinset").path
+    }()
+
+    init() throws {
+        directory = try TemporaryDirectory(prefix: "pinset-cli")
+    }
+
+    /// `pinset init` with a fresh key, once per test.
+    static func initialized(keyType: String = "p256") throws -> PinsetCLI {
+        let cli = try PinsetCLI()
+        let result = try cli.run(["init", "--key-type", keyType])
+        guard result.status == 0 else { throw Failure("pinset init failed: \(result.combined)") }
+        return cli
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> ProcessRunner.Output {
+        var args = arguments
+        // Subcommands that take the global options get this test's data directory and a fixed actor.
+        let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup"]
+        if let first = arguments.first, withData.contains(first) {
+            args += ["--data-dir", dataDir]
+            if first != "init" && first != "sign" && first != "log" && first != "backup" { args += ["--actor", "test-admin"] }
+        }
+        return try ProcessRunner.run(Self.binary, args, stdin: stdin, environment: ["PINSET_DATA_DIR": dataDir], timeout: 60)
+    }
+
+    /// A full logical dump of the database by the real `sqlite3` binary: compared before and after a failing
+    /// command to prove that it changed nothing.
+    func databaseDump() throws -> String {
+        let result = try ProcessRunner.run("sqlite3", [database, ".dump"])
+        guard result.status == 0 else { throw Failure("sqlite3 .dump failed: \(result.stderr)") }
+        return result.stdoutText
+    }
+
+    func remove() { directory.remove() }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

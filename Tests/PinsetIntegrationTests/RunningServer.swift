@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PinsetTestSupport
+
+/// `pinset serve` started on an ephemeral loopback port for one test, stopped by its pid.
+final class RunningServer {
+    let process: BackgroundProcess
+    let port: Int
+
+    init(cli: PinsetCLI, extraConfiguration: [String: Any] = [:]) throws {
+        var configuration: [String: Any] = [
+            "host": "127.0.0.1", "port": 0, "dataDirectory": cli.dataDir, "requestHeadTimeoutSeconds": 2,
+            "idleTimeoutSeconds": 5, "changePollIntervalSeconds": 0.25,
+        ]
+        configuration.merge(extraConfiguration) { _, new in new }
+        let configPath = cli.directory.file("config-\(UUID().uuidString.prefix(6)).json")
+        try JSONSerialization.data(withJSONObject: configuration).write(to: URL(fileURLWithPath: configPath))
+        process = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path, name: "serve-\(UUID().uuidString.prefix(6))")
+        var found: Int?
+        _ = process.waitFor(timeout: 60) {
+            found = Self.listeningPort(in: self.process.stdout)
+            return found != nil
+        }
+        guard let port = found else {
+            process.stop(signal: SIGKILL)
+            throw Failure("pinset serve did not start: \(process.stdout)\n\(process.stderr)")
+        }
+        self.port = port
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    static func listeningPort(in output: String) -> Int? {
+        for line in output.split(separator: "\n") where line.hasPrefix("pinset listening on ") {
+            return line.split(separator: ":").last.flatMap { Int($0) }
+        }
+        return nil
+    }
+
+    /// SIGTERM, then the exit status.
+    @discardableResult
+    func stop() -> Int32 { process.stop(signal: SIGTERM, timeout: 15) }
+}
+
+/// `curl` against the server: status, headers and body of one request.
+struct CurlResponse {
+    let status: Int
+    let headers: [String: String]
+    let body: [UInt8]
+
+    static func get(_ url: String, _ extra: [String] = [], in directory: TemporaryDirectory) throws -> CurlResponse {
+        let headerFile = directory.file("headers-\(UUID().uuidString.prefix(6))")
+        let bodyFile = directory.file("body-\(UUID().uuidString.prefix(6))")
+        let result = try ProcessRunner.run("curl", ["-sS", "--max-time", "10", "-D", headerFile, "-o", bodyFile] + extra + [url])
+        guard result.status == 0 else { throw Failure("curl \(url) failed: \(result.stderr)") }
+        let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+        var lines = headerText.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let statusLine = lines.removeFirst()
+        let status = Int(statusLine.split(separator: " ")[1]) ?? 0
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let body = (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: bodyFile)))) ?? []
+        return CurlResponse(status: status, headers: headers, body: body)
+    }
+}
+
+/// A raw TCP client for what curl will not send: request bodies, stalls, garbage.
+enum RawClient {
+    /// Sends `request`, then reads until the server closes or `timeout` passes. Returns what was read and
+    /// whether the server closed the connection.
+    static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 5) throws -> (response: [UInt8], closed: Bool) {
+        let fd = try connect(port: port)
+        defer { close(fd) }
+        var sent = 0
+        while sent < request.count {
+            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }
+            sent += n
+        }
+        return readUntilClose(fd, timeout: timeout)
+    }
+
+    static func connect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw Failure("connect to 127.0.0.1:\(port) failed")
+        }
+        return fd
+    }
+
+    static func readUntilClose(_ fd: Int32, timeout: TimeInterval) -> ([UInt8], Bool) {
+        var received: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while Date() < deadline {
+            var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let remaining = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
+            guard poll(&pollfd, 1, min(remaining, 200)) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return (received, true) }
+            received += buffer[0..<n]
+        }
+        return (received, false)
+    }
+}
