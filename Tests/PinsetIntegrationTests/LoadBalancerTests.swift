@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import PinsetTestSupport
 import Testing
@@ -6,7 +9,10 @@ import Testing
 /// valid, fresh bundles when one instance stops.
 @Suite(.serialized) struct LoadBalancerTests {
     static func nginxConfiguration(prefix: String, listenPort: Int, upstreamPorts: [Int]) -> String {
-        """
+        // Workers of a root-started nginx drop to `nobody`, which cannot enter the test's private temp dir.
+        let user = geteuid() == 0 ? "user root;" : ""
+        return """
+        \(user)
         worker_processes 1;
         pid \(prefix)/nginx.pid;
         error_log \(prefix)/error.log warn;
@@ -25,7 +31,7 @@ import Testing
             }
             server {
                 listen 127.0.0.1:\(listenPort);
-                location ~ ^/[A-Za-z0-9][A-Za-z0-9._-]{0,63}\\.json\\.signed$ {
+                location ~ "^/[A-Za-z0-9][A-Za-z0-9._-]{0,63}\\.json\\.signed$" {
                     proxy_pass http://pinset;
                     proxy_http_version 1.1;
                     proxy_set_header Connection "";

@@ -17,16 +17,17 @@ final class RunningServer {
         configuration.merge(extraConfiguration) { _, new in new }
         let configPath = cli.directory.file("config-\(UUID().uuidString.prefix(6)).json")
         try JSONSerialization.data(withJSONObject: configuration).write(to: URL(fileURLWithPath: configPath))
-        process = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path, name: "serve-\(UUID().uuidString.prefix(6))")
+        let started = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path, name: "serve-\(UUID().uuidString.prefix(6))")
         var found: Int?
-        _ = process.waitFor(timeout: 60) {
-            found = Self.listeningPort(in: self.process.stdout)
+        _ = started.waitFor(timeout: 60) {
+            found = Self.listeningPort(in: started.stdout)
             return found != nil
         }
         guard let port = found else {
-            process.stop(signal: SIGKILL)
-            throw Failure("pinset serve did not start: \(process.stdout)\n\(process.stderr)")
+            started.stop(signal: SIGKILL)
+            throw Failure("pinset serve did not start: \(started.stdout)\n\(started.stderr)")
         }
+        self.process = started
         self.port = port
     }
 
