@@ -1,0 +1,75 @@
+import Foundation
+import PinsetCore
+import PinsetHTTP
+import PinsetServer
+import Testing
+
+struct PinsetRequestHandlerTests {
+    static let signedAt: Int64 = 1_800_000_000
+
+    static func handler(now: Int64, ready: Bool = true) throws -> PinsetRequestHandler {
+        let cache = BundleCache()
+        cache.replace(with: [SignedBundle(customer: try CustomerName("acme"), bytes: [1, 2, 3], version: 4, timestamp: signedAt, expires: signedAt + 3600)], signedAt: signedAt)
+        return PinsetRequestHandler(
+            cache: cache,
+            readiness: { ready ? .ready : .notReady("signing failed") },
+            statusReport: { Array("{}".utf8) },
+            metrics: nil,
+            now: { Date(timeIntervalSince1970: TimeInterval(now)) }
+        )
+    }
+
+    static func get(_ target: String, headers: [(String, String)] = []) -> HTTPRequestHead {
+        HTTPRequestHead(method: .get, target: target, version: .http1_1, headers: [("Host", "x")] + headers)
+    }
+
+    func header(_ response: HTTPResponse, _ name: String) -> String? {
+        response.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    @Test func servesABundleWithValidators() throws {
+        let response = try Self.handler(now: Self.signedAt + 10).handle(Self.get("/acme.json.signed"))
+        #expect(response.status == .ok)
+        #expect(response.body == [1, 2, 3])
+        #expect(header(response, "Content-Type") == "application/pkcs7-mime")
+        #expect(header(response, "ETag")?.hasPrefix("\"") == true)
+        // 600 s of freshness, 10 s used, 300 s kept for the client: 290 s may be cached.
+        #expect(header(response, "Cache-Control") == "public, max-age=290")
+    }
+
+    @Test func answersNotModifiedForAMatchingETag() throws {
+        let handler = try Self.handler(now: Self.signedAt + 10)
+        let etag = try #require(header(handler.handle(Self.get("/acme.json.signed")), "ETag"))
+        for condition in [etag, "\"x\", \(etag)", "W/\(etag)", "*"] {
+            let response = handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", condition)]))
+            #expect(response.status == .notModified, "If-None-Match: \(condition)")
+            #expect(response.body.isEmpty)
+        }
+        #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", "\"other\"")])).status == .ok)
+    }
+
+    @Test func neverServesABundleClientsWouldRefuseAsFresh() throws {
+        let late = try Self.handler(now: Self.signedAt + 590).handle(Self.get("/acme.json.signed"))
+        #expect(late.status == .ok)
+        #expect(header(late, "Cache-Control") == "public, max-age=0")
+        let stale = try Self.handler(now: Self.signedAt + 601).handle(Self.get("/acme.json.signed"))
+        #expect(stale.status == .serviceUnavailable)
+        #expect(stale.body != [1, 2, 3])
+    }
+
+    @Test func unknownPathsAndCustomers() throws {
+        let handler = try Self.handler(now: Self.signedAt)
+        for target in ["/globex.json.signed", "/acme.json", "/ACME.json.signed", "/", "/acme.json.signed/x", "/../acme.json.signed"] {
+            #expect(handler.handle(Self.get(target)).status == .notFound, "\(target)")
+        }
+        #expect(handler.handle(Self.get("/acme.json.signed?x=1")).status == .ok)
+    }
+
+    @Test func healthAndReadiness() throws {
+        #expect(try Self.handler(now: Self.signedAt).handle(Self.get("/healthz")).status == .ok)
+        #expect(try Self.handler(now: Self.signedAt).handle(Self.get("/readyz")).status == .ok)
+        let notReady = try Self.handler(now: Self.signedAt, ready: false).handle(Self.get("/readyz"))
+        #expect(notReady.status == .serviceUnavailable)
+        #expect(String(decoding: notReady.body, as: UTF8.self).contains("signing failed"))
+    }
+}

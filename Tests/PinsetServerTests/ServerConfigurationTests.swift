@@ -1,0 +1,50 @@
+import Foundation
+import PinsetServer
+import Testing
+
+struct ServerConfigurationTests {
+    func parse(_ json: String) throws(ConfigurationError) -> ServerConfiguration {
+        try ServerConfiguration.parse(Data(json.utf8), origin: "test.json")
+    }
+
+    @Test func theExampleFileIsValidAndMatchesTheDefaults() throws {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        let example = try ServerConfiguration.load(path: url.appendingPathComponent("config.example.json").path)
+        #expect(example == ServerConfiguration())
+    }
+
+    @Test func readsEveryKey() throws {
+        let config = try parse(#"{"host":"0.0.0.0","port":9000,"resignIntervalSeconds":120,"logFormat":"json","accessLog":false,"maxConnections":10}"#)
+        #expect(config.host == "0.0.0.0")
+        #expect(config.port == 9000)
+        #expect(config.resignIntervalSeconds == 120)
+        #expect(config.logFormat == .json)
+        #expect(!config.accessLog)
+        #expect(config.maxConnections == 10)
+    }
+
+    @Test(arguments: [
+        (#"{"prot": 1}"#, "unknown key 'prot'"),
+        (#"{"Port": 1}"#, "Did you mean 'port'"),
+        (#"{"port": "8080"}"#, "'port' must be a whole number"),
+        (#"{"port": 70000}"#, "'port' is 70000"),
+        (#"{"port": 80.5}"#, "'port' must be a whole number"),
+        (#"{"accessLog": 1}"#, "'accessLog' must be true or false"),
+        (#"{"logLevel": "loud"}"#, "'logLevel' is 'loud'"),
+        (#"{"resignIntervalSeconds": 900}"#, "must be shorter than 'freshnessWindowSeconds'"),
+        (#"[1]"#, "must be a JSON object"),
+        (#"{"#, "not valid JSON"),
+    ])
+    func namesTheBadKey(json: String, message: String) {
+        #expect {
+            _ = try parse(json)
+        } throws: { error in
+            (error as? ConfigurationError)?.message.contains(message) == true
+        }
+    }
+
+    @Test func commentKeysAreIgnored() throws {
+        #expect(try parse(#"{"_note": "anything", "port": 1}"#).port == 1)
+    }
+}
