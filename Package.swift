@@ -13,6 +13,9 @@ let package = Package(
         .executable(name: "pinset", targets: ["pinset"]),
         .library(name: "PinsetClient", targets: ["PinsetClient"]),
         .library(name: "PinsetNIOSSL", targets: ["PinsetNIOSSL"]),
+        // For the libFuzzer targets in Fuzz/, a separate package that depends on this one by path.
+        .library(name: "PinsetHTTP", targets: ["PinsetHTTP"]),
+        .library(name: "PinsetSigning", targets: ["PinsetSigning"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
@@ -133,6 +136,21 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // In-process measurements for Benchmarks/run (signing passes, client verification, store population).
+        .executableTarget(
+            name: "pinset-bench",
+            dependencies: [
+                "PinsetCore",
+                "PinsetSigning",
+                "PinsetStore",
+                "PinsetServer",
+                "PinsetClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Benchmarks/Sources/pinset-bench",
+            swiftSettings: strictSwift6
+        ),
         // Shared by the tests: temporary directories, generated keys and certificates, running processes.
         .target(
             name: "PinsetTestSupport",
@@ -155,6 +173,7 @@ let package = Package(
         .testTarget(
             name: "PinsetClientTests",
             dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",
+                           .product(name: "X509", package: "swift-certificates"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")],

@@ -198,6 +198,22 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// The published JSON Schema, checked by an independent validator against what is really signed.
+    @Test func payloadMatchesThePublishedSchema() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let out = cli.directory.file("static")
+        #expect(try cli.run(["sign", "--out", out]).status == 0)
+        let payload = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "der", "-in", "\(out)/acme.json.signed", "-CAfile", cli.trustCertificate])
+        let payloadPath = try cli.directory.write("payload.json", payload.stdout)
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let schema = root.appendingPathComponent("docs/bundle-payload.schema.json").path
+        let script = "import json,sys,jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"
+        let validated = try ProcessRunner.run("python3", ["-c", script, schema, payloadPath])
+        #expect(validated.status == 0, "\(validated.stderr)")
+    }
+
     @Test func signOutWritesTheBytesTheServerServes() throws {
         let cli = try populated()
         defer { cli.remove() }

@@ -1,0 +1,126 @@
+import Foundation
+import PinsetCore
+import PinsetSigning
+import X509
+
+/// Turns signed bundle bytes into a `VerifiedPinSet`, or says which check failed.
+///
+/// The checks run in a fixed order against one `now`, and the first failure is reported:
+/// 1. the CMS signature, against the configured trust anchors only (`SignatureVerifier`: SHA-256/384/512,
+///    exactly one signer, chain and validity of the signer certificate at `now`);
+/// 2. the payload parses with every key of the right JSON type (`BundlePayload.decode`);
+/// 3. `customer` is the configured customer;
+/// 4. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
+///    than `allowedClockSkew`;
+/// 5. `expires` has not passed;
+/// 6. the version is not lower than the last accepted one (rollback), and an equal version carries the same
+///    content digest.
+///
+/// Nothing is parsed as JSON before the signature holds, so a hostile body only ever reaches the strict DER
+/// parser of the CMS envelope.
+public enum BundleVerifier {
+    /// Where the bundle comes from, which decides whether freshness applies.
+    public enum Source: Hashable, Sendable {
+        /// From the network: every check applies.
+        case download
+        /// Shipped inside the app. A shipped bundle is necessarily older than the freshness window when the
+        /// app first runs, so freshness is waived; every other check applies. Freshness protects against a
+        /// network attacker replaying an old bundle, and a seed does not come from the network: it arrives
+        /// with the app's own (platform-signed) code. Expiry still bounds its age and the rollback check
+        /// means a seed never replaces newer pins.
+        case seed
+    }
+
+    public static func verify(
+        _ signedBundle: [UInt8],
+        configuration: PinsetClientConfiguration,
+        lastAccepted: VerifiedPinSet?,
+        source: Source,
+        at now: Date
+    ) async -> Result<VerifiedPinSet, PinUpdateError> {
+        switch await verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: now) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let content):
+            return checkContent(content, signedBundle: signedBundle, configuration: configuration, lastAccepted: lastAccepted, source: source, at: now)
+        }
+    }
+
+    /// Step 1 alone. Kept apart so that the updater can run the remaining, synchronous steps against the
+    /// state as it is after this suspension point.
+    static func verifySignature(
+        _ signedBundle: [UInt8],
+        trustAnchors: [Certificate],
+        at time: Date
+    ) async -> Result<SignatureVerifiedContent, PinUpdateError> {
+        switch await SignatureVerifier.verify(signedBundle, trustAnchors: trustAnchors, at: time) {
+        case .success(let content): .success(content)
+        case .failure(let error): .failure(PinUpdateError(.signature(error.code), error.reason))
+        }
+    }
+
+    /// Steps 2–6.
+    static func checkContent(
+        _ content: SignatureVerifiedContent,
+        signedBundle: [UInt8],
+        configuration: PinsetClientConfiguration,
+        lastAccepted: VerifiedPinSet?,
+        source: Source,
+        at now: Date
+    ) -> Result<VerifiedPinSet, PinUpdateError> {
+        let payload: BundlePayload
+        do {
+            payload = try BundlePayload.decode(content.content)
+        } catch {
+            return .failure(PinUpdateError(.malformedPayload, "the signed content is not a valid bundle payload: \(error)"))
+        }
+        guard payload.customer == configuration.customer else {
+            return .failure(PinUpdateError(.wrongCustomer, "the bundle is for customer '\(payload.customer)', not '\(configuration.customer)'"))
+        }
+        let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        if source == .download, nowSeconds - payload.timestamp > configuration.freshnessWindow.wholeSeconds {
+            return .failure(PinUpdateError(.stale, "signed \(nowSeconds - payload.timestamp) s ago; the freshness window is \(configuration.freshnessWindow.wholeSeconds) s"))
+        }
+        if payload.timestamp - nowSeconds > configuration.allowedClockSkew.wholeSeconds {
+            return .failure(PinUpdateError(.fromTheFuture, "signed \(payload.timestamp - nowSeconds) s in the future; the allowed clock skew is \(configuration.allowedClockSkew.wholeSeconds) s"))
+        }
+        guard nowSeconds <= payload.expires else {
+            return .failure(PinUpdateError(.expired, "expired \(nowSeconds - payload.expires) s ago"))
+        }
+        if let lastAccepted {
+            guard payload.version >= lastAccepted.version else {
+                return .failure(PinUpdateError(.rollback, "version \(payload.version) is lower than the accepted version \(lastAccepted.version)"))
+            }
+            if payload.version == lastAccepted.version, payload.contentDigest != lastAccepted.contentDigest {
+                return .failure(PinUpdateError(.versionContentMismatch, "version \(payload.version) was accepted before with different pins"))
+            }
+        }
+        return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: source == .download ? .downloaded : .seed))
+    }
+
+    /// Re-verifies a stored bundle: signature and customer only (see `StoredPinState` for why). The chain is
+    /// checked at the bundle's own signing time, so pins stay usable offline after the signer certificate
+    /// has expired.
+    static func verifyStored(
+        _ signedBundle: [UInt8],
+        signedAt timestamp: Int64,
+        configuration: PinsetClientConfiguration
+    ) async -> Result<VerifiedPinSet, PinUpdateError> {
+        let time = Date(timeIntervalSince1970: TimeInterval(timestamp))
+        let content: SignatureVerifiedContent
+        switch await verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: time) {
+        case .failure(let error): return .failure(error)
+        case .success(let verified): content = verified
+        }
+        let payload: BundlePayload
+        do {
+            payload = try BundlePayload.decode(content.content)
+        } catch {
+            return .failure(PinUpdateError(.malformedPayload, "the stored content is not a valid bundle payload: \(error)"))
+        }
+        guard payload.customer == configuration.customer else {
+            return .failure(PinUpdateError(.wrongCustomer, "the stored bundle is for customer '\(payload.customer)', not '\(configuration.customer)'"))
+        }
+        return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: .stored))
+    }
+}

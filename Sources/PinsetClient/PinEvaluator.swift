@@ -1,0 +1,65 @@
+import Foundation
+import PinsetCore
+import X509
+
+/// Checks certificate chains against the current pin set. Synchronous and cheap, so it can run inside TLS
+/// verification callbacks.
+///
+/// Thread-safe: the pin set is an immutable snapshot behind a lock; an update swaps the snapshot, and an
+/// evaluation in progress keeps using the one it started with.
+///
+/// Pass the *validated* chain (as the platform's or `ServerTrustEvaluator`'s chain building produced it), not
+/// just what the peer sent: a peer may append any public certificate to what it presents, and a pin on an
+/// intermediate must only match an intermediate that really issued the leaf.
+public final class PinEvaluator: @unchecked Sendable {
+    public let unpinnedHostPolicy: UnpinnedHostPolicy
+    private let lock = NSLock()
+    private var current: VerifiedPinSet?
+
+    public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow) {
+        self.unpinnedHostPolicy = unpinnedHostPolicy
+    }
+
+    /// The pin set in force, or `nil` before any was loaded.
+    public var pinSet: VerifiedPinSet? {
+        lock.withLock { current }
+    }
+
+    /// Makes `pinSet` the one in force: a replacement, never a merge, so removed pins are gone.
+    func install(_ pinSet: VerifiedPinSet) {
+        lock.withLock { current = pinSet }
+    }
+
+    /// Evaluates `chain` (DER certificates, leaf first) for a connection to `host`.
+    ///
+    /// A host that is not a valid DNS name (an IP literal with brackets, an empty string) can have no pins and
+    /// is treated as not pinned. A certificate that does not parse can still match by its `fp` (the hash of
+    /// its bytes) but not by key; an empty chain never matches. An entry that lists no pins at all (legacy
+    /// bundles may carry such hosts) pins nothing and is treated like no entry.
+    public func evaluate(host: String, chain: [[UInt8]]) -> PinEvaluation {
+        let snapshot = pinSet
+        guard let name = try? Hostname(host), let entry = snapshot?.entry(for: name),
+              !entry.spkiSHA256.isEmpty || !entry.certificateSHA256.isEmpty
+        else {
+            return unpinnedHostPolicy == .allow ? .notPinned(host: host) : .unpinnedHostRefused(host: host)
+        }
+        let keyPins = Set(entry.spkiSHA256)
+        let certificatePins = Set(entry.certificateSHA256)
+        var presented: [SHA256Fingerprint] = []
+        for (index, der) in chain.enumerated() {
+            let certificateHash = SHA256Fingerprint(of: der)
+            if certificatePins.contains(certificateHash) {
+                return .pinnedMatch(host: host, entry: entry.hostname, match: .certificate(certificateHash, chainIndex: index))
+            }
+            guard let certificate = try? Certificate(derEncoded: der),
+                  let spki = try? PinMaterial.subjectPublicKeyInfo(of: certificate.publicKey)
+            else { continue }
+            let keyHash = SHA256Fingerprint(of: spki)
+            if keyPins.contains(keyHash) {
+                return .pinnedMatch(host: host, entry: entry.hostname, match: .subjectPublicKeyInfo(keyHash, chainIndex: index))
+            }
+            presented.append(keyHash)
+        }
+        return .pinMismatch(host: host, entry: entry.hostname, presented: presented)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import PinsetCore
+import X509
+
+/// Everything the client needs to fetch, verify, store and enforce one customer's pins.
+///
+/// A value type; share it freely between threads.
+public struct PinsetClientConfiguration: Sendable {
+    /// `URL` — the trust server's base URL, e.g. `https://trust.example.com/`. The bundle is fetched from
+    /// `<serverURL>/<customer>.json.signed` (see `bundleURL`). Plain `http` is allowed: the bundle's
+    /// signature, not the transport, is what makes it trustworthy.
+    public var serverURL: URL
+    /// `CustomerName` — whose bundle to fetch; a bundle naming another customer is refused.
+    public var customer: CustomerName
+    /// `[Certificate]` — the trust-server certificates bundles must be signed by (or chain to). Several are
+    /// allowed so that an app can ship a new anchor before the old one retires. The system trust store is
+    /// never consulted.
+    public var trustAnchors: [Certificate]
+    /// `String` — a directory owned by the app where the last good pin set is stored; created (mode 0700)
+    /// when missing.
+    public var stateDirectory: String
+    /// `Duration`, default 10 minutes (what legacy clients allow) — how long after signing a downloaded
+    /// bundle is still accepted. This is what stops a network attacker from replaying an old, genuinely
+    /// signed bundle that still lacks a newly added pin.
+    public var freshnessWindow: Duration = .seconds(600)
+    /// `Duration`, default 60 s — how far in the future a signing time may lie before the bundle is refused as
+    /// coming from the future (the server's and the device's clocks never agree exactly).
+    public var allowedClockSkew: Duration = .seconds(60)
+    /// `Duration`, default 30 s — the limit for the whole download, connection included.
+    public var fetchTimeout: Duration = .seconds(30)
+    /// `Int`, default 1 MiB — the largest response body read; a larger one is cut off while streaming.
+    /// Real bundles are a few kilobytes.
+    public var maximumBundleSize: Int = 1024 * 1024
+    /// `UnpinnedHostPolicy`, default `.allow` — how to treat hosts no pin entry covers.
+    public var unpinnedHostPolicy: UnpinnedHostPolicy = .allow
+
+    /// Creates a configuration from trust-server certificates as an app bundles them: each element is one
+    /// file's contents, DER or PEM (a PEM file may hold several certificates).
+    ///
+    /// Throws if any element is not a certificate or none is given, so that a packaging mistake shows up at
+    /// startup rather than as every bundle being refused.
+    public init(
+        serverURL: URL,
+        customer: CustomerName,
+        trustCertificates: [[UInt8]],
+        stateDirectory: String
+    ) throws(ValidationError) {
+        var anchors: [Certificate] = []
+        for (index, bytes) in trustCertificates.enumerated() {
+            anchors += try PinMaterial.certificates(fromFileContents: bytes, origin: "trust certificate #\(index + 1)")
+        }
+        try self.init(serverURL: serverURL, customer: customer, trustAnchors: anchors, stateDirectory: stateDirectory)
+    }
+
+    /// Creates a configuration from already parsed trust-server certificates.
+    public init(
+        serverURL: URL,
+        customer: CustomerName,
+        trustAnchors: [Certificate],
+        stateDirectory: String
+    ) throws(ValidationError) {
+        guard !trustAnchors.isEmpty else {
+            throw ValidationError("No trust-server certificate was given. Bundle the certificate that 'pinset init' printed with the app.")
+        }
+        guard !stateDirectory.isEmpty else {
+            throw ValidationError("The state directory is empty. Give a directory the app owns, e.g. its Application Support directory.")
+        }
+        self.serverURL = serverURL
+        self.customer = customer
+        self.trustAnchors = trustAnchors
+        self.stateDirectory = stateDirectory
+    }
+
+    /// Where this customer's signed bundle is served.
+    public var bundleURL: URL {
+        serverURL.appendingPathComponent(customer.bundleFileName)
+    }
+
+    /// The file holding the last good pin set.
+    public var stateFilePath: String {
+        let directory = stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
+        return "\(directory)/\(customer.rawValue).pinset-state"
+    }
+}
+
+extension Duration {
+    /// Whole seconds, rounded down; what Unix-second bundle times are compared with.
+    var wholeSeconds: Int64 { components.seconds }
+
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import PinsetCore
+
+/// Keeps a customer's pin set current: loads the last good pins from disk, seeds from a bundle shipped with
+/// the app, and updates from the trust server (fetch → verify → apply).
+///
+/// An update either replaces the pin set completely — on disk first, atomically, then in memory — or changes
+/// nothing and throws a `PinUpdateError` naming the failed check. The pins in force are published through
+/// `evaluator`, which TLS callbacks may query synchronously from any thread.
+///
+/// An actor: concurrent calls are serialized at their suspension points, and the rollback check and the
+/// write happen without a suspension in between, so two overlapping updates can never store an older
+/// version over a newer one.
+public actor PinsetUpdater {
+    public nonisolated let configuration: PinsetClientConfiguration
+    /// The pins in force, for evaluating TLS connections.
+    public nonisolated let evaluator: PinEvaluator
+    private let fetcher: any BundleFetcher
+    private let now: @Sendable () -> Date
+    private var loadedFromDisk = false
+
+    /// - Parameters:
+    ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
+    ///   - now: the clock; read once per operation, so every check of one update sees the same time.
+    public init(
+        configuration: PinsetClientConfiguration,
+        fetcher: any BundleFetcher = URLSessionBundleFetcher(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.evaluator = PinEvaluator(unpinnedHostPolicy: configuration.unpinnedHostPolicy)
+        self.fetcher = fetcher
+        self.now = now
+    }
+
+    /// The pin set in force, or `nil` before any was loaded or accepted.
+    public var currentPinSet: VerifiedPinSet? { evaluator.pinSet }
+
+    /// What `loadStoredPins()` found.
+    public enum StoredState: Sendable {
+        /// No state file exists yet.
+        case missing
+        /// A state file exists but failed verification (truncated, tampered, other anchors, other customer);
+        /// it is ignored as if missing, and the next accepted bundle overwrites it.
+        case rejected(PinUpdateError)
+        /// The stored pins are now in force.
+        case loaded(VerifiedPinSet)
+    }
+
+    /// Loads the last good pins from the state file and puts them in force; the way to start without network.
+    ///
+    /// The stored bundle's signature is verified again and its metadata cross-checked; freshness and expiry
+    /// are not applied (see `StoredPinState` for the policy). Does nothing to pins already in force from a
+    /// newer version. Called implicitly by the first `update()` or `seed(withBundle:)`, so that the rollback
+    /// check always knows the stored version.
+    @discardableResult
+    public func loadStoredPins() async -> StoredState {
+        let outcome = await StoredPinState.load(configuration: configuration)
+        loadedFromDisk = true
+        switch outcome {
+        case .missing:
+            return .missing
+        case .rejected(let error):
+            return .rejected(error)
+        case .loaded(let stored):
+            if let current = evaluator.pinSet, current.version >= stored.version {
+                return .loaded(current)
+            }
+            evaluator.install(stored)
+            return .loaded(stored)
+        }
+    }
+
+    /// Fetches the bundle from the trust server, verifies it with every check, and on success replaces the
+    /// pin set in force and on disk. On failure nothing changes.
+    @discardableResult
+    public func update() async throws(PinUpdateError) -> VerifiedPinSet {
+        if !loadedFromDisk { await loadStoredPins() }
+        let time = now()
+        let response: FetchedBundle
+        do {
+            response = try await fetcher.fetch(
+                from: configuration.bundleURL,
+                timeout: configuration.fetchTimeout,
+                maximumBodySize: configuration.maximumBundleSize
+            )
+        } catch let error as PinUpdateError {
+            throw error
+        } catch {
+            throw PinUpdateError(.transport, "the bundle could not be fetched: \(error)")
+        }
+        guard response.statusCode == 200 else {
+            throw PinUpdateError(.httpStatus(response.statusCode), "the trust server answered \(response.statusCode) for \(configuration.bundleURL)")
+        }
+        guard response.body.count <= configuration.maximumBundleSize else {
+            throw PinUpdateError(.bodyTooLarge, "the body is \(response.body.count) bytes; the limit is \(configuration.maximumBundleSize)")
+        }
+        return try await accept(response.body, source: .download, at: time)
+    }
+
+    /// Verifies a signed bundle shipped with the app and, if it passes, puts it in force and stores it.
+    ///
+    /// Checked like a download except for freshness (see `BundleVerifier.Source.seed`); in particular a seed
+    /// older than the pins already stored is refused as a rollback, so seeding on every launch is safe.
+    @discardableResult
+    public func seed(withBundle signedBundle: [UInt8]) async throws(PinUpdateError) -> VerifiedPinSet {
+        if !loadedFromDisk { await loadStoredPins() }
+        return try await accept(signedBundle, source: .seed, at: now())
+    }
+
+    private func accept(_ signedBundle: [UInt8], source: BundleVerifier.Source, at time: Date) async throws(PinUpdateError) -> VerifiedPinSet {
+        let content = try await BundleVerifier.verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: time).get()
+        // From here on there is no suspension point: the checks see the state the write replaces.
+        let current = evaluator.pinSet
+        let verified = try BundleVerifier.checkContent(
+            content,
+            signedBundle: signedBundle,
+            configuration: configuration,
+            lastAccepted: current,
+            source: source,
+            at: time
+        ).get()
+        if let current, current.version == verified.version, current.payload.timestamp >= verified.payload.timestamp {
+            // The same pins, signed no later than the ones in force: nothing to replace.
+            return current
+        }
+        try StoredPinState.write(verified, acceptedAt: time, configuration: configuration)
+        evaluator.install(verified)
+        return verified
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Fetches bundles with Foundation's `URLSession`.
+///
+/// Each fetch uses its own ephemeral session: no cookies, no cache, no credential store, so nothing from one
+/// fetch influences the next. Under hostile input:
+/// - a `Content-Length` over the limit cancels the request before any body is read, and a body that grows
+///   past the limit while streaming (chunked, or a lying length) is cancelled as soon as it does — memory use
+///   is bounded by the limit plus one network read;
+/// - a non-200 status cancels the transfer at once (its body is never read), and redirects are not followed,
+///   so a 3xx surfaces as `.httpStatus`;
+/// - the whole exchange, connection included, is bounded by `timeout`; task cancellation cancels it too.
+///
+/// Thread-safe: a stateless value; concurrent fetches use separate sessions.
+public struct URLSessionBundleFetcher: BundleFetcher {
+    public init() {}
+
+    public func fetch(from url: URL, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
+        let seconds = max(timeout.timeInterval, 0.001)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = seconds
+        configuration.timeoutIntervalForResource = seconds
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.urlCredentialStorage = nil
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
+        request.setValue("application/pkcs7-mime, application/octet-stream", forHTTPHeaderField: "Accept")
+
+        let collector = LimitedBodyCollector(limit: maximumBodySize)
+        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
+        // The session retains its delegate until invalidated; this breaks the cycle once the task has ended.
+        defer { session.finishTasksAndInvalidate() }
+        let task = session.dataTask(with: request)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FetchedBundle, any Error>) in
+                collector.start(task, continuation: continuation)
+            }
+        } onCancel: {
+            collector.cancel(PinUpdateError(.transport, "the fetch was cancelled"))
+        }
+    }
+}
+
+/// The session delegate that streams the body into a bounded buffer and completes the fetch exactly once.
+///
+/// Thread-safe: URLSession calls it on its delegate queue while `cancel` may come from any thread; all state
+/// is behind one lock and the continuation is resumed at most once.
+final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let limit: Int
+    private let lock = NSLock()
+    private var body: [UInt8] = []
+    private var statusCode: Int?
+    private var outcome: (any Error)?
+    private var task: URLSessionDataTask?
+    private var continuation: CheckedContinuation<FetchedBundle, any Error>?
+    private var finished = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func start(_ task: URLSessionDataTask, continuation: CheckedContinuation<FetchedBundle, any Error>) {
+        let cancelledEarly: (any Error)? = lock.withLock {
+            self.task = task
+            self.continuation = continuation
+            return outcome
+        }
+        if let cancelledEarly {
+            finish(.failure(cancelledEarly))
+        } else {
+            task.resume()
+        }
+    }
+
+    /// Stops the transfer and fails the fetch with `error`, unless it has already completed.
+    func cancel(_ error: any Error) {
+        let task: URLSessionDataTask? = lock.withLock {
+            if outcome == nil { outcome = error }
+            return self.task
+        }
+        task?.cancel()
+        finish(.failure(error))
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let http = response as? HTTPURLResponse else {
+            fail(PinUpdateError(.transport, "the response is not HTTP"), completionHandler)
+            return
+        }
+        guard http.statusCode == 200 else {
+            lock.withLock { statusCode = http.statusCode }
+            // The status alone decides; an error page's body is not worth reading.
+            completionHandler(.cancel)
+            finish(.success(FetchedBundle(statusCode: http.statusCode, body: [])))
+            return
+        }
+        if http.expectedContentLength > Int64(limit) {
+            fail(PinUpdateError(.bodyTooLarge, "the server announced \(http.expectedContentLength) bytes; the limit is \(limit)"), completionHandler)
+            return
+        }
+        lock.withLock { statusCode = http.statusCode }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let exceeded: Bool = lock.withLock {
+            guard outcome == nil else { return false }
+            if body.count + data.count > limit { return true }
+            body.append(contentsOf: data)
+            return false
+        }
+        if exceeded {
+            cancel(PinUpdateError(.bodyTooLarge, "the body grew past the \(limit)-byte limit; the transfer was cut off"))
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // Not following: the 3xx response is delivered and reported as a status other than 200.
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let result: Result<FetchedBundle, any Error> = lock.withLock {
+            if let outcome { return .failure(outcome) }
+            if let error { return .failure(PinUpdateError(.transport, "the request failed: \(error.localizedDescription)")) }
+            guard let statusCode else { return .failure(PinUpdateError(.transport, "the server sent no response")) }
+            return .success(FetchedBundle(statusCode: statusCode, body: body))
+        }
+        finish(result)
+    }
+
+    private func fail(_ error: PinUpdateError, _ completionHandler: (URLSession.ResponseDisposition) -> Void) {
+        lock.withLock { if outcome == nil { outcome = error } }
+        completionHandler(.cancel)
+        finish(.failure(error))
+    }
+
+    private func finish(_ result: Result<FetchedBundle, any Error>) {
+        let continuation: CheckedContinuation<FetchedBundle, any Error>? = lock.withLock {
+            guard !finished, let continuation = self.continuation else { return nil }
+            finished = true
+            self.continuation = nil
+            return continuation
+        }
+        continuation?.resume(with: result)
+    }
+}

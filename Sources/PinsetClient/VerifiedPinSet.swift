@@ -1,0 +1,63 @@
+import Foundation
+import PinsetCore
+
+/// A customer's pin set whose signed bundle passed every check. Only `BundleVerifier` creates one, so holding
+/// a `VerifiedPinSet` is proof that its pins came from a trusted signer (the initializer is not public).
+///
+/// Immutable and `Sendable`.
+public struct VerifiedPinSet: Hashable, Sendable {
+    /// How the bundle reached this client.
+    public enum Origin: String, Hashable, Sendable {
+        /// Fetched from the trust server and checked with all rules, freshness included.
+        case downloaded
+        /// Shipped with the app and passed to `PinsetUpdater.seed(withBundle:)`.
+        case seed
+        /// Read back from the state file at startup and re-verified.
+        case stored
+    }
+
+    /// The verified payload: customer, version, signing and expiry times, hosts and their pins.
+    public let payload: BundlePayload
+    /// `payload.contentDigest`, computed once.
+    public let contentDigest: SHA256Fingerprint
+    public let origin: Origin
+    /// The signed bundle exactly as received, kept so that the stored state can be re-verified on load.
+    let signedBundle: [UInt8]
+
+    init(payload: BundlePayload, signedBundle: [UInt8], origin: Origin) {
+        self.payload = payload
+        self.contentDigest = payload.contentDigest
+        self.signedBundle = signedBundle
+        self.origin = origin
+    }
+
+    public var customer: CustomerName { payload.customer }
+    public var version: Int64 { payload.version }
+    public var hosts: [PinnedHost] { payload.hosts }
+    public var signedAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.timestamp)) }
+    public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.expires)) }
+
+    /// The entry that governs connections to `hostname`: an entry for the host itself, otherwise the closest
+    /// parent domain marked include-subdomains (`a.b.example.com` prefers `b.example.com` over `example.com`).
+    public func entry(for hostname: Hostname) -> PinnedHost? {
+        var best: PinnedHost?
+        for host in payload.hosts where host.covers(hostname) {
+            if host.hostname == hostname { return host }
+            if best == nil || host.hostname.rawValue.utf8.count > best!.hostname.rawValue.utf8.count {
+                best = host
+            }
+        }
+        return best
+    }
+
+    /// Equal when the payloads (pins, version, signing and expiry times) and origins are; the signature bytes
+    /// are not compared, as two signatures of one payload differ.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.payload == rhs.payload && lhs.origin == rhs.origin
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(payload)
+        hasher.combine(origin)
+    }
+}

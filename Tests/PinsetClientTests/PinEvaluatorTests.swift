@@ -1,0 +1,145 @@
+import Foundation
+import PinsetClient
+import PinsetCore
+import PinsetTestSupport
+import Testing
+
+@Suite("Evaluating chains against pins")
+struct PinEvaluatorTests {
+    /// An evaluator holding `hosts`, installed the only way there is: a verified update.
+    private func evaluator(_ hosts: [PinnedHost], policy: UnpinnedHostPolicy = .allow) async throws -> PinEvaluator {
+        let fixture = try ClientFixture(policy: policy)
+        defer { fixture.directory.remove() }
+        let updater = fixture.makeUpdater()
+        try await fixture.update(updater, with: try fixture.payload(hosts: hosts))
+        return updater.evaluator
+    }
+
+    @Test func exactHostMatchesByLeafKey() async throws {
+        let chain = try TestChain()
+        let pins = try await evaluator([try ClientFixture.host("api.example.com", keys: [chain.leaf])])
+        let result = pins.evaluate(host: "api.example.com", chain: chain.validated)
+        #expect(result == .pinnedMatch(host: "api.example.com", entry: try Hostname("api.example.com"), match: .subjectPublicKeyInfo(chain.leaf.spkiSHA256, chainIndex: 0)))
+        #expect(result.isTrusted)
+        // Host names compare case-insensitively and ignore a trailing dot.
+        #expect(pins.evaluate(host: "API.Example.com.", chain: chain.validated).isTrusted)
+    }
+
+    @Test func intermediateKeyPinMatchesAnyLeafItIssued() async throws {
+        let chain = try TestChain()
+        let pins = try await evaluator([try ClientFixture.host("api.example.com", keys: [chain.intermediate])])
+        let result = pins.evaluate(host: "api.example.com", chain: chain.validated)
+        #expect(result == .pinnedMatch(host: "api.example.com", entry: try Hostname("api.example.com"), match: .subjectPublicKeyInfo(chain.intermediate.spkiSHA256, chainIndex: 1)))
+    }
+
+    @Test func certificateHashPinMatches() async throws {
+        let chain = try TestChain()
+        let pins = try await evaluator([try ClientFixture.host("api.example.com", certificates: [chain.leaf])])
+        let result = pins.evaluate(host: "api.example.com", chain: chain.validated)
+        #expect(result == .pinnedMatch(host: "api.example.com", entry: try Hostname("api.example.com"), match: .certificate(SHA256Fingerprint(of: chain.leaf.certificateDER), chainIndex: 0)))
+    }
+
+    @Test func includeSubdomainsParentCoversSubdomains() async throws {
+        let chain = try TestChain(host: "eu.api.example.com")
+        let pins = try await evaluator([try ClientFixture.host("example.com", keys: [chain.root], includeSubdomains: true)])
+        let result = pins.evaluate(host: "eu.api.example.com", chain: chain.validated)
+        #expect(result == .pinnedMatch(host: "eu.api.example.com", entry: try Hostname("example.com"), match: .subjectPublicKeyInfo(chain.root.spkiSHA256, chainIndex: 2)))
+        // A look-alike suffix is not a subdomain.
+        #expect(pins.evaluate(host: "badexample.com", chain: chain.validated) == .notPinned(host: "badexample.com"))
+    }
+
+    @Test func parentWithoutIncludeSubdomainsDoesNotCoverSubdomains() async throws {
+        let chain = try TestChain()
+        let pins = try await evaluator([try ClientFixture.host("example.com", pins: ["other"])])
+        #expect(pins.evaluate(host: "api.example.com", chain: chain.validated) == .notPinned(host: "api.example.com"))
+    }
+
+    @Test func mostSpecificEntryWins() async throws {
+        let chain = try TestChain(host: "api.example.com")
+        let pins = try await evaluator([
+            try ClientFixture.host("example.com", keys: [chain.leaf], includeSubdomains: true),
+            try ClientFixture.host("api.example.com", pins: ["rotated-away"]),
+        ])
+        let result = pins.evaluate(host: "api.example.com", chain: chain.validated)
+        guard case .pinMismatch(_, let entry, _) = result else {
+            Issue.record("expected the exact entry to decide, got \(result)")
+            return
+        }
+        #expect(entry == (try Hostname("api.example.com")))
+    }
+
+    @Test func mismatchReportsThePresentedKeys() async throws {
+        let chain = try TestChain()
+        let pins = try await evaluator([try ClientFixture.host("api.example.com", pins: ["some-other-key"])])
+        let result = pins.evaluate(host: "api.example.com", chain: chain.validated)
+        #expect(result == .pinMismatch(
+            host: "api.example.com",
+            entry: try Hostname("api.example.com"),
+            presented: [chain.leaf.spkiSHA256, chain.intermediate.spkiSHA256, chain.root.spkiSHA256]
+        ))
+        #expect(!result.isTrusted)
+        #expect(pins.evaluate(host: "api.example.com", chain: []) == .pinMismatch(host: "api.example.com", entry: try Hostname("api.example.com"), presented: []))
+        #expect(!pins.evaluate(host: "api.example.com", chain: [Array("garbage".utf8)]).isTrusted)
+    }
+
+    @Test func unpinnedHostsAreAllowedByDefault() async throws {
+        let chain = try TestChain(host: "www.example.org")
+        let pins = try await evaluator([try ClientFixture.host("api.example.com", pins: ["k"])])
+        #expect(pins.evaluate(host: "www.example.org", chain: chain.validated) == .notPinned(host: "www.example.org"))
+        #expect(PinEvaluator().evaluate(host: "www.example.org", chain: []).isTrusted)
+    }
+
+    @Test func unpinnedHostsAreRefusedWhenConfigured() async throws {
+        let chain = try TestChain(host: "www.example.org")
+        let pins = try await evaluator([try ClientFixture.host("api.example.com", keys: [chain.leaf])], policy: .refuse)
+        #expect(pins.evaluate(host: "www.example.org", chain: chain.validated) == .unpinnedHostRefused(host: "www.example.org"))
+        #expect(pins.evaluate(host: "api.example.com", chain: [chain.leaf.certificateDER]).isTrusted)
+        // Nothing loaded yet: everything is refused.
+        #expect(PinEvaluator(unpinnedHostPolicy: .refuse).evaluate(host: "api.example.com", chain: []) == .unpinnedHostRefused(host: "api.example.com"))
+    }
+}
+
+@Suite("Server trust: validation first, then pins")
+struct ServerTrustEvaluatorTests {
+    private func trust(_ hosts: [PinnedHost], roots: [TestPKI.Issued]) async throws -> ServerTrustEvaluator {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let updater = fixture.makeUpdater()
+        try await fixture.update(updater, with: try fixture.payload(hosts: hosts))
+        return ServerTrustEvaluator(pins: updater.evaluator, trustRoots: TLSTrustRoots(certificates: roots.map(\.certificate)))
+    }
+
+    @Test func pinsAreCheckedAgainstTheValidatedChainIncludingTheRoot() async throws {
+        let chain = try TestChain()
+        let trust = try await trust([try ClientFixture.host("api.example.com", keys: [chain.root])], roots: [chain.root])
+        let result = try await trust.evaluate(serverHostname: "api.example.com", presentedChain: chain.presented).get()
+        #expect(result.validatedChain == chain.validated)
+        #expect(result.evaluation.isTrusted)
+    }
+
+    @Test func aMatchingPinDoesNotRescueAnUntrustedChain() async throws {
+        let chain = try TestChain()
+        let otherRoot = try TestPKI.certificateAuthority(commonName: "Unrelated Root")
+        let trust = try await trust([try ClientFixture.host("api.example.com", keys: [chain.leaf])], roots: [otherRoot])
+        let result = await trust.evaluate(serverHostname: "api.example.com", presentedChain: chain.presented)
+        #expect(throws: ServerTrustError(.chainValidation, "")) { try result.get() }
+    }
+
+    @Test func aMatchingPinDoesNotRescueAWrongHostName() async throws {
+        let chain = try TestChain(host: "www.example.org")
+        let trust = try await trust([try ClientFixture.host("api.example.com", keys: [chain.leaf])], roots: [chain.root])
+        let result = await trust.evaluate(serverHostname: "api.example.com", presentedChain: chain.presented)
+        #expect(throws: ServerTrustError(.chainValidation, "")) { try result.get() }
+    }
+
+    @Test func appendedPinnedCertificateDoesNotMatch() async throws {
+        // The attacker's leaf comes from a CA the client trusts; it appends the genuine, public intermediate
+        // that the host pins. Path building does not use it, so the pin does not match.
+        let genuine = try TestChain(rootName: "Genuine Root")
+        let attacker = try TestChain(rootName: "Attacker Root")
+        let trust = try await trust([try ClientFixture.host("api.example.com", keys: [genuine.intermediate])], roots: [genuine.root, attacker.root])
+        let presented = attacker.presented + [genuine.intermediate.certificateDER]
+        let result = await trust.evaluate(serverHostname: "api.example.com", presentedChain: presented)
+        #expect(throws: ServerTrustError(.pinMismatch, "")) { try result.get() }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import PinsetClient
+import PinsetCore
+import PinsetSigning
+import PinsetTestSupport
+import Testing
+
+@Suite("Stored state: offline start, crash safety, seeding")
+struct StoredStateTests {
+    @Test func offlineStartupUsesTheLastGoodPins() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let accepted = try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 3))
+
+        fixture.fetcher.fail(PinUpdateError(.transport, "no network"))
+        // A week later, long after freshness and expiry of the bundle: stored pins stay in force.
+        fixture.clock.advance(by: 7 * 86_400)
+        let restarted = fixture.makeUpdater()
+        guard case .loaded(let stored) = await restarted.loadStoredPins() else {
+            Issue.record("the stored pins were not loaded")
+            return
+        }
+        #expect(stored.payload == accepted.payload)
+        #expect(stored.origin == .stored)
+        #expect(restarted.evaluator.pinSet?.payload == accepted.payload)
+        let error = try await #require(throws: PinUpdateError.self) { try await restarted.update() }
+        #expect(error.code == .transport)
+        #expect(restarted.evaluator.pinSet?.payload == accepted.payload)
+    }
+
+    @Test func missingStateIsReportedAsMissing() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        guard case .missing = await fixture.makeUpdater().loadStoredPins() else {
+            Issue.record("expected no state")
+            return
+        }
+    }
+
+    /// Writes `corrupt(original)` over the state file and checks that it is refused and treated as no state.
+    private func expectRejected(_ corrupt: ([UInt8]) -> [UInt8]) async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 3))
+        let original = try #require(fixture.stateFileBytes())
+        let damaged = corrupt(original)
+        #expect(damaged != original)
+        try fixture.directory.write("state/acme.pinset-state", damaged)
+
+        let restarted = fixture.makeUpdater()
+        guard case .rejected = await restarted.loadStoredPins() else {
+            Issue.record("a damaged state file was read as valid")
+            return
+        }
+        #expect(restarted.evaluator.pinSet == nil)
+        #expect(restarted.evaluator.evaluate(host: "api.example.com", chain: []) == .notPinned(host: "api.example.com"))
+        // The next good bundle replaces it.
+        try await fixture.update(restarted, with: try fixture.payload(version: 1))
+        guard case .loaded(let repaired) = await fixture.makeUpdater().loadStoredPins() else {
+            Issue.record("the state file was not repaired")
+            return
+        }
+        #expect(repaired.version == 1)
+    }
+
+    @Test func halfWrittenStateFileIsNotValid() async throws {
+        try await expectRejected { Array($0.prefix($0.count / 2)) }
+    }
+
+    @Test func stateFileMissingItsLastByteIsNotValid() async throws {
+        try await expectRejected { Array($0.dropLast()) }
+    }
+
+    @Test func flippedByteInTheStoredBundleIsNotValid() async throws {
+        try await expectRejected { bytes in
+            var copy = bytes
+            copy[copy.count - 20] ^= 0x01
+            return copy
+        }
+    }
+
+    @Test func flippedByteInTheStoredPayloadIsNotValid() async throws {
+        try await expectRejected { bytes in
+            var copy = bytes
+            let marker = Array("api.example.com".utf8)
+            // Host names occur only inside the signed bundle; the metadata names none.
+            if let start = copy.indices.first(where: { copy[$0...].starts(with: marker) }) {
+                copy[start] = UInt8(ascii: "b")
+            }
+            return copy
+        }
+    }
+
+    @Test func editedVersionInTheMetadataIsNotValid() async throws {
+        try await expectRejected { bytes in
+            // Same length, so only the claim changes, not the layout.
+            var copy = bytes
+            let field = Array("\"version\":3".utf8)
+            if let start = copy.indices.first(where: { copy[$0...].starts(with: field) }) {
+                copy[start + field.count - 1] = UInt8(ascii: "9")
+            }
+            return copy
+        }
+    }
+
+    @Test func stateFileThatIsJustTheBundleIsNotValid() async throws {
+        try await expectRejected { bytes in
+            Array(bytes.drop { $0 != UInt8(ascii: "\n") }.dropFirst().drop { $0 != UInt8(ascii: "\n") }.dropFirst())
+        }
+    }
+
+    @Test func seedShippedWithTheAppIsAcceptedWithoutFreshness() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        // Built 30 minutes ago, well past the 10-minute freshness window.
+        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: 1800))
+        let updater = fixture.makeUpdater()
+        let seeded = try await updater.seed(withBundle: seed)
+        #expect(seeded.origin == .seed)
+        #expect(updater.evaluator.pinSet?.version == 2)
+        // Stored, and re-verified on the next start.
+        guard case .loaded(let stored) = await fixture.makeUpdater().loadStoredPins() else {
+            Issue.record("the seed was not stored")
+            return
+        }
+        #expect(stored.version == 2)
+    }
+
+    @Test func seedOlderThanTheStoredPinsIsRefusedAsRollback() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 5))
+        let restarted = fixture.makeUpdater()
+        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: 1800))
+        let error = try await #require(throws: PinUpdateError.self) { try await restarted.seed(withBundle: seed) }
+        #expect(error.code == .rollback)
+        #expect(await restarted.currentPinSet?.version == 5)
+    }
+
+    @Test func expiredSeedIsRefused() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: 1800, expiresIn: -60))
+        let updater = fixture.makeUpdater()
+        let error = try await #require(throws: PinUpdateError.self) { try await updater.seed(withBundle: seed) }
+        #expect(error.code == .expired)
+        #expect(await updater.currentPinSet == nil)
+        #expect(fixture.stateFileBytes() == nil)
+    }
+
+    @Test func seedSignedByAnUntrustedKeyIsRefused() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: 1800), by: try TestPKI.signingIdentity(commonName: "Elsewhere"))
+        let updater = fixture.makeUpdater()
+        let error = try await #require(throws: PinUpdateError.self) { try await updater.seed(withBundle: seed) }
+        #expect(error.code == .signature(.untrustedSigner))
+        #expect(fixture.stateFileBytes() == nil)
+    }
+
+    @Test func storedStateSignedForAnotherCustomerIsNotLoaded() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 1))
+        var other = fixture
+        other.configuration.customer = try CustomerName("globex")
+        // Put acme's state file where globex's belongs.
+        try FileManager.default.copyItem(atPath: fixture.configuration.stateFilePath, toPath: other.configuration.stateFilePath)
+        guard case .rejected(let error) = await other.makeUpdater().loadStoredPins() else {
+            Issue.record("another customer's state was loaded")
+            return
+        }
+        #expect(error.code == .wrongCustomer)
+    }
+}

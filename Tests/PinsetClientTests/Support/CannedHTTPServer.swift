@@ -1,0 +1,77 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 (port chosen by the kernel) that answers every request with the same
+/// bytes and closes the connection. Records the request lines it saw.
+final class CannedHTTPServer: Sendable {
+    let channel: any Channel
+    let port: Int
+    private let log: RequestLog
+
+    final class RequestLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    var requestLines: [String] { log.all }
+
+    /// `response` is written verbatim: status line, headers, blank line, body.
+    init(group: any EventLoopGroup, response: [UInt8]) async throws {
+        let log = RequestLog()
+        channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Responder(response: response, log: log))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        port = try channel.localAddress?.port ?? { throw TimedOut(what: "binding") }()
+        self.log = log
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+
+    static func response(status: String, headers: [String] = [], body: [UInt8]) -> [UInt8] {
+        var head = "HTTP/1.1 \(status)\r\n"
+        for header in headers + ["Connection: close"] { head += header + "\r\n" }
+        return Array((head + "\r\n").utf8) + body
+    }
+
+    private final class Responder: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        let response: [UInt8]
+        let log: RequestLog
+        var received: [UInt8] = []
+        var responded = false
+
+        init(response: [UInt8], log: RequestLog) {
+            self.response = response
+            self.log = log
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var buffer = unwrapInboundIn(data)
+            received += buffer.readBytes(length: buffer.readableBytes) ?? []
+            guard !responded, let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
+            responded = true
+            let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
+            log.append(head.components(separatedBy: "\r\n").first ?? "")
+            let context = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.value.writeAndFlush(wrapOutboundOut(context.value.channel.allocator.buffer(bytes: response)))
+                .whenComplete { _ in context.value.close(promise: nil) }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+    }
+}
