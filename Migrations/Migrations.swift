@@ -1,1 +1,26 @@
-enum M { static let a = PackageResources.self }
+/// One step of the database schema: an identifier recorded in the database once applied, and the SQL to run.
+public struct SchemaMigration: Sendable, Hashable {
+    /// The SQL file's name without `.sql`, e.g. `0001_initial`. Recorded in `grdb_migrations`.
+    public let identifier: String
+    /// The file's contents, which may hold several statements.
+    public let sql: String
+
+    init(identifier: String, bytes: [UInt8]) {
+        self.identifier = identifier
+        self.sql = String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The schema migrations shipped with this program, in the order they must be applied.
+///
+/// The SQL files in `Migrations/sql/` are embedded in the binary (`.embedInCode`), so an installed `pinset`
+/// needs no resource bundle or source tree. SwiftPM turns each file name into a `PackageResources` member by
+/// replacing characters that are not valid in an identifier, a leading digit included, with `_`
+/// (`0001_initial.sql` becomes `_001_initial_sql`). It generates no list of the files, so each new file is
+/// registered here, appended at the end. Shipped files are never edited: a database that recorded an
+/// identifier does not run that migration again.
+public enum SchemaMigrations {
+    public static let all: [SchemaMigration] = [
+        SchemaMigration(identifier: "0001_initial", bytes: PackageResources._001_initial_sql),
+    ]
+}
