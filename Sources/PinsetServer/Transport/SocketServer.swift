@@ -1,0 +1,111 @@
+import Foundation
+import PinsetHTTP
+
+/// A small, strict HTTP/1.1 server on non-blocking POSIX sockets driven by Dispatch (Linux).
+///
+/// Serves GET and HEAD through an ``HTTPRequestHandler`` with keep-alive and pipelining; refuses everything else in
+/// the protocol layer (see `HTTPRequestParser`). Connections are spread round robin over
+/// ``SocketServerConfiguration/workerQueues`` serial queues; the handler and `onRequest` run on those queues.
+///
+/// ```swift
+/// let server = SocketServer(configuration: .init(port: 8080), handler: routes, onRequest: { log($0) })
+/// let port = try server.start()
+/// // on SIGTERM / SIGINT:
+/// await server.shutdown(gracePeriod: .seconds(10))
+/// ```
+///
+/// Thread-safety: `@unchecked Sendable` because its only mutable member, `state`, is guarded by `lock`; all
+/// socket work happens on the listener's and workers' own serial queues. A server starts once; call
+/// ``shutdown(gracePeriod:)`` before releasing it, or its sockets and queues stay alive.
+public final class SocketServer: @unchecked Sendable {
+    private enum State {
+        case idle
+        case running(listener: TransportListener, workers: [TransportWorker], port: UInt16)
+        case stopped
+    }
+
+    public let configuration: SocketServerConfiguration
+    private let handler: any HTTPRequestHandler
+    private let onRequest: @Sendable (AccessLogEntry) -> Void
+    private let counter: ConnectionCounter
+    private let lock = NSLock()
+    private var state = State.idle
+
+    /// - Parameters:
+    ///   - onRequest: called for every response, including protocol errors, on the worker queue that sent it.
+    ///   - onConnectionCountChange: called with the new number of open connections after each change, in order,
+    ///     on a private serial queue.
+    public init(
+        configuration: SocketServerConfiguration = SocketServerConfiguration(),
+        handler: any HTTPRequestHandler,
+        onRequest: @escaping @Sendable (AccessLogEntry) -> Void = { _ in },
+        onConnectionCountChange: (@Sendable (Int) -> Void)? = nil
+    ) {
+        precondition(configuration.maxConnections > 0, "maxConnections must be positive")
+        self.configuration = configuration
+        self.handler = handler
+        self.onRequest = onRequest
+        self.counter = ConnectionCounter(onChange: onConnectionCountChange)
+    }
+
+    /// Number of connections currently open (including ones finishing their last response).
+    public var openConnections: Int { counter.current }
+
+    /// The bound port while the server runs.
+    public var port: UInt16? {
+        lock.withLock {
+            if case .running(_, _, let port) = state { return port }
+            return nil
+        }
+    }
+
+    /// Binds, listens and starts accepting. Returns the bound port (the chosen one when the configured port is 0).
+    /// Throws ``SocketServerError`` (e.g. ``SocketServerError/Code/addressInUse``) without side effects.
+    @discardableResult
+    public func start() throws(SocketServerError) -> UInt16 {
+        lock.lock()
+        defer { lock.unlock() }
+        guard case .idle = state else { throw SocketServerError(.alreadyStarted, "the server was already started") }
+        let (fd, port) = try TransportSocket.listen(host: configuration.host, port: configuration.port,
+                                                    backlog: configuration.backlog)
+        let workers = (0..<max(1, configuration.workerQueues)).map {
+            TransportWorker(index: $0, configuration: configuration, handler: handler, onRequest: onRequest,
+                            counter: counter)
+        }
+        workers.forEach { $0.start() }
+        let listener = TransportListener(fd: fd, workers: workers, counter: counter,
+                                         maxConnections: configuration.maxConnections)
+        listener.start()
+        state = .running(listener: listener, workers: workers, port: port)
+        return port
+    }
+
+    /// Graceful shutdown: stops accepting (new connections are refused once this returns from its first step),
+    /// lets in-flight responses finish writing, closes idle keep-alive connections, answers a request whose head is
+    /// still arriving with `Connection: close`, and after `gracePeriod` closes whatever is left. Returns when every
+    /// connection is closed. Cancelling the calling task skips the rest of the grace period. Safe to call more
+    /// than once; later calls return at once.
+    public func shutdown(gracePeriod: Duration) async {
+        let running: (TransportListener, [TransportWorker])? = lock.withLock {
+            defer { state = .stopped }
+            if case .running(let listener, let workers, _) = state { return (listener, workers) }
+            return nil
+        }
+        guard let (listener, workers) = running else { return }
+        await listener.stop()
+        for worker in workers { await worker.perform { $0.beginDraining() } }
+        await waitForConnectionsToClose(until: .now + gracePeriod)
+        if counter.current > 0 {
+            for worker in workers { await worker.perform { $0.closeAll() } }
+            await waitForConnectionsToClose(until: .now + .seconds(5))
+        }
+        for worker in workers { await worker.perform { $0.stop() } }
+        await counter.flushNotifications()
+    }
+
+    private func waitForConnectionsToClose(until deadline: ContinuousClock.Instant) async {
+        while counter.current > 0 && ContinuousClock.now < deadline && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import PinsetHTTP
+
+/// Settings of a ``SocketServer``.
+public struct SocketServerConfiguration: Sendable {
+    /// Address to bind: an IPv4 or IPv6 literal or a resolvable name. Default `"127.0.0.1"`.
+    public var host: String
+    /// Port to bind; 0 picks a free ephemeral port, which ``SocketServer/start()`` returns. Default 0.
+    public var port: UInt16
+    /// Length of the kernel's queue of not-yet-accepted connections (`listen(2)`). Default 511.
+    public var backlog: Int32
+    /// Most connections served at once. Beyond it a connection is accepted, answered with a canned
+    /// `503 Service Unavailable` and closed, so the backlog never fills. Default 1024.
+    public var maxConnections: Int
+    /// Time allowed from the first byte of a request head to its end; then `408` and close. Default 10 s.
+    public var requestHeadTimeout: Duration
+    /// Time a connection may make no progress (idle keep-alive, or a peer not reading) before it is closed
+    /// silently. Default 60 s.
+    public var idleTimeout: Duration
+    /// After its last response, how long a closing connection keeps discarding input while waiting for the peer
+    /// to close, so that unread input does not make the kernel reset the connection and destroy the response
+    /// in flight. Default 2 s.
+    public var lingerTimeout: Duration
+    /// Request size limits. Default ``HTTPLimits/init(maxRequestLineBytes:maxHeaderBytes:maxHeaderCount:)``.
+    public var limits: HTTPLimits
+    /// Number of serial queues connections are spread over, round robin. Default: the active processor count.
+    public var workerQueues: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        backlog: Int32 = 511,
+        maxConnections: Int = 1024,
+        requestHeadTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(60),
+        lingerTimeout: Duration = .seconds(2),
+        limits: HTTPLimits = HTTPLimits(),
+        workerQueues: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) {
+        self.host = host
+        self.port = port
+        self.backlog = backlog
+        self.maxConnections = maxConnections
+        self.requestHeadTimeout = requestHeadTimeout
+        self.idleTimeout = idleTimeout
+        self.lingerTimeout = lingerTimeout
+        self.limits = limits
+        self.workerQueues = workerQueues
+    }
+}

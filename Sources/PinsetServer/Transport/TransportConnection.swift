@@ -1,0 +1,259 @@
+import Dispatch
+import Glibc
+import PinsetHTTP
+
+/// One accepted socket, driving an ``HTTPConnectionStateMachine`` from Dispatch read and write sources.
+///
+/// Thread-safety: `@unchecked Sendable` because every member is touched only on `worker.queue` (a serial queue):
+/// both sources deliver their events there, and the worker calls `beginDraining`, `checkTimeouts` and `closeNow`
+/// there too.
+///
+/// I/O model: a read event does one `recv` into the worker's shared buffer; complete requests are answered in
+/// order and all queued output is written with one `send`/`sendmsg(MSG_NOSIGNAL)`. When the kernel buffer is full
+/// (`EAGAIN`) the connection arms its write source and stops reading until the output drains, so a client that
+/// does not read cannot make the server buffer more than one batch of responses. After its last response the
+/// connection half-closes (`shutdown(SHUT_WR)`) and discards input until the peer closes or `lingerTimeout`
+/// passes, so unread input cannot turn the close into a reset that destroys the response in flight.
+///
+/// Lifecycle: `closeNow` cancels both sources; the descriptor is closed in the last cancel handler, after which the
+/// worker forgets the connection.
+final class TransportConnection: @unchecked Sendable {
+    private let fd: Int32
+    private let worker: TransportWorker
+    private let remoteAddress: String
+    private var machine: HTTPConnectionStateMachine
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var readSuspended = false
+    private var writeSuspended = false
+    private var sawEndOfInput = false
+    private var lingerDeadline: ContinuousClock.Instant?
+    private var isClosed = false
+    private var liveSources = 0
+
+    init(fd: Int32, remoteAddress: String, worker: TransportWorker, now: HTTPTime) {
+        self.fd = fd
+        self.worker = worker
+        self.remoteAddress = remoteAddress
+        self.machine = HTTPConnectionStateMachine(configuration: worker.machineConfiguration, now: now)
+    }
+
+    /// Starts reading. The source's handlers keep the connection alive until it is cancelled.
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
+        source.setEventHandler { self.readable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        liveSources += 1
+        readSource = source
+        source.resume()
+    }
+
+    /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
+    func beginDraining() {
+        guard !isClosed, lingerDeadline == nil else { return }
+        machine.beginDraining()
+        if machine.isClosing && machine.output.isEmpty { beginLingeringClose() }
+    }
+
+    /// Applies the request-head, idle and linger deadlines.
+    func checkTimeouts(now: HTTPTime) {
+        guard !isClosed else { return }
+        if let lingerDeadline {
+            if now.instant >= lingerDeadline { closeNow() }
+            return
+        }
+        switch machine.checkTimeouts(now: now) {
+        case .none:
+            break
+        case .close:
+            closeNow()
+        case .rejected(let error, let summary):
+            logRejection(error, summary, since: now.instant)
+            process(now: now)
+        }
+    }
+
+    /// Cancels both sources; the descriptor is closed once their cancel handlers have run.
+    func closeNow() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let writeSource {
+            if writeSuspended { writeSource.resume() }
+            writeSource.cancel()
+        }
+        if let readSource {
+            if readSuspended { readSource.resume() }
+            readSource.cancel()
+        }
+    }
+
+    // MARK: - Events
+
+    private func readable() {
+        guard !isClosed else { return }
+        let buffer = worker.readBuffer
+        let received = recv(fd, buffer.baseAddress, buffer.count, 0)
+        if received > 0 {
+            guard lingerDeadline == nil else { return }
+            let now = HTTPTime.now()
+            machine.receive(UnsafeRawBufferPointer(rebasing: buffer[..<received]), now: now)
+            process(now: now)
+        } else if received == 0 {
+            sawEndOfInput = true
+            suspendReading()
+            if lingerDeadline != nil {
+                closeNow()
+            } else {
+                machine.peerClosedInput()
+                process(now: .now())
+            }
+        } else {
+            switch errno {
+            case EAGAIN, EWOULDBLOCK, EINTR: break
+            default: closeNow()
+            }
+        }
+    }
+
+    private func writable() {
+        guard !isClosed else { return }
+        let now = HTTPTime.now()
+        flush(now: now)
+        if !isClosed && machine.output.isEmpty { process(now: now) }
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        guard liveSources == 0 else { return }
+        close(fd)
+        readSource = nil
+        writeSource = nil
+        worker.connectionDidClose(self)
+    }
+
+    // MARK: - Protocol
+
+    /// Answers every complete buffered request, writes the output and closes when the protocol says so.
+    private func process(now: HTTPTime) {
+        processing: while !isClosed {
+            switch machine.nextAction(now: now) {
+            case .handle(let request):
+                let response = worker.handler.handle(request)
+                let summary = machine.respond(response, to: request, now: now)
+                log(method: request.method.rawValue, target: request.target, summary: summary,
+                    userAgent: request.header("User-Agent"), since: now.instant)
+            case .rejected(let error, let summary):
+                logRejection(error, summary, since: now.instant)
+            case .readMore, .close:
+                flush(now: now)
+                break processing
+            case .waitForOutput:
+                flush(now: now)
+                if !machine.output.isEmpty { break processing }
+            }
+        }
+        if !isClosed && machine.isClosing && machine.output.isEmpty { beginLingeringClose() }
+    }
+
+    private func logRejection(_ error: HTTPRequestError, _ summary: HTTPResponseEncoder.Summary,
+                              since start: ContinuousClock.Instant) {
+        log(method: error.method?.rawValue ?? "", target: error.target ?? "", summary: summary, userAgent: nil,
+            since: start)
+    }
+
+    private func log(method: String, target: String, summary: HTTPResponseEncoder.Summary, userAgent: String?,
+                     since start: ContinuousClock.Instant) {
+        worker.onRequest(AccessLogEntry(
+            remoteAddress: remoteAddress, method: method, target: target, status: summary.status.code,
+            bodyBytes: summary.bodyBytes, duration: .now - start, userAgent: userAgent))
+    }
+
+    // MARK: - Writing
+
+    /// Writes queued output until it is empty or the socket would block.
+    private func flush(now: HTTPTime) {
+        while !isClosed && !machine.output.isEmpty {
+            let written = writeQueuedOutput()
+            if written > 0 {
+                machine.outputWritten(written, now: now)
+                continue
+            }
+            let code = errno
+            if written < 0 && code == EINTR { continue }
+            if written < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
+                waitUntilWritable()
+            } else {
+                closeNow()
+            }
+            return
+        }
+        guard !isClosed else { return }
+        if let writeSource, !writeSuspended {
+            writeSource.suspend()
+            writeSuspended = true
+        }
+        if lingerDeadline == nil && !machine.isClosing { resumeReading() }
+    }
+
+    /// One `send` for a single chunk, one `sendmsg` for several (up to 16).
+    private func writeQueuedOutput() -> Int {
+        machine.output.withReadableChunks(maxChunks: 16) { chunks in
+            if chunks.count == 1 {
+                return send(fd, chunks[0].baseAddress, chunks[0].count, TransportSocket.sendFlags)
+            }
+            return withUnsafeTemporaryAllocation(of: iovec.self, capacity: chunks.count) { vectors in
+                for (index, chunk) in chunks.enumerated() {
+                    vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: chunk.baseAddress),
+                                           iov_len: chunk.count)
+                }
+                var message = msghdr()
+                message.msg_iov = vectors.baseAddress
+                message.msg_iovlen = chunks.count
+                return sendmsg(fd, &message, TransportSocket.sendFlags)
+            }
+        }
+    }
+
+    private func waitUntilWritable() {
+        suspendReading()
+        if let writeSource {
+            if writeSuspended {
+                writeSource.resume()
+                writeSuspended = false
+            }
+            return
+        }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: worker.queue)
+        source.setEventHandler { self.writable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        liveSources += 1
+        writeSource = source
+        source.resume()
+    }
+
+    // MARK: - Reading and closing
+
+    private func suspendReading() {
+        guard let readSource, !readSuspended else { return }
+        readSource.suspend()
+        readSuspended = true
+    }
+
+    private func resumeReading() {
+        guard let readSource, readSuspended, !sawEndOfInput else { return }
+        readSource.resume()
+        readSuspended = false
+    }
+
+    /// Half-closes after the last response and discards input until the peer closes or the linger time passes.
+    private func beginLingeringClose() {
+        guard !isClosed, lingerDeadline == nil else { return }
+        if sawEndOfInput {
+            closeNow()
+            return
+        }
+        shutdown(fd, Int32(SHUT_WR))
+        lingerDeadline = .now + worker.lingerTimeout
+        resumeReading()
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import PinsetHTTP
+import PinsetServer
+import Testing
+
+@Suite("Transport: graceful shutdown")
+struct TransportShutdownTests {
+    @Test func shutdownFinishesAnInFlightResponseClosesIdleConnectionsAndRefusesNewOnes() async throws {
+        let counts = CountRecorder()
+        let server = SocketServer(
+            configuration: SocketServerConfiguration(workerQueues: 2),
+            handler: TransportTestHandler(),
+            onRequest: { _ in },
+            onConnectionCountChange: { counts.record($0) }
+        )
+        let port = try server.start()
+        let idle = try TransportTestClient(port: port)
+        try idle.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try idle.readResponse().status == 200)
+
+        // 32 MiB cannot fit in the loopback socket buffers, so most of it is still queued in the server.
+        let size = 32 * 1024 * 1024
+        let busy = try TransportTestClient(port: port)
+        try busy.send("GET /big?n=\(size) HTTP/1.1\r\nHost: h\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(100))
+
+        let shutdown = Task { await server.shutdown(gracePeriod: .seconds(20)) }
+        #expect(idle.readToEnd(timeout: .seconds(5)).ending == .closed, "an idle keep-alive connection is closed")
+        #expect(await transportEventually { (try? TransportTestClient(port: port)) == nil }, "new connections are refused")
+
+        let response = try busy.readResponse(timeout: .seconds(20))
+        #expect(response.status == 200)
+        #expect(response.body.count == size)
+        #expect(response.body.first == UInt8(ascii: "z") && response.body.last == UInt8(ascii: "z"))
+        #expect(busy.readToEnd().ending == .closed)
+
+        await shutdown.value
+        #expect(server.openConnections == 0)
+        #expect(counts.values.last == 0)
+        #expect(counts.values.max() == 2)
+    }
+
+    @Test func shutdownWithoutConnectionsReturnsPromptlyAndTwice() async throws {
+        let (server, port) = try startTransportServer()
+        let start = ContinuousClock.now
+        await server.shutdown(gracePeriod: .seconds(30))
+        await server.shutdown(gracePeriod: .seconds(30))
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(throws: TransportTestClient.Failure.self) { try TransportTestClient(port: port) }
+    }
+}
+
+/// Records connection counts reported by the server.
+final class CountRecorder: @unchecked Sendable {
+    // The lock guards `recorded`; `record` is called on the server's notification queue.
+    private let lock = NSLock()
+    private var recorded: [Int] = []
+
+    var values: [Int] { lock.withLock { recorded } }
+
+    func record(_ value: Int) { lock.withLock { recorded.append(value) } }
+}

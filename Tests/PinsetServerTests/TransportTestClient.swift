@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+import PinsetHTTP
+import PinsetServer
+
+/// A blocking POSIX TCP client for transport tests. Every read has a deadline, so a test never hangs.
+final class TransportTestClient {
+    struct Response {
+        var status: Int
+        var headers: [(String, String)]
+        var body: [UInt8]
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+
+        var bodyText: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// How a connection ended while reading to its end.
+    enum Ending: Equatable {
+        case closed
+        case reset
+        case stillOpen
+    }
+
+    private let fd: Int32
+    private var pending: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port`; throws when the connection is refused.
+    init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(description: "connect() failed: errno \(code)")
+        }
+        var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sendTimeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure(description: "send() failed: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    /// Reads one response. `bodyExpected: false` is for HEAD, whose Content-Length describes no bytes on the wire.
+    func readResponse(bodyExpected: Bool = true, timeout: Duration = .seconds(5)) throws -> Response {
+        let deadline = ContinuousClock.now + timeout
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = Self.find([13, 10, 13, 10], in: pending).map { $0 + 4 }
+            if headEnd == nil { try readMore(until: deadline) }
+        }
+        let headText = String(decoding: pending[..<headEnd!], as: UTF8.self)
+        var lines = headText.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, statusLine[0] == "HTTP/1.1", let status = Int(statusLine[1]) else {
+            throw Failure(description: "bad status line in \(headText)")
+        }
+        let headers = lines.map { line -> (String, String) in
+            let colon = line.firstIndex(of: ":")!
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var response = Response(status: status, headers: headers, body: [])
+        let length = bodyExpected ? Int(response.header("Content-Length") ?? "0") ?? 0 : 0
+        while pending.count < headEnd! + length { try readMore(until: deadline) }
+        response.body = Array(pending[headEnd!..<(headEnd! + length)])
+        pending.removeFirst(headEnd! + length)
+        return response
+    }
+
+    /// Reads until the server closes or resets the connection, or `timeout` passes; returns what arrived.
+    func readToEnd(timeout: Duration = .seconds(5)) -> (bytes: [UInt8], ending: Ending) {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            switch readOnce() {
+            case .data: continue
+            case .wouldBlock: continue
+            case .endOfFile: return (takePending(), .closed)
+            case .error: return (takePending(), .reset)
+            }
+        }
+        return (takePending(), .stillOpen)
+    }
+
+    private func takePending() -> [UInt8] {
+        defer { pending = [] }
+        return pending
+    }
+
+    private enum ReadOutcome { case data, wouldBlock, endOfFile, error }
+
+    private func readOnce() -> ReadOutcome {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let received = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if received > 0 {
+            pending.append(contentsOf: chunk[..<received])
+            return .data
+        }
+        if received == 0 { return .endOfFile }
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .wouldBlock : .error
+    }
+
+    private func readMore(until deadline: ContinuousClock.Instant) throws {
+        while ContinuousClock.now < deadline {
+            switch readOnce() {
+            case .data: return
+            case .wouldBlock: continue
+            case .endOfFile: throw Failure(description: "connection closed after \(pending.count) bytes")
+            case .error: throw Failure(description: "connection reset after \(pending.count) bytes")
+            }
+        }
+        throw Failure(description: "timed out after \(pending.count) bytes")
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+}
+
+/// Collects access log entries from the server's worker queues.
+final class TransportLogCollector: @unchecked Sendable {
+    // The lock guards `entries`; `record` is called from the server's worker queues.
+    private let lock = NSLock()
+    private var entries: [AccessLogEntry] = []
+
+    var all: [AccessLogEntry] { lock.withLock { entries } }
+
+    func record(_ entry: AccessLogEntry) { lock.withLock { entries.append(entry) } }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
+func transportEventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// A handler for transport tests: `/hello` says hello, `/big?n=...` sends `n` bytes, anything else is 404.
+struct TransportTestHandler: HTTPRequestHandler {
+    func handle(_ request: HTTPRequestHead) -> HTTPResponse {
+        switch request.path {
+        case "/hello":
+            return HTTPResponse(status: .ok, headers: [("Content-Type", "text/plain")], body: Array("hello\n".utf8))
+        case "/big":
+            let size = request.query.flatMap { Int($0.dropFirst(2)) } ?? 0
+            return HTTPResponse(body: [UInt8](repeating: UInt8(ascii: "z"), count: size))
+        default:
+            return HTTPResponse(status: .notFound, body: Array("not found\n".utf8))
+        }
+    }
+}
+
+/// Starts a server on an ephemeral port of 127.0.0.1 with `configuration`.
+func startTransportServer(
+    _ configuration: SocketServerConfiguration = SocketServerConfiguration(),
+    handler: any HTTPRequestHandler = TransportTestHandler(),
+    log: TransportLogCollector = TransportLogCollector()
+) throws -> (server: SocketServer, port: UInt16) {
+    var configuration = configuration
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    let server = SocketServer(configuration: configuration, handler: handler, onRequest: { log.record($0) })
+    let port = try server.start()
+    return (server, port)
+}

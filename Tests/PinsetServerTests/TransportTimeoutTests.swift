@@ -1,0 +1,39 @@
+import PinsetHTTP
+import PinsetServer
+import Testing
+
+@Suite("Transport: deadlines")
+struct TransportTimeoutTests {
+    @Test func slowClientIsCutOffAtTheRequestHeadTimeout() async throws {
+        let log = TransportLogCollector()
+        let (server, port) = try startTransportServer(
+            SocketServerConfiguration(requestHeadTimeout: .seconds(1), idleTimeout: .seconds(30)), log: log)
+        let client = try TransportTestClient(port: port)
+        let start = ContinuousClock.now
+        try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n")
+        let result = client.readToEnd(timeout: .seconds(5))
+        let elapsed = ContinuousClock.now - start
+        #expect(result.ending == .closed)
+        #expect(String(decoding: result.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+        #expect(elapsed >= .milliseconds(900))
+        #expect(elapsed < .seconds(4))
+        #expect(await transportEventually { log.all.map(\.status) == [408] })
+        #expect(await transportEventually { server.openConnections == 0 })
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
+        let (server, port) = try startTransportServer(
+            SocketServerConfiguration(requestHeadTimeout: .seconds(5), idleTimeout: .seconds(1)))
+        let client = try TransportTestClient(port: port)
+        try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        let start = ContinuousClock.now
+        let result = client.readToEnd(timeout: .seconds(5))
+        #expect(result.ending == .closed)
+        #expect(result.bytes.isEmpty)
+        #expect(ContinuousClock.now - start >= .milliseconds(900))
+        #expect(await transportEventually { server.openConnections == 0 })
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+}
