@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import PinsetCore
+
+/// The bookkeeping every write does inside its transaction: look up what it changes, then increase the
+/// customer's content version, append the audit entry and bump the change counter.
+///
+/// Keeping these steps in one place is what makes "every change bumps the version, is audited and is seen by
+/// the server" hold for every write.
+struct ChangeRecorder {
+    let db: Database
+    let actor: String
+    /// One timestamp for the whole transaction, so the audit entry and `updated_at` agree.
+    let now: Date
+
+    init(_ db: Database, actor: String) throws {
+        guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
+        }
+        self.db = db
+        self.actor = actor
+        self.now = Date()
+    }
+
+    /// The customer, matched ignoring case, or `StoreError.customerNotFound`.
+    func customer(_ name: CustomerName) throws -> CustomerRow {
+        let row = try Row.fetchOne(db, sql: "SELECT \(StoredRows.customerColumns) FROM customer WHERE name = ?", arguments: [name.rawValue])
+        guard let row else { throw StoreError.customerNotFound(name.rawValue) }
+        return try StoredRows.customerRow(row)
+    }
+
+    /// The host's id and current settings, or `StoreError.hostNotFound`.
+    func host(_ hostname: Hostname, of customer: CustomerRow) throws -> (id: Int64, host: HostPins) {
+        guard let found = try existingHost(hostname, of: customer) else {
+            throw StoreError.hostNotFound(hostname.rawValue, customer: customer.name.rawValue)
+        }
+        return found
+    }
+
+    /// The host's id and current settings, or `nil` if the customer has no such host.
+    func existingHost(_ hostname: Hostname, of customer: CustomerRow) throws -> (id: Int64, host: HostPins)? {
+        let row = try Row.fetchOne(db, sql: "SELECT \(StoredRows.hostColumns) FROM host WHERE customer_id = ? AND hostname = ?", arguments: [customer.id, hostname.rawValue])
+        guard let row else { return nil }
+        let (id, _, host) = try StoredRows.host(row)
+        return (id, host)
+    }
+
+    func pinCount(ofHost hostID: Int64) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM pin WHERE host_id = ?", arguments: [hostID]) ?? 0
+    }
+
+    /// The version a new customer of this name starts at: one above any version the name ever had.
+    func firstVersion(for name: CustomerName) throws -> Int64 {
+        let highWater = try Int64.fetchOne(db, sql: "SELECT version FROM customer_version_high_water WHERE name = ?", arguments: [name.rawValue])
+        return (highWater ?? 0) + 1
+    }
+
+    /// Records a change to an existing customer: version + 1, `updated_at`, high-water mark, audit entry,
+    /// change counter. Returns the new version.
+    @discardableResult
+    func recordChange(of customer: CustomerRow, _ action: AuditAction, _ details: String) throws -> Int64 {
+        let version = customer.version + 1
+        try db.execute(sql: "UPDATE customer SET version = ?, updated_at = ? WHERE id = ?", arguments: [version, now, customer.id])
+        try raiseHighWater(customer.name, to: version)
+        try audit(customer.name, action, details, version: version)
+        return version
+    }
+
+    /// Records the version of a customer just inserted or removed, with its audit entry and the change counter.
+    func recordMembership(of name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
+        if version > 0 {
+            try raiseHighWater(name, to: version)
+        }
+        try audit(name, action, details, version: version)
+    }
+
+    private func raiseHighWater(_ name: CustomerName, to version: Int64) throws {
+        try db.execute(sql: """
+            INSERT INTO customer_version_high_water (name, version) VALUES (?, ?)
+            ON CONFLICT (name) DO UPDATE SET version = max(version, excluded.version)
+            """, arguments: [name.rawValue, version])
+    }
+
+    private func audit(_ name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
+        try db.execute(sql: """
+            INSERT INTO audit_log (at, actor, customer, action, details, version) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [now, actor, name.rawValue, action.rawValue, details, version])
+        try db.execute(sql: "UPDATE change_counter SET value = value + 1 WHERE id = 1")
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import PinsetCore
+
+extension PinStore {
+    /// Adds a host, without pins, to a customer.
+    ///
+    /// A host without pins is listed but pins nothing; add its pins next with `addPins`.
+    ///
+    /// - Throws: `StoreError.customerNotFound`, `.hostExists` (a bundle carries one entry per host name), or
+    ///   `.invalidInput` for port 0.
+    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, to customer: CustomerName, actor: String) throws {
+        try Self.validate(port: port, hostname: hostname)
+        try pool.write { db in
+            let change = try ChangeRecorder(db, actor: actor)
+            let owner = try change.customer(customer)
+            if let existing = try change.existingHost(hostname, of: owner) {
+                throw StoreError(.hostExists, "Customer '\(owner.name)' already has host '\(hostname)' (port \(existing.host.port), include-subdomains \(Self.onOff(existing.host.includeSubdomains))). Change its settings with 'pinset host update' or remove it first.")
+            }
+            try db.execute(sql: "INSERT INTO host (customer_id, hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [owner.id, hostname.rawValue, Int64(port), includeSubdomains, change.now])
+            try change.recordChange(of: owner, .hostAdded, "added host \(hostname) port \(port), include-subdomains \(Self.onOff(includeSubdomains))")
+        }
+    }
+
+    /// Changes the port and/or include-subdomains flag of a host; `nil` keeps the current value.
+    ///
+    /// - Returns: `false` when the host already had these settings: then nothing is written, and neither the
+    ///   version nor the change counter moves.
+    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, or `.invalidInput` for port 0.
+    @discardableResult
+    public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, actor: String) throws -> Bool {
+        if let port { try Self.validate(port: port, hostname: hostname) }
+        return try pool.write { db in
+            let change = try ChangeRecorder(db, actor: actor)
+            let owner = try change.customer(customer)
+            let (hostID, current) = try change.host(hostname, of: owner)
+            let newPort = port ?? current.port
+            let newIncludeSubdomains = includeSubdomains ?? current.includeSubdomains
+            var differences: [String] = []
+            if newPort != current.port { differences.append("port \(current.port) -> \(newPort)") }
+            if newIncludeSubdomains != current.includeSubdomains {
+                differences.append("include-subdomains \(Self.onOff(current.includeSubdomains)) -> \(Self.onOff(newIncludeSubdomains))")
+            }
+            guard !differences.isEmpty else { return false }
+            try db.execute(sql: "UPDATE host SET port = ?, include_subdomains = ? WHERE id = ?",
+                           arguments: [Int64(newPort), newIncludeSubdomains, hostID])
+            try change.recordChange(of: owner, .hostUpdated, "\(hostname): " + differences.joined(separator: "; "))
+            return true
+        }
+    }
+
+    /// Removes a host and its pins from a customer.
+    ///
+    /// - Throws: `StoreError.customerNotFound` or `.hostNotFound`.
+    public func removeHost(_ hostname: Hostname, from customer: CustomerName, actor: String) throws {
+        try pool.write { db in
+            let change = try ChangeRecorder(db, actor: actor)
+            let owner = try change.customer(customer)
+            let (hostID, _) = try change.host(hostname, of: owner)
+            let pinCount = try change.pinCount(ofHost: hostID)
+            // Its pins go with it: ON DELETE CASCADE.
+            try db.execute(sql: "DELETE FROM host WHERE id = ?", arguments: [hostID])
+            try change.recordChange(of: owner, .hostRemoved, "removed host \(hostname) with \(pinCount) pin(s)")
+        }
+    }
+
+    static func validate(port: UInt16, hostname: Hostname) throws {
+        guard port != 0 else {
+            throw StoreError(.invalidInput, "Port 0 is not a port a client can connect to. Give the TLS port of \(hostname), usually 443.")
+        }
+    }
+
+    static func onOff(_ flag: Bool) -> String { flag ? "on" : "off" }
+}

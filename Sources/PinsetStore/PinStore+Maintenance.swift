@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+
+extension PinStore {
+    /// The rows of `PRAGMA integrity_check`: `["ok"]` when the file is healthy, otherwise descriptions of
+    /// each problem found (https://www.sqlite.org/pragma.html#pragma_integrity_check).
+    public func integrityCheck() throws -> [String] {
+        try pool.read { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check")
+        }
+    }
+
+    /// Copies the database to `destination` with SQLite's online backup API, while other connections keep
+    /// reading and writing; the copy is one consistent snapshot.
+    ///
+    /// The copy is written to a temporary file beside `destination`, switched to rollback-journal mode (so it
+    /// is a single self-contained file that no stale `-wal` file next to it can alter), synced, and renamed
+    /// over `destination`. A reader of `destination` sees the old file or the complete new one, never a
+    /// partial copy. The file is created with `newFileMode`.
+    ///
+    /// - Throws: `StoreError.invalidInput` if `destination` is this database's own file.
+    public func backup(to destination: String) throws {
+        let target = URL(fileURLWithPath: destination).standardizedFileURL.resolvingSymlinksInPath()
+        let source = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
+        guard target.path != source.path else {
+            throw StoreError(.invalidInput, "The backup destination \(destination) is the database itself. Give another path.")
+        }
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial-\(UUID().uuidString)").path
+        let descriptor = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, Self.newFileMode)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw StoreError(.invalidInput, "Cannot create a file in \(target.deletingLastPathComponent().path) for the backup: \(reason). Choose a writable directory.")
+        }
+        close(descriptor)
+        do {
+            let copy = try DatabaseQueue(path: temporary)
+            try pool.backup(to: copy)
+            try copy.writeWithoutTransaction { db in
+                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
+            }
+            try copy.close()
+            guard rename(temporary, target.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw StoreError(.invalidInput, "Cannot move the backup into place at \(target.path): \(reason).")
+            }
+        } catch {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
+            throw error
+        }
+        Self.syncDirectory(of: target)
+    }
+
+    /// Makes a rename durable: the new directory entry reaches the disk only when the directory is synced.
+    private static func syncDirectory(of file: URL) {
+        let descriptor = Foundation.open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+}

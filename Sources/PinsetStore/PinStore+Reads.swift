@@ -1,0 +1,126 @@
+import Foundation
+import GRDB
+import PinsetCore
+
+extension PinStore {
+    /// Every customer with its content version and host and pin counts, sorted by name.
+    public func customers() throws -> [CustomerSummary] {
+        try pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT customer.name, customer.version, customer.created_at, customer.updated_at,
+                       (SELECT count(*) FROM host WHERE host.customer_id = customer.id),
+                       (SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = customer.id)
+                FROM customer
+                ORDER BY customer.name COLLATE BINARY
+                """)
+            var summaries: [CustomerSummary] = []
+            while let row = try rows.next() {
+                summaries.append(CustomerSummary(
+                    name: try StoredRows.customerName(row.decode(atIndex: 0)),
+                    version: try row.decode(atIndex: 1),
+                    hostCount: try row.decode(atIndex: 4),
+                    pinCount: try row.decode(atIndex: 5),
+                    createdAt: try row.decode(atIndex: 2),
+                    updatedAt: try row.decode(atIndex: 3)
+                ))
+            }
+            return summaries
+        }
+    }
+
+    /// The customer's pin set, or `nil` if there is no such customer. The name is matched ignoring case;
+    /// the result carries the name as stored.
+    ///
+    /// Hosts are sorted by host name and each host's pins by SPKI hash, so equal content compares equal.
+    public func pinSet(for customer: CustomerName) throws -> PinSet? {
+        try pool.read { db in
+            try PinSetLoader.load(db, customer: customer).first
+        }
+    }
+
+    /// Every customer's pin set, sorted by customer name, read in one transaction (a consistent snapshot).
+    ///
+    /// Three set-based queries — customers, hosts, pins — each walking its table in index order, however
+    /// many customers there are.
+    public func allPinSets() throws -> [PinSet] {
+        try pool.read { db in
+            try PinSetLoader.load(db, customer: nil)
+        }
+    }
+
+    /// The global change counter: increased by every committed change. A server polls it to learn cheaply
+    /// whether anything needs re-signing; it never decreases and is never reset.
+    public func changeCounter() throws -> Int64 {
+        try pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT value FROM change_counter WHERE id = 1") ?? 0
+        }
+    }
+
+    /// The latest audit entries, newest first: all customers', or those of one customer name (ignoring case,
+    /// including entries from before the customer was removed and re-added).
+    public func auditLog(customer: CustomerName? = nil, limit: Int = 100) throws -> [AuditEntry] {
+        try pool.read { db in
+            let columns = "id, at, actor, customer, action, details, version"
+            let rows: RowCursor
+            if let customer {
+                rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM audit_log WHERE customer = ? ORDER BY id DESC LIMIT ?", arguments: [customer.rawValue, max(limit, 0)])
+            } else {
+                rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM audit_log ORDER BY id DESC LIMIT ?", arguments: [max(limit, 0)])
+            }
+            var entries: [AuditEntry] = []
+            while let row = try rows.next() {
+                entries.append(AuditEntry(
+                    id: try row.decode(atIndex: 0), at: try row.decode(atIndex: 1), actor: try row.decode(atIndex: 2),
+                    customer: try row.decode(atIndex: 3),
+                    action: AuditAction(rawValue: try row.decode(atIndex: 4)), details: try row.decode(atIndex: 5),
+                    version: try row.decode(atIndex: 6)
+                ))
+            }
+            return entries
+        }
+    }
+}
+
+/// Loads pin sets with one query per table, whatever the number of customers.
+///
+/// Pins are read in table order and sorted per host in memory: walking the `(host_id, spki_sha256)` index
+/// instead costs a table lookup per pin, about three times the whole scan.
+enum PinSetLoader {
+    /// All customers' pin sets (sorted by name), or the one customer's (an empty array when it does not exist).
+    static func load(_ db: Database, customer: CustomerName?) throws -> [PinSet] {
+        let onlyCustomer = "JOIN customer ON host.customer_id = customer.id WHERE customer.name = ?"
+        let arguments: StatementArguments = customer.map { [$0.rawValue] } ?? []
+
+        var pinsByHost: [Int64: [Pin]] = [:]
+        var decoder = StoredRows.PinDecoder()
+        let pinRows = try Row.fetchCursor(db, sql: customer == nil
+            ? "SELECT \(StoredRows.pinColumns) FROM pin"
+            : "SELECT \(StoredRows.pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(onlyCustomer)",
+            arguments: arguments)
+        while let row = try pinRows.next() {
+            let (hostID, pin) = try decoder.pin(row)
+            pinsByHost[hostID, default: []].append(pin)
+        }
+
+        var hostsByCustomer: [Int64: [HostPins]] = [:]
+        let hostRows = try Row.fetchCursor(db, sql: """
+            SELECT \(StoredRows.hostColumns) FROM host \(customer == nil ? "" : onlyCustomer) ORDER BY host.customer_id, host.hostname
+            """, arguments: arguments)
+        while let row = try hostRows.next() {
+            var (hostID, customerID, host) = try StoredRows.host(row)
+            host.pins = (pinsByHost[hostID] ?? []).sorted { $0.spkiSHA256 < $1.spkiSHA256 }
+            hostsByCustomer[customerID, default: []].append(host)
+        }
+
+        var pinSets: [PinSet] = []
+        let customerRows = try Row.fetchCursor(db, sql: """
+            SELECT \(StoredRows.customerColumns) FROM customer \(customer == nil ? "" : "WHERE customer.name = ?")
+            ORDER BY customer.name COLLATE BINARY
+            """, arguments: arguments)
+        while let row = try customerRows.next() {
+            let customer = try StoredRows.customerRow(row)
+            pinSets.append(PinSet(customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? []))
+        }
+        return pinSets
+    }
+}

@@ -1,0 +1,29 @@
+import GRDB
+import PinsetMigrations
+
+/// Builds GRDB's migrator from the SQL files embedded in `PinsetMigrations`.
+enum SchemaMigrator {
+    static func make() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for migration in SchemaMigrations.all {
+            let sql = migration.sql
+            migrator.registerMigration(migration.identifier) { db in
+                try db.execute(sql: sql)
+            }
+        }
+        return migrator
+    }
+
+    /// Applies the missing migrations, each in its own transaction recorded in `grdb_migrations`.
+    ///
+    /// GRDB reads which migrations are applied before it opens each migration's transaction, so two processes
+    /// that open a new file at the same moment can both try to run the same migration; the later one fails
+    /// (the table exists). That failure is harmless when, afterwards, every migration is recorded.
+    static func migrate(_ pool: DatabasePool, with migrator: DatabaseMigrator) throws {
+        do {
+            try migrator.migrate(pool)
+        } catch {
+            guard try pool.read(migrator.hasCompletedMigrations) else { throw error }
+        }
+    }
+}

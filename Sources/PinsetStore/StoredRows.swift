@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import PinsetCore
+
+/// Decoding of stored rows into the core model.
+///
+/// Rows are read by column position from hand-written `SELECT`s rather than through `Codable` records: the
+/// signing pass loads every pin of every customer, and positional access avoids a dictionary lookup per
+/// column. Values are decoded with the throwing accessors: a row edited by hand must fail the read, not
+/// crash the server. Each `select…` constant lists the columns in the order the matching initializer reads them.
+enum StoredRows {
+    /// `customer` columns for `customerRow(_:at:)`.
+    static let customerColumns = "customer.id, customer.name, customer.version"
+
+    /// `host` columns for `hostPins(_:at:)`, without pins.
+    static let hostColumns = "host.id, host.customer_id, host.hostname, host.port, host.include_subdomains"
+
+    /// `pin` columns for `PinDecoder.pin(_:at:)`.
+    static let pinColumns = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after"
+
+    static func customerRow(_ row: Row, at offset: Int = 0) throws -> CustomerRow {
+        CustomerRow(
+            id: try row.decode(atIndex: offset),
+            name: try customerName(row.decode(atIndex: offset + 1)),
+            version: try row.decode(atIndex: offset + 2)
+        )
+    }
+
+    static func customerName(_ stored: String) throws -> CustomerName {
+        do {
+            return try CustomerName(stored)
+        } catch {
+            throw StoreError(.corruptData, "The stored customer name '\(stored)' is not valid: \(error.message) Fix or remove the row with the sqlite3 tool.")
+        }
+    }
+
+    /// Returns the host's id, its customer's id, and the host without pins.
+    static func host(_ row: Row, at offset: Int = 0) throws -> (id: Int64, customerID: Int64, host: HostPins) {
+        let stored: String = try row.decode(atIndex: offset + 2)
+        let hostname: Hostname
+        do {
+            hostname = try Hostname(stored)
+        } catch {
+            throw StoreError(.corruptData, "The stored host name '\(stored)' is not valid: \(error.message) Fix or remove the row with the sqlite3 tool.")
+        }
+        let port: Int64 = try row.decode(atIndex: offset + 3)
+        guard let validPort = UInt16(exactly: port), validPort > 0 else {
+            throw StoreError(.corruptData, "Host '\(stored)' has the invalid stored port \(port). Fix the row with the sqlite3 tool.")
+        }
+        let host = HostPins(hostname: hostname, port: validPort, includeSubdomains: try row.decode(atIndex: offset + 4), pins: [])
+        return (try row.decode(atIndex: offset), try row.decode(atIndex: offset + 1), host)
+    }
+
+    /// Decodes pin rows. Keeps the parsed sources, since a store holds few distinct ones and parsing each
+    /// row's again is a measurable part of loading every pin.
+    struct PinDecoder {
+        private var sources: [String: PinSource] = [:]
+
+        /// Returns the pin's host id and the pin.
+        mutating func pin(_ row: Row, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin) {
+            let spkiHash = try fingerprint(bytes(row, offset + 1) ?? [])
+            let storedSource: String = try row.decode(atIndex: offset + 5)
+            let source: PinSource
+            if let known = sources[storedSource] {
+                source = known
+            } else {
+                guard let parsed = PinSource(storedForm: storedSource) else {
+                    throw StoreError(.corruptData, "The pin \(spkiHash.base64) has the unknown stored source '\(storedSource)'; it was probably written by a newer pinset. Upgrade pinset.")
+                }
+                sources[storedSource] = parsed
+                source = parsed
+            }
+            let notAfter: Int64? = try row.decode(atIndex: offset + 6)
+            let pin = Pin(
+                spkiSHA256: spkiHash,
+                subjectPublicKeyInfo: try bytes(row, offset + 2),
+                certificateSHA256: try bytes(row, offset + 3).map(fingerprint),
+                label: try row.decode(atIndex: offset + 4),
+                source: source,
+                notAfter: notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+            )
+            return (try row.decode(atIndex: offset), pin)
+        }
+    }
+
+    /// A blob column's bytes, copied once straight from SQLite's buffer.
+    private static func bytes(_ row: Row, _ index: Int) throws -> [UInt8]? {
+        try row.withUnsafeData(atIndex: index) { data in data.map { [UInt8]($0) } }
+    }
+
+    /// Stored form of `Pin.notAfter`: whole seconds since 1970, rounded down (X.509 times have no fractions).
+    static func storedNotAfter(_ date: Date?) -> Int64? {
+        date.map { Int64($0.timeIntervalSince1970.rounded(.down)) }
+    }
+
+    private static func fingerprint(_ bytes: [UInt8]) throws -> SHA256Fingerprint {
+        do {
+            return try SHA256Fingerprint(bytes: bytes)
+        } catch {
+            throw StoreError(.corruptData, "A stored SHA-256 hash is \(bytes.count) bytes instead of 32. The database was edited by hand or is damaged; fix the row with the sqlite3 tool.")
+        }
+    }
+}
+
+/// The identity of a customer row, as the writes need it.
+struct CustomerRow: Sendable {
+    var id: Int64
+    /// The name as stored: lookups ignore case, so this may differ in case from the name asked for.
+    var name: CustomerName
+    var version: Int64
+}

@@ -1,0 +1,97 @@
+import PinsetCore
+import PinsetStore
+import Testing
+
+@Suite struct ContentVersionTests {
+    /// Runs `change` and returns by how much it moved each customer's version and the change counter.
+    private func deltas(_ store: PinStore, _ change: () throws -> Void) throws -> (acme: Int64, other: Int64, counter: Int64) {
+        func version(_ name: String) throws -> Int64 { try store.pinSet(for: try Sample.customer(name))?.version ?? 0 }
+        let acme = try version("acme"), other = try version("other"), counter = try store.changeCounter()
+        try change()
+        return (try version("acme") - acme, try version("other") - other, try store.changeCounter() - counter)
+    }
+
+    @Test func everyKindOfChangeBumpsOnlyTheAffectedCustomerAndTheCounter() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
+        try store.addCustomer(acme, actor: Sample.actor)
+        #expect(try store.pinSet(for: acme)?.version == 1)
+
+        let changes: [(String, () throws -> Void)] = [
+            ("add host", { try store.addHost(api, to: acme, actor: Sample.actor) }),
+            ("update host", { try store.updateHost(api, of: acme, port: 8443, actor: Sample.actor) }),
+            ("add pins", { try store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: api, of: acme, actor: Sample.actor) }),
+            ("remove pin", { try store.removePin(try Sample.hashPin(1).spkiSHA256, from: api, of: acme, actor: Sample.actor) }),
+            ("remove host", { try store.removeHost(api, from: acme, actor: Sample.actor) }),
+        ]
+        for (label, change) in changes {
+            let moved = try deltas(store, change)
+            #expect(moved.acme == 1, "\(label) must bump acme's version by one")
+            #expect(moved.other == 0, "\(label) must not touch another customer's version")
+            #expect(moved.counter == 1, "\(label) must bump the change counter by one")
+        }
+        #expect(try store.pinSet(for: acme)?.version == 6)
+    }
+
+    @Test func addingAndRemovingCustomersBumpsTheCounter() throws {
+        let fixture = try StoreFixture()
+        #expect(try fixture.store.changeCounter() == 0)
+        try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        #expect(try fixture.store.changeCounter() == 1)
+        try fixture.store.removeCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        #expect(try fixture.store.changeCounter() == 2)
+    }
+
+    @Test func updateWithoutDifferenceChangesNothing() throws {
+        let fixture = try StoreFixture()
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        try fixture.store.addHost(api, port: 443, to: acme, actor: Sample.actor)
+        let before = try dump(fixture.store)
+        #expect(try fixture.store.updateHost(api, of: acme, port: 443, includeSubdomains: false, actor: Sample.actor) == false)
+        #expect(try dump(fixture.store) == before)
+    }
+
+    /// Rollback attack: a client that saw the removed customer's version N must accept the re-added
+    /// customer's bundles, and an old bundle of version ≤ N must not outrank them.
+    @Test func reAddedCustomerStartsAboveEveryVersionTheOldOneHad() throws {
+        let fixture = try StoreFixture()
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        try fixture.store.addHost(api, to: acme, actor: Sample.actor)
+        try fixture.store.addPins([try Sample.hashPin(1)], to: api, of: acme, actor: Sample.actor)
+        let last = try #require(try fixture.store.pinSet(for: acme)?.version)
+        #expect(last == 3)
+
+        try fixture.store.removeCustomer(acme, actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: acme) == nil)
+        // Re-added with another spelling: names are one identity ignoring case.
+        try fixture.store.addCustomer(try Sample.customer("ACME"), actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: acme)?.version == last + 1)
+
+        // The high-water mark survives reopening the file.
+        try fixture.store.removeCustomer(acme, actor: Sample.actor)
+        let reopened = try fixture.openAnother()
+        try reopened.addCustomer(acme, actor: Sample.actor)
+        #expect(try reopened.pinSet(for: acme)?.version == last + 2)
+    }
+
+    @Test func customerSummariesCountHostsAndPins() throws {
+        let fixture = try StoreFixture()
+        let acme = try Sample.customer("acme")
+        try fixture.store.addCustomer(try Sample.customer("zeta"), actor: Sample.actor)
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        try fixture.store.addHost(try Sample.host("a.example.com"), to: acme, actor: Sample.actor)
+        try fixture.store.addHost(try Sample.host("b.example.com"), to: acme, actor: Sample.actor)
+        try fixture.store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: try Sample.host("a.example.com"), of: acme, actor: Sample.actor)
+        try fixture.store.addPins([try Sample.hashPin(1)], to: try Sample.host("b.example.com"), of: acme, actor: Sample.actor)
+
+        let summaries = try fixture.store.customers()
+        #expect(summaries.map(\.name.rawValue) == ["acme", "zeta"])
+        #expect(summaries[0].hostCount == 2 && summaries[0].pinCount == 3 && summaries[0].version == 5)
+        #expect(summaries[1].hostCount == 0 && summaries[1].pinCount == 0 && summaries[1].version == 1)
+        #expect(summaries[0].updatedAt >= summaries[0].createdAt)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import PinsetCore
+import PinsetMigrations
+@testable import PinsetStore
+import GRDB
+import Testing
+
+@Suite struct MigrationTests {
+    @Test func migrationsAreRecordedAndNotReappliedOnReopen() throws {
+        let fixture = try StoreFixture()
+        #expect(try fixture.store.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        let before = try dump(fixture.store)
+
+        let reopened = try fixture.openAnother()
+        #expect(try reopened.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        #expect(try dump(reopened) == before)
+    }
+
+    /// Every file in Migrations/sql must be registered, in file-name order, with the embedded text equal to
+    /// the file: a file that is added but not registered would silently never run.
+    @Test func everySQLFileIsEmbeddedAndRegisteredInOrder() throws {
+        let directory = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Migrations/sql")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(SchemaMigrations.all.map { $0.identifier + ".sql" } == files)
+        for migration in SchemaMigrations.all {
+            let text = try String(contentsOf: directory.appendingPathComponent(migration.identifier + ".sql"), encoding: .utf8)
+            #expect(migration.sql == text)
+        }
+    }
+
+    @Test func aDatabaseFromANewerProgramIsRefused() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')")
+        }
+        let error = #expect(throws: StoreError.self) { try fixture.openAnother() }
+        #expect(error?.code == .databaseTooNew)
+        #expect(error?.message.contains("9999_from_the_future") == true)
+    }
+
+    @Test func readOnlyStoreReadsButDoesNotWriteOrMigrate() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        let reader = try PinStore.open(path: fixture.path, readOnly: true)
+        #expect(try reader.customers().map(\.name.rawValue) == ["acme"])
+        #expect(throws: (any Error).self) { try reader.addCustomer(try Sample.customer("other"), actor: Sample.actor) }
+        #expect(try fixture.store.customers().count == 1)
+
+        let emptyPath = fixture.directory.file("empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: emptyPath, contents: nil))
+        let error = #expect(throws: StoreError.self) { try PinStore.open(path: emptyPath, readOnly: true) }
+        #expect(error?.code == .databaseNotMigrated)
+    }
+
+    @Test func foreignKeysAreEnforced() throws {
+        let fixture = try StoreFixture()
+        #expect(throws: (any Error).self) {
+            try fixture.store.pool.write { db in
+                try db.execute(sql: "INSERT INTO host (customer_id, hostname, port, include_subdomains, created_at) VALUES (12345, 'x.example.com', 443, 0, 'now')")
+            }
+        }
+        #expect(try fixture.store.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+    }
+}
