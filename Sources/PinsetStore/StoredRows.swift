@@ -85,7 +85,7 @@ enum StoredRows {
 
     /// A blob column's bytes, copied once straight from SQLite's buffer.
     private static func bytes(_ row: Row, _ index: Int) throws -> [UInt8]? {
-        try row.withUnsafeData(atIndex: index) { data in data.map { [UInt8]($0) } }
+        try row.decode(StoredBytes?.self, atIndex: index)?.bytes
     }
 
     /// Stored form of `Pin.notAfter`: whole seconds since 1970, rounded down (X.509 times have no fractions).

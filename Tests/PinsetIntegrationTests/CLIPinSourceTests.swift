@@ -131,3 +131,22 @@ enum FreePort {
         return false
     }
 }
+
+@Suite(.serialized) struct CLIHostCommandTests {
+    @Test func listAndUpdateHosts() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+        let updated = try cli.run(["host", "update", "acme", "api.example.com", "--port", "8443", "--include-subdomains", "true"])
+        #expect(updated.status == 0, "\(updated.combined)")
+        let list = try cli.run(["host", "list", "acme", "--json"])
+        let hosts = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout)) as? [[String: Any]])
+        #expect(hosts.first?["port"] as? Int == 8443)
+        #expect(hosts.first?["includeSubdomains"] as? Bool == true)
+        let before = try cli.databaseDump()
+        let bad = try cli.run(["host", "update", "acme", "nope.example.com", "--port", "1"])
+        #expect(bad.status != 0)
+        #expect(try cli.databaseDump() == before)
+    }
+}
