@@ -131,7 +131,7 @@ import Testing
         // Once the head timeout frees the slots, normal clients are served again without a restart.
         attackers.collect(until: Date().addingTimeInterval(10)) { rssPeak = max(rssPeak, ServerProbe.residentKiB(pid: pid) ?? 0) }
         let all = attackers.members(.slowloris)
-        #expect(all.allSatisfy(\.closedByPeer), "\(all.filter { !$0.closedByPeer }.count) attacker connections are still open")
+        #expect(all.allSatisfy { $0.closedByPeer }, "\(all.filter { !$0.closedByPeer }.count) attacker connections are still open")
         let refused = all.filter { $0.statusLine.hasPrefix("HTTP/1.1 503") }.count
         let timedOut = all.filter { $0.statusLine.hasPrefix("HTTP/1.1 408") }.count
         #expect(timedOut <= limit, "\(timedOut) connections were served past the limit of \(limit)")
