@@ -43,7 +43,6 @@ struct PinsetRequestHandlerTests {
         for condition in [etag, "\"x\", \(etag)", "W/\(etag)", "*"] {
             let response = handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", condition)]))
             #expect(response.status == .notModified, "If-None-Match: \(condition)")
-            #expect(response.body.isEmpty)
         }
         #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", "\"other\"")])).status == .ok)
     }

@@ -81,7 +81,8 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             ("Last-Modified", String(decoding: HTTPDate.imfFixdate(unixSeconds: bundle.timestamp), as: UTF8.self)),
         ]
         if let condition = request.header("If-None-Match"), Self.matches(condition, etag: bundle.etag) {
-            return HTTPResponse(status: .notModified, headers: headers, body: [])
+            // The encoder never sends a 304 body; passing the bundle (no copy) lets it state the 200's length.
+            return HTTPResponse(status: .notModified, headers: headers, body: bundle.bytes)
         }
         return HTTPResponse(status: .ok, headers: headers, body: bundle.bytes)
     }
