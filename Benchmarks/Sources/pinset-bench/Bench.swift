@@ -1,0 +1,43 @@
+import Foundation
+
+/// In-process measurements for `Benchmarks/run`. Each subcommand prints one JSON object on standard output
+/// and progress on standard error. Not a user-facing tool: BENCHMARKS.md describes the suite.
+@main
+enum Bench {
+    static let usage = """
+        usage: pinset-bench <command> [--option value ...]
+          populate     --db FILE --customers N [--hosts 5] [--pins 3]   add customers through PinStore
+          load         --db FILE [--repeat 3]                           time PinStore.allPinSets()
+          sign-pass    --data-dir DIR --customers N[,N...] [--hosts 5] [--pins 3] [--repeat 3]
+                       [--single-thread-sample 200] [--openssl N] [--work-dir DIR]
+                                                                        time SigningPass.run and openssl smime
+          client       --data-dir DIR --hosts N [--pins 3] [--iterations 200] --work-dir DIR
+                                                                        time BundleVerifier.verify and PinsetUpdater.update
+          client-alloc --data-dir DIR --hosts N [--pins 3] --iterations K --mode verify|update --work-dir DIR
+                                                                        K operations and nothing else (for valgrind dhat)
+        """
+
+    static func main() async {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard let command = arguments.first else {
+            Report.note(usage)
+            exit(2)
+        }
+        do {
+            let options = try Arguments(arguments.dropFirst())
+            switch command {
+            case "populate": try PopulateCommand.run(options)
+            case "load": try LoadCommand.run(options)
+            case "sign-pass": try SignPassCommand.run(options)
+            case "client": try await ClientCommand.run(options)
+            case "client-alloc": try await ClientCommand.runAllocationProbe(options)
+            default:
+                Report.note("unknown command '\(command)'\n\(usage)")
+                exit(2)
+            }
+        } catch {
+            Report.note("\(command) failed: \(error)")
+            exit(1)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+import PinsetCore
+import PinsetServer
+import PinsetSigning
+
+/// One full signing pass (`SigningPass.run`, every core) over N in-memory pin sets, the same call the
+/// server's refresher and `pinset sign` make; plus the per-customer cost on one thread, and the per-customer
+/// cost of the original signer's approach (one `openssl smime -sign` process per customer).
+enum SignPassCommand {
+    static func run(_ options: Arguments) throws {
+        let dataDirectory = try options.string("data-dir")
+        let sizes = try options.ints("customers")
+        let repeats = max(1, try options.int("repeat", default: 3))
+        let sample = try options.int("single-thread-sample", default: 200)
+        let opensslCustomers = try options.int("openssl", default: 0)
+        let dataset = try Dataset(hosts: try options.int("hosts", default: 5), pinsPerHost: try options.int("pins", default: 3))
+        let identity = try SigningIdentity.load(keyPath: "\(dataDirectory)/signing-key.pem", certificatePath: "\(dataDirectory)/trust-cert.pem")
+        let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 86_400)
+        let now = Date()
+
+        let largest = try dataset.pinSets(count: sizes.max() ?? 1)
+        // Warm-up: first use of the key, allocator growth, Dispatch's thread pool.
+        _ = try pass.run(Array(largest.prefix(min(largest.count, 64))), now: now)
+
+        var passes: [[String: Any]] = []
+        for size in sizes {
+            let pinSets = Array(largest.prefix(size))
+            var samples: [Double] = []
+            var bundleBytes = 0
+            for round in 1...repeats {
+                var bundles: [SignedBundle] = []
+                samples.append(try Measure.time { bundles = try pass.run(pinSets, now: now) })
+                guard bundles.count == size else { throw BenchError("the pass returned \(bundles.count) bundles for \(size) customers") }
+                bundleBytes = bundles.reduce(0) { $0 + $1.bytes.count }
+                Report.note("\(identity.keyType) \(size) customers, round \(round): \(String(format: "%.3f", samples.last ?? 0)) s")
+            }
+            let summary = Measure.summary(samples)
+            passes.append([
+                "customers": size, "seconds": summary, "rounds": repeats,
+                "perCustomerMs": (summary["median"] ?? 0) * 1000 / Double(size),
+                "averageBundleBytes": bundleBytes / size,
+            ])
+        }
+
+        // One core: the cost of a customer without the parallel speed-up, split into encoding and signing.
+        let sampled = Array(largest.prefix(max(1, min(sample, largest.count))))
+        let timestamp = Int64(now.timeIntervalSince1970)
+        let payloads = sampled.map { BundlePayload(pinSet: $0, timestamp: timestamp, expires: timestamp + 86_400) }
+        let signer = BundleSigner(identity: identity)
+        var encoded: [[UInt8]] = []
+        let encodeSeconds = Measure.time { encoded = payloads.map { $0.encoded() } }
+        let signSeconds = try Measure.time { for content in encoded { _ = try signer.sign(content: content) } }
+
+        var result: [String: Any] = [
+            "keyType": identity.keyType.description,
+            "cores": ProcessInfo.processInfo.activeProcessorCount,
+            "hostsPerCustomer": dataset.hosts, "pinsPerHost": dataset.pinsPerHost,
+            "passes": passes,
+            "singleThread": [
+                "customers": sampled.count,
+                "encodeMsPerCustomer": encodeSeconds * 1000 / Double(sampled.count),
+                "signMsPerCustomer": signSeconds * 1000 / Double(sampled.count),
+            ],
+        ]
+        if opensslCustomers > 0 {
+            result["openssl"] = try opensslComparison(
+                Array(largest.prefix(opensslCustomers)), dataDirectory: dataDirectory,
+                workDirectory: try options.string("work-dir"), timestamp: timestamp
+            )
+        }
+        try Report.emit(result)
+    }
+
+    /// The original signer: for each customer, write the payload to a file and run
+    /// `openssl smime -sign -binary -nodetach -outform der -md sha256 -signer cert.pem -inkey key.pem`.
+    /// One process per customer, one after another, as the original did.
+    static func opensslComparison(_ pinSets: [PinSet], dataDirectory: String, workDirectory: String, timestamp: Int64) throws -> [String: Any] {
+        let directory = "\(workDirectory)/openssl-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var inputs: [(payload: String, output: String)] = []
+        for (index, pinSet) in pinSets.enumerated() {
+            let payload = BundlePayload(pinSet: pinSet, timestamp: timestamp, expires: timestamp + 86_400)
+            let path = "\(directory)/payload-\(index).json"
+            guard FileManager.default.createFile(atPath: path, contents: Data(payload.encoded())) else {
+                throw BenchError("cannot write \(path)")
+            }
+            inputs.append((path, "\(directory)/out-\(index).der"))
+        }
+        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/openssl"
+        let seconds = try Measure.time {
+            for input in inputs {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: openssl)
+                process.arguments = [
+                    "smime", "-sign", "-binary", "-nodetach", "-outform", "der", "-md", "sha256",
+                    "-signer", "\(dataDirectory)/trust-cert.pem", "-inkey", "\(dataDirectory)/signing-key.pem",
+                    "-in", input.payload, "-out", input.output,
+                ]
+                process.standardInput = FileHandle.nullDevice
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+                guard process.terminationStatus == 0 else { throw BenchError("openssl smime -sign exited with \(process.terminationStatus)") }
+            }
+        }
+        let outputBytes = try inputs.reduce(0) { total, input in
+            total + ((try FileManager.default.attributesOfItem(atPath: input.output)[.size] as? Int) ?? 0)
+        }
+        return [
+            "customers": inputs.count, "seconds": seconds,
+            "perCustomerMs": seconds * 1000 / Double(inputs.count),
+            "averageBundleBytes": outputBytes / max(1, inputs.count),
+        ]
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import PinsetCore
+import PinsetStore
+
+/// Fills a database through the public `PinStore` API — the same transactions `pinset customer add`,
+/// `pinset host add` and `pinset pin add` run: one per customer, one per host, one pin batch per host.
+enum PopulateCommand {
+    static func run(_ options: Arguments) throws {
+        let path = try options.string("db")
+        let customers = try options.int("customers")
+        let dataset = try Dataset(hosts: try options.int("hosts", default: 5), pinsPerHost: try options.int("pins", default: 3))
+        let store = try PinStore.open(path: path)
+        let existing = try store.customers().count
+        let actor = "pinset-bench"
+        let seconds = try Measure.time {
+            for customer in (existing + 1)..<(existing + 1 + customers) {
+                let name = try Dataset.customerName(customer)
+                try store.addCustomer(name, actor: actor)
+                for host in 1...dataset.hosts {
+                    let hostname = try dataset.hostname(customer: customer, host: host)
+                    try store.addHost(hostname, to: name, actor: actor)
+                    try store.addPins(dataset.pins(customer: customer, host: host), to: hostname, of: name, actor: actor)
+                }
+                if customer % 1000 == 0 { Report.note("populated \(customer) customers") }
+            }
+        }
+        let total = try store.customers().count
+        try Report.emit([
+            "customersAdded": customers, "customersTotal": total, "seconds": seconds,
+            "transactions": customers * (1 + 2 * dataset.hosts),
+        ])
+    }
+}
+
+/// How long the server's first step of every signing pass takes: reading all pin sets in one transaction.
+enum LoadCommand {
+    static func run(_ options: Arguments) throws {
+        let store = try PinStore.open(path: try options.string("db"), readOnly: true)
+        let repeats = max(1, try options.int("repeat", default: 3))
+        var samples: [Double] = []
+        var count = 0
+        for _ in 0..<repeats {
+            samples.append(try Measure.time { count = try store.allPinSets().count })
+        }
+        try Report.emit(["customers": count, "seconds": Measure.summary(samples)])
+    }
+}
