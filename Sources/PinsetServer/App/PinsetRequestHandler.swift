@@ -78,7 +78,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             ("Content-Type", "application/pkcs7-mime"),
             ("ETag", bundle.etag),
             ("Cache-Control", "public, max-age=\(maxAge)"),
-            ("Last-Modified", String(decoding: HTTPDate.imfFixdate(unixSeconds: bundle.timestamp), as: UTF8.self)),
+            ("Last-Modified", bundle.lastModified),
         ]
         if let condition = request.header("If-None-Match"), Self.matches(condition, etag: bundle.etag) {
             // The encoder never sends a 304 body; passing the bundle (no copy) lets it state the 200's length.

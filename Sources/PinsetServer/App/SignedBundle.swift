@@ -1,5 +1,6 @@
 import Crypto
 import PinsetCore
+import PinsetHTTP
 
 /// One customer's signed bundle as served: the exact bytes plus what the HTTP layer needs to describe them.
 public struct SignedBundle: Sendable {
@@ -11,6 +12,8 @@ public struct SignedBundle: Sendable {
     public let expires: Int64
     /// A strong validator: the SHA-256 of the bytes, quoted as RFC 9110 §8.8.3 requires.
     public let etag: String
+    /// `timestamp` as an HTTP date, formatted once here rather than on every request.
+    public let lastModified: String
 
     public init(customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64) {
         self.customer = customer
@@ -19,5 +22,6 @@ public struct SignedBundle: Sendable {
         self.timestamp = timestamp
         self.expires = expires
         self.etag = "\"" + Hex.encode(Array(SHA256.hash(data: bytes)).prefix(16)) + "\""
+        self.lastModified = String(decoding: HTTPDate.imfFixdate(unixSeconds: timestamp), as: UTF8.self)
     }
 }
