@@ -21,19 +21,30 @@ public struct CustomerName: Hashable, Sendable, Comparable, CustomStringConverti
         guard Self.isAlphanumeric(bytes[0]) else {
             throw ValidationError("The customer name '\(rawValue)' must start with a letter or digit.")
         }
-        guard bytes.allSatisfy({ Self.isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }) else {
+        guard bytes.allSatisfy(Self.isNameByte) else {
             throw ValidationError("The customer name '\(rawValue)' contains a character other than letters, digits, '-', '_' or '.'.")
         }
         self.rawValue = rawValue
     }
 
     /// Parses the customer from a request path of the form `/<name>.json.signed`; `nil` for any other path.
+    ///
+    /// Runs on every request, so it works on UTF-8 bytes and builds a `String` only for a path of valid shape.
     public init?(bundlePath path: Substring) {
-        let suffix = ".json.signed"
-        guard path.hasPrefix("/"), path.hasSuffix(suffix) else { return nil }
-        let name = path.dropFirst().dropLast(suffix.count)
-        guard let valid = try? CustomerName(String(name)) else { return nil }
-        self = valid
+        let bytes = path.utf8
+        let suffix = Self.bundleSuffix
+        guard bytes.count > suffix.count + 1, bytes.count <= suffix.count + 1 + Self.maximumLength,
+              bytes.first == UInt8(ascii: "/"), bytes.suffix(suffix.count).elementsEqual(suffix)
+        else { return nil }
+        let name = bytes.dropFirst().dropLast(suffix.count)
+        guard let first = name.first, Self.isAlphanumeric(first), name.allSatisfy(Self.isNameByte) else { return nil }
+        self.rawValue = String(decoding: name, as: UTF8.self)
+    }
+
+    private static let bundleSuffix = Array(".json.signed".utf8)
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        isAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
     }
 
     /// The file name and URL path segment of this customer's signed bundle.

@@ -42,3 +42,14 @@ struct NameValidationTests {
         #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: String(base64.dropLast())) }
     }
 }
+
+/// The request-path parser and the validating initializer must agree on every name.
+struct BundlePathAgreementTests {
+    @Test(arguments: ["acme", "A.b-c_d", "0", String(repeating: "a", count: 64), String(repeating: "a", count: 65),
+                      "", ".x", "-x", "a/b", "a%2e", "é", "a b", "..", "a\u{0}b"])
+    func pathParserAgreesWithValidation(_ name: String) {
+        let fromPath = CustomerName(bundlePath: "/\(name).json.signed")
+        let validated = try? CustomerName(name)
+        #expect(fromPath == validated)
+    }
+}
