@@ -51,11 +51,24 @@ public struct BundlePayload: Hashable, Sendable {
 
     /// The UTF-8 JSON that is signed. Deterministic: equal payloads encode to equal bytes.
     public func encoded() -> [UInt8] {
+        Self.encoded(customer: customer, timestamp: timestamp, expires: expires, version: version, encodedHosts: Self.encodedHosts(hosts))
+    }
+
+    /// The `hashes` array alone. It depends only on the pin content, so a signer may encode it once per
+    /// content version and reuse it with every new timestamp.
+    public static func encodedHosts(_ hosts: [PinnedHost]) -> [UInt8] {
+        var writer = JSONWriter()
+        writeHosts(hosts.sorted { $0.hostname < $1.hostname }, to: &writer)
+        return writer.bytes
+    }
+
+    /// The payload around an already encoded `hashes` array; `encoded()` is this with `encodedHosts(hosts)`.
+    public static func encoded(customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, encodedHosts: [UInt8]) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("customer"); writer.string(customer.rawValue)
         writer.key("timestamp"); writer.integer(timestamp)
-        writer.key("hashes"); Self.writeHosts(hosts, to: &writer)
+        writer.key("hashes"); writer.rawValue(encodedHosts)
         writer.key("format"); writer.integer(Int64(Self.currentFormat))
         writer.key("version"); writer.integer(version)
         writer.key("expires"); writer.integer(expires)

@@ -24,6 +24,9 @@ struct JSONWriter {
     mutating func integer(_ value: Int64) { valuePrefix(); bytes.append(contentsOf: String(value).utf8) }
     mutating func bool(_ value: Bool) { valuePrefix(); bytes.append(contentsOf: (value ? "true" : "false").utf8) }
 
+    /// Appends an already encoded JSON value.
+    mutating func rawValue(_ encoded: [UInt8]) { valuePrefix(); bytes.append(contentsOf: encoded) }
+
     mutating func stringArray(_ values: [String]) {
         beginArray()
         for value in values { string(value) }

@@ -27,7 +27,11 @@ public final class PinsetService: Sendable {
         self.metrics = metrics
         let refresher = BundleRefresher(
             source: store,
-            pass: SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: configuration.bundleLifetimeSeconds),
+            pass: SigningPass(
+                signer: BundleSigner(identity: identity),
+                bundleLifetime: configuration.bundleLifetimeSeconds,
+                hostsCache: EncodedHostsCache()
+            ),
             cache: cache,
             metrics: metrics,
             logger: logger,

@@ -9,10 +9,13 @@ public struct SigningPass: Sendable {
     public let signer: BundleSigner
     /// How long a bundle stays acceptable to Pinset clients (its `expires` minus its `timestamp`).
     public let bundleLifetime: Int64
+    /// Encoded pin content reused across passes; `nil` encodes everything every time.
+    public let hostsCache: EncodedHostsCache?
 
-    public init(signer: BundleSigner, bundleLifetime: Int64) {
+    public init(signer: BundleSigner, bundleLifetime: Int64, hostsCache: EncodedHostsCache? = nil) {
         self.signer = signer
         self.bundleLifetime = bundleLifetime
+        self.hostsCache = hostsCache
     }
 
     /// Signs all pin sets using every core. Fails as a whole if any one cannot be signed, so a pass never
@@ -27,19 +30,25 @@ public struct SigningPass: Sendable {
             let range = (index * chunk)..<min(pinSets.count, (index + 1) * chunk)
             for i in range {
                 let pinSet = pinSets[i]
-                let payload = BundlePayload(pinSet: pinSet, timestamp: timestamp, expires: timestamp + bundleLifetime)
+                let expires = timestamp + bundleLifetime
+                let hosts = hostsCache?.encodedHosts(for: pinSet) ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
+                let content = BundlePayload.encoded(
+                    customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts
+                )
                 results.set(i, Result {
                     SignedBundle(
                         customer: pinSet.customer,
-                        bytes: try signer.sign(payload),
+                        bytes: try signer.sign(content: content),
                         version: pinSet.version,
                         timestamp: timestamp,
-                        expires: payload.expires
+                        expires: expires
                     )
                 })
             }
         }
-        return try results.values.map { try $0.get() }
+        let bundles = try results.values.map { try $0.get() }
+        hostsCache?.retain(only: Set(pinSets.map(\.customer)))
+        return bundles
     }
 }
 

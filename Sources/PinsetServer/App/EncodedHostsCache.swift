@@ -1,0 +1,31 @@
+import Foundation
+import PinsetCore
+
+/// Each customer's encoded `hashes` array, kept between signing passes.
+///
+/// Building it (sorting pins, base64 of every key) is most of a pass's work apart from the signature, yet it
+/// changes only when the pin content does. The store bumps a customer's content version with every change and
+/// never reuses one, so (customer, version) identifies the content and is the key here.
+/// Thread-safe: a lock around a dictionary; `SigningPass` reads and fills it from all cores.
+public final class EncodedHostsCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [CustomerName: (version: Int64, bytes: [UInt8])] = [:]
+
+    public init() {}
+
+    func encodedHosts(for pinSet: PinSet) -> [UInt8] {
+        if let cached = lock.withLock({ entries[pinSet.customer] }), cached.version == pinSet.version {
+            return cached.bytes
+        }
+        let bytes = BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
+        lock.withLock { entries[pinSet.customer] = (pinSet.version, bytes) }
+        return bytes
+    }
+
+    /// Drops customers that no longer exist, so removed customers do not accumulate.
+    func retain(only customers: Set<CustomerName>) {
+        lock.withLock { entries = entries.filter { customers.contains($0.key) } }
+    }
+
+    public var count: Int { lock.withLock { entries.count } }
+}
