@@ -20,9 +20,12 @@ public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringCon
         self.bytes = Array(hasher.finalize())
     }
 
-    /// Parses the `pin-sha256` form: standard, padded base64 of the 32 digest bytes (44 characters).
+    /// Parses the `pin-sha256` form: standard, padded base64 of the 32 digest bytes (44 characters), optionally
+    /// after a `sha256/` prefix (HPKP style). The prefix is removed only from 51-character text: `sha256/` is
+    /// itself valid base64, so 44 characters that begin with it are a digest, and ``base64`` parses back.
     public init(base64 text: String) throws(ValidationError) {
-        let trimmed = text.hasPrefix("sha256/") ? String(text.dropFirst("sha256/".count)) : text
+        let prefix = "sha256/"
+        let trimmed = text.hasPrefix(prefix) && text.utf8.count == prefix.utf8.count + 44 ? String(text.dropFirst(prefix.count)) : text
         guard let decoded = Base64.decode(trimmed) else {
             throw ValidationError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
         }

@@ -14,7 +14,8 @@ enum Bench {
           client       --data-dir DIR --hosts N [--pins 3] [--iterations 200] --work-dir DIR
                                                                         time BundleVerifier.verify and PinsetUpdater.update
           client-alloc --data-dir DIR --hosts N [--pins 3] --iterations K --mode verify|update --work-dir DIR
-                                                                        K operations and nothing else (for valgrind dhat)
+                                                                        K operations traced by glibc mtrace (with
+                                                                        LD_PRELOAD=libc_malloc_debug.so.0 MALLOC_TRACE=FILE)
         """
 
     static func main() async {

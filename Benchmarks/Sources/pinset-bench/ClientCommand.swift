@@ -72,29 +72,62 @@ enum ClientCommand {
         ])
     }
 
-    /// Exactly `iterations` verifications or updates after a fixed setup, so that two runs differing only in
-    /// `iterations` differ only in those operations (`valgrind --tool=dhat` counts the difference).
+    /// Counts the heap allocations of `iterations` verifications or updates, after one untraced warm-up
+    /// operation, with glibc's allocation tracer: run under `LD_PRELOAD=libc_malloc_debug.so.0
+    /// MALLOC_TRACE=FILE`, tracing is switched on (`mtrace`) just for the measured operations and every
+    /// `malloc`/`calloc`/`realloc` in that window is one line of FILE. Without the preload nothing is traced.
     static func runAllocationProbe(_ options: Arguments) async throws {
-        let iterations = try options.int("iterations")
-        let presigned = try options.int("presign", default: 11)
-        guard iterations <= presigned - 1 || iterations == 0 else { throw BenchError("--iterations must be below --presign") }
-        let setup = try setUp(options, count: presigned)
+        let iterations = max(1, try options.int("iterations"))
+        let setup = try setUp(options, count: iterations + 2)
         defer { try? FileManager.default.removeItem(atPath: setup.configuration.stateDirectory) }
         let now = Date()
+        let tracer = MallocTracer()
         switch try options.string("mode") {
         case "verify":
-            for _ in 0..<iterations {
+            for round in 0...iterations {
+                if round == 1 { tracer.start() }
                 _ = try await BundleVerifier.verify(setup.bundles[0], configuration: setup.configuration, lastAccepted: nil, source: .download, at: now).get()
             }
         case "update":
             let updater = PinsetUpdater(configuration: setup.configuration, fetcher: SequenceFetcher(setup.bundles), now: { now })
             try await updater.update()
+            tracer.start()
             for _ in 0..<iterations { try await updater.update() }
         case let other:
             throw BenchError("--mode must be verify or update, not '\(other)'")
         }
-        try Report.emit(["iterations": iterations])
+        tracer.stop()
+        try Report.emit(["iterations": iterations, "traced": tracer.isAvailable])
     }
+}
+
+/// glibc's `mtrace`/`muntrace` from the preloaded libc_malloc_debug. It exports them only under the old
+/// symbol version (`mtrace@GLIBC_2.2.5`), so a plain `dlsym` finds libc's no-op stub: look them up with
+/// `dlvsym` in that library. Without the preload (or `MALLOC_TRACE`) nothing is traced.
+struct MallocTracer {
+    private typealias Function = @convention(c) () -> Void
+    private typealias VersionedLookup = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafePointer<CChar>) -> UnsafeMutableRawPointer?
+    private let startFunction: Function?
+    private let stopFunction: Function?
+
+    init() {
+        guard ProcessInfo.processInfo.environment["MALLOC_TRACE"] != nil,
+              let library = dlopen("libc_malloc_debug.so.0", RTLD_NOW | RTLD_NOLOAD),
+              let lookupSymbol = dlsym(nil, "dlvsym")
+        else {
+            startFunction = nil
+            stopFunction = nil
+            return
+        }
+        let lookup = unsafeBitCast(lookupSymbol, to: VersionedLookup.self)
+        startFunction = lookup(library, "mtrace", "GLIBC_2.2.5").map { unsafeBitCast($0, to: Function.self) }
+        stopFunction = lookup(library, "muntrace", "GLIBC_2.2.5").map { unsafeBitCast($0, to: Function.self) }
+    }
+
+    var isAvailable: Bool { startFunction != nil && stopFunction != nil }
+
+    func start() { if isAvailable { startFunction?() } }
+    func stop() { if isAvailable { stopFunction?() } }
 }
 
 /// Serves pre-signed bundles from memory, one per fetch, in order.

@@ -30,9 +30,11 @@ enum Measure {
             let index = min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
             return sorted[index]
         }
+        let middle = sorted.count / 2
+        let median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
         return [
             "min": sorted[0],
-            "median": quantile(0.5),
+            "median": median,
             "p99": quantile(0.99),
             "max": sorted[sorted.count - 1],
             "mean": samples.reduce(0, +) / Double(samples.count),

@@ -1,0 +1,59 @@
+import Foundation
+import PinsetHTTP
+import Testing
+
+/// Replays the HTTP fuzzer's inputs through the normal test suite: the committed seed corpus and every input kept
+/// in `Fuzz/regressions/http-parser/` after a fix. Each must parse identically whole and one byte at a time, keep
+/// the parser's buffer within one maximal head, and drive a connection to a clean close.
+@Suite("Fuzz regressions: HTTP")
+struct HTTPFuzzRegressionTests {
+    static func inputs(_ folder: String) -> [String] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var paths: [String] = []
+        for kind in ["regressions", "corpus"] {
+            let directory = root.appendingPathComponent("Fuzz/\(kind)/\(folder)").path
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            paths += names.filter { !$0.hasPrefix(".") }.sorted().map { "\(directory)/\($0)" }
+        }
+        return paths
+    }
+
+    @Test(arguments: inputs("http-parser"))
+    func replay(_ path: String) throws {
+        let input = try #require(FileManager.default.contents(atPath: path).map { [UInt8]($0) })
+        for limits in [HTTPLimits(), HTTPLimits(maxRequestLineBytes: 40, maxHeaderBytes: 96, maxHeaderCount: 3)] {
+            let whole = Self.parse([input[...]], limits: limits)
+            let byteByByte = Self.parse(input.indices.map { input[$0...$0] }, limits: limits)
+            #expect(whole == byteByByte, "the outcome depends on chunking")
+        }
+
+        var harness = ConnectionHarness()
+        harness.machine.receive(input, now: harness.time)
+        _ = harness.run()
+        harness.machine.peerClosedInput()
+        let (output, last) = harness.run()
+        #expect(last.isClose)
+        #expect(output.isEmpty || output.hasPrefix("HTTP/1.1 "))
+    }
+
+    /// Heads as text, then `failed` or `incomplete`.
+    static func parse(_ chunks: [ArraySlice<UInt8>], limits: HTTPLimits) -> [String] {
+        var parser = HTTPRequestParser(limits: limits)
+        var outcome: [String] = []
+        for chunk in chunks {
+            parser.append(chunk)
+            parsing: while true {
+                switch parser.next() {
+                case .head(let head):
+                    outcome.append("\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(head.headers.map { "\($0.name)=\($0.value)" })")
+                case .failure:
+                    return outcome + ["failed"]
+                case .incomplete:
+                    #expect(parser.bufferedByteCount <= limits.maxRequestLineBytes + 2 + limits.maxHeaderBytes)
+                    break parsing
+                }
+            }
+        }
+        return outcome + ["incomplete"]
+    }
+}
