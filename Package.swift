@@ -166,7 +166,7 @@ let package = Package(
         ),
         // Tests mirror the modules; PinsetIntegrationTests drives the built `pinset` binary with curl and openssl.
         .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore"], swiftSettings: strictSwift6),
-        .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetTestSupport"], swiftSettings: strictSwift6),

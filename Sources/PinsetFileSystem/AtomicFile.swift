@@ -32,10 +32,12 @@ public struct FileSystemError: Error, Hashable, Sendable, CustomStringConvertibl
 public enum AtomicFile {
     public static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o644) throws(FileSystemError) {
         let directory = parentDirectory(of: path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
         var temporary = ""
         var fd: Int32 = -1
         for attempt in 0..<100 {
-            temporary = "\(path).tmp-\(getpid())-\(attempt)-\(UInt32.random(in: 0...UInt32.max))"
+            // Hidden, and named after the writer's pid so that leftovers of a killed writer can be recognised.
+            temporary = "\(directory)/.\(name)\(temporaryMarker)\(getpid())-\(attempt)-\(UInt32.random(in: 0...UInt32.max))"
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
             if fd >= 0 || errno != EEXIST { break }
         }
@@ -65,6 +67,31 @@ public enum AtomicFile {
         guard rename(temporary, path) == 0 else { throw FileSystemError(path: path, operation: "rename a file onto", errno: errno) }
         committed = true
         syncDirectory(directory)
+    }
+
+    static let temporaryMarker = ".tmp-"
+
+    /// Removes temporary files in `directory` left by writers that were killed before renaming them.
+    /// A file is removed only if the process that created it is gone, so concurrent writers are safe.
+    @discardableResult
+    public static func removeAbandonedTemporaryFiles(in directory: String) -> Int {
+        guard let handle = opendir(directory) else { return 0 }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            names.append(name)
+        }
+        closedir(handle)
+        var removed = 0
+        for name in names where name.hasPrefix(".") {
+            guard let marker = name.ranges(of: temporaryMarker).last else { continue }
+            let digits = name[marker.upperBound...].prefix { $0.isNumber }
+            guard let pid = Int32(digits), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(name)") == 0 {
+                removed += 1
+            }
+        }
+        return removed
     }
 
     /// Reads a whole file.

@@ -42,6 +42,8 @@ struct SignCommand: AsyncParsableCommand {
         let pinSets = try options.openStore().allPinSets()
         let bundles = try SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         try AtomicFile.createDirectory(out)
+        // A run killed mid-write leaves a hidden temporary file; never let a CDN sync publish it.
+        AtomicFile.removeAbandonedTemporaryFiles(in: out)
         for bundle in bundles {
             try AtomicFile.write(bundle.bytes, to: "\(out)/\(bundle.customer.bundleFileName)", mode: 0o644)
         }

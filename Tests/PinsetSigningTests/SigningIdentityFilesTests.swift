@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetFileSystem
 import PinsetSigning
 import PinsetTestSupport
 import Testing
@@ -72,5 +73,21 @@ struct SigningIdentityFilesTests {
             let hex = fingerprint.split(separator: "=").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
             #expect(pin.certificateSHA256 == (try SHA256Fingerprint(hex: hex)))
         }
+    }
+}
+
+struct AbandonedTemporaryFileTests {
+    @Test func onlyTemporaryFilesOfDeadWritersAreRemoved() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Far above any pid_max: no such process exists.
+        let deadPid = Int32.max - 7
+        try directory.write(".acme.json.signed.tmp-\(deadPid)-0-123", [1])
+        try directory.write(".acme.json.signed.tmp-\(getpid())-0-456", [2])
+        try directory.write("acme.json.signed", [3])
+        try directory.write(".hidden", [4])
+        #expect(AtomicFile.removeAbandonedTemporaryFiles(in: directory.path) == 1)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+        #expect(left == [".acme.json.signed.tmp-\(getpid())-0-456", "acme.json.signed", ".hidden"])
     }
 }
