@@ -45,7 +45,8 @@ struct TransportShutdownTests {
         let start = ContinuousClock.now
         await server.shutdown(gracePeriod: .seconds(30))
         await server.shutdown(gracePeriod: .seconds(30))
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // Far below the 30 s grace period (it must not be waited out), with room for a loaded machine.
+        #expect(ContinuousClock.now - start < .seconds(20))
         #expect(throws: TransportTestClient.Failure.self) { try TransportTestClient(port: port) }
     }
 }
