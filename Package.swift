@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
-        .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetClientTests",

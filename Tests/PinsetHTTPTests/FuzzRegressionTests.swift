@@ -1,5 +1,6 @@
 import Foundation
 import PinsetHTTP
+import PinsetTestSupport
 import Testing
 
 /// Replays the HTTP fuzzer's inputs through the normal test suite: the committed seed corpus and every input kept
@@ -7,15 +8,8 @@ import Testing
 /// the parser's buffer within one maximal head, and drive a connection to a clean close.
 @Suite("Fuzz regressions: HTTP")
 struct HTTPFuzzRegressionTests {
-    static func inputs(_ folder: String) -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var paths: [String] = []
-        for kind in ["regressions", "corpus"] {
-            let directory = root.appendingPathComponent("Fuzz/\(kind)/\(folder)").path
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            paths += names.filter { !$0.hasPrefix(".") }.sorted().map { "\(directory)/\($0)" }
-        }
-        return paths
+    static func inputs(_ target: String) -> [String] {
+        FuzzInputs.paths(for: target)
     }
 
     @Test(arguments: inputs("http-parser"))

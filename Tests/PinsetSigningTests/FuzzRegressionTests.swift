@@ -9,15 +9,8 @@ import Testing
 /// anchor that never signed anything; an accepted payload survives `encoded()` and `decode` unchanged.
 @Suite("Fuzz regressions: bundle verification")
 struct BundleFuzzRegressionTests {
-    static func inputs(_ folder: String) -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var paths: [String] = []
-        for kind in ["regressions", "corpus"] {
-            let directory = root.appendingPathComponent("Fuzz/\(kind)/\(folder)").path
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            paths += names.filter { !$0.hasPrefix(".") }.sorted().map { "\(directory)/\($0)" }
-        }
-        return paths
+    static func inputs(_ target: String) -> [String] {
+        FuzzInputs.paths(for: target)
     }
 
     @Test(arguments: inputs("bundle-verifier"))
