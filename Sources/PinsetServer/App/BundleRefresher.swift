@@ -95,19 +95,20 @@ public final class BundleRefresher: @unchecked Sendable {
             return
         }
         if counter != lastSeenChange {
-            runPass(reason: "change")
+            runPass(reason: "change", observedCounter: counter)
         } else if now() >= nextScheduledPass {
             runPass(reason: "schedule")
         }
     }
 
-    /// Must run on `queue`.
+    /// Must run on `queue`. `observedCounter` is a change counter already read by the caller; either way it is
+    /// read before the pin sets, so an edit made during the pass moves the counter and triggers another pass.
     @discardableResult
-    private func runPass(reason: String) -> Bool {
+    private func runPass(reason: String, observedCounter: Int64? = nil) -> Bool {
         let started = ContinuousClock.now
         let attemptAt = now()
         do {
-            let counter = try source.changeCounter()
+            let counter = try observedCounter ?? source.changeCounter()
             let pinSets = try source.allPinSets()
             let bundles = try pass.run(pinSets, now: attemptAt)
             cache.replace(with: bundles, signedAt: Int64(attemptAt.timeIntervalSince1970))
@@ -140,17 +141,5 @@ public final class BundleRefresher: @unchecked Sendable {
             ])
             return false
         }
-    }
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-
-    var secondsDouble: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -121,10 +121,3 @@ public final class PinsetService: Sendable {
 }
 
 extension PinStore: PinSetSource {}
-
-extension Duration {
-    var microseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-    }
-}

@@ -41,7 +41,7 @@ public final class ServerMetrics: Sendable {
 
     func recordSigningPass(bundles: Int, duration: Duration) {
         bundlesSigned.increment(by: bundles)
-        signingDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        signingDuration.recordNanoseconds(duration.nanoseconds)
     }
 
     func recordSigningFailure() {
@@ -57,7 +57,7 @@ public final class ServerMetrics: Sendable {
         }
         counter.increment()
         responseBytes.increment(by: bodyBytes)
-        requestDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        requestDuration.recordNanoseconds(duration.nanoseconds)
     }
 
     func recordOpenConnections(_ count: Int) {

@@ -43,7 +43,7 @@ final class TransportWorker: @unchecked Sendable {
     func start() {
         let shortest = min(machineConfiguration.requestHeadTimeout, machineConfiguration.idleTimeout, lingerTimeout)
         let tick = min(max(shortest / 10, .milliseconds(10)), .milliseconds(500))
-        let nanoseconds = Int(tick.components.seconds) * 1_000_000_000 + Int(tick.components.attoseconds / 1_000_000_000)
+        let nanoseconds = Int(tick.nanoseconds)
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
                        leeway: .nanoseconds(nanoseconds / 10))
