@@ -17,9 +17,12 @@ extension PinStore {
             if let existing = try change.existingHost(hostname, of: owner) {
                 throw StoreError(.hostExists, "Customer '\(owner.name)' already has host '\(hostname)' (port \(existing.host.port), include-subdomains \(Self.onOff(existing.host.includeSubdomains))). Change its settings with 'pinset host update' or remove it first.")
             }
-            try db.execute(sql: "INSERT INTO host (customer_id, hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [owner.id, hostname.rawValue, Int64(port), includeSubdomains, change.now])
-            try change.recordChange(of: owner, .hostAdded, "added host \(hostname) port \(port), include-subdomains \(Self.onOff(includeSubdomains))")
+            // The spelling is kept only when it differs, so a lower-case name has one stored form.
+            try db.execute(sql: """
+                INSERT INTO host (customer_id, hostname, published_hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [owner.id, hostname.rawValue, hostname.hasMixedCase ? hostname.spelling : nil, Int64(port), includeSubdomains, change.now])
+            let spelling = hostname.hasMixedCase ? " (published as \(hostname.spelling))" : ""
+            try change.recordChange(of: owner, .hostAdded, "added host \(hostname)\(spelling) port \(port), include-subdomains \(Self.onOff(includeSubdomains))")
         }
     }
 

@@ -14,7 +14,7 @@ struct HostCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a host to a customer.")
         @OptionGroup var options: GlobalOptions
         @Argument var customer: String
-        @Argument(help: "DNS host name, e.g. api.example.com.") var hostname: String
+        @Argument(help: "DNS host name, e.g. api.example.com. Published with the case given here, which legacy GCX clients compare exactly.") var hostname: String
         @Option(help: "TLS port.") var port: Int = 443
         @Flag(help: "Apply the pins to every subdomain too.") var includeSubdomains = false
 
@@ -28,6 +28,9 @@ struct HostCommand: AsyncParsableCommand {
             let store = try options.openStore()
             try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, to: customer, actor: options.resolvedActor)
             Output.note("Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) ...'.")
+            if host.hasMixedCase {
+                Output.note("Bundles publish it as '\(host.spelling)': Pinset clients match it ignoring case, legacy GCX clients only when the app connects to exactly '\(host.spelling)'.")
+            }
             if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
     }
@@ -44,12 +47,14 @@ struct HostCommand: AsyncParsableCommand {
             }
             if options.json {
                 try Output.json(pinSet.hosts.map {
-                    ["hostname": $0.hostname.rawValue, "port": Int($0.port), "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count] as [String: Any]
+                    ["hostname": $0.hostname.rawValue, "publishedHostname": $0.hostname.spelling, "port": Int($0.port),
+                     "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count, "legacyUsablePins": $0.legacyUsablePins.count] as [String: Any]
                 })
                 return
             }
-            Output.table(["HOST", "PORT", "SUBDOMAINS", "PINS"], pinSet.hosts.map {
-                [$0.hostname.rawValue, String($0.port), $0.includeSubdomains ? "yes" : "no", String($0.pins.count)]
+            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE"], pinSet.hosts.map {
+                [$0.hostname.rawValue, $0.hostname.spelling, String($0.port), $0.includeSubdomains ? "yes" : "no", String($0.pins.count),
+                 String($0.legacyUsablePins.count)]
             })
             PinSetPrinter.warnAboutBackupPins(pinSet)
         }

@@ -13,7 +13,7 @@ struct SignCommand: AsyncParsableCommand {
         discussion: """
             Each <customer>.json.signed is replaced atomically, so a web server reading the directory never \
             serves a partial file. The bytes are what 'pinset serve' serves. Run it at least every five minutes \
-            (legacy clients refuse bundles older than ten); deploy/pinset-sign.timer does that.
+            (legacy clients refuse bundles older than ten); deploy/systemd/pinset-sign.timer does that.
             """
     )
 
