@@ -30,7 +30,7 @@ extension ChangeRecorder {
         if let usableBefore, usable >= usableBefore { return }
         let why = "Customer '\(customer.name)' serves legacy GCX clients, which match only a certificate's SHA-256 (fp) or an RSA public key (pk), never a bare SPKI hash or an EC key; after this change \(hostname) would have \(usable) pin\(usable == 1 ? "" : "s") they can use, fewer than \(minimum). Nothing was changed."
         let fix = usableBefore == nil
-            ? " Add at least \(minimum) such pins in one 'pinset pin add' (--certificate for each certificate, --from-host for a live chain, or RSA --public-key)"
+            ? " Give at least \(minimum) such pins in one 'pinset pin add', or with the host in 'pinset host add --certificate' (--certificate for each certificate, --from-host for a live chain, or RSA --public-key)"
             : " Add the replacement certificate first (--certificate or --from-host), then remove this pin"
         throw StoreError(.tooFewLegacyPins, why + fix + ", or turn the protection off with 'pinset customer update \(customer.name) --no-legacy-clients'.")
     }

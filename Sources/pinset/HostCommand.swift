@@ -17,6 +17,9 @@ struct HostCommand: AsyncParsableCommand {
         @Argument(help: "DNS host name, e.g. api.example.com. Published with the case given here, which legacy GCX clients compare exactly.") var hostname: String
         @Option(help: "TLS port.") var port: Int = 443
         @Flag(help: "Apply the pins to every subdomain too.") var includeSubdomains = false
+        @Option(name: .customLong("certificate"), help: ArgumentHelp("Pin every certificate of this PEM or DER file in the same change (repeatable). A customer that serves legacy clients needs two such pins with the host.", valueName: "file"))
+        var certificates: [String] = []
+        @Option(help: "A label for the --certificate pins (default: each certificate's common name).") var label: String?
 
         func validate() throws {
             guard (1...65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be from 1 to 65535, not \(port).") }
@@ -25,9 +28,18 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
+            // Every input is read and validated before the database is touched.
+            var pins: [Pin] = []
+            for path in certificates {
+                for certificate in try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path) {
+                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: path), label: label))
+                }
+            }
             let store = try options.openStore()
-            try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, to: customer, actor: options.resolvedActor)
-            Output.note("Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) ...'.")
+            try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins, to: customer, actor: options.resolvedActor)
+            Output.note(pins.isEmpty
+                ? "Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) ...'."
+                : "Added \(host):\(port) to '\(customer)' with \(Set(pins.map(\.spkiSHA256)).count) pin(s).")
             if host.hasMixedCase {
                 Output.note("Bundles publish it as '\(host.spelling)': Pinset clients match it ignoring case, legacy GCX clients only when the app connects to exactly '\(host.spelling)'.")
             }

@@ -99,29 +99,28 @@ import Testing
     }
 
     /// For a customer marked as serving legacy clients, an edit that leaves a host with fewer than two usable
-    /// pins is refused and changes nothing.
+    /// pins is refused and changes nothing; a host must come with its pins.
     @Test func legacyCustomersRefuseEditsThatLeaveTooFewUsablePins() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
         let leaf = try Self.certificate("leaf", in: cli.directory)
         let backup = try Self.certificate("backup", in: cli.directory)
         #expect(try cli.run(["customer", "add", "acme", "--legacy-clients"]).status == 0)
-        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["customer", "list", "--json"]).stdout)) as? [[String: Any]])
         #expect(listed.first?["servesLegacyClients"] as? Bool == true)
 
         var before = try cli.databaseDump()
-        let hashes = try cli.run(["pin", "add", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert),
-                                  "--hash", try CLIPinSourceTests.opensslPin(certificate: backup.cert)])
-        #expect(hashes.status != 0)
-        #expect(hashes.stderr.contains("serves legacy GCX clients"), "\(hashes.stderr)")
-        let single = try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", leaf.cert])
-        #expect(single.status != 0)
+        let bare = try cli.run(["host", "add", "acme", "api.example.com"])
+        #expect(bare.status != 0)
+        #expect(bare.stderr.contains("serves legacy GCX clients"), "\(bare.stderr)")
+        #expect(try cli.run(["host", "add", "acme", "api.example.com", "--certificate", leaf.cert]).status != 0)
         #expect(try cli.databaseDump() == before)
-
-        let both = try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
-        #expect(both.status == 0, "\(both.combined)")
-        #expect(!both.stderr.contains("warning"), "\(both.stderr)")
+        let withPins = try cli.run(["host", "add", "acme", "api.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
+        #expect(withPins.status == 0, "\(withPins.combined)")
+        #expect(!withPins.stderr.contains("warning"), "\(withPins.stderr)")
+        let legacy = try Self.legacyClient(cli)
+        let payload = try legacy.accept(bundle: try Self.signedBundle(cli, customer: "acme"))
+        #expect(try legacy.acceptsConnection(to: "api.example.com", chain: [backup.der], payload: payload))
 
         before = try cli.databaseDump()
         let removal = try cli.run(["pin", "remove", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert)])
@@ -129,7 +128,23 @@ import Testing
         #expect(removal.stderr.contains("Add the replacement certificate first"), "\(removal.stderr)")
         #expect(try cli.databaseDump() == before)
 
-        // Turned off, the same removal goes through with a warning.
+        // A host added while the protection was off gets its pins only in a batch legacy clients can use.
+        #expect(try cli.run(["customer", "update", "acme", "--no-legacy-clients"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "www.example.com"]).status == 0)
+        let enabled = try cli.run(["customer", "update", "acme", "--legacy-clients"])
+        #expect(enabled.status == 0, "\(enabled.combined)")
+        #expect(enabled.stderr.contains("www.example.com has 0 pins legacy GCX clients can use"), "\(enabled.stderr)")
+        before = try cli.databaseDump()
+        let hashes = try cli.run(["pin", "add", "acme", "www.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert),
+                                  "--hash", try CLIPinSourceTests.opensslPin(certificate: backup.cert)])
+        #expect(hashes.status != 0)
+        #expect(hashes.stderr.contains("serves legacy GCX clients"), "\(hashes.stderr)")
+        #expect(try cli.run(["pin", "add", "acme", "www.example.com", "--certificate", leaf.cert]).status != 0)
+        #expect(try cli.databaseDump() == before)
+        let both = try cli.run(["pin", "add", "acme", "www.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
+        #expect(both.status == 0, "\(both.combined)")
+
+        // Turned off, the refused removal goes through with a warning.
         #expect(try cli.run(["customer", "update", "acme", "--no-legacy-clients"]).status == 0)
         let allowed = try cli.run(["pin", "remove", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert)])
         #expect(allowed.status == 0, "\(allowed.combined)")

@@ -13,11 +13,17 @@ import Testing
         let store = fixture.store
         let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
         try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
+        var before = try dump(store)
+        let bare = #expect(throws: StoreError.self) { try store.addHost(host, to: acme, actor: Sample.actor) }
+        #expect(bare?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+        try store.setServesLegacyClients(false, for: acme, actor: Sample.actor)
         try store.addHost(host, to: acme, actor: Sample.actor)
+        try store.setServesLegacyClients(true, for: acme, actor: Sample.actor)
         #expect(try store.pinSet(for: acme)?.servesLegacyClients == true)
         #expect(try store.customers().first?.servesLegacyClients == true)
 
-        var before = try dump(store)
+        before = try dump(store)
         let hashes = #expect(throws: StoreError.self) {
             try store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: host, of: acme, actor: Sample.actor)
         }
@@ -41,6 +47,25 @@ import Testing
         #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor) == false)
         try store.removePin(chain[0].spkiSHA256, from: host, of: acme, actor: Sample.actor)
         #expect(try store.auditLog(customer: acme, limit: 10).contains { $0.action == .customerUpdated })
+    }
+
+    @Test func aHostComesWithItsPinsInOneChange() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
+        try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
+        let chain = try Sample.certificateChainPins()
+        let before = try dump(store)
+        let single = #expect(throws: StoreError.self) {
+            try store.addHost(host, pins: [chain[0], try Sample.hashPin(1)], to: acme, actor: Sample.actor)
+        }
+        #expect(single?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+        try store.addHost(host, pins: chain + [chain[0]], to: acme, actor: Sample.actor)
+        let stored = try #require(try store.pinSet(for: acme)?.hosts.first)
+        #expect(Set(stored.pins.map(\.spkiSHA256)) == Set(chain.map(\.spkiSHA256)))
+        #expect(stored.legacyUsablePins.count == 2)
+        #expect(try store.auditLog(customer: acme, limit: 1).first?.details.contains("with 2 pin(s)") == true)
     }
 
     /// A host that is already short (the setting was turned on later) can still lose pins legacy clients do
