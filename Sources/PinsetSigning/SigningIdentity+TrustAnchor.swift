@@ -43,6 +43,10 @@ extension SigningIdentity {
                 guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
                     throw SigningIdentityError("\(name) is not issued by the certificate after it ('\(PinMaterial.describe(issuer.subject))'). Order the file signer first, then each issuer, ending with the root the apps embed.")
                 }
+                // OpenSSL refuses a path through an issuer whose basicConstraints say it is not a CA.
+                if case .notCertificateAuthority = try? issuer.extensions.basicConstraints {
+                    throw SigningIdentityError("'\(PinMaterial.describe(issuer.subject))' issues '\(PinMaterial.describe(certificate.subject))' but its basicConstraints say it is not a CA, so OpenSSL-based clients reject the chain. Reissue it with basicConstraints CA:TRUE.")
+                }
             }
         }
         let anchor = trustAnchor
@@ -57,11 +61,15 @@ extension SigningIdentity {
         chain.enumerated().compactMap { index, certificate in
             let remaining = certificate.notValidAfter.timeIntervalSince(now)
             guard remaining < Self.expiryWarningInterval else { return nil }
-            let days = max(0, Int((remaining / 86_400).rounded()))
+            let name = Self.describe(certificate, index: index)
+            guard remaining > 0 else {
+                return "\(name) expired on \(Self.format(certificate.notValidAfter)): clients reject every bundle it vouches for."
+            }
+            let days = Int((remaining / 86_400).rounded())
             let consequence = certificate == trustAnchor
                 ? "every app that embeds it rejects all bundles after that; ship apps with a new anchor well before"
                 : "bundles are rejected after that unless it is replaced"
-            return "\(Self.describe(certificate, index: index)) expires on \(Self.format(certificate.notValidAfter)), in \(days) day\(days == 1 ? "" : "s"): \(consequence)."
+            return "\(name) expires on \(Self.format(certificate.notValidAfter)), in \(days) day\(days == 1 ? "" : "s"): \(consequence)."
         }
     }
 

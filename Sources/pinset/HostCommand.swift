@@ -92,10 +92,12 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            let changed = try options.openStore().updateHost(
+            let store = try options.openStore()
+            let changed = try store.updateHost(
                 host, of: customer, port: port.map { UInt16($0) }, includeSubdomains: includeSubdomains, actor: options.resolvedActor
             )
             Output.note(changed ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
+            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
     }
 
