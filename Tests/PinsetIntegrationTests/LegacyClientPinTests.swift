@@ -172,6 +172,16 @@ import Testing
         let payload = try legacy.accept(bundle: bundle)
         #expect(payload.hosts.map(\.hostname) == ["API.Example.com"])
         #expect(try legacy.acceptsConnection(to: "API.Example.com", chain: [leaf.der], payload: payload))
+        #expect(try legacy.acceptsConnection(to: "api.example.com", chain: [leaf.der], payload: payload) == false)
+
+        // The published schema allows the spelling.
+        let content = try ProcessRunner.run("openssl", ["smime", "-verify", "-inform", "der", "-CAfile", legacy.anchorPEMPath], stdin: bundle)
+        let payloadPath = try cli.directory.write("payload.json", content.stdout)
+        let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/bundle-payload.schema.json").path
+        let script = "import json,sys,jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"
+        let validated = try ProcessRunner.run("python3", ["-c", script, schema, payloadPath])
+        #expect(validated.status == 0, "\(validated.stderr)")
 
         // Pinset's own verifier reads it too and prints the published spelling with every pin form.
         let bundlePath = try cli.directory.write("acme.json.signed", bundle)
