@@ -39,6 +39,7 @@ struct SignCommand: AsyncParsableCommand {
         let identity = try SigningIdentity.load(keyPath: key ?? layout.keyPath, certificatePath: certificate ?? layout.certificatePEMPath)
         let now = Date()
         try identity.checkValidity(at: now)
+        for warning in identity.expiryWarnings(at: now) { Output.warn(warning) }
         let pinSets = try options.openStore().allPinSets()
         let bundles = try SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         try AtomicFile.createDirectory(out)

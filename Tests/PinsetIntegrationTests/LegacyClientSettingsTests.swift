@@ -53,5 +53,7 @@ import Testing
         let warnings = try Self.warnings(server, in: cli.directory)
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("expires on") == true, "\(warnings)")
+        let signed = try cli.run(["sign", "--out", cli.directory.file("out")])
+        #expect(signed.status == 0 && signed.stderr.contains("warning: The signing certificate"), "\(signed.combined)")
     }
 }
