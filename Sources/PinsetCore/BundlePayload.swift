@@ -80,7 +80,7 @@ public struct BundlePayload: Hashable, Sendable {
         writer.beginArray()
         for host in hosts {
             writer.beginObject()
-            writer.key("hostname"); writer.string(host.hostname.rawValue)
+            writer.key("hostname"); writer.string(host.hostname.spelling)
             writer.key("port"); writer.string(String(host.port))
             writer.key("fp"); writer.stringArray(host.certificateSHA256.map(\.hex))
             writer.key("pk"); writer.stringArray(host.subjectPublicKeyInfos.map { Base64.encode($0) })

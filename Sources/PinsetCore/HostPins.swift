@@ -25,10 +25,14 @@ public struct PinSet: Hashable, Sendable {
     /// Bumped by every change to the customer's hosts or pins; clients refuse to go back to a lower one.
     public var version: Int64
     public var hosts: [HostPins]
+    /// The customer's apps include legacy GCX clients: edits that leave a host with fewer than two pins those
+    /// clients can use are refused. Not part of the bundle.
+    public var servesLegacyClients: Bool
 
-    public init(customer: CustomerName, version: Int64, hosts: [HostPins]) {
+    public init(customer: CustomerName, version: Int64, hosts: [HostPins], servesLegacyClients: Bool = false) {
         self.customer = customer
         self.version = version
         self.hosts = hosts
+        self.servesLegacyClients = servesLegacyClients
     }
 }

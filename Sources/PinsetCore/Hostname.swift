@@ -1,14 +1,22 @@
-/// A DNS host name that pins apply to, stored lower-case without a trailing dot.
+/// A DNS host name that pins apply to, compared lower-case without a trailing dot.
+///
+/// `rawValue` is the normalised name: the key hosts are unique by and what Pinset clients match, ignoring
+/// case. `spelling` keeps the case the operator gave, because legacy GCX clients compare the published
+/// `hostname` with the name the app connects to byte for byte: an app that connects to `API.Example.com`
+/// matches only an entry spelled that way. Equality, hashing and order look at `rawValue` alone.
 ///
 /// Only LDH names are accepted (RFC 1123 labels of 1–63 letters, digits and hyphens, 253 characters in all);
 /// internationalised names must be given in their ASCII (`xn--`) form, which is what TLS clients compare.
 /// Wildcards are not names: pin a parent domain with include-subdomains instead.
 public struct Hostname: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let rawValue: String
+    /// The name as given, without a trailing dot: what bundles publish in `hostname`.
+    public let spelling: String
 
     public init(_ input: String) throws(ValidationError) {
-        var name = input.lowercased()
-        if name.hasSuffix(".") { name.removeLast() }
+        var given = input
+        if given.hasSuffix(".") { given.removeLast() }
+        let name = given.lowercased()
         guard !name.isEmpty else {
             throw ValidationError("The host name is empty. Give a DNS name such as api.example.com.")
         }
@@ -35,7 +43,15 @@ public struct Hostname: Hashable, Sendable, Comparable, CustomStringConvertible 
             }
         }
         self.rawValue = name
+        self.spelling = given
     }
+
+    /// Whether the spelling differs from the normalised name only in case.
+    public var hasMixedCase: Bool { spelling != rawValue }
+
+    public static func == (lhs: Hostname, rhs: Hostname) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// Whether `self` is `other` or a subdomain of it (`a.b.example.com` is within `example.com`).
     public func isWithin(_ other: Hostname) -> Bool {

@@ -48,7 +48,8 @@ extension SigningIdentity {
         throw SigningIdentityError("\(origin) is not a private key in PEM or DER (PKCS#8, SEC1 or PKCS#1) form.")
     }
 
-    /// Writes the key (mode 0600) and the certificate as PEM and DER, each atomically.
+    /// Writes the key (mode 0600), the signer certificate with its chain as PEM, and the trust anchor (the
+    /// chain's last certificate, which apps embed) as DER, each atomically.
     public func write(keyPath: String, certificatePEMPath: String, certificateDERPath: String) throws {
         let keyPEM = try privateKey.serializeAsPEM().pemString + "\n"
         try AtomicFile.write(Array(keyPEM.utf8), to: keyPath, mode: 0o600)
@@ -57,6 +58,6 @@ extension SigningIdentity {
             chainPEM += try intermediate.serializeAsPEM().pemString + "\n"
         }
         try AtomicFile.write(Array(chainPEM.utf8), to: certificatePEMPath, mode: 0o644)
-        try AtomicFile.write(certificateDER, to: certificateDERPath, mode: 0o644)
+        try AtomicFile.write(trustAnchorDER, to: certificateDERPath, mode: 0o644)
     }
 }

@@ -10,6 +10,7 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     public static let customerAdded = AuditAction(rawValue: "customer.add")
     public static let customerRemoved = AuditAction(rawValue: "customer.remove")
+    public static let customerUpdated = AuditAction(rawValue: "customer.update")
     public static let hostAdded = AuditAction(rawValue: "host.add")
     public static let hostUpdated = AuditAction(rawValue: "host.update")
     public static let hostRemoved = AuditAction(rawValue: "host.remove")

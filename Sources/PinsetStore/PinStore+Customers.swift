@@ -9,8 +9,10 @@ extension PinStore {
     /// that is removed and added again never reuses a version: clients holding the old customer's bundle
     /// accept the new one, and no old bundle can be replayed as newer.
     ///
+    /// - Parameter servesLegacyClients: the customer's apps include legacy GCX clients (see
+    ///   `setServesLegacyClients`).
     /// - Throws: `StoreError.customerExists` if a customer of that name, ignoring case, exists.
-    public func addCustomer(_ name: CustomerName, actor: String) throws {
+    public func addCustomer(_ name: CustomerName, servesLegacyClients: Bool = false, actor: String) throws {
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor)
             if let existing = try String.fetchOne(db, sql: "SELECT name FROM customer WHERE name = ?", arguments: [name.rawValue]) {
@@ -20,9 +22,28 @@ extension PinStore {
                     : "Customer '\(existing)' already exists, and names are unique ignoring case, so '\(name)' cannot be added. Use '\(existing)' or choose another name.")
             }
             let version = try change.firstVersion(for: name)
-            try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                           arguments: [name.rawValue, version, change.now, change.now])
-            try change.recordMembership(of: name, .customerAdded, "added customer '\(name)'", version: version)
+            try db.execute(sql: "INSERT INTO customer (name, version, legacy_clients, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [name.rawValue, version, servesLegacyClients, change.now, change.now])
+            try change.recordMembership(of: name, .customerAdded,
+                                        "added customer '\(name)'\(servesLegacyClients ? ", serves legacy clients" : "")", version: version)
+        }
+    }
+
+    /// Marks whether the customer's apps include legacy GCX clients. While set, every pin edit that would
+    /// leave a host with fewer than two pins those clients can use is refused (`StoreError.tooFewLegacyPins`).
+    /// Setting it does not check the existing hosts: `legacyDeficientHosts` lists those to fix.
+    ///
+    /// - Returns: `false` when the customer already had this setting; then nothing is written.
+    /// - Throws: `StoreError.customerNotFound`.
+    @discardableResult
+    public func setServesLegacyClients(_ serves: Bool, for name: CustomerName, actor: String) throws -> Bool {
+        try pool.write { db in
+            let change = try ChangeRecorder(db, actor: actor)
+            let customer = try change.customer(name)
+            guard customer.servesLegacyClients != serves else { return false }
+            try db.execute(sql: "UPDATE customer SET legacy_clients = ? WHERE id = ?", arguments: [serves, customer.id])
+            try change.recordChange(of: customer, .customerUpdated, "legacy clients \(Self.onOff(customer.servesLegacyClients)) -> \(Self.onOff(serves))")
+            return true
         }
     }
 

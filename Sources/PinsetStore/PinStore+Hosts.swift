@@ -3,23 +3,38 @@ import GRDB
 import PinsetCore
 
 extension PinStore {
-    /// Adds a host, without pins, to a customer.
+    /// Adds a host to a customer, with `pins` (possibly none) in the same transaction.
     ///
-    /// A host without pins is listed but pins nothing; add its pins next with `addPins`.
+    /// A host without pins is listed but pins nothing; add its pins next with `addPins`. A customer that serves
+    /// legacy clients cannot have such a host: those clients refuse every connection to a listed host none of
+    /// whose pins they can use, so the host must come with at least two such pins.
     ///
-    /// - Throws: `StoreError.customerNotFound`, `.hostExists` (a bundle carries one entry per host name), or
-    ///   `.invalidInput` for port 0.
-    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, to customer: CustomerName, actor: String) throws {
+    /// - Throws: `StoreError.customerNotFound`, `.hostExists` (a bundle carries one entry per host name),
+    ///   `.invalidInput` for port 0 or a pin whose key does not hash to it, or `.tooFewLegacyPins`.
+    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, actor: String) throws {
         try Self.validate(port: port, hostname: hostname)
+        try Self.validateKeyMaterial(pins)
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor)
             let owner = try change.customer(customer)
             if let existing = try change.existingHost(hostname, of: owner) {
                 throw StoreError(.hostExists, "Customer '\(owner.name)' already has host '\(hostname)' (port \(existing.host.port), include-subdomains \(Self.onOff(existing.host.includeSubdomains))). Change its settings with 'pinset host update' or remove it first.")
             }
-            try db.execute(sql: "INSERT INTO host (customer_id, hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [owner.id, hostname.rawValue, Int64(port), includeSubdomains, change.now])
-            try change.recordChange(of: owner, .hostAdded, "added host \(hostname) port \(port), include-subdomains \(Self.onOff(includeSubdomains))")
+            // The spelling is kept only when it differs, so a lower-case name has one stored form.
+            try db.execute(sql: """
+                INSERT INTO host (customer_id, hostname, published_hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [owner.id, hostname.rawValue, hostname.hasMixedCase ? hostname.spelling : nil, Int64(port), includeSubdomains, change.now])
+            let hostID = db.lastInsertedRowID
+            var seen = Set<SHA256Fingerprint>()
+            let added = pins.filter { seen.insert($0.spkiSHA256).inserted }
+            for pin in added { try change.insertPin(pin, hostID: hostID) }
+            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: nil)
+            let spelling = hostname.hasMixedCase ? " (published as \(hostname.spelling))" : ""
+            var details = "added host \(hostname)\(spelling) port \(port), include-subdomains \(Self.onOff(includeSubdomains))"
+            if !added.isEmpty {
+                details += " with \(added.count) pin(s): " + added.map { "\($0.spkiSHA256.base64) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
+            }
+            try change.recordChange(of: owner, .hostAdded, details)
         }
     }
 

@@ -10,7 +10,9 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinExists` when every pin is already
     ///   present, or `.invalidInput` for an empty batch or a pin whose SubjectPublicKeyInfo does not hash to
-    ///   its SPKI SHA-256 (such a pin would make legacy `pk` clients and `pin-sha256` clients disagree).
+    ///   its SPKI SHA-256 (such a pin would make legacy `pk` clients and `pin-sha256` clients disagree), or
+    ///   `.tooFewLegacyPins` when the customer serves legacy clients and the host would still have fewer than
+    ///   two pins they can use.
     @discardableResult
     public func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, actor: String) throws -> PinChange {
         guard !pins.isEmpty else {
@@ -49,6 +51,7 @@ extension PinStore {
                     ? "Host \(hostname) of customer '\(owner.name)' already has the pin \(pins[0].spkiSHA256.base64). Nothing was changed."
                     : "Host \(hostname) of customer '\(owner.name)' already has all \(pins.count) given pins. Nothing was changed.")
             }
+            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: nil)
 
             let described = added.map { "\($0.spkiSHA256.base64) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }
             var details = "\(hostname): added \(added.count) pin(s): " + described.joined(separator: ", ")
@@ -66,7 +69,9 @@ extension PinStore {
     /// Removing a host's last pin leaves the host listed with nothing pinned, which clients treat differently
     /// (some fail closed, some stop pinning); it is refused unless `allowRemovingLastPin` is true.
     ///
-    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinNotFound`, or `.lastPinOfHost`.
+    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinNotFound`, `.lastPinOfHost`, or
+    ///   `.tooFewLegacyPins` when the customer serves legacy clients and the removal leaves the host with fewer
+    ///   than two pins they can use.
     @discardableResult
     public func removePin(_ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false, actor: String) throws -> PinChange {
         try pool.write { db in
@@ -79,9 +84,11 @@ extension PinStore {
             }
             let count = try change.pinCount(ofHost: hostID)
             if count == 1 && !allowRemovingLastPin {
-                throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would leave the host listed but unpinned. Add the replacement pin first, remove the host with 'pinset host remove', or pass --allow-last-pin to do it anyway.")
+                throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would leave the host listed but unpinned. If the new certificate has a new key, add its pin first and then remove this one. If it keeps this key, this pin already matches it: keep it (the key, not the certificate, is pinned). To stop pinning the host, remove it with 'pinset host remove', or pass --allow-last-pin.")
             }
+            let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
             try db.execute(sql: "DELETE FROM pin WHERE host_id = ? AND spki_sha256 = ?", arguments: [hostID, Data(spkiSHA256.bytes)])
+            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: legacyUsableBefore)
             let version = try change.recordChange(
                 of: owner, .pinRemoved,
                 "\(hostname): removed pin \(spkiSHA256.base64) (\(label.isEmpty ? "no label" : label)); \(count - 1) pin(s) left"

@@ -9,7 +9,8 @@ extension PinStore {
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT customer.name, customer.version, customer.created_at, customer.updated_at,
                        (SELECT count(*) FROM host WHERE host.customer_id = customer.id),
-                       (SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = customer.id)
+                       (SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = customer.id),
+                       customer.legacy_clients
                 FROM customer
                 ORDER BY customer.name COLLATE BINARY
                 """)
@@ -20,6 +21,7 @@ extension PinStore {
                     version: try row.decode(atIndex: 1),
                     hostCount: try row.decode(atIndex: 4),
                     pinCount: try row.decode(atIndex: 5),
+                    servesLegacyClients: try row.decode(atIndex: 6),
                     createdAt: try row.decode(atIndex: 2),
                     updatedAt: try row.decode(atIndex: 3)
                 ))
@@ -119,7 +121,8 @@ enum PinSetLoader {
             """, arguments: arguments)
         while let row = try customerRows.next() {
             let customer = try StoredRows.customerRow(row)
-            pinSets.append(PinSet(customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? []))
+            pinSets.append(PinSet(customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? [],
+                                  servesLegacyClients: customer.servesLegacyClients))
         }
         return pinSets
     }

@@ -14,6 +14,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case pinExists
         /// Removing the pin would leave a listed host with no pins; pass `allowRemovingLastPin` to do it anyway.
         case lastPinOfHost
+        /// The customer serves legacy GCX clients and the change would leave a host with fewer than two pins
+        /// those clients can use (`fp` or an RSA `pk`).
+        case tooFewLegacyPins
         /// An argument the types cannot rule out was rejected (port 0, an empty batch, a SPKI whose hash is
         /// not the pin, a backup over the database itself).
         case invalidInput

@@ -10,10 +10,10 @@ import PinsetCore
 /// crash the server. Each `select…` constant lists the columns in the order the matching initializer reads them.
 enum StoredRows {
     /// `customer` columns for `customerRow(_:at:)`.
-    static let customerColumns = "customer.id, customer.name, customer.version"
+    static let customerColumns = "customer.id, customer.name, customer.version, customer.legacy_clients"
 
-    /// `host` columns for `hostPins(_:at:)`, without pins.
-    static let hostColumns = "host.id, host.customer_id, host.hostname, host.port, host.include_subdomains"
+    /// `host` columns for `hostPins(_:at:)`, without pins. The name is read as published (case preserved).
+    static let hostColumns = "host.id, host.customer_id, coalesce(host.published_hostname, host.hostname), host.port, host.include_subdomains"
 
     /// `pin` columns for `PinDecoder.pin(_:at:)`.
     static let pinColumns = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after"
@@ -22,7 +22,8 @@ enum StoredRows {
         CustomerRow(
             id: try row.decode(atIndex: offset),
             name: try customerName(row.decode(atIndex: offset + 1)),
-            version: try row.decode(atIndex: offset + 2)
+            version: try row.decode(atIndex: offset + 2),
+            servesLegacyClients: try row.decode(atIndex: offset + 3)
         )
     }
 
@@ -108,4 +109,6 @@ struct CustomerRow: Sendable {
     /// The name as stored: lookups ignore case, so this may differ in case from the name asked for.
     var name: CustomerName
     var version: Int64
+    /// Edits that leave a host with fewer than two pins legacy GCX clients can use are refused.
+    var servesLegacyClients: Bool
 }

@@ -7,18 +7,20 @@ struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "customer",
         abstract: "Add, list, show and remove customers.",
-        subcommands: [Add.self, List.self, Show.self, Remove.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self]
     )
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a customer; its bundle is served at /<name>.json.signed.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "Customer name: letters, digits, '-', '_' or '.'.") var name: String
+        @Flag(help: "The customer's apps include legacy GCX clients: refuse pin edits that leave a host with fewer than two pins they can use (fp or RSA pk).")
+        var legacyClients = false
 
         func run() async throws {
             let customer = try CustomerName(name)
-            try options.openStore().addCustomer(customer, actor: options.resolvedActor)
-            Output.note("Added customer '\(customer)'. Add hosts with 'pinset host add \(customer) <hostname>'.")
+            try options.openStore().addCustomer(customer, servesLegacyClients: legacyClients, actor: options.resolvedActor)
+            Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : ""). Add hosts with 'pinset host add \(customer) <hostname>'.")
         }
     }
 
@@ -31,13 +33,14 @@ struct CustomerCommand: AsyncParsableCommand {
             if options.json {
                 try Output.json(customers.map {
                     ["name": $0.name.rawValue, "version": $0.version, "hosts": $0.hostCount, "pins": $0.pinCount,
-                     "updatedAt": Output.date($0.updatedAt)] as [String: Any]
+                     "servesLegacyClients": $0.servesLegacyClients, "updatedAt": Output.date($0.updatedAt)] as [String: Any]
                 })
                 return
             }
             if customers.isEmpty { Output.note("No customers yet. Add one with 'pinset customer add <name>'.") }
-            Output.table(["NAME", "VERSION", "HOSTS", "PINS", "UPDATED"], customers.map {
-                [$0.name.rawValue, String($0.version), String($0.hostCount), String($0.pinCount), Output.date($0.updatedAt)]
+            Output.table(["NAME", "VERSION", "HOSTS", "PINS", "LEGACY CLIENTS", "UPDATED"], customers.map {
+                [$0.name.rawValue, String($0.version), String($0.hostCount), String($0.pinCount), $0.servesLegacyClients ? "yes" : "no",
+                 Output.date($0.updatedAt)]
             })
         }
     }
@@ -56,6 +59,36 @@ struct CustomerCommand: AsyncParsableCommand {
         }
     }
 
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a customer's settings.",
+            discussion: """
+                --legacy-clients marks a customer whose apps include legacy GCX clients (signer.py deployments). \
+                Those clients match only fp (certificate SHA-256) and RSA pk entries; while the setting is on, a \
+                pin edit that leaves a host with fewer than two such pins is refused.
+                """
+        )
+        @OptionGroup var options: GlobalOptions
+        @Argument var name: String
+        @Flag(inversion: .prefixedNo, help: "Whether the customer's apps include legacy GCX clients.")
+        var legacyClients: Bool?
+
+        func validate() throws {
+            if legacyClients == nil { throw ArgumentParser.ValidationError("Give --legacy-clients or --no-legacy-clients.") }
+        }
+
+        func run() async throws {
+            let customer = try CustomerName(name)
+            let serves = legacyClients ?? false
+            let store = try options.openStore()
+            let changed = try store.setServesLegacyClients(serves, for: customer, actor: options.resolvedActor)
+            Output.note(changed
+                ? "'\(customer)' \(serves ? "now serves" : "no longer serves") legacy clients."
+                : "'\(customer)' already \(serves ? "serves" : "does not serve") legacy clients; nothing changed.")
+            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+        }
+    }
+
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a customer with all its hosts and pins.")
         @OptionGroup var options: GlobalOptions
@@ -69,32 +102,43 @@ struct CustomerCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints a pin set and flags hosts without a backup pin.
+/// Prints a pin set and flags hosts without a backup pin, for Pinset clients and for legacy GCX clients.
 enum PinSetPrinter {
     static func print(_ pinSet: PinSet, json: Bool) throws {
         if json {
             try Output.json([
                 "customer": pinSet.customer.rawValue,
                 "version": pinSet.version,
+                "servesLegacyClients": pinSet.servesLegacyClients,
                 "hosts": pinSet.hosts.map { host in
                     [
-                        "hostname": host.hostname.rawValue, "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
+                        "hostname": host.hostname.rawValue, "publishedHostname": host.hostname.spelling,
+                        "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
+                        "legacyUsablePins": host.legacyUsablePins.count,
                         "pins": host.pins.map(pinJSON),
                     ] as [String: Any]
                 },
             ])
             return
         }
-        Swift.print("customer \(pinSet.customer)  version \(pinSet.version)")
+        Swift.print("customer \(pinSet.customer)  version \(pinSet.version)\(pinSet.servesLegacyClients ? "  (serves legacy clients)" : "")")
         for host in pinSet.hosts {
-            Swift.print("\nhost \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
-            Output.table(["PIN-SHA256", "CERT", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
+            let spelling = host.hostname.hasMixedCase ? "  (published as \(host.hostname.spelling))" : ""
+            Swift.print("\nhost \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins.count) of \(host.pins.count) pins")
+            Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
         }
         warnAboutBackupPins(pinSet)
     }
 
     static func pinRow(_ pin: Pin) -> [String] {
-        [pin.spkiSHA256.base64, pin.certificateSHA256 == nil ? "-" : "yes", Output.date(pin.notAfter), pin.source.storedForm, pin.label]
+        [pin.spkiSHA256.base64, pin.certificateSHA256 == nil ? "-" : "yes", legacyColumn(pin), Output.date(pin.notAfter),
+         pin.source.storedForm, pin.label]
+    }
+
+    /// `fp`, `pk`, `fp,pk`, or `-` when legacy clients cannot use the pin.
+    static func legacyColumn(_ pin: Pin) -> String {
+        let uses = pin.legacyUses
+        return uses.isEmpty ? "-" : uses.map(\.rawValue).joined(separator: ",")
     }
 
     static func pinJSON(_ pin: Pin) -> [String: Any] {
@@ -102,13 +146,20 @@ enum PinSetPrinter {
         if let hash = pin.certificateSHA256 { entry["certificateSHA256"] = hash.hex }
         if let notAfter = pin.notAfter { entry["notAfter"] = Output.date(notAfter) }
         entry["hasPublicKey"] = pin.subjectPublicKeyInfo != nil
+        entry["legacyUse"] = pin.legacyUses.map(\.rawValue)
         return entry
     }
 
     /// The backup-pin rule TrustKit enforces: a host with a single pin bricks its apps when that key changes.
+    /// Legacy GCX clients see only `fp` and RSA `pk`, so the rule is checked for them separately.
     static func warnAboutBackupPins(_ pinSet: PinSet) {
         for host in pinSet.hosts where host.lacksBackupPin {
             Output.warn("\(pinSet.customer)/\(host.hostname) has \(host.pins.count) pin\(host.pins.count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
+        }
+        for host in pinSet.hosts where host.lacksLegacyBackupPin {
+            let usable = host.legacyUsablePins.count
+            let consequence = usable == 0 ? "legacy GCX clients cannot connect to it at all" : "one certificate change locks legacy GCX clients out"
+            Output.warn("\(pinSet.customer)/\(host.hostname) has \(usable) pin\(usable == 1 ? "" : "s") legacy GCX clients can use (they match only a certificate's SHA-256 or an RSA key, not --hash pins or EC keys): \(consequence). Add pins with --certificate or --from-host\(pinSet.servesLegacyClients ? "" : ", or ignore this if no legacy clients use this customer").")
         }
     }
 }

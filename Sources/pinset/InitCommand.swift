@@ -54,26 +54,38 @@ struct InitCommand: AsyncParsableCommand {
             importKey: importKey,
             importCertificate: importCertificate
         )
-        let base64 = Base64.encode(result.certificateDER)
+        // What apps embed is the chain's root, not the signer: an app embedding an issued signer certificate
+        // rejects every bundle ("self-signed certificate in certificate chain").
+        let anchor = result.trustAnchor
+        let base64 = Base64.encode(result.trustAnchorDER)
+        let warnings = result.expiryWarnings(at: Date())
         if options.json {
             try Output.json([
                 "database": layout.databasePath, "signingKey": layout.keyPath,
                 "certificatePEM": layout.certificatePEMPath, "certificateDER": layout.certificateDERPath,
                 "certificateBase64": base64, "keyType": result.keyType.description,
-                "notAfter": Output.date(result.certificate.notValidAfter),
+                "notAfter": Output.date(anchor.notValidAfter),
+                "signerNotAfter": Output.date(result.certificate.notValidAfter),
+                "trustAnchor": PinMaterial.describe(anchor.subject),
+                "warnings": warnings,
             ])
             return
         }
+        let signer = result.intermediates.isEmpty
+            ? ""
+            : "\n  signer            '\(PinMaterial.describe(result.certificate.subject))', expires \(Output.date(result.certificate.notValidAfter)), issued by the anchor's chain"
         print("""
             Initialized Pinset in \(layout.directory)
               database          \(layout.databasePath)
               signing key       \(layout.keyPath) (\(result.keyType), mode 0600: keep it secret, back it up offline)
-              trust certificate \(layout.certificatePEMPath) (PEM), \(layout.certificateDERPath) (DER)
-              expires           \(Output.date(result.certificate.notValidAfter))
+              signing chain     \(layout.certificatePEMPath) (PEM, signer first)
+              trust anchor      \(layout.certificateDERPath) (DER), '\(PinMaterial.describe(anchor.subject))'
+              expires           \(Output.date(anchor.notValidAfter))\(signer)
 
             Embed this trust-server certificate (base64 DER) in your apps:
             \(base64)
             """)
+        for warning in warnings { Output.warn(warning) }
     }
 
     /// Creates what is missing; refuses to replace an existing signing key, which would strand every app.
@@ -91,7 +103,8 @@ struct InitCommand: AsyncParsableCommand {
         let identity: SigningIdentity
         if let importKey, let importCertificate {
             identity = try SigningIdentity.load(keyPath: importKey, certificatePath: importCertificate)
-            try identity.checkValidity(at: Date())
+            // Every certificate of the chain, not only the signer: an expired anchor fails every bundle too.
+            _ = try identity.checkChain(at: Date())
         } else {
             identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
         }

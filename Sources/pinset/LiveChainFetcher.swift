@@ -9,17 +9,23 @@ import X509
 ///
 /// Unless told not to, the chain is validated like a client would (RFC 5280 path to a trusted root and the
 /// host name), so a pin is never recorded from an interceptor's certificate by accident.
+///
+/// `connectTo` reaches the server at another address (a staging machine, one load-balancer member, a
+/// loopback test) while the handshake still sends and validates the endpoint's host name, like curl's
+/// `--connect-to`: what is checked is the certificate for the name, wherever it is served from.
 enum LiveChainFetcher {
     static let timeout = TimeAmount.seconds(10)
 
-    static func fetchChain(endpoint: String, caFile: String?, verify: Bool) async throws -> [Certificate] {
+    static func fetchChain(endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil) async throws -> [Certificate] {
         let (host, port) = try parse(endpoint)
+        let (address, addressPort) = try connectTo.map { try parseConnectTo($0, defaultPort: port) } ?? (host, port)
+        let shownEndpoint = connectTo == nil ? endpoint : "\(endpoint) (connecting to \(connectTo ?? ""))"
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            let chain = try await fetchChain(host: host, port: port, endpoint: endpoint, group: group)
+            let chain = try await fetchChain(host: host, address: address, port: addressPort, endpoint: shownEndpoint, group: group)
             try? await group.shutdownGracefully()
             if verify {
-                try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, caFile: caFile, endpoint: endpoint)
+                try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, caFile: caFile, endpoint: shownEndpoint)
             }
             return chain
         } catch {
@@ -28,7 +34,7 @@ enum LiveChainFetcher {
         }
     }
 
-    private static func fetchChain(host: String, port: Int, endpoint: String, group: MultiThreadedEventLoopGroup) async throws -> [Certificate] {
+    private static func fetchChain(host: String, address: String, port: Int, endpoint: String, group: MultiThreadedEventLoopGroup) async throws -> [Certificate] {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .noHostnameVerification
         let context = try NIOSSLContext(configuration: tls)
@@ -52,7 +58,7 @@ enum LiveChainFetcher {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: host, port: port).get()
+            channel = try await bootstrap.connect(host: address, port: port).get()
         } catch {
             presented.fail(error)
             throw CLIError("Could not connect to \(endpoint): \(error). Check the host, port and that the server is up.")
@@ -92,6 +98,41 @@ enum LiveChainFetcher {
             let reasons = failures.map { String(describing: $0.policyFailureReason) }.joined(separator: "; ")
             throw CLIError("The chain presented by \(endpoint) does not validate (\(reasons.isEmpty ? "no path to a trusted root" : reasons)). Nothing was pinned. Pass --ca-file with the right CA, or --no-verify if you have checked the server by other means.")
         }
+    }
+
+    /// `ADDRESS` or `ADDRESS:PORT` (IPv6 in brackets); without a port, the endpoint's port is used.
+    static func parseConnectTo(_ value: String, defaultPort: Int) throws -> (String, Int) {
+        let usage = "Example: --connect-to 10.0.0.5:443, --connect-to 10.0.0.5 or --connect-to [2001:db8::5]:443"
+        var rest = Substring(value)
+        var address: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { throw CLIError("'\(value)' opens '[' without closing it. \(usage).") }
+            address = rest[rest.index(after: rest.startIndex)..<close]
+            rest = rest[rest.index(after: close)...]
+            guard rest.isEmpty || rest.hasPrefix(":") else { throw CLIError("'\(value)' has text after ']' that is not ':PORT'. \(usage).") }
+        } else if rest.filter({ $0 == ":" }).count > 1 {
+            // A bare IPv6 address: its colons are not a port separator.
+            address = rest
+            rest = ""
+        } else if let colon = rest.firstIndex(of: ":") {
+            address = rest[..<colon]
+            rest = rest[colon...]
+        } else {
+            address = rest
+            rest = ""
+        }
+        guard !address.isEmpty else { throw CLIError("'\(value)' has no address. \(usage).") }
+        guard address.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:".contains($0)) }) else {
+            throw CLIError("'\(value)' is not an address or host name. \(usage).")
+        }
+        var port = defaultPort
+        if rest.hasPrefix(":") {
+            guard let parsed = Int(rest.dropFirst()), (1...65535).contains(parsed) else {
+                throw CLIError("'\(value)' has a port that is not from 1 to 65535. \(usage).")
+            }
+            port = parsed
+        }
+        return (String(address), port)
     }
 
     static func parse(_ endpoint: String) throws -> (String, Int) {

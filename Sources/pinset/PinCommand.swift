@@ -38,6 +38,9 @@ struct PinCommand: AsyncParsableCommand {
         @Option(name: .customLong("from-host"), help: ArgumentHelp("Fetch the chain from a live TLS server.", valueName: "host:port"))
         var liveHosts: [String] = []
 
+        @Option(help: ArgumentHelp("Connect --from-host to this address (and port, default the --from-host port) while sending and validating the --from-host name: check a name served by a staging machine or one load-balancer member.", valueName: "address[:port]"))
+        var connectTo: String?
+
         @Option(help: ArgumentHelp("PEM file of CA certificates to validate --from-host chains against instead of the system store.", valueName: "file"))
         var caFile: String?
 
@@ -50,6 +53,9 @@ struct PinCommand: AsyncParsableCommand {
         func validate() throws {
             if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty {
                 throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate, --public-key or --from-host.")
+            }
+            if connectTo != nil && liveHosts.count != 1 {
+                throw ArgumentParser.ValidationError("--connect-to goes with exactly one --from-host: it says where to reach that name.")
             }
         }
 
@@ -72,9 +78,10 @@ struct PinCommand: AsyncParsableCommand {
                 pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: path), label: label ?? ""))
             }
             for endpoint in liveHosts {
-                let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: !noVerify)
+                let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: !noVerify, connectTo: connectTo)
                 for certificate in chain {
-                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .liveHost, detail: endpoint), label: label))
+                    let detail = connectTo.map { "\(endpoint) via \($0)" } ?? endpoint
+                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .liveHost, detail: detail), label: label))
                 }
             }
             let store = try options.openStore()

@@ -13,7 +13,7 @@ struct SignCommand: AsyncParsableCommand {
         discussion: """
             Each <customer>.json.signed is replaced atomically, so a web server reading the directory never \
             serves a partial file. The bytes are what 'pinset serve' serves. Run it at least every five minutes \
-            (legacy clients refuse bundles older than ten); deploy/pinset-sign.timer does that.
+            (legacy clients refuse bundles older than ten); deploy/systemd/pinset-sign.timer does that.
             """
     )
 
@@ -39,6 +39,7 @@ struct SignCommand: AsyncParsableCommand {
         let identity = try SigningIdentity.load(keyPath: key ?? layout.keyPath, certificatePath: certificate ?? layout.certificatePEMPath)
         let now = Date()
         try identity.checkValidity(at: now)
+        for warning in identity.expiryWarnings(at: now) { Output.warn(warning) }
         let pinSets = try options.openStore().allPinSets()
         let bundles = try SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         try AtomicFile.createDirectory(out)

@@ -61,9 +61,10 @@ struct VerifyCommand: AsyncParsableCommand {
         print("OK: customer '\(payload.customer)', version \(payload.version)")
         print("signed \(Output.date(verified.signedAt)), expires \(Output.date(Date(timeIntervalSince1970: TimeInterval(payload.expires))))")
         for host in payload.hosts {
-            print("\nhost \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
+            print("\nhost \(host.hostname.spelling):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
             for pin in host.spkiSHA256 { print("  pin-sha256 \(pin.base64)") }
             for fp in host.certificateSHA256 { print("  fp         \(fp.hex)") }
+            for key in host.subjectPublicKeyInfos { print("  pk         \(Base64.encode(key))") }
         }
     }
 

@@ -41,10 +41,16 @@ public final class PinsetService: Sendable {
         self.refresher = refresher
         let cache = self.cache
         let freshness = configuration.freshnessWindowSeconds
+        // Settings and certificates that will break clients in the field: logged now, reported by /status.
+        let configurationWarnings = configuration.legacyClientWarnings
+        let warnings: @Sendable () -> [String] = { configurationWarnings + identity.expiryWarnings(at: Date()) }
+        for warning in warnings() { logger.warning("\(warning)") }
         let handler = PinsetRequestHandler(
             cache: cache,
             readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
-            statusReport: { Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
+            statusReport: {
+                Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, warnings: warnings())
+            },
             metrics: metrics,
             freshnessWindow: freshness
         )
@@ -102,12 +108,13 @@ public final class PinsetService: Sendable {
         return .ready
     }
 
-    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64) -> [UInt8] {
+    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, warnings: [String] = []) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
             "ready": readiness.isReady,
             "customers": snapshot.bundles.count,
             "consecutiveSigningFailures": status.consecutiveFailures,
+            "warnings": warnings,
         ]
         if !readiness.isReady { report["notReadyReason"] = readiness.reason }
         if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }

@@ -1,0 +1,81 @@
+import Foundation
+import PinsetCore
+import X509
+
+extension SigningIdentity {
+    /// How close to expiry a certificate of the chain draws a warning: apps in the field need time to receive
+    /// a new anchor, or the operator to issue a new signer certificate.
+    public static let expiryWarningInterval: TimeInterval = 90 * 86_400
+
+    /// The signer certificate followed by its issuing chain, as embedded in every bundle.
+    public var chain: [Certificate] { [certificate] + intermediates }
+
+    /// The certificate apps embed: the last of the chain, which `checkChain` requires to be self-signed.
+    ///
+    /// Legacy clients verify with OpenSSL's `PKCS7_verify` and only the embedded certificate as trust store;
+    /// without partial-chain verification OpenSSL accepts a path only when it ends in a self-signed
+    /// certificate of that store. The signer itself is the anchor only when it is self-signed.
+    public var trustAnchor: Certificate { intermediates.last ?? certificate }
+
+    /// DER of `trustAnchor`: what `pinset init` prints and writes to `trust-cert.der`.
+    public var trustAnchorDER: [UInt8] {
+        (try? PinMaterial.derBytes(of: trustAnchor)) ?? []
+    }
+
+    /// Checks that the chain leads from the signer to a self-signed anchor, each certificate issued (name and
+    /// signature) by the next, and that every certificate is within its validity dates at `now`.
+    ///
+    /// - Returns: warnings for certificates that expire within `expiryWarningInterval`.
+    /// - Throws: when a certificate is expired or not yet valid, the chain is out of order, or it does not end
+    ///   in a self-signed certificate (then no anchor an app could embed is known).
+    public func checkChain(at now: Date) throws(SigningIdentityError) -> [String] {
+        let chain = self.chain
+        for (index, certificate) in chain.enumerated() {
+            let name = Self.describe(certificate, index: index)
+            if now < certificate.notValidBefore {
+                throw SigningIdentityError("\(name) is not valid before \(Self.format(certificate.notValidBefore)); clients reject bundles it vouches for until then. Check the system clock or the certificate.")
+            }
+            if now > certificate.notValidAfter {
+                throw SigningIdentityError("\(name) expired on \(Self.format(certificate.notValidAfter)); clients reject every bundle it vouches for. Issue a new certificate.")
+            }
+            if index + 1 < chain.count {
+                let issuer = chain[index + 1]
+                guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
+                    throw SigningIdentityError("\(name) is not issued by the certificate after it ('\(PinMaterial.describe(issuer.subject))'). Order the file signer first, then each issuer, ending with the root the apps embed.")
+                }
+                // OpenSSL refuses a path through an issuer whose basicConstraints say it is not a CA.
+                if case .notCertificateAuthority = try? issuer.extensions.basicConstraints {
+                    throw SigningIdentityError("'\(PinMaterial.describe(issuer.subject))' issues '\(PinMaterial.describe(certificate.subject))' but its basicConstraints say it is not a CA, so OpenSSL-based clients reject the chain. Reissue it with basicConstraints CA:TRUE.")
+                }
+            }
+        }
+        let anchor = trustAnchor
+        guard anchor.issuer == anchor.subject, anchor.publicKey.isValidSignature(anchor.signature, for: anchor) else {
+            throw SigningIdentityError("The chain ends with '\(PinMaterial.describe(anchor.subject))', issued by '\(PinMaterial.describe(anchor.issuer))', which is not in the file. Apps can only embed a self-signed root as the trust anchor (OpenSSL-based clients reject any other): append the root certificate the apps embed to the certificate file.")
+        }
+        return expiryWarnings(at: now)
+    }
+
+    /// Warnings for certificates of the chain that expire within `expiryWarningInterval` of `now`.
+    public func expiryWarnings(at now: Date) -> [String] {
+        chain.enumerated().compactMap { index, certificate in
+            let remaining = certificate.notValidAfter.timeIntervalSince(now)
+            guard remaining < Self.expiryWarningInterval else { return nil }
+            let name = Self.describe(certificate, index: index)
+            guard remaining > 0 else {
+                return "\(name) expired on \(Self.format(certificate.notValidAfter)): clients reject every bundle it vouches for."
+            }
+            let days = Int((remaining / 86_400).rounded())
+            let consequence = certificate == trustAnchor
+                ? "every app that embeds it rejects all bundles after that; ship apps with a new anchor well before"
+                : "bundles are rejected after that unless it is replaced"
+            return "\(name) expires on \(Self.format(certificate.notValidAfter)), in \(days) day\(days == 1 ? "" : "s"): \(consequence)."
+        }
+    }
+
+    private static func describe(_ certificate: Certificate, index: Int) -> String {
+        "The \(index == 0 ? "signing" : "chain") certificate '\(PinMaterial.describe(certificate.subject))'"
+    }
+
+    private static func format(_ date: Date) -> String { date.formatted(.iso8601) }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import PinsetCore
+import PinsetMigrations
+@testable import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// Customers that serve legacy GCX clients, and host names published in the case they were given.
+@Suite struct LegacyClientsStoreTests {
+    @Test func editsLeavingTooFewLegacyUsablePinsAreRefusedAndChangeNothing() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
+        try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
+        var before = try dump(store)
+        let bare = #expect(throws: StoreError.self) { try store.addHost(host, to: acme, actor: Sample.actor) }
+        #expect(bare?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+        try store.setServesLegacyClients(false, for: acme, actor: Sample.actor)
+        try store.addHost(host, to: acme, actor: Sample.actor)
+        try store.setServesLegacyClients(true, for: acme, actor: Sample.actor)
+        #expect(try store.pinSet(for: acme)?.servesLegacyClients == true)
+        #expect(try store.customers().first?.servesLegacyClients == true)
+
+        before = try dump(store)
+        let hashes = #expect(throws: StoreError.self) {
+            try store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: host, of: acme, actor: Sample.actor)
+        }
+        #expect(hashes?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+
+        let chain = try Sample.certificateChainPins()
+        try store.addPins(chain + [try Sample.hashPin(3)], to: host, of: acme, actor: Sample.actor)
+        #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins.count == 2)
+
+        // A pin legacy clients cannot see may go; one they use may not.
+        try store.removePin(try Sample.hashPin(3).spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        before = try dump(store)
+        let removal = #expect(throws: StoreError.self) {
+            try store.removePin(chain[0].spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        }
+        #expect(removal?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+
+        #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor))
+        #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor) == false)
+        try store.removePin(chain[0].spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        #expect(try store.auditLog(customer: acme, limit: 10).contains { $0.action == .customerUpdated })
+    }
+
+    @Test func aHostComesWithItsPinsInOneChange() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
+        try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
+        let chain = try Sample.certificateChainPins()
+        let before = try dump(store)
+        let single = #expect(throws: StoreError.self) {
+            try store.addHost(host, pins: [chain[0], try Sample.hashPin(1)], to: acme, actor: Sample.actor)
+        }
+        #expect(single?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+        try store.addHost(host, pins: chain + [chain[0]], to: acme, actor: Sample.actor)
+        let stored = try #require(try store.pinSet(for: acme)?.hosts.first)
+        #expect(Set(stored.pins.map(\.spkiSHA256)) == Set(chain.map(\.spkiSHA256)))
+        #expect(stored.legacyUsablePins.count == 2)
+        #expect(try store.auditLog(customer: acme, limit: 1).first?.details.contains("with 2 pin(s)") == true)
+    }
+
+    /// A host that is already short (the setting was turned on later) can still lose pins legacy clients do
+    /// not use, but not the ones they do.
+    @Test func anAlreadyShortHostCanDropPinsLegacyClientsCannotUse() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(host, to: acme, actor: Sample.actor)
+        let certificatePin = try Sample.certificateChainPins()[0]
+        try store.addPins([certificatePin, try Sample.hashPin(1), try Sample.hashPin(2)], to: host, of: acme, actor: Sample.actor)
+        try store.setServesLegacyClients(true, for: acme, actor: Sample.actor)
+
+        try store.removePin(try Sample.hashPin(1).spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        let error = #expect(throws: StoreError.self) {
+            try store.removePin(certificatePin.spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        }
+        #expect(error?.code == .tooFewLegacyPins)
+    }
+
+    @Test func hostNamesKeepTheirCaseAndStayUniqueIgnoringIt() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(try Hostname("API.Example.com"), to: acme, actor: Sample.actor)
+        try store.addHost(try Hostname("lower.example.com"), to: acme, actor: Sample.actor)
+        let hosts = try #require(try store.pinSet(for: acme)?.hosts)
+        #expect(hosts.map(\.hostname.spelling) == ["API.Example.com", "lower.example.com"])
+        #expect(try fixture.openAnother().allPinSets().first?.hosts.first?.hostname.spelling == "API.Example.com")
+        let duplicate = #expect(throws: StoreError.self) {
+            try store.addHost(try Hostname("api.EXAMPLE.com"), to: acme, actor: Sample.actor)
+        }
+        #expect(duplicate?.code == .hostExists)
+        // Only a spelling that differs is stored; the normalised name stays the key.
+        let stored = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT hostname, published_hostname FROM host ORDER BY hostname")
+                .map { [$0[0] as String?, $0[1] as String?] }
+        }
+        #expect(stored == [["api.example.com", "API.Example.com"], ["lower.example.com", nil]])
+    }
+
+    /// A database made before these columns existed upgrades with every customer not serving legacy clients
+    /// and every host published under its stored name.
+    @Test func anOlderDatabaseUpgradesWithDefaults() throws {
+        let directory = try TemporaryDirectory(prefix: "pinset-store")
+        defer { directory.remove() }
+        let path = directory.file("old.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        var migrator = DatabaseMigrator()
+        let initial = try #require(SchemaMigrations.all.first)
+        migrator.registerMigration(initial.identifier) { db in try db.execute(sql: initial.sql) }
+        try migrator.migrate(queue)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 1, '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000')")
+            try db.execute(sql: "INSERT INTO host (customer_id, hostname, port, include_subdomains, created_at) VALUES (1, 'api.example.com', 443, 0, '2026-01-01 00:00:00.000')")
+        }
+        try queue.close()
+
+        let store = try PinStore(path: path)
+        #expect(try store.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        let pinSet = try #require(try store.pinSet(for: try Sample.customer("acme")))
+        #expect(pinSet.servesLegacyClients == false)
+        #expect(pinSet.hosts.first?.hostname.spelling == "api.example.com")
+    }
+}
