@@ -85,9 +85,10 @@ enum PinSetPrinter {
             ])
             return
         }
-        Swift.print("customer \(pinSet.customer)  version \(pinSet.version)")
+        Output.line("customer \(pinSet.customer)  version \(pinSet.version)")
         for host in pinSet.hosts {
-            Swift.print("\nhost \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
+            Output.line("")
+            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
             Output.table(["PIN-SHA256", "CERT", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
         }
         warnAboutBackupPins(pinSet)

@@ -85,6 +85,8 @@ struct InitCommand: AsyncParsableCommand {
         importKey: String?,
         importCertificate: String?
     ) throws -> SigningIdentity {
+        // A directory another user can write would let them swap the database the key signs.
+        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: layout.databasePath)
         if AtomicFile.exists(layout.keyPath) {
             throw CLIError("A signing key already exists at '\(layout.keyPath)'. Replacing it would make every app that embeds the current certificate reject new bundles, so 'init' never does. Use another --data-dir for a new deployment.")
         }
