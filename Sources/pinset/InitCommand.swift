@@ -98,6 +98,8 @@ struct InitCommand: AsyncParsableCommand {
             identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
         }
         try AtomicFile.createDirectory(layout.directory, mode: 0o700)
+        // Another user may have created the directory since the check (under /tmp, say): check what is there now.
+        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: layout.databasePath)
         _ = try PinStore.open(path: layout.databasePath)
         try identity.write(keyPath: layout.keyPath, certificatePEMPath: layout.certificatePEMPath, certificateDERPath: layout.certificateDERPath)
         return identity

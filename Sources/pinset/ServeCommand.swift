@@ -13,9 +13,10 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Settings come from --config (see config.example.json), then these flags. Started with no data \
             directory given (no --config, --data-dir, --database, --signing-key, --certificate or \
-            $PINSET_DATA_DIR) and no ./.pinset-data yet, 'serve' creates ./.pinset-data with a development key \
-            and a demo customer, and prints commands to try. Otherwise the data directory must exist: \
-            production deployments run 'pinset init' once and keep the key.
+            $PINSET_DATA_DIR) and no key or database in ./.pinset-data yet, 'serve' creates them with a \
+            development key; a new ./.pinset-data also gets a demo customer, and the commands to try are \
+            printed. Otherwise the data directory must already hold a key and a database: production \
+            deployments run 'pinset init' once and keep the key.
             SIGTERM or SIGINT: stop accepting, finish in-flight responses, exit 0.
             """
     )
