@@ -67,7 +67,7 @@ public enum FileTrust {
         if !isTrustedOwner(info.st_uid) {
             throw Refusal(
                 path: path,
-                problem: "it is owned by \(userDescription(info.st_uid)), not by \(userDescription(geteuid())) who runs pinset, or root",
+                problem: "it is owned by \(userDescription(info.st_uid)), not by \(geteuid() == 0 ? "root" : userDescription(geteuid()) + " or root"), who runs pinset",
                 fix: "Run 'chown \(userName(geteuid()) ?? String(geteuid())) \(shellQuoted(path))' (as root), or run pinset as its owner."
             )
         }
