@@ -99,6 +99,11 @@ public enum AtomicFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "open", errno: errno) }
         defer { close(fd) }
+        return try readAll(from: fd, path: path, limit: limit)
+    }
+
+    /// Reads an open descriptor to its end; `path` names it in errors.
+    static func readAll(from fd: Int32, path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

@@ -10,10 +10,10 @@ extension SigningIdentity {
     /// Loads a key and its certificate (PEM or DER). A PEM certificate file may continue with the issuing
     /// chain up to the trust anchor; those certificates are embedded in every bundle.
     ///
-    /// Refuses a key file that group or others can read, before reading it.
+    /// Every key goes through here, so every key gets the same refusals: a symbolic link, a file group or
+    /// others can read, one owned by another user, or one in a directory another user can write.
     public static func load(keyPath: String, certificatePath: String) throws -> SigningIdentity {
-        try PrivateFilePermissions.check(keyPath)
-        let keyBytes = try AtomicFile.read(keyPath, limit: 1024 * 1024)
+        let keyBytes = try PrivateFilePermissions.read(keyPath, limit: 1024 * 1024)
         let privateKey = try privateKey(fromFileContents: keyBytes, origin: keyPath)
         let certificateBytes = try AtomicFile.read(certificatePath, limit: 1024 * 1024)
         let certificates = try PinMaterial.certificates(fromFileContents: certificateBytes, origin: certificatePath)

@@ -121,10 +121,11 @@ enum PinSetPrinter {
             ])
             return
         }
-        Swift.print("customer \(pinSet.customer)  version \(pinSet.version)\(pinSet.servesLegacyClients ? "  (serves legacy clients)" : "")")
+        Output.line("customer \(pinSet.customer)  version \(pinSet.version)\(pinSet.servesLegacyClients ? "  (serves legacy clients)" : "")")
         for host in pinSet.hosts {
             let spelling = host.hostname.hasMixedCase ? "  (published as \(host.hostname.spelling))" : ""
-            Swift.print("\nhost \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins.count) of \(host.pins.count) pins")
+            Output.line("")
+            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins.count) of \(host.pins.count) pins")
             Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
         }
         warnAboutBackupPins(pinSet)

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import PinsetCore
+import PinsetFileSystem
 import PinsetStore
 
 /// Options every subcommand that touches the data directory accepts.
@@ -18,6 +20,19 @@ struct GlobalOptions: ParsableArguments {
 
     var layout: DataLayout { DataLayout(directory: dataDir, databaseOverride: database) }
 
+    /// The actor is stored in every audit row: a newline or escape sequence in it would forge rows or
+    /// terminal output wherever the log is read.
+    func validate() throws {
+        if let actor {
+            if let scalar = actor.unicodeScalars.first(where: TerminalText.needsEscaping) {
+                throw ArgumentParser.ValidationError("--actor contains the control character \(TerminalText.escape(String(scalar))). Give a plain name, such as a login or an e-mail address.")
+            }
+            if actor.count > 200 {
+                throw ArgumentParser.ValidationError("--actor is \(actor.count) characters long; give at most 200.")
+            }
+        }
+    }
+
     var resolvedActor: String {
         if let actor, !actor.isEmpty { return actor }
         return ProcessInfo.processInfo.environment["SUDO_USER"] ?? ProcessInfo.processInfo.environment["USER"]
@@ -26,11 +41,17 @@ struct GlobalOptions: ParsableArguments {
 
     /// Opens the existing database; a missing one is an error that says to run `pinset init`.
     func openStore() throws -> PinStore {
+        try checkTrust()
         let path = layout.databasePath
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
         }
         return try PinStore.open(path: path)
+    }
+
+    /// Refuses a data directory or database that another user owns or can write.
+    func checkTrust() throws {
+        try DataDirectoryPolicy.check(directory: dataDir, databasePath: layout.databasePath)
     }
 }
 
@@ -45,8 +66,9 @@ struct DataLayout {
     var certificateDERPath: String { "\(directory)/trust-cert.der" }
 }
 
-/// A failure to report to the user; the message says what was wrong and how to fix it.
+/// A failure to report to the user; the message says what was wrong and how to fix it. Messages quote
+/// untrusted text (a server's certificate names, file contents), so control characters are shown escaped.
 struct CLIError: Error, CustomStringConvertible {
     let description: String
-    init(_ message: String) { description = message }
+    init(_ message: String) { description = TerminalText.escape(message) }
 }

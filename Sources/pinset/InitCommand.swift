@@ -97,6 +97,8 @@ struct InitCommand: AsyncParsableCommand {
         importKey: String?,
         importCertificate: String?
     ) throws -> SigningIdentity {
+        // A directory another user can write would let them swap the database the key signs.
+        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: layout.databasePath)
         if AtomicFile.exists(layout.keyPath) {
             throw CLIError("A signing key already exists at '\(layout.keyPath)'. Replacing it would make every app that embeds the current certificate reject new bundles, so 'init' never does. Use another --data-dir for a new deployment.")
         }
@@ -109,6 +111,8 @@ struct InitCommand: AsyncParsableCommand {
             identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
         }
         try AtomicFile.createDirectory(layout.directory, mode: 0o700)
+        // Another user may have created the directory since the check (under /tmp, say): check what is there now.
+        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: layout.databasePath)
         _ = try PinStore.open(path: layout.databasePath)
         try identity.write(keyPath: layout.keyPath, certificatePEMPath: layout.certificatePEMPath, certificateDERPath: layout.certificateDERPath)
         return identity

@@ -1,9 +1,12 @@
 import Foundation
+import PinsetCore
 
-/// Prints human tables or JSON.
+/// Prints human tables or JSON. Stored strings reach the terminal only through `TerminalText.escape` (tables,
+/// notes, warnings, `line`); JSON output is escaped by the JSON encoder.
 enum Output {
     static func table(_ header: [String], _ rows: [[String]]) {
         guard !rows.isEmpty else { return }
+        let rows = rows.map { $0.map(TerminalText.escape) }
         var widths = header.map(\.count)
         for row in rows {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
@@ -22,12 +25,17 @@ enum Output {
         print(String(decoding: data, as: UTF8.self))
     }
 
+    /// One line on standard output, with stored strings in it escaped.
+    static func line(_ text: String) {
+        print(TerminalText.escape(text))
+    }
+
     static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("warning: \(TerminalText.escape(message))\n".utf8))
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("\(message)\n".utf8))
+        FileHandle.standardError.write(Data("\(TerminalText.escape(message))\n".utf8))
     }
 
     static let timestampFormat: Date.ISO8601FormatStyle = .iso8601

@@ -11,8 +11,11 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve every customer's signed bundle at /<customer>.json.signed, re-signed every five minutes.",
         discussion: """
-            Settings come from --config (see config.example.json), then these flags. With no data directory yet, \
-            'serve' creates one with a development key and an empty database, and says so; production \
+            Settings come from --config (see config.example.json), then these flags. Started with no data \
+            directory given (no --config, --data-dir, --database, --signing-key, --certificate or \
+            $PINSET_DATA_DIR) and no key or database in ./.pinset-data yet, 'serve' creates them with a \
+            development key; a new ./.pinset-data also gets a demo customer, and the commands to try are \
+            printed. Otherwise the data directory must already hold a key and a database: production \
             deployments run 'pinset init' once and keep the key.
             SIGTERM or SIGINT: stop accepting, finish in-flight responses, exit 0.
             """
@@ -35,12 +38,12 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try resolvedConfiguration()
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = settings.logFormat == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardOutput(label: label)
+            var handler: any LogHandler = settings.logFormat == .json ? JSONLogHandler(label: label) : TextLogHandler(label: label)
             handler.logLevel = settings.logLevel
             return handler
         }
         let logger = Logger(label: "pinset")
-        try bootstrapDevelopmentDataIfNeeded(settings, logger: logger)
+        let demo = try prepareDataDirectory(settings, logger: logger)
         let service: PinsetService
         do {
             service = try PinsetService(configuration: settings, logger: logger)
@@ -50,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         let port = try service.start()
         // Scripts and tests that ask for port 0 read the bound port from this line.
         FileHandle.standardOutput.write(Data("pinset listening on \(settings.host):\(port)\n".utf8))
+        if let demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
         let signal = await TerminationSignal.wait()
         logger.info("Received \(signal)")
         await service.shutdown()
@@ -81,19 +85,6 @@ struct ServeCommand: AsyncParsableCommand {
         if let accessLog { settings.accessLog = accessLog }
         try settings.validate(origin: "the command line")
         return settings
-    }
-
-    /// The README's one-command start: an empty data directory gets a development key and database.
-    /// Never touches a directory that already has a key, and never runs when paths were set explicitly.
-    private func bootstrapDevelopmentDataIfNeeded(_ settings: ServerConfiguration, logger: Logger) throws {
-        guard settings.signingKeyPath == nil, settings.certificatePath == nil,
-              !AtomicFile.exists(settings.resolvedSigningKeyPath), !AtomicFile.exists(settings.resolvedDatabasePath)
-        else { return }
-        let layout = DataLayout(directory: settings.dataDirectory, databaseOverride: settings.databasePath)
-        _ = try InitCommand.initialize(layout: layout, keyType: .p256, commonName: "Pinset Development Trust Server", validityDays: 365, importKey: nil, importCertificate: nil)
-        logger.notice("Created a development data directory with a new signing key", metadata: [
-            "directory": "\(settings.dataDirectory)", "certificate": "\(layout.certificatePEMPath)",
-        ])
     }
 }
 

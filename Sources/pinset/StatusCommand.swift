@@ -33,13 +33,13 @@ struct StatusCommand: AsyncParsableCommand {
             throw CLIError("The server at \(url) answered /status with something other than a JSON object.")
         }
         let ready = report["ready"] as? Bool ?? false
-        print("ready:                \(ready ? "yes" : "NO — \(report["notReadyReason"] ?? "")")")
-        print("customers served:     \(report["customers"] ?? 0)")
-        print("last signing pass:    \(report["lastSigningPass"] ?? "never") (\(report["lastSigningPassMilliseconds"] ?? "-") ms)")
-        print("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
-        print("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
-        if let error = report["lastSigningError"] { print("last signing error:   \(error)") }
-        for warning in report["warnings"] as? [String] ?? [] { print("warning:              \(warning)") }
+        Output.line("ready:                \(ready ? "yes" : "NO — \(report["notReadyReason"] ?? "")")")
+        Output.line("customers served:     \(report["customers"] ?? 0)")
+        Output.line("last signing pass:    \(report["lastSigningPass"] ?? "never") (\(report["lastSigningPassMilliseconds"] ?? "-") ms)")
+        Output.line("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
+        Output.line("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
+        if let error = report["lastSigningError"] { Output.line("last signing error:   \(error)") }
+        for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
         if !ready { throw ExitCode(2) }
     }
 }

@@ -187,18 +187,6 @@ import Testing
         #expect(server.stop() == 0)
     }
 
-    @Test func startsOnEmbeddedDefaultsInAnEmptyDirectory() throws {
-        let cli = try PinsetCLI()
-        defer { cli.remove() }
-        let server = try RunningServer(cli: cli)
-        defer { server.stop() }
-        #expect(FileManager.default.fileExists(atPath: "\(cli.dataDir)/signing-key.pem"))
-        let mode = try FileManager.default.attributesOfItem(atPath: "\(cli.dataDir)/signing-key.pem")[.posixPermissions] as? Int
-        #expect(mode == 0o600)
-        #expect(try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory).status == 200)
-        #expect(server.stop() == 0)
-    }
-
     /// The published JSON Schema, checked by an independent validator against what is really signed.
     @Test func payloadMatchesThePublishedSchema() throws {
         let cli = try populated()
