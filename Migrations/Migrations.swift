@@ -22,5 +22,6 @@ public struct SchemaMigration: Sendable, Hashable {
 public enum SchemaMigrations {
     public static let all: [SchemaMigration] = [
         SchemaMigration(identifier: "0001_initial", bytes: PackageResources._001_initial_sql),
+        SchemaMigration(identifier: "0002_backup_marker", bytes: PackageResources._002_backup_marker_sql),
     ]
 }
