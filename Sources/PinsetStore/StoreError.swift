@@ -18,7 +18,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// pass `allowRemovingLastHost` to do it anyway.
         case lastHostOfCustomer
         /// An argument the types cannot rule out was rejected (port 0, an empty batch, a SPKI whose hash is
-        /// not the pin, a backup over the database itself).
+        /// not the pin, a backup destination that exists or lies in the data directory).
         case invalidInput
         /// The database records migrations this program does not know: it was written by a newer version.
         case databaseTooNew
