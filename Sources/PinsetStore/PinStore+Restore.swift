@@ -38,6 +38,12 @@ extension PinStore {
             let reason = String(cString: strerror(errno))
             throw StoreError(.restoreRefused, "Cannot create a file in \(database.deletingLastPathComponent().path) for the restored database: \(reason). Nothing was changed. Run the restore as the user that owns the data directory.")
         }
+        // The server must be able to open what replaces its database: keep the replaced file's owner (this
+        // only succeeds for root or the owner itself, which is all that is needed).
+        var replacedInfo = stat()
+        if stat(databasePath, &replacedInfo) == 0 {
+            _ = fchown(descriptor, replacedInfo.st_uid, replacedInfo.st_gid)
+        }
         close(descriptor)
         do {
             var readOnly = Configuration()
