@@ -22,6 +22,7 @@ public struct SchemaMigration: Sendable, Hashable {
 public enum SchemaMigrations {
     public static let all: [SchemaMigration] = [
         SchemaMigration(identifier: "0001_initial", bytes: PackageResources._001_initial_sql),
+        SchemaMigration(identifier: "0002_backup_marker", bytes: PackageResources._002_backup_marker_sql),
         SchemaMigration(identifier: "0004_legacy_clients", bytes: PackageResources._004_legacy_clients_sql),
     ]
 }

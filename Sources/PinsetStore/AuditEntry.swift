@@ -16,6 +16,8 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let hostRemoved = AuditAction(rawValue: "host.remove")
     public static let pinsAdded = AuditAction(rawValue: "pin.add")
     public static let pinRemoved = AuditAction(rawValue: "pin.remove")
+    /// The database was restored from a backup and the customer's version raised above anything served.
+    public static let restored = AuditAction(rawValue: "customer.restore")
 
     public var description: String { rawValue }
 }

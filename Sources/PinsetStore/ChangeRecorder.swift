@@ -7,19 +7,30 @@ import PinsetCore
 ///
 /// Keeping these steps in one place is what makes "every change bumps the version, is audited and is seen by
 /// the server" hold for every write.
+///
+/// A new content version is max(previous + 1, the name's high-water mark + 1, now in milliseconds since
+/// 1970). The clock term is what keeps versions increasing across databases: a re-created database, or one
+/// restored from a backup, starts above every version an earlier database served (as long as that one's
+/// versions did not run ahead of the clock, which takes more than a thousand changes a second), so apps
+/// never refuse its bundles as rollbacks. The other two terms keep versions increasing when the clock stalls
+/// or steps back.
 struct ChangeRecorder {
+    /// The largest version: 2^53 - 1, the largest integer every JSON parser (JavaScript's included) reads
+    /// exactly. Milliseconds reach it in the year 287396.
+    static let maximumVersion: Int64 = 9_007_199_254_740_991
+
     let db: Database
     let actor: String
-    /// One timestamp for the whole transaction, so the audit entry and `updated_at` agree.
+    /// One timestamp for the whole transaction, so the audit entry, `updated_at` and the version agree.
     let now: Date
 
-    init(_ db: Database, actor: String) throws {
+    init(_ db: Database, actor: String, now: Date) throws {
         guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
         }
         self.db = db
         self.actor = actor
-        self.now = Date()
+        self.now = now
     }
 
     /// The customer, matched ignoring case, or `StoreError.customerNotFound`.
@@ -49,19 +60,31 @@ struct ChangeRecorder {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM pin WHERE host_id = ?", arguments: [hostID]) ?? 0
     }
 
-    /// The version a new customer of this name starts at: one above any version the name ever had.
+    /// The version a new customer of this name starts at: above any version the name ever had, and at least
+    /// the current time in milliseconds.
     func firstVersion(for name: CustomerName) throws -> Int64 {
-        let highWater = try Int64.fetchOne(db, sql: "SELECT version FROM customer_version_high_water WHERE name = ?", arguments: [name.rawValue])
-        return (highWater ?? 0) + 1
+        try nextVersion(after: 0, for: name)
     }
 
-    /// Records a change to an existing customer: version + 1, `updated_at`, high-water mark, audit entry,
-    /// change counter. Returns the new version.
+    /// max(`current` + 1, the name's high-water mark + 1, now in milliseconds).
+    func nextVersion(after current: Int64, for name: CustomerName) throws -> Int64 {
+        let highWater = try Int64.fetchOne(db, sql: "SELECT version FROM customer_version_high_water WHERE name = ?", arguments: [name.rawValue]) ?? 0
+        let milliseconds = (now.timeIntervalSince1970 * 1000).rounded(.down)
+        let clock = Int64(exactly: milliseconds) ?? (milliseconds > 0 ? Self.maximumVersion : 0)
+        let floor = max(current, highWater)
+        guard floor < Self.maximumVersion else {
+            throw StoreError(.corruptData, "Customer '\(name)' has content version \(floor), the largest a bundle can carry. The database was edited by hand or is damaged; restore it from a backup with 'pinset restore'.")
+        }
+        return min(max(floor + 1, clock), Self.maximumVersion)
+    }
+
+    /// Records a change to an existing customer: the next version (see `nextVersion`), `updated_at`,
+    /// high-water mark, audit entry, change counter. Returns the new version.
     @discardableResult
     func recordChange(of customer: CustomerRow, _ action: AuditAction, _ details: String) throws -> Int64 {
-        let version = customer.version + 1
+        let version = try nextVersion(after: customer.version, for: customer.name)
         try db.execute(sql: "UPDATE customer SET version = ?, updated_at = ? WHERE id = ?", arguments: [version, now, customer.id])
-        try raiseHighWater(customer.name, to: version)
+        try raiseHighWater(customer.name.rawValue, to: version)
         try audit(customer.name, action, details, version: version)
         return version
     }
@@ -69,16 +92,17 @@ struct ChangeRecorder {
     /// Records the version of a customer just inserted or removed, with its audit entry and the change counter.
     func recordMembership(of name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
         if version > 0 {
-            try raiseHighWater(name, to: version)
+            try raiseHighWater(name.rawValue, to: version)
         }
         try audit(name, action, details, version: version)
     }
 
-    private func raiseHighWater(_ name: CustomerName, to version: Int64) throws {
+    /// Raises the highest version recorded for a name (matched ignoring case); never lowers it.
+    func raiseHighWater(_ name: String, to version: Int64) throws {
         try db.execute(sql: """
             INSERT INTO customer_version_high_water (name, version) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET version = max(version, excluded.version)
-            """, arguments: [name.rawValue, version])
+            """, arguments: [name, version])
     }
 
     private func audit(_ name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {

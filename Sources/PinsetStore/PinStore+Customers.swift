@@ -14,7 +14,7 @@ extension PinStore {
     /// - Throws: `StoreError.customerExists` if a customer of that name, ignoring case, exists.
     public func addCustomer(_ name: CustomerName, servesLegacyClients: Bool = false, actor: String) throws {
         try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             if let existing = try String.fetchOne(db, sql: "SELECT name FROM customer WHERE name = ?", arguments: [name.rawValue]) {
                 let sameSpelling = existing == name.rawValue
                 throw StoreError(.customerExists, sameSpelling
@@ -38,7 +38,7 @@ extension PinStore {
     @discardableResult
     public func setServesLegacyClients(_ serves: Bool, for name: CustomerName, actor: String) throws -> Bool {
         try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let customer = try change.customer(name)
             guard customer.servesLegacyClients != serves else { return false }
             try db.execute(sql: "UPDATE customer SET legacy_clients = ? WHERE id = ?", arguments: [serves, customer.id])
@@ -53,7 +53,7 @@ extension PinStore {
     /// - Throws: `StoreError.customerNotFound`.
     public func removeCustomer(_ name: CustomerName, actor: String) throws {
         try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let customer = try change.customer(name)
             let hostCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM host WHERE customer_id = ?", arguments: [customer.id]) ?? 0
             let pinCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = ?", arguments: [customer.id]) ?? 0

@@ -15,7 +15,7 @@ extension PinStore {
         try Self.validate(port: port, hostname: hostname)
         try Self.validateKeyMaterial(pins)
         try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             if let existing = try change.existingHost(hostname, of: owner) {
                 throw StoreError(.hostExists, "Customer '\(owner.name)' already has host '\(hostname)' (port \(existing.host.port), include-subdomains \(Self.onOff(existing.host.includeSubdomains))). Change its settings with 'pinset host update' or remove it first.")
@@ -47,7 +47,7 @@ extension PinStore {
     public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, actor: String) throws -> Bool {
         if let port { try Self.validate(port: port, hostname: hostname) }
         return try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, current) = try change.host(hostname, of: owner)
             let newPort = port ?? current.port
@@ -67,12 +67,20 @@ extension PinStore {
 
     /// Removes a host and its pins from a customer.
     ///
-    /// - Throws: `StoreError.customerNotFound` or `.hostNotFound`.
-    public func removeHost(_ hostname: Hostname, from customer: CustomerName, actor: String) throws {
+    /// Removing a customer's last host publishes an empty pin set, and apps replace (never merge) their pins
+    /// with it, so they stop pinning every host of the customer at once; it is refused unless
+    /// `allowRemovingLastHost` is true.
+    ///
+    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, or `.lastHostOfCustomer`.
+    public func removeHost(_ hostname: Hostname, from customer: CustomerName, allowRemovingLastHost: Bool = false, actor: String) throws {
         try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
+            let hostCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM host WHERE customer_id = ?", arguments: [owner.id]) ?? 0
+            if hostCount == 1 && !allowRemovingLastHost {
+                throw StoreError(.lastHostOfCustomer, "\(hostname) is the last host of '\(owner.name)'; removing it would publish an empty pin set, and apps replace their pins with it, so they would stop pinning every host of '\(owner.name)'. Add the customer's other hosts first, or pass --allow-last-host to do it anyway.")
+            }
             let pinCount = try change.pinCount(ofHost: hostID)
             // Its pins go with it: ON DELETE CASCADE.
             try db.execute(sql: "DELETE FROM host WHERE id = ?", arguments: [hostID])

@@ -11,20 +11,23 @@ extension PinStore {
     }
 
     /// Copies the database to `destination` with SQLite's online backup API, while other connections keep
-    /// reading and writing; the copy is one consistent snapshot.
+    /// reading and writing; the copy is one consistent snapshot, marked as a backup (see `BackupMarker`) so
+    /// that it is never served before `restore` raised its versions.
     ///
     /// The copy is written to a temporary file beside `destination`, switched to rollback-journal mode (so it
     /// is a single self-contained file that no stale `-wal` file next to it can alter), synced, and renamed
     /// over `destination`. A reader of `destination` sees the old file or the complete new one, never a
     /// partial copy. The file is created with `newFileMode`.
     ///
-    /// - Throws: `StoreError.invalidInput` if `destination` is this database's own file.
-    public func backup(to destination: String) throws {
-        let target = URL(fileURLWithPath: destination).standardizedFileURL.resolvingSymlinksInPath()
-        let source = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
-        guard target.path != source.path else {
-            throw StoreError(.invalidInput, "The backup destination \(destination) is the database itself. Give another path.")
-        }
+    /// A destination is refused, with nothing written, when it exists and `replacingExisting` is false, or
+    /// when it lies (after resolving symbolic links and `..`) in the database's directory or in one of
+    /// `protectedDirectories`: a backup must never replace the database, its `-wal` file or a signing key.
+    ///
+    /// - Throws: `StoreError.invalidInput` for a refused destination or one that cannot be written.
+    public func backup(to destination: String, replacingExisting: Bool = false, protectedDirectories: [String] = []) throws {
+        let target = try BackupDestination.resolve(
+            destination, database: path, protectedDirectories: protectedDirectories, replacingExisting: replacingExisting
+        )
         let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial-\(UUID().uuidString)").path
         let descriptor = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, Self.newFileMode)
         guard descriptor >= 0 else {
@@ -35,6 +38,7 @@ extension PinStore {
         do {
             let copy = try DatabaseQueue(path: temporary)
             try pool.backup(to: copy)
+            try copy.write { db in try BackupMarker.mark(db, source: path, at: clock()) }
             try copy.writeWithoutTransaction { db in
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
             }
@@ -51,7 +55,7 @@ extension PinStore {
     }
 
     /// Makes a rename durable: the new directory entry reaches the disk only when the directory is synced.
-    private static func syncDirectory(of file: URL) {
+    static func syncDirectory(of file: URL) {
         let descriptor = Foundation.open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         fsync(descriptor)

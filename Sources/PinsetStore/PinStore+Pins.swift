@@ -24,7 +24,7 @@ extension PinStore {
             }
         }
         return try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
             var present = try Set(Data.fetchAll(db, sql: "SELECT spki_sha256 FROM pin WHERE host_id = ?", arguments: [hostID]).map { [UInt8]($0) })
@@ -75,7 +75,7 @@ extension PinStore {
     @discardableResult
     public func removePin(_ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false, actor: String) throws -> PinChange {
         try pool.write { db in
-            let change = try ChangeRecorder(db, actor: actor)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
             let label = try String.fetchOne(db, sql: "SELECT label FROM pin WHERE host_id = ? AND spki_sha256 = ?", arguments: [hostID, Data(spkiSHA256.bytes)])

@@ -29,11 +29,16 @@ public final class PinStore: Sendable {
 
     let pool: DatabasePool
 
+    /// The time of each change: its audit entry, `updated_at`, and the floor of its content version. Tests
+    /// inject a clock; the program uses the system clock.
+    let clock: @Sendable () -> Date
+
     /// Opens the database at `path` for reading and writing, creating it (mode 0640 or tighter) if missing and
     /// applying any migrations this program has that the file lacks.
     ///
     /// - Throws: `StoreError` with code `.databaseTooNew` if the file records migrations this program does not
-    ///   know; a GRDB `DatabaseError` if the file cannot be opened or is not a database.
+    ///   know, `.unrestoredBackup` if the file is a backup that was put in place without `restore`; a GRDB
+    ///   `DatabaseError` if the file cannot be opened or is not a database.
     public convenience init(path: String) throws {
         try self.init(path: path, readOnly: false, busyTimeout: Self.defaultBusyTimeout)
     }
@@ -41,13 +46,16 @@ public final class PinStore: Sendable {
     /// Opens the database at `path`.
     ///
     /// A read-only store neither creates the file nor migrates it; it requires a file whose migrations are
-    /// all applied, and every write method fails with a `DatabaseError` (`SQLITE_READONLY`).
+    /// all applied, and every write method fails with a `DatabaseError` (`SQLITE_READONLY`). Only a read-only
+    /// store opens a backup that was not restored (see `BackupMarker`).
     public static func open(path: String, readOnly: Bool = false, busyTimeout: TimeInterval = defaultBusyTimeout) throws -> PinStore {
         try PinStore(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
     }
 
-    private init(path: String, readOnly: Bool, busyTimeout: TimeInterval) throws {
+    init(path: String, readOnly: Bool = false, busyTimeout: TimeInterval = defaultBusyTimeout,
+         allowingUnrestoredBackup: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         self.path = path
+        self.clock = clock
         if !readOnly {
             try Self.createFileIfMissing(path)
         }
@@ -74,6 +82,9 @@ public final class PinStore: Sendable {
             }
         } else {
             try SchemaMigrator.migrate(pool, with: migrator)
+            if !allowingUnrestoredBackup, let marker = try pool.read(BackupMarker.read) {
+                throw StoreError.unrestoredBackup(path, marker)
+            }
         }
     }
 

@@ -17,8 +17,11 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The customer serves legacy GCX clients and the change would leave a host with fewer than two pins
         /// those clients can use (`fp` or an RSA `pk`).
         case tooFewLegacyPins
+        /// Removing the host would leave the customer with no hosts, an empty pin set that apps adopt as is;
+        /// pass `allowRemovingLastHost` to do it anyway.
+        case lastHostOfCustomer
         /// An argument the types cannot rule out was rejected (port 0, an empty batch, a SPKI whose hash is
-        /// not the pin, a backup over the database itself).
+        /// not the pin, a backup destination that exists or lies in the data directory).
         case invalidInput
         /// The database records migrations this program does not know: it was written by a newer version.
         case databaseTooNew
@@ -26,6 +29,11 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case databaseNotMigrated
         /// A stored value does not decode (edited by hand, or written by an incompatible program).
         case corruptData
+        /// The file is a backup put in place without `PinStore.restore`: serving it would repeat versions.
+        case unrestoredBackup
+        /// A restore was refused: the database is in use, the backup is damaged, or the current database
+        /// cannot be read without `force`.
+        case restoreRefused
     }
 
     public let code: Code
@@ -50,5 +58,9 @@ extension StoreError {
 
     static func hostNotFound(_ hostname: String, customer: String) -> StoreError {
         StoreError(.hostNotFound, "Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.")
+    }
+
+    static func unrestoredBackup(_ path: String, _ marker: BackupMarker) -> StoreError {
+        StoreError(.unrestoredBackup, "The database \(path) is a copy made by 'pinset backup' of \(marker.source) (at \(marker.takenAt.formatted(.iso8601))) that was put in place without 'pinset restore'. Serving or editing it as it is would give apps versions they already passed, and they would refuse every update. Stop the servers, then run 'pinset restore \(path)' (with the same --data-dir or --database): it raises every customer's version above anything served and clears this mark.")
     }
 }

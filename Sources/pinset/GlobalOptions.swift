@@ -46,7 +46,12 @@ struct GlobalOptions: ParsableArguments {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
         }
-        return try PinStore.open(path: path)
+        do {
+            return try PinStore.open(path: path)
+        } catch let error as StoreError where error.code == .unrestoredBackup {
+            let location = database == nil ? "--data-dir '\(dataDir)'" : "--database '\(path)'"
+            throw CLIError("\(error.message) The command: pinset restore '\(path)' \(location)")
+        }
     }
 
     /// Refuses a data directory or database that another user owns or can write.

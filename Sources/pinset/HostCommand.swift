@@ -106,12 +106,14 @@ struct HostCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @Argument var customer: String
         @Argument var hostname: String
+        @Flag(help: "Allow removing the customer's last host, after which apps drop every pin of the customer.")
+        var allowLastHost = false
 
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             let store = try options.openStore()
-            try store.removeHost(host, from: customer, actor: options.resolvedActor)
+            try store.removeHost(host, from: customer, allowRemovingLastHost: allowLastHost, actor: options.resolvedActor)
             Output.note("Removed \(host) from '\(customer)'.")
             if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }

@@ -85,21 +85,3 @@ struct LogCommand: AsyncParsableCommand {
         })
     }
 }
-
-struct BackupCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "backup",
-        abstract: "Copy the database to a file with SQLite's online backup, safe while the server runs.",
-        discussion: "Restore by stopping the servers and moving the backup over the database file (see README)."
-    )
-
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: "Destination file.") var destination: String
-
-    func run() async throws {
-        let store = try options.openStore()
-        try store.backup(to: destination)
-        let problems = try PinStore.open(path: destination, readOnly: true).integrityCheck()
-        Output.note("Backed up \(options.layout.databasePath) to \(destination) (integrity: \(problems.joined(separator: "; "))).")
-    }
-}

@@ -85,6 +85,16 @@ import Testing
         }
     }
 
+    @Test func lastHostNeedsExplicitFlag() throws {
+        try withPopulatedDatabase { cli in
+            try expectRejected(cli, ["host", "remove", "acme", "api.example.com"], mentioning: "--allow-last-host")
+            let result = try cli.run(["host", "remove", "acme", "api.example.com", "--allow-last-host"])
+            #expect(result.status == 0, "\(result.combined)")
+            let hosts = try cli.run(["host", "list", "acme", "--json"])
+            #expect(hosts.status == 0 && !hosts.stdoutText.contains("api.example.com"), "\(hosts.combined)")
+        }
+    }
+
     @Test func worldReadableKeyIsRefused() throws {
         try withPopulatedDatabase { cli in
             chmod("\(cli.dataDir)/signing-key.pem", 0o644)

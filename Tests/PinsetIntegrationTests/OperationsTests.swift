@@ -33,8 +33,8 @@ import Testing
         // An edit after the backup, then a restore: the edit is gone, everything else is back.
         #expect(try cli.run(["customer", "add", "after-backup"]).status == 0)
         #expect(server.stop() == 0)
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.database + suffix) }
-        try FileManager.default.copyItem(atPath: backup, toPath: cli.database)
+        let restored = try cli.run(["restore", backup])
+        #expect(restored.status == 0, "\(restored.combined)")
         let list = try cli.run(["customer", "list", "--json"])
         let names = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout)) as? [[String: Any]]).compactMap { $0["name"] as? String }
         #expect(names == ["acme"])

@@ -24,7 +24,8 @@ import Testing
                 hosts.append(HostPins(hostname: hostname, port: UInt16(443 + hostNumber), includeSubdomains: includeSubdomains,
                                       pins: pins.sorted { $0.spkiSHA256 < $1.spkiSHA256 }))
             }
-            let version = Int64(1 + 2 * hosts.count)
+            // The fixture's clock stands still: the first version is its time, then each change adds one.
+            let version = StoreFixture.firstVersion + Int64(2 * hosts.count)
             expected.append(PinSet(customer: name, version: version, hosts: hosts.sorted { $0.hostname < $1.hostname }))
         }
 

@@ -17,14 +17,14 @@ import Testing
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
         try store.addCustomer(acme, actor: Sample.actor)
-        #expect(try store.pinSet(for: acme)?.version == 1)
+        #expect(try store.pinSet(for: acme)?.version == StoreFixture.firstVersion)
 
         let changes: [(String, () throws -> Void)] = [
             ("add host", { try store.addHost(api, to: acme, actor: Sample.actor) }),
             ("update host", { try store.updateHost(api, of: acme, port: 8443, actor: Sample.actor) }),
             ("add pins", { try store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: api, of: acme, actor: Sample.actor) }),
             ("remove pin", { try store.removePin(try Sample.hashPin(1).spkiSHA256, from: api, of: acme, actor: Sample.actor) }),
-            ("remove host", { try store.removeHost(api, from: acme, actor: Sample.actor) }),
+            ("remove host", { try store.removeHost(api, from: acme, allowRemovingLastHost: true, actor: Sample.actor) }),
         ]
         for (label, change) in changes {
             let moved = try deltas(store, change)
@@ -32,7 +32,8 @@ import Testing
             #expect(moved.other == 0, "\(label) must not touch another customer's version")
             #expect(moved.counter == 1, "\(label) must bump the change counter by one")
         }
-        #expect(try store.pinSet(for: acme)?.version == 6)
+        // The clock stood still, so each change stepped by one.
+        #expect(try store.pinSet(for: acme)?.version == StoreFixture.firstVersion + 5)
     }
 
     @Test func addingAndRemovingCustomersBumpsTheCounter() throws {
@@ -63,7 +64,7 @@ import Testing
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
         try fixture.store.addPins([try Sample.hashPin(1)], to: api, of: acme, actor: Sample.actor)
         let last = try #require(try fixture.store.pinSet(for: acme)?.version)
-        #expect(last == 3)
+        #expect(last == StoreFixture.firstVersion + 2)
 
         try fixture.store.removeCustomer(acme, actor: Sample.actor)
         #expect(try fixture.store.pinSet(for: acme) == nil)
@@ -78,6 +79,55 @@ import Testing
         #expect(try reopened.pinSet(for: acme)?.version == last + 2)
     }
 
+    /// Versions are at least the time of the change in milliseconds, so a later database starts above an
+    /// earlier one.
+    @Test func versionsFollowTheClockWhenItMovesAhead() throws {
+        let fixture = try StoreFixture()
+        let acme = try Sample.customer("acme")
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        fixture.clock.advance(by: 2.5)
+        try fixture.store.addHost(try Sample.host("api.example.com"), to: acme, actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: acme)?.version == StoreFixture.firstVersion + 2_500)
+        // A customer added later starts at the clock, not at 1.
+        try fixture.store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: try Sample.customer("other"))?.version == StoreFixture.firstVersion + 2_500)
+    }
+
+    /// A clock set back (NTP step, wrong time zone) must not move a version back.
+    @Test func versionsStillIncreaseWhenTheClockStepsBack() throws {
+        let fixture = try StoreFixture()
+        let acme = try Sample.customer("acme")
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        fixture.clock.advance(by: -3_600)
+        try fixture.store.addHost(try Sample.host("api.example.com"), to: acme, actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: acme)?.version == StoreFixture.firstVersion + 1)
+        try fixture.store.removeCustomer(acme, actor: Sample.actor)
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: acme)?.version == StoreFixture.firstVersion + 2)
+    }
+
+    /// Rollback freeze: apps that hold versions from a database that was lost must accept the first bundle
+    /// of a database created again from scratch later.
+    @Test func aRecreatedDatabaseStartsAboveEveryVersionTheOldOneServed() throws {
+        let clock = TestClock(StoreFixture.start)
+        let old = try StoreFixture(clock: clock)
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try old.store.addCustomer(acme, actor: Sample.actor)
+        try old.store.addHost(api, to: acme, actor: Sample.actor)
+        for byte in UInt8(1)...20 {
+            try old.store.addPins([try Sample.hashPin(byte)], to: api, of: acme, actor: Sample.actor)
+        }
+        let served = try #require(try old.store.pinSet(for: acme)?.version)
+
+        clock.advance(by: 1)
+        let recreated = try StoreFixture(clock: clock)
+        try recreated.store.addCustomer(acme, actor: Sample.actor)
+        let first = try #require(try recreated.store.pinSet(for: acme)?.version)
+        #expect(first > served)
+        try recreated.store.addHost(api, to: acme, actor: Sample.actor)
+        #expect(try #require(try recreated.store.pinSet(for: acme)?.version) > first)
+    }
+
     @Test func customerSummariesCountHostsAndPins() throws {
         let fixture = try StoreFixture()
         let acme = try Sample.customer("acme")
@@ -90,8 +140,8 @@ import Testing
 
         let summaries = try fixture.store.customers()
         #expect(summaries.map(\.name.rawValue) == ["acme", "zeta"])
-        #expect(summaries[0].hostCount == 2 && summaries[0].pinCount == 3 && summaries[0].version == 5)
-        #expect(summaries[1].hostCount == 0 && summaries[1].pinCount == 0 && summaries[1].version == 1)
+        #expect(summaries[0].hostCount == 2 && summaries[0].pinCount == 3 && summaries[0].version == StoreFixture.firstVersion + 4)
+        #expect(summaries[1].hostCount == 0 && summaries[1].pinCount == 0 && summaries[1].version == StoreFixture.firstVersion)
         #expect(summaries[0].updatedAt >= summaries[0].createdAt)
     }
 }

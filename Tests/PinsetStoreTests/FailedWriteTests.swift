@@ -61,6 +61,27 @@ import Testing
         #expect(caseError?.message.contains("unique ignoring case") == true)
     }
 
+    /// Apps replace their pins with whatever the bundle holds: a customer left without hosts would unpin
+    /// every one of its hosts in one command.
+    @Test func removingTheLastHostNeedsTheFlag() throws {
+        let fixture = try StoreFixture()
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com"), www = try Sample.host("www.example.com")
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        try fixture.store.addHost(api, to: acme, actor: Sample.actor)
+        try fixture.store.addHost(www, to: acme, actor: Sample.actor)
+        try fixture.store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: api, of: acme, actor: Sample.actor)
+        try fixture.store.removeHost(www, from: acme, actor: Sample.actor)
+
+        let before = try dump(fixture.store)
+        let error = #expect(throws: StoreError.self) { try fixture.store.removeHost(api, from: acme, actor: Sample.actor) }
+        #expect(error?.code == .lastHostOfCustomer)
+        #expect(error?.message.contains("--allow-last-host") == true)
+        #expect(try dump(fixture.store) == before)
+
+        try fixture.store.removeHost(api, from: acme, allowRemovingLastHost: true, actor: Sample.actor)
+        #expect(try fixture.store.pinSet(for: acme)?.hosts.isEmpty == true)
+    }
+
     @Test func failureHalfwayThroughABatchRollsBackTheWholeBatch() throws {
         let fixture = try StoreFixture()
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")

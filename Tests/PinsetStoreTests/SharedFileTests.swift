@@ -17,7 +17,7 @@ import Testing
         try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
 
         #expect(try server.changeCounter() == counter + 1)
-        #expect(try server.pinSet(for: try Sample.customer("acme"))?.version == 1)
+        #expect(try server.pinSet(for: try Sample.customer("acme"))?.version == StoreFixture.firstVersion)
     }
 
     @Test func concurrentWritersInTwoStoresAllSucceed() throws {

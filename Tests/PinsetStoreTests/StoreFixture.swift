@@ -5,24 +5,44 @@ import PinsetCore
 import PinsetTestSupport
 import X509
 
-/// A store on a fresh SQLite file in its own temporary directory.
+/// A store on a fresh SQLite file in its own temporary directory, on a clock the test moves by hand.
 final class StoreFixture {
+    /// Where the clock starts: 2027-01-15T08:00:00Z, so the first version of a customer is this many
+    /// milliseconds.
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    static let firstVersion: Int64 = 1_800_000_000_000
+
     let directory: TemporaryDirectory
     let path: String
+    let clock: TestClock
     let store: PinStore
 
-    init() throws {
+    init(clock: TestClock = TestClock(StoreFixture.start)) throws {
         directory = try TemporaryDirectory(prefix: "pinset-store")
         path = directory.file("pinset.sqlite")
-        store = try PinStore(path: path)
+        self.clock = clock
+        store = try PinStore(path: path, clock: clock.now)
     }
 
     deinit { directory.remove() }
 
     /// A second, independent store (its own connection pool) on the same file, as another process would have.
     func openAnother() throws -> PinStore {
-        try PinStore(path: path)
+        try PinStore(path: path, clock: clock.now)
     }
+}
+
+/// A clock that moves only when the test says so.
+final class TestClock: @unchecked Sendable {
+    // `@unchecked`: `current` is only touched under `lock`.
+    private let lock = NSLock()
+    private var current: Date
+
+    init(_ start: Date) { current = start }
+
+    @Sendable func now() -> Date { lock.withLock { current } }
+
+    func advance(by seconds: TimeInterval) { lock.withLock { current += seconds } }
 }
 
 enum Sample {
@@ -55,12 +75,13 @@ enum Sample {
 }
 
 /// Every table's schema and rows, in a stable order: equal dumps mean equal database content.
-func dump(_ store: PinStore) throws -> String {
+func dump(_ store: PinStore, excluding excluded: Set<String> = []) throws -> String {
     try store.pool.read { db in
         var lines: [String] = []
         let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
         for table in tables {
             let name: String = table["name"]
+            guard !excluded.contains(name) else { continue }
             lines.append("TABLE \(name): \(table["sql"] as String? ?? "")")
             for row in try Row.fetchAll(db, sql: "SELECT * FROM \(name.quotedDatabaseIdentifier) ORDER BY 1") {
                 lines.append("  \(row.description)")

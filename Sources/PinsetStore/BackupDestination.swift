@@ -1,0 +1,55 @@
+import Foundation
+
+/// Decides where `PinStore.backup` may write, before anything is written.
+///
+/// The destination is resolved the way the kernel will resolve it: the parent directory with `realpath(3)`
+/// (symbolic links and `..`), and the final name too when it is a symbolic link, because the backup is
+/// renamed onto the resolved file. Comparing resolved paths is what stops `ln -s data/signing-key.pem b.sqlite`
+/// or `elsewhere/../data/pinset.sqlite-wal` from reaching the data directory.
+enum BackupDestination {
+    static func resolve(_ destination: String, database: String, protectedDirectories: [String], replacingExisting: Bool) throws -> URL {
+        let given = URL(fileURLWithPath: destination)
+        let name = given.lastPathComponent
+        guard !destination.hasSuffix("/"), !name.isEmpty, name != ".", name != ".." else {
+            throw StoreError(.invalidInput, "The backup destination \(destination) names a directory. Give a file path, e.g. /var/backups/pinset/pinset-backup.sqlite.")
+        }
+        let parent = given.deletingLastPathComponent().path
+        guard let resolvedParent = realPath(parent) else {
+            throw StoreError(.invalidInput, "The directory \(parent) of the backup destination does not exist. Create it first, or choose another path.")
+        }
+        var target = (resolvedParent == "/" ? "" : resolvedParent) + "/" + name
+        var info = stat()
+        let exists = lstat(target, &info) == 0
+        if exists && info.st_mode & S_IFMT == S_IFLNK {
+            guard let linked = realPath(target) else {
+                throw StoreError(.invalidInput, "The backup destination \(destination) is a symbolic link to a missing file. Give the real path of the backup file.")
+            }
+            target = linked
+        }
+
+        let databaseDirectory = URL(fileURLWithPath: database).deletingLastPathComponent().path
+        for directory in [databaseDirectory] + protectedDirectories {
+            let resolved = realPath(directory) ?? URL(fileURLWithPath: directory).standardizedFileURL.path
+            guard resolved == "/" || target == resolved || target.hasPrefix(resolved + "/") else { continue }
+            throw StoreError(.invalidInput, "The backup destination \(destination) resolves to \(target), inside the data directory \(directory), where a backup could replace the database, its -wal file or the signing key. Nothing was written. Write backups outside the data directory, e.g. /var/backups/pinset/pinset-backup.sqlite.")
+        }
+
+        if exists {
+            guard replacingExisting else {
+                throw StoreError(.invalidInput, "The backup destination \(destination) already exists. Nothing was written. Give a new file name (for example with the date), or pass --force to replace it.")
+            }
+            var targetInfo = stat()
+            guard stat(target, &targetInfo) == 0, targetInfo.st_mode & S_IFMT == S_IFREG else {
+                throw StoreError(.invalidInput, "The backup destination \(destination) exists and is not a regular file. Give the path of a file.")
+            }
+        }
+        return URL(fileURLWithPath: target)
+    }
+
+    /// The canonical absolute path of an existing file or directory, or `nil` when it does not exist.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

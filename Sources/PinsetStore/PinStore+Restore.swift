@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import PinsetCore
+
+extension PinStore {
+    /// Replaces the database at `databasePath` with a copy of `backup`, and raises every customer's content
+    /// version so apps accept the restored pins.
+    ///
+    /// Apps hold the versions the replaced database served, which may be newer than the backup's. In one
+    /// transaction on the new copy, each customer's version becomes max(backup version + 1, now in
+    /// milliseconds, highest version the replaced database recorded for the name + 1), with an audit entry
+    /// per customer; the high-water marks and the change counter are carried over from the replaced database
+    /// too, and the backup mark is cleared. The copy is then renamed over `databasePath`: readers see the old
+    /// database or the complete new one. The backup file itself is only read. `backup` may be `databasePath`
+    /// itself, for a backup that was copied into place by hand.
+    ///
+    /// Refused, with nothing changed, when the backup fails SQLite's integrity check or is not a Pinset
+    /// database, when another process has the database open (a running server: SQLite cannot leave WAL mode
+    /// then), or when the current database cannot be read and `force` is false. With `force`, an unreadable
+    /// database is replaced and versions are raised to the clock only. The in-use check runs once, before
+    /// the copy: a process that opens the database during the restore is not seen, so servers must stay
+    /// stopped until it returns.
+    public static func restore(backup: String, over databasePath: String, actor: String, force: Bool = false) throws -> RestoreReport {
+        try restore(backup: backup, over: databasePath, actor: actor, force: force, clock: { Date() })
+    }
+
+    static func restore(backup: String, over databasePath: String, actor: String, force: Bool, clock: @escaping @Sendable () -> Date) throws -> RestoreReport {
+        guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
+        }
+        let marker = try RestoreSource.check(backup)
+        let replaced = try ReplacedDatabaseReader.read(databasePath, force: force)
+
+        let database = URL(fileURLWithPath: databasePath)
+        let temporary = database.deletingLastPathComponent().appendingPathComponent(".\(database.lastPathComponent).restore-\(UUID().uuidString)").path
+        let descriptor = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, newFileMode)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw StoreError(.restoreRefused, "Cannot create a file in \(database.deletingLastPathComponent().path) for the restored database: \(reason). Nothing was changed. Run the restore as the user that owns the data directory.")
+        }
+        // The server must be able to open what replaces its database: keep the replaced file's owner (this
+        // only succeeds for root or the owner itself, which is all that is needed).
+        var replacedInfo = stat()
+        if stat(databasePath, &replacedInfo) == 0 {
+            _ = fchown(descriptor, replacedInfo.st_uid, replacedInfo.st_gid)
+        }
+        close(descriptor)
+        do {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            let source = try DatabaseQueue(path: backup, configuration: readOnly)
+            let copy = try DatabaseQueue(path: temporary)
+            try source.backup(to: copy)
+            try source.close()
+            try copy.close()
+
+            let restored = try PinStore(path: temporary, allowingUnrestoredBackup: true, clock: clock)
+            let note = marker.map { "restored from a backup of \($0.source) taken \($0.takenAt.formatted(.iso8601))" } ?? "restored from \(backup)"
+            let customers = try restored.raiseVersionsAfterRestore(above: replaced.versions, changeCounter: replaced.changeCounter, note: note, actor: actor)
+            try restored.pool.close()
+
+            // One self-contained file, so that the rename is the whole switch-over.
+            let single = try DatabaseQueue(path: temporary)
+            _ = try single.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
+            try single.close()
+            guard !FileManager.default.fileExists(atPath: temporary + "-wal") else {
+                throw StoreError(.restoreRefused, "The restored copy \(temporary) still has a write-ahead log. Nothing was changed. Check that no other program opened it, then run the restore again.")
+            }
+            guard rename(temporary, databasePath) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw StoreError(.restoreRefused, "Cannot move the restored database into place at \(databasePath): \(reason). Nothing was changed.")
+            }
+            syncDirectory(of: database)
+            return RestoreReport(customers: customers, marker: marker, replacedDatabase: replaced.state)
+        } catch {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
+            throw error
+        }
+    }
+
+    /// In one transaction: carries the replaced database's high-water marks and change counter over, moves
+    /// every customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry, and
+    /// clears the backup mark.
+    func raiseVersionsAfterRestore(above floors: [String: Int64], changeCounter: Int64, note: String, actor: String) throws -> [RestoreReport.Customer] {
+        try pool.write { db in
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            for (name, version) in floors where version >= 1 {
+                try change.raiseHighWater(name, to: version)
+            }
+            try db.execute(sql: "UPDATE change_counter SET value = max(value, ?) WHERE id = 1", arguments: [changeCounter])
+            var raised: [RestoreReport.Customer] = []
+            let rows = try Row.fetchAll(db, sql: "SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE BINARY")
+            for row in rows {
+                let customer = try StoredRows.customerRow(row)
+                let version = try change.recordChange(of: customer, .restored, "\(note); version \(customer.version) raised above every version served")
+                raised.append(RestoreReport.Customer(name: customer.name, backupVersion: customer.version, version: version))
+            }
+            try BackupMarker.clear(db)
+            return raised
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+
+/// Reads what the database about to be replaced served, and makes sure no other process is using it.
+enum ReplacedDatabaseReader {
+    struct Result {
+        /// The highest version recorded per customer name (lower-cased), from customers, high-water marks
+        /// and the audit log.
+        var versions: [String: Int64]
+        var changeCounter: Int64
+        var state: RestoreReport.ReplacedDatabase
+    }
+
+    static func read(_ path: String, force: Bool) throws -> Result {
+        guard FileManager.default.fileExists(atPath: path) else {
+            // A -wal file without its database would be replayed into the restored one.
+            for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
+                throw StoreError(.restoreRefused, "There is no database at \(path), but \(path)\(suffix) is left over from one. Nothing was changed. Move \(path)\(suffix) out of the way (it belongs to a database that is gone), then run the restore again.")
+            }
+            return Result(versions: [:], changeCounter: 0, state: .absent)
+        }
+        do {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            // Leaving WAL mode needs every other connection closed, so this fails while a server has the
+            // database open; and it leaves the old file self-contained, with no -wal file beside it.
+            let mode = try queue.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
+            guard mode?.lowercased() == "delete" else { throw inUse(path) }
+            return try queue.read { db in
+                guard try db.tableExists("customer") else { return Result(versions: [:], changeCounter: 0, state: .read) }
+                var versions: [String: Int64] = [:]
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT name, version FROM customer
+                    UNION ALL SELECT name, version FROM customer_version_high_water
+                    UNION ALL SELECT customer, version FROM audit_log
+                    """)
+                while let row = try rows.next() {
+                    let name: String = try row.decode(atIndex: 0)
+                    let version: Int64 = try row.decode(atIndex: 1)
+                    versions[name.lowercased()] = max(versions[name.lowercased()] ?? 0, version)
+                }
+                let counter = try Int64.fetchOne(db, sql: "SELECT value FROM change_counter WHERE id = 1") ?? 0
+                return Result(versions: versions, changeCounter: counter, state: .read)
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            throw inUse(path)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            guard force else {
+                throw StoreError(.restoreRefused, "Cannot read the current database \(path) (\(error)), so the versions it served are unknown. Nothing was changed. If it is damaged, run the restore again with --force: versions are then raised to the current time in milliseconds, which is above anything served unless this machine's clock was behind the one that served them.")
+            }
+            return Result(versions: [:], changeCounter: 0, state: .unreadable(reason: "\(error)"))
+        }
+    }
+
+    static func inUse(_ path: String) -> StoreError {
+        StoreError(.restoreRefused, "The database \(path) is open in another process, most likely a running 'pinset serve'. Nothing was changed. Stop every server and command using it, then run the restore again.")
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import GRDB
+
+/// Checks the file to restore from before anything is touched.
+enum RestoreSource {
+    /// The backup's mark (`nil` for a plain copy of a database).
+    static func check(_ backup: String) throws -> BackupMarker? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw StoreError(.restoreRefused, "There is no backup file at \(backup). Nothing was changed. Give the path of a file written by 'pinset backup'.")
+        }
+        do {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            let source = try DatabaseQueue(path: backup, configuration: readOnly)
+            defer { try? source.close() }
+            return try source.read { db in
+                let problems = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+                guard problems == ["ok"] else {
+                    throw StoreError(.restoreRefused, "The backup \(backup) fails SQLite's integrity check (\(problems.prefix(3).joined(separator: "; "))). Nothing was changed. Restore an older backup.")
+                }
+                guard try db.tableExists("customer"), try db.tableExists("customer_version_high_water") else {
+                    throw StoreError(.restoreRefused, "The file \(backup) is not a Pinset database. Nothing was changed. Give a file written by 'pinset backup'.")
+                }
+                return try BackupMarker.read(db)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.restoreRefused, "Cannot read \(backup) as a database: \(error). Nothing was changed. Give a file written by 'pinset backup'.")
+        }
+    }
+}

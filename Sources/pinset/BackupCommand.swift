@@ -1,0 +1,27 @@
+import ArgumentParser
+import Foundation
+import PinsetStore
+
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy the database to a file with SQLite's online backup, safe while the server runs.",
+        discussion: """
+            The copy is marked as a backup: no server or command uses it until 'pinset restore' put it in \
+            place. The destination must be outside the data directory and must not exist (--force replaces \
+            an older backup).
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "Destination file, outside the data directory.") var destination: String
+    @Flag(help: "Replace the destination if it exists (never a file in the data directory).") var force = false
+
+    func run() async throws {
+        let store = try options.openStore()
+        let layout = options.layout
+        try store.backup(to: destination, replacingExisting: force, protectedDirectories: [layout.directory])
+        let problems = try PinStore.open(path: destination, readOnly: true).integrityCheck()
+        Output.note("Backed up \(layout.databasePath) to \(destination) (integrity: \(problems.joined(separator: "; "))). Restore it with 'pinset restore \(destination)'.")
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import PinsetStore
+
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Replace the database with a backup, raising every customer's version above anything served.",
+        discussion: """
+            Stop every server using the database first; the restore refuses while one has it open. Apps keep \
+            the versions the current database served, which may be newer than the backup's, so every \
+            customer's version is raised above them (and to at least the current time in milliseconds), with \
+            an audit entry each; apps then accept the restored pins. The backup file is only read. To put back \
+            a backup that was copied over the database by hand, give the database's own path.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "Backup file written by 'pinset backup'.") var backup: String
+    @Flag(help: "Replace the current database even if it cannot be read (damaged); versions are then raised to the clock only.")
+    var force = false
+
+    func run() async throws {
+        let path = options.layout.databasePath
+        let report = try PinStore.restore(backup: backup, over: path, actor: options.resolvedActor, force: force)
+        if options.json {
+            try Output.json([
+                "database": path, "backup": backup,
+                "customers": report.customers.map { ["name": $0.name.rawValue, "backupVersion": $0.backupVersion, "version": $0.version] as [String: Any] },
+            ])
+        } else {
+            Output.table(["CUSTOMER", "BACKUP VERSION", "VERSION"], report.customers.map {
+                [$0.name.rawValue, String($0.backupVersion), String($0.version)]
+            })
+        }
+        if report.marker == nil {
+            Output.warn("\(backup) was not written by 'pinset backup'; it was restored, and its versions raised, all the same.")
+        }
+        if case .unreadable(let reason) = report.replacedDatabase {
+            Output.warn("the replaced database could not be read (\(reason)); versions were raised to the current time only.")
+        }
+        Output.note("Restored \(backup) to \(path) with \(report.customers.count) customer\(report.customers.count == 1 ? "" : "s"). Start the servers again.")
+    }
+}

@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PinsetClient
+import PinsetCore
+import PinsetTestSupport
+import Testing
+
+/// README's backup and restore procedure with the real binary, the real server and the real client: apps
+/// that stored versions newer than the backup must accept what the restored database serves.
+@Suite(.serialized) struct BackupRestoreTests {
+    static let currentPin = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="
+    static let backupPin = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+
+    static func hash(_ byte: UInt8) -> String { Data(repeating: byte, count: 32).base64EncodedString() }
+
+    func populated() throws -> PinsetCLI {
+        let cli = try PinsetCLI.initialized()
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.currentPin, "--hash", Self.backupPin]).status == 0)
+        return cli
+    }
+
+    func updater(for cli: PinsetCLI, server: RunningServer, state: TemporaryDirectory) throws -> PinsetUpdater {
+        let trust = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/trust-cert.der")))
+        return PinsetUpdater(configuration: try PinsetClientConfiguration(
+            serverURL: try #require(URL(string: server.baseURL)), customer: try CustomerName("acme"),
+            trustCertificates: [trust], stateDirectory: state.path
+        ))
+    }
+
+    /// Updates until the client holds `pin` (the server re-signs within a poll interval of an edit). Every
+    /// update must be accepted: a refusal is the freeze this guards against.
+    func updateUntil(_ updater: PinsetUpdater, holds pin: String) async throws -> VerifiedPinSet {
+        var latest = try await updater.update()
+        for _ in 0..<50 where !(latest.hosts.first?.spkiSHA256.map(\.base64).contains(pin) ?? false) {
+            try await Task.sleep(for: .milliseconds(100))
+            latest = try await updater.update()
+        }
+        return latest
+    }
+
+    @Test func appsAcceptTheRestoredDatabaseFollowingTheReadmeProcedure() async throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let state = try TemporaryDirectory(prefix: "pinset-client-state")
+        defer { state.remove() }
+        let server = try RunningServer(cli: cli)
+        var serverStopped = false
+        defer { if !serverStopped { server.stop() } }
+        let app = try updater(for: cli, server: server, state: state)
+        let versionA = try await app.update().version
+
+        let backup = cli.directory.file("pinset-backup.sqlite")
+        let made = try cli.run(["backup", backup])
+        #expect(made.status == 0, "\(made.combined)")
+
+        // After the backup: edits that the app picks up, so it holds a version newer than the backup's.
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.hash(0x31)]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.hash(0x32)]).status == 0)
+        let versionB = try await updateUntil(app, holds: Self.hash(0x32)).version
+        #expect(versionB > versionA)
+
+        // The procedure: a restore is refused while a server has the database open...
+        let before = try cli.databaseDump()
+        let refused = try cli.run(["restore", backup])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("Stop every server"), "\(refused.stderr)")
+        #expect(try cli.databaseDump() == before)
+        // ...so stop the servers, restore, start them again.
+        #expect(server.stop() == 0)
+        serverStopped = true
+        let restored = try cli.run(["restore", backup])
+        #expect(restored.status == 0, "\(restored.combined)")
+        let restarted = try RunningServer(cli: cli)
+        defer { restarted.stop() }
+        let appAfterRestart = try updater(for: cli, server: restarted, state: state)
+
+        // One edit, a key rotation: the app must accept the next bundle and hold the new pin.
+        let rotation = Self.hash(0x77)
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", rotation]).status == 0)
+        let latest = try await updateUntil(appAfterRestart, holds: rotation)
+        let pins = Set(latest.hosts.first?.spkiSHA256.map(\.base64) ?? [])
+        #expect(pins == [Self.currentPin, Self.backupPin, rotation])
+        #expect(latest.version > versionB)
+        guard case .loaded(let stored) = await PinsetUpdater(configuration: appAfterRestart.configuration).loadStoredPins() else {
+            Issue.record("the accepted pins were not stored")
+            return
+        }
+        #expect(stored.version == latest.version)
+
+        let log = try cli.run(["log", "--customer", "acme", "--limit", "2"])
+        #expect(log.stdoutText.contains("customer.restore"), "\(log.stdoutText)")
+    }
+
+    /// A backup copied over the database by hand must not be served: every command and the server refuse,
+    /// naming the command that makes it safe.
+    @Test func aBackupCopiedIntoPlaceByHandIsRefusedUntilRestored() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let backup = cli.directory.file("pinset-backup.sqlite")
+        #expect(try cli.run(["backup", backup]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.hash(0x41)]).status == 0)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.database + suffix) }
+        try FileManager.default.copyItem(atPath: backup, toPath: cli.database)
+
+        let list = try cli.run(["customer", "list"])
+        #expect(list.status != 0)
+        #expect(list.stderr.contains("pinset restore '\(cli.database)' --data-dir '\(cli.dataDir)'"), "\(list.stderr)")
+        let serve = try cli.run(["serve", "--data-dir", cli.dataDir, "--port", "0"])
+        #expect(serve.status != 0)
+        #expect(serve.stderr.contains("pinset restore"), "\(serve.stderr)")
+
+        let restored = try cli.run(["restore", cli.database])
+        #expect(restored.status == 0, "\(restored.combined)")
+        let after = try cli.run(["customer", "list"])
+        #expect(after.status == 0, "\(after.combined)")
+    }
+
+    /// Backing up onto the signing key replaced it with a SQLite file, and onto the -wal file of a served
+    /// database broke every command.
+    @Test func backupRefusesTheDataDirectoryAndExistingFiles() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let server = try RunningServer(cli: cli)
+        defer { server.stop() }
+        let key = "\(cli.dataDir)/signing-key.pem"
+        let keyBytes = try #require(FileManager.default.contents(atPath: key))
+        #expect(FileManager.default.fileExists(atPath: cli.database + "-wal"))
+        let link = cli.directory.file("innocent.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: key)
+        try FileManager.default.createDirectory(atPath: cli.directory.file("elsewhere"), withIntermediateDirectories: true)
+
+        let before = try cli.databaseDump()
+        for destination in [key, cli.database + "-wal", "\(cli.dataDir)/new.sqlite", link, cli.directory.file("elsewhere/../data/signing-key.pem")] {
+            for force in [[], ["--force"]] {
+                let result = try cli.run(["backup", destination] + force)
+                #expect(result.status != 0, "backup to \(destination) \(force) must fail")
+                #expect(result.stderr.contains("outside the data directory"), "\(result.stderr)")
+                #expect(FileManager.default.contents(atPath: key) == keyBytes)
+                #expect(try cli.databaseDump() == before)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/new.sqlite"))
+
+        let existing = try cli.directory.write("precious.txt", "an operator's notes\n")
+        let refused = try cli.run(["backup", existing])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("already exists") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "an operator's notes\n")
+        #expect(try cli.databaseDump() == before)
+        let forced = try cli.run(["backup", existing, "--force"])
+        #expect(forced.status == 0, "\(forced.combined)")
+        #expect(try ProcessRunner.run("sqlite3", [existing, "PRAGMA integrity_check"]).stdoutText == "ok\n")
+        #expect(try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory).status == 200)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import PinsetCore
+@testable import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// Apps refuse a version lower than the one they hold, and a changed bundle that repeats one. A restore
+/// must therefore move every customer above anything the replaced database served, even when the clock has
+/// not moved since.
+@Suite struct RestoreTests {
+    let acme = try! Sample.customer("acme")
+    let api = try! Sample.host("api.example.com")
+
+    /// A database with acme (one host, two pins) and a backup of it in another directory.
+    func backedUp() throws -> (fixture: StoreFixture, backups: TemporaryDirectory, backup: String) {
+        let fixture = try StoreFixture()
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        try fixture.store.addHost(api, to: acme, actor: Sample.actor)
+        try fixture.store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: api, of: acme, actor: Sample.actor)
+        let backups = try TemporaryDirectory(prefix: "pinset-backups")
+        let backup = backups.file("backup.sqlite")
+        try fixture.store.backup(to: backup)
+        return (fixture, backups, backup)
+    }
+
+    @Test func versionsNeverGoDownAcrossBackupAndRestore() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        let atBackup = try #require(try fixture.store.pinSet(for: acme)?.version)
+        // After the backup: more edits (apps store these versions), and a customer that is then removed.
+        for byte in UInt8(3)...12 {
+            try fixture.store.addPins([try Sample.hashPin(byte)], to: api, of: acme, actor: Sample.actor)
+        }
+        let gone = try Sample.customer("gone")
+        try fixture.store.addCustomer(gone, actor: Sample.actor)
+        try fixture.store.addHost(api, to: gone, actor: Sample.actor)
+        try fixture.store.addHost(try Sample.host("www.example.com"), to: gone, actor: Sample.actor)
+        let goneServed = try #require(try fixture.store.pinSet(for: gone)?.version)
+        try fixture.store.removeCustomer(gone, actor: Sample.actor)
+        let served = try #require(try fixture.store.pinSet(for: acme)?.version)
+        #expect(served > atBackup)
+        let counter = try fixture.store.changeCounter()
+        let backupBytes = try #require(FileManager.default.contents(atPath: backup))
+        try fixture.store.pool.close()
+
+        // The clock has not moved: only the replaced database's versions keep the restored ones above.
+        let report = try PinStore.restore(backup: backup, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+        #expect(report.customers.map(\.name) == [acme])
+        #expect(report.customers.first?.backupVersion == atBackup)
+        #expect(report.replacedDatabase == .read)
+        #expect(report.marker?.source == fixture.path)
+        #expect(FileManager.default.contents(atPath: backup) == backupBytes)
+
+        let restored = try fixture.openAnother()
+        let version = try #require(try restored.pinSet(for: acme)?.version)
+        #expect(version > served)
+        #expect(report.customers.first?.version == version)
+        #expect(try restored.pinSet(for: acme)?.hosts.first?.pins.count == 2)
+        #expect(try restored.changeCounter() > counter)
+        let entry = try #require(try restored.auditLog(customer: acme, limit: 1).first)
+        #expect(entry.action == .restored && entry.actor == "restorer" && entry.version == version)
+        #expect(try restored.pool.read(BackupMarker.read) == nil)
+
+        // Later edits keep going up; a customer removed after the backup comes back above its old versions.
+        try restored.addPins([try Sample.hashPin(99)], to: api, of: acme, actor: Sample.actor)
+        #expect(try #require(try restored.pinSet(for: acme)?.version) > version)
+        try restored.addCustomer(gone, actor: Sample.actor)
+        #expect(try #require(try restored.pinSet(for: gone)?.version) > goneServed)
+    }
+
+    /// A backup copied over the database by hand carries its mark: opening it to serve or edit is refused
+    /// with the command that fixes it, and that command (restore onto itself) works.
+    @Test func aBackupPutInPlaceByHandIsRefusedUntilRestored() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        try fixture.store.addPins([try Sample.hashPin(3)], to: api, of: acme, actor: Sample.actor)
+        let served = try #require(try fixture.store.pinSet(for: acme)?.version)
+        try fixture.store.pool.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: fixture.path + suffix) }
+        try FileManager.default.copyItem(atPath: backup, toPath: fixture.path)
+
+        let error = #expect(throws: StoreError.self) { try fixture.openAnother() }
+        #expect(error?.code == .unrestoredBackup)
+        #expect(error?.message.contains("pinset restore \(fixture.path)") == true, "\(error?.message ?? "")")
+        // Inspecting it read-only is fine.
+        #expect(try PinStore.open(path: fixture.path, readOnly: true).customers().map(\.name) == [acme])
+
+        // The database that served `served` is gone: the clock is what lifts the versions above it.
+        fixture.clock.advance(by: 1)
+        let report = try PinStore.restore(backup: fixture.path, over: fixture.path, actor: Sample.actor, force: false, clock: fixture.clock.now)
+        let version = try #require(report.customers.first?.version)
+        #expect(version > served)
+        let restored = try fixture.openAnother()
+        #expect(try restored.pinSet(for: acme)?.version == version)
+    }
+
+    @Test func restoreIsRefusedWhileAnotherConnectionHasTheDatabaseOpen() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        try fixture.store.addCustomer(try Sample.customer("after"), actor: Sample.actor)
+        let before = try dump(fixture.store)
+        let error = #expect(throws: StoreError.self) {
+            try PinStore.restore(backup: backup, over: fixture.path, actor: Sample.actor, force: true, clock: fixture.clock.now)
+        }
+        #expect(error?.code == .restoreRefused)
+        #expect(error?.message.contains("Stop every server") == true, "\(error?.message ?? "")")
+        #expect(try dump(fixture.store) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.contains("restore") }.isEmpty)
+    }
+
+    @Test func anUnreadableDatabaseIsReplacedOnlyWithForce() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        try fixture.store.pool.close()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: fixture.path + suffix) }
+        let garbage = [UInt8](repeating: 0x5A, count: 8192)
+        try Data(garbage).write(to: URL(fileURLWithPath: fixture.path))
+
+        let error = #expect(throws: StoreError.self) {
+            try PinStore.restore(backup: backup, over: fixture.path, actor: Sample.actor, force: false, clock: fixture.clock.now)
+        }
+        #expect(error?.message.contains("--force") == true, "\(error?.message ?? "")")
+        #expect(FileManager.default.contents(atPath: fixture.path) == Data(garbage))
+
+        fixture.clock.advance(by: 60)
+        let report = try PinStore.restore(backup: backup, over: fixture.path, actor: Sample.actor, force: true, clock: fixture.clock.now)
+        guard case .unreadable = report.replacedDatabase else {
+            Issue.record("the replaced database was reported as \(report.replacedDatabase)")
+            return
+        }
+        #expect(report.customers.first?.version == StoreFixture.firstVersion + 60_000)
+        #expect(try fixture.openAnother().integrityCheck() == ["ok"])
+    }
+
+    @Test func aDamagedOrForeignBackupIsRefused() throws {
+        let (fixture, backups, _) = try backedUp()
+        defer { backups.remove() }
+        let foreign = backups.file("foreign.sqlite")
+        #expect(try ProcessRunner.run("sqlite3", [foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);"]).status == 0)
+        let text = try backups.write("notes.txt", "not a database at all, but long enough to be read as one\n")
+        let before = try dump(fixture.store)
+        try fixture.store.pool.close()
+        for candidate in [foreign, text, backups.file("missing.sqlite")] {
+            let error = #expect(throws: StoreError.self, "\(candidate)") {
+                try PinStore.restore(backup: candidate, over: fixture.path, actor: Sample.actor, force: true, clock: fixture.clock.now)
+            }
+            #expect(error?.code == .restoreRefused, "\(candidate): \(error?.message ?? "")")
+        }
+        #expect(try dump(fixture.openAnother()) == before)
+    }
+}
