@@ -22,5 +22,6 @@ public struct SchemaMigration: Sendable, Hashable {
 public enum SchemaMigrations {
     public static let all: [SchemaMigration] = [
         SchemaMigration(identifier: "0001_initial", bytes: PackageResources._001_initial_sql),
+        SchemaMigration(identifier: "0003_customer_signing_identity", bytes: PackageResources._003_customer_signing_identity_sql),
     ]
 }

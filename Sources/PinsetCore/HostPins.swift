@@ -25,10 +25,13 @@ public struct PinSet: Hashable, Sendable {
     /// Bumped by every change to the customer's hosts or pins; clients refuse to go back to a lower one.
     public var version: Int64
     public var hosts: [HostPins]
+    /// Which key signs this customer's bundles.
+    public var signer: SignerAssignment
 
-    public init(customer: CustomerName, version: Int64, hosts: [HostPins]) {
+    public init(customer: CustomerName, version: Int64, hosts: [HostPins], signer: SignerAssignment = .deploymentDefault) {
         self.customer = customer
         self.version = version
         self.hosts = hosts
+        self.signer = signer
     }
 }

@@ -22,6 +22,7 @@ struct Pinset: AsyncParsableCommand {
             ServeCommand.self,
             StatusCommand.self,
             BackupCommand.self,
+            ImportCommand.self,
         ]
     )
 }

@@ -22,7 +22,7 @@ import Testing
                 if number % 10 == 0 { pins += chain }
                 try store.addPins(pins, to: hostname, of: name, actor: Sample.actor)
                 hosts.append(HostPins(hostname: hostname, port: UInt16(443 + hostNumber), includeSubdomains: includeSubdomains,
-                                      pins: pins.sorted { $0.spkiSHA256 < $1.spkiSHA256 }))
+                                      pins: pins.sorted { $0.spkiSHA256! < $1.spkiSHA256! }))
             }
             let version = Int64(1 + 2 * hosts.count)
             expected.append(PinSet(customer: name, version: version, hosts: hosts.sorted { $0.hostname < $1.hostname }))

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PinsetCore
+import PinsetMigrations
 @testable import PinsetStore
 import PinsetTestSupport
 import Testing
@@ -81,7 +82,7 @@ import Testing
             }
         }
         #expect(failures.all.isEmpty)
-        #expect(try PinStore(path: path).appliedMigrations() == ["0001_initial"])
+        #expect(try PinStore(path: path).appliedMigrations() == SchemaMigrations.all.map(\.identifier))
     }
 }
 

@@ -24,20 +24,20 @@ enum SignPassCommand {
 
         let largest = try dataset.pinSets(count: sizes.max() ?? 1)
         // Warm-up: first use of the key, allocator growth, Dispatch's thread pool.
-        _ = try serverPass().run(Array(largest.prefix(min(largest.count, 64))), now: now)
+        _ = serverPass().run(Array(largest.prefix(min(largest.count, 64))), now: now)
 
         var passes: [[String: Any]] = []
         for size in sizes {
             let pinSets = Array(largest.prefix(size))
             let pass = serverPass()
             // The first pass after start encodes every customer; later passes re-sign unchanged content.
-            let coldSeconds = try Measure.time { _ = try pass.run(pinSets, now: now) }
+            let coldSeconds = Measure.time { _ = pass.run(pinSets, now: now) }
             Report.note("\(identity.keyType) \(size) customers, first pass after start: \(String(format: "%.3f", coldSeconds)) s")
             var samples: [Double] = []
             var bundleBytes = 0
             for round in 1...repeats {
                 var bundles: [SignedBundle] = []
-                samples.append(try Measure.time { bundles = try pass.run(pinSets, now: now) })
+                samples.append(Measure.time { bundles = pass.run(pinSets, now: now).bundles })
                 guard bundles.count == size else { throw BenchError("the pass returned \(bundles.count) bundles for \(size) customers") }
                 bundleBytes = bundles.reduce(0) { $0 + $1.bytes.count }
                 Report.note("\(identity.keyType) \(size) customers, round \(round): \(String(format: "%.3f", samples.last ?? 0)) s")

@@ -1,0 +1,41 @@
+import Foundation
+import PinsetCore
+import X509
+
+extension SigningIdentity {
+    /// How long before a signing certificate expires the server starts warning.
+    public static let expiryWarningInterval: TimeInterval = 14 * 86_400
+
+    /// Why bundles signed now and valid until `bundleExpires` must not be signed with this identity, or `nil`.
+    ///
+    /// Every certificate that goes into the bundle is checked — the signer and each chain member — because
+    /// a client refuses the bundle if any of them is outside its validity window, and a Pinset client keeps a
+    /// bundle until its `expires`: a certificate that expires before then would strand it mid-way.
+    public func validityProblem(at now: Date, bundleExpires: Date) -> String? {
+        for (index, certificate) in ([certificate] + intermediates).enumerated() {
+            let role = index == 0 ? "signing certificate" : "chain certificate \(index) ('\(PinMaterial.describe(certificate.subject))')"
+            if now < certificate.notValidBefore {
+                return "the \(role) is not valid before \(Self.format(certificate.notValidBefore)); clients would reject bundles signed now. Check the system clock or the certificate."
+            }
+            if now > certificate.notValidAfter {
+                return "the \(role) expired on \(Self.format(certificate.notValidAfter)); clients reject bundles signed with it. Issue a new certificate for this key from the trust anchor the apps embed."
+            }
+            if bundleExpires > certificate.notValidAfter {
+                return "the \(role) expires on \(Self.format(certificate.notValidAfter)), before the bundles' expiry \(Self.format(bundleExpires)); renew it now, or lower bundleLifetimeSeconds until it is renewed."
+            }
+        }
+        return nil
+    }
+
+    /// A warning when a certificate of this identity expires within `expiryWarningInterval` of `now`.
+    public func expiryWarning(at now: Date) -> String? {
+        let soonest = ([certificate] + intermediates).min { $0.notValidAfter < $1.notValidAfter }
+        guard let soonest, soonest.notValidAfter.timeIntervalSince(now) < Self.expiryWarningInterval else { return nil }
+        let days = max(0, Int(soonest.notValidAfter.timeIntervalSince(now) / 86_400))
+        return "the certificate '\(PinMaterial.describe(soonest.subject))' expires on \(Self.format(soonest.notValidAfter)) (in \(days) day\(days == 1 ? "" : "s")); renew it before then or bundles stop being signed."
+    }
+
+    static func format(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import PinsetCore
+import PinsetFileSystem
+
+/// The one place that decides which identity signs a customer's bundle: the deployment's default, or the
+/// customer's own — never the default in place of a missing own key (that customer's apps do not trust it).
+///
+/// Parsed identities are cached per key file and reused while `lstat` of the key and certificate files shows
+/// no change, so a pass costs two `lstat` calls per own identity instead of parsing an RSA-4096 key per
+/// customer; any change (write, rename, `chmod`, `chown`) re-reads the files through
+/// `SigningIdentity.load`, with all of its permission checks. Validity is checked on every lookup.
+///
+/// Thread-safe.
+public final class SigningIdentityDirectory: @unchecked Sendable {
+    // `@unchecked Sendable`: `cache` is only touched under `lock`.
+
+    /// Files to read identities from; `nil` when the default identity was given in memory.
+    public let locations: SigningIdentityLocations?
+    private let fixedDefault: SigningIdentity?
+    private let lock = NSLock()
+    private var cache: [String: CachedIdentity] = [:]
+
+    private struct Problem: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private struct CachedIdentity {
+        let key: FileMetadata
+        let certificate: FileMetadata
+        let identity: SigningIdentity
+    }
+
+    /// Reads the default and customers' identities from files.
+    public init(locations: SigningIdentityLocations) {
+        self.locations = locations
+        self.fixedDefault = nil
+    }
+
+    /// Signs every customer with `defaultIdentity`; a customer recorded with its own identity is refused,
+    /// since there is no key directory to read it from.
+    public init(defaultIdentity: SigningIdentity) {
+        self.locations = nil
+        self.fixedDefault = defaultIdentity
+    }
+
+    /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires`.
+    public func identity(
+        for customer: CustomerName,
+        signer: SignerAssignment,
+        now: Date,
+        bundleExpires: Date
+    ) -> Result<SigningIdentity, SigningIdentityFailure> {
+        let loaded: Result<SigningIdentity, Problem> = switch signer {
+        case .deploymentDefault: defaultIdentity()
+        case .customerOwn: ownIdentity(of: customer)
+        }
+        switch loaded {
+        case .failure(let problem):
+            return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem.reason))
+        case .success(let identity):
+            if let problem = identity.validityProblem(at: now, bundleExpires: bundleExpires) {
+                return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem))
+            }
+            return .success(identity)
+        }
+    }
+
+    /// Looks up every customer's identity for one pass: the default identity once, each own identity once.
+    public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
+        let defaultResult: Result<SigningIdentity, Problem>? = pinSets.contains { $0.signer == .deploymentDefault }
+            ? defaultIdentity().flatMap { identity in
+                identity.validityProblem(at: now, bundleExpires: bundleExpires).map { .failure(Problem($0)) } ?? .success(identity)
+            }
+            : nil
+        var warnings: [String] = []
+        if case .success(let identity) = defaultResult, let warning = identity.expiryWarning(at: now) {
+            warnings.append("default signing identity: \(warning)")
+        }
+        var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []
+        signers.reserveCapacity(pinSets.count)
+        for pinSet in pinSets {
+            switch pinSet.signer {
+            case .deploymentDefault:
+                signers.append((defaultResult ?? .failure(Problem("no default signing identity"))).mapError {
+                    SigningIdentityFailure(customer: pinSet.customer, signer: .deploymentDefault, reason: $0.reason)
+                })
+            case .customerOwn:
+                let result = identity(for: pinSet.customer, signer: .customerOwn, now: now, bundleExpires: bundleExpires)
+                if case .success(let identity) = result, let warning = identity.expiryWarning(at: now) {
+                    warnings.append("customer '\(pinSet.customer)': \(warning)")
+                }
+                signers.append(result)
+            }
+        }
+        let defaultProblem: String? = if case .failure(let problem) = defaultResult { problem.reason } else { nil }
+        return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings)
+    }
+
+    // MARK: - Loading
+
+    private func defaultIdentity() -> Result<SigningIdentity, Problem> {
+        if let fixedDefault { return .success(fixedDefault) }
+        guard let locations else { return .failure(Problem("no default signing identity is configured")) }
+        return cachedLoad(keyPath: locations.defaultKeyPath, certificatePath: locations.defaultCertificatePath, missingKey: {
+            "the default signing key \(locations.defaultKeyPath) does not exist. Restore it from the backup, or set signingKeyPath."
+        })
+    }
+
+    private func ownIdentity(of customer: CustomerName) -> Result<SigningIdentity, Problem> {
+        guard let locations else {
+            return .failure(Problem("this customer signs with its own key, but no customer key directory is configured; it is not signed with the default key, which its apps do not trust"))
+        }
+        let keyPath = locations.keyPath(of: customer)
+        return cachedLoad(keyPath: keyPath, certificatePath: locations.certificatePEMPath(of: customer), missingKey: {
+            "this customer signs with its own key, but \(keyPath) does not exist. Restore it from the backup (mode 0600) or give the customer a new identity with 'pinset customer identity rotate \(customer)'; it is not signed with the default key, which its apps do not trust."
+        })
+    }
+
+    private func cachedLoad(keyPath: String, certificatePath: String, missingKey: () -> String) -> Result<SigningIdentity, Problem> {
+        guard let keyMetadata = FileMetadata.of(keyPath) else {
+            let error = errno
+            forget(keyPath)
+            return .failure(Problem(error == ENOENT ? missingKey() : "cannot read \(keyPath): \(String(cString: strerror(error)))"))
+        }
+        let certificateMetadata = FileMetadata.of(certificatePath)
+        if let certificateMetadata, let cached = lock.withLock({ cache[keyPath] }),
+           cached.key.isUnchanged(comparedTo: keyMetadata), cached.certificate.isUnchanged(comparedTo: certificateMetadata) {
+            return .success(cached.identity)
+        }
+        do {
+            let identity = try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath)
+            if let certificateMetadata {
+                lock.withLock { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: identity) }
+            }
+            return .success(identity)
+        } catch {
+            forget(keyPath)
+            return .failure(Problem(String(describing: error)))
+        }
+    }
+
+    private func forget(_ keyPath: String) {
+        lock.withLock { _ = cache.removeValue(forKey: keyPath) }
+    }
+}
+
+/// The identities of one signing pass, in the order of the pin sets they were resolved for.
+public struct SigningIdentityResolution: Sendable {
+    public let identities: [Result<SigningIdentity, SigningIdentityFailure>]
+    /// Why the deployment's default identity cannot sign, when a customer needed it.
+    public let defaultIdentityProblem: String?
+    /// Certificates close to their expiry.
+    public let warnings: [String]
+}
