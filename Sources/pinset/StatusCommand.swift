@@ -39,6 +39,10 @@ struct StatusCommand: AsyncParsableCommand {
         print("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
         print("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
         if let error = report["lastSigningError"] { print("last signing error:   \(error)") }
+        for failure in report["customersNotSigned"] as? [[String: Any]] ?? [] {
+            print("NOT SIGNED:           \(failure["customer"] ?? "?") — \(failure["reason"] ?? "")")
+        }
+        for warning in report["warnings"] as? [String] ?? [] { print("warning:              \(warning)") }
         if !ready { throw ExitCode(2) }
     }
 }
