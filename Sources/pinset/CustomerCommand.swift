@@ -94,8 +94,13 @@ struct CustomerCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(name)
-            try options.openStore().removeCustomer(customer, actor: options.resolvedActor)
+            let store = try options.openStore()
+            let (stored, signer, _) = try store.signerAssignment(of: customer)
+            try store.removeCustomer(customer, actor: options.resolvedActor)
             Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
+            if signer == .customerOwn {
+                Output.note("Its own key stays in \(options.layout.signingIdentityLocations.directory(of: stored)): apps may still trust it. Back it up or delete it; move it away before adding a customer of that name with a new key.")
+            }
         }
     }
 }

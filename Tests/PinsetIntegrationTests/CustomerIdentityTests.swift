@@ -45,7 +45,7 @@ import Testing
     @Test func aWorldReadableKeyStopsOnlyItsCustomer() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
-        #expect(try cli.run(["customer", "add", "own", "--key-type", "p256"]).status == 0)
+        #expect(try cli.run(["customer", "add", "own", "--key-type", "rsa2048"]).status == 0)
         #expect(try cli.run(["customer", "add", "plain"]).status == 0)
         let key = "\(cli.dataDir)/customers/own/signing-key.pem"
         chmod(key, 0o644)
@@ -60,6 +60,12 @@ import Testing
         #expect(failures.first?["customer"] as? String == "own")
         #expect((failures.first?["reason"] as? String)?.contains("readable by group or others") == true)
         #expect(report["ready"] as? Bool == true, "the default identity is fine, so the server stays ready")
+        let metrics = String(decoding: try CurlResponse.get("\(server.baseURL)/metrics", in: cli.directory).body, as: UTF8.self)
+        #expect(metrics.contains("pinset_customers_not_signed 1"), "\(metrics)")
+        let signOut = try cli.run(["sign", "--out", cli.directory.file("out")])
+        #expect(signOut.status != 0 && signOut.stderr.contains("own"))
+        #expect(FileManager.default.fileExists(atPath: cli.directory.file("out/plain.json.signed")))
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.file("out/own.json.signed")))
 
         // Fixed, and any change triggers a pass: the customer is signed again, with its own key.
         chmod(key, 0o600)
