@@ -93,6 +93,12 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 signers.append(result)
             }
         }
+        if let locations {
+            // Keys of customers that were removed or went back to the default key are not kept in memory.
+            var inUse: Set<String> = [locations.defaultKeyPath]
+            for pinSet in pinSets where pinSet.signer == .customerOwn { inUse.insert(locations.keyPath(of: pinSet.customer)) }
+            lock.withLock { cache = cache.filter { inUse.contains($0.key) } }
+        }
         let defaultProblem: String? = if case .failure(let problem) = defaultResult { problem.reason } else { nil }
         return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings)
     }
