@@ -80,6 +80,36 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// The default key becoming unusable takes readiness down with the reason, while a customer with its own
+    /// key keeps being signed.
+    @Test func anUnusableDefaultKeyFailsReadinessButNotOwnKeys() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "own", "--key-type", "p256"]).status == 0)
+        #expect(try cli.run(["customer", "add", "plain"]).status == 0)
+        let server = try RunningServer(cli: cli)
+        defer { server.stop() }
+        #expect(try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory).status == 200)
+
+        chmod("\(cli.dataDir)/signing-key.pem", 0o644)
+        #expect(try cli.run(["host", "add", "own", "api.example.com"]).status == 0)
+        var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        for _ in 0..<100 where readiness.status == 200 {
+            usleep(100_000)
+            readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        }
+        #expect(readiness.status == 503)
+        #expect(String(decoding: readiness.body, as: UTF8.self).contains("default signing identity"))
+        let own = try CurlResponse.get("\(server.baseURL)/own.json.signed", in: cli.directory)
+        #expect(own.status == 200)
+        let bundle = try cli.directory.write("own.json.signed", own.body)
+        let verified = try ProcessRunner.run("openssl", ["smime", "-verify", "-inform", "der", "-in", bundle, "-CAfile", "\(cli.dataDir)/customers/own/trust-cert.pem"])
+        let payload = try #require(try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any])
+        #expect((payload["hashes"] as? [Any])?.count == 1, "the bundle signed after the change, with the customer's own key")
+        chmod("\(cli.dataDir)/signing-key.pem", 0o600)
+        #expect(server.stop() == 0)
+    }
+
     @Test func certificatesExpiringBeforeTheBundleAreRefusedAndSoonWarned() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
