@@ -35,6 +35,15 @@ extension SigningIdentity {
         return "the certificate '\(PinMaterial.describe(soonest.subject))' expires on \(Self.format(soonest.notValidAfter)) (in \(days) day\(days == 1 ? "" : "s")); renew it before then or bundles stop being signed."
     }
 
+    /// When every certificate of this identity is valid: the latest notBefore and the earliest notAfter.
+    /// Computed once per loaded identity, so a pass compares two dates instead of walking the chain.
+    public var validityWindow: ClosedRange<Date> {
+        let chain = [certificate] + intermediates
+        let from = chain.map(\.notValidBefore).max() ?? certificate.notValidBefore
+        let until = chain.map(\.notValidAfter).min() ?? certificate.notValidAfter
+        return from <= until ? from...until : until...until
+    }
+
     static func format(_ date: Date) -> String {
         date.formatted(.iso8601)
     }

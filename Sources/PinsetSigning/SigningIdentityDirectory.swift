@@ -16,7 +16,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
 
     /// Files to read identities from; `nil` when the default identity was given in memory.
     public let locations: SigningIdentityLocations?
-    private let fixedDefault: SigningIdentity?
+    private let fixedDefault: Checked?
     private let lock = NSLock()
     private var cache: [String: CachedIdentity] = [:]
 
@@ -28,7 +28,29 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     private struct CachedIdentity {
         let key: FileMetadata
         let certificate: FileMetadata
+        let identity: Checked
+    }
+
+    /// An identity with its validity window, computed once when it is loaded.
+    private struct Checked {
         let identity: SigningIdentity
+        let window: ClosedRange<Date>
+
+        init(_ identity: SigningIdentity) {
+            self.identity = identity
+            self.window = identity.validityWindow
+        }
+
+        /// The full check (and its message) runs only when the cheap comparison says something is wrong.
+        func problem(at now: Date, bundleExpires: Date) -> String? {
+            if window.contains(now) && bundleExpires <= window.upperBound { return nil }
+            return identity.validityProblem(at: now, bundleExpires: bundleExpires)
+                ?? "the certificates of this identity are not valid together at \(now)"
+        }
+
+        func warning(at now: Date) -> String? {
+            window.upperBound.timeIntervalSince(now) < SigningIdentity.expiryWarningInterval ? identity.expiryWarning(at: now) : nil
+        }
     }
 
     /// Reads the default and customers' identities from files.
@@ -41,7 +63,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     /// since there is no key directory to read it from.
     public init(defaultIdentity: SigningIdentity) {
         self.locations = nil
-        self.fixedDefault = defaultIdentity
+        self.fixedDefault = Checked(defaultIdentity)
     }
 
     /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires`.
@@ -51,30 +73,30 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         now: Date,
         bundleExpires: Date
     ) -> Result<SigningIdentity, SigningIdentityFailure> {
-        let loaded: Result<SigningIdentity, Problem> = switch signer {
+        let loaded: Result<Checked, Problem> = switch signer {
         case .deploymentDefault: defaultIdentity()
         case .customerOwn: ownIdentity(of: customer)
         }
         switch loaded {
         case .failure(let problem):
             return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem.reason))
-        case .success(let identity):
-            if let problem = identity.validityProblem(at: now, bundleExpires: bundleExpires) {
+        case .success(let checked):
+            if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
                 return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem))
             }
-            return .success(identity)
+            return .success(checked.identity)
         }
     }
 
     /// Looks up every customer's identity for one pass: the default identity once, each own identity once.
     public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
-        let defaultResult: Result<SigningIdentity, Problem>? = pinSets.contains { $0.signer == .deploymentDefault }
-            ? defaultIdentity().flatMap { identity in
-                identity.validityProblem(at: now, bundleExpires: bundleExpires).map { .failure(Problem($0)) } ?? .success(identity)
+        let defaultResult: Result<Checked, Problem>? = pinSets.contains { $0.signer == .deploymentDefault }
+            ? defaultIdentity().flatMap { checked in
+                checked.problem(at: now, bundleExpires: bundleExpires).map { .failure(Problem($0)) } ?? .success(checked)
             }
             : nil
         var warnings: [String] = []
-        if case .success(let identity) = defaultResult, let warning = identity.expiryWarning(at: now) {
+        if case .success(let checked) = defaultResult, let warning = checked.warning(at: now) {
             warnings.append("default signing identity: \(warning)")
         }
         var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []
@@ -82,15 +104,21 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         for pinSet in pinSets {
             switch pinSet.signer {
             case .deploymentDefault:
-                signers.append((defaultResult ?? .failure(Problem("no default signing identity"))).mapError {
+                signers.append((defaultResult ?? .failure(Problem("no default signing identity"))).map(\.identity).mapError {
                     SigningIdentityFailure(customer: pinSet.customer, signer: .deploymentDefault, reason: $0.reason)
                 })
             case .customerOwn:
-                let result = identity(for: pinSet.customer, signer: .customerOwn, now: now, bundleExpires: bundleExpires)
-                if case .success(let identity) = result, let warning = identity.expiryWarning(at: now) {
-                    warnings.append("customer '\(pinSet.customer)': \(warning)")
+                switch ownIdentity(of: pinSet.customer) {
+                case .failure(let problem):
+                    signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem.reason)))
+                case .success(let checked):
+                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+                        signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem)))
+                    } else {
+                        if let warning = checked.warning(at: now) { warnings.append("customer '\(pinSet.customer)': \(warning)") }
+                        signers.append(.success(checked.identity))
+                    }
                 }
-                signers.append(result)
             }
         }
         if let locations {
@@ -105,7 +133,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
 
     // MARK: - Loading
 
-    private func defaultIdentity() -> Result<SigningIdentity, Problem> {
+    private func defaultIdentity() -> Result<Checked, Problem> {
         if let fixedDefault { return .success(fixedDefault) }
         guard let locations else { return .failure(Problem("no default signing identity is configured")) }
         return cachedLoad(keyPath: locations.defaultKeyPath, certificatePath: locations.defaultCertificatePath, missingKey: {
@@ -113,7 +141,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         })
     }
 
-    private func ownIdentity(of customer: CustomerName) -> Result<SigningIdentity, Problem> {
+    private func ownIdentity(of customer: CustomerName) -> Result<Checked, Problem> {
         guard let locations else {
             return .failure(Problem("this customer signs with its own key, but no customer key directory is configured; it is not signed with the default key, which its apps do not trust"))
         }
@@ -123,7 +151,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         })
     }
 
-    private func cachedLoad(keyPath: String, certificatePath: String, missingKey: () -> String) -> Result<SigningIdentity, Problem> {
+    private func cachedLoad(keyPath: String, certificatePath: String, missingKey: () -> String) -> Result<Checked, Problem> {
         guard let keyMetadata = FileMetadata.of(keyPath) else {
             let error = errno
             forget(keyPath)
@@ -135,11 +163,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             return .success(cached.identity)
         }
         do {
-            let identity = try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath)
+            let checked = Checked(try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath))
             if let certificateMetadata {
-                lock.withLock { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: identity) }
+                lock.withLock { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: checked) }
             }
-            return .success(identity)
+            return .success(checked)
         } catch {
             forget(keyPath)
             return .failure(Problem(String(describing: error)))
