@@ -164,6 +164,40 @@ import Testing
         #expect(try verifies("\(out)/acme.json.signed", under: "\(cli.dataDir)/customers/acme/trust-cert.pem"))
     }
 
+    /// An imported signer certificate issued by the customer's anchor: the anchor is what apps embed, so it is
+    /// what `customer add` prints, and the bundle carries the chain.
+    @Test func anImportedChainPrintsItsAnchor() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let d = cli.directory
+        try SignerPyFixture.openssl([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", d.file("ca.key"),
+            "-out", d.file("ca.pem"), "-days", "60", "-subj", "/CN=acme anchor",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,digitalSignature",
+        ])
+        try SignerPyFixture.openssl([
+            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", d.file("signer.key"),
+            "-out", d.file("signer.csr"), "-subj", "/CN=acme signer",
+        ])
+        let extensions = try d.write("signer.ext", "keyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n")
+        try SignerPyFixture.openssl([
+            "x509", "-req", "-in", d.file("signer.csr"), "-CA", d.file("ca.pem"), "-CAkey", d.file("ca.key"), "-CAcreateserial",
+            "-out", d.file("signer.pem"), "-days", "30", "-extfile", extensions,
+        ])
+        chmod(d.file("signer.key"), 0o600)
+        let chain = try d.write("chain.pem", try String(contentsOfFile: d.file("signer.pem"), encoding: .utf8) + String(contentsOfFile: d.file("ca.pem"), encoding: .utf8))
+        let added = try cli.run(["customer", "add", "acme", "--import-key", d.file("signer.key"), "--import-certificate", chain])
+        #expect(added.status == 0, "\(added.combined)")
+        try SignerPyFixture.openssl(["x509", "-in", d.file("ca.pem"), "-outform", "der", "-out", d.file("ca.der")])
+        let anchor = try Data(contentsOf: URL(fileURLWithPath: d.file("ca.der"))).base64EncodedString()
+        #expect(added.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == anchor)
+
+        let out = d.file("out")
+        #expect(try cli.run(["sign", "--out", out]).status == 0)
+        #expect(try verifies("\(out)/acme.json.signed", under: d.file("ca.pem")))
+        #expect(try !verifies("\(out)/acme.json.signed", under: cli.trustCertificate))
+    }
+
     static func version(_ json: Data) -> Int {
         let list = (try? JSONSerialization.jsonObject(with: json)) as? [[String: Any]]
         return list?.first?["version"] as? Int ?? -1
