@@ -90,7 +90,7 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
             let current = SigningIdentityDirectory(locations: locations).identity(for: customer, signer: signer, now: now, bundleExpires: now)
             let sameAnchor = (try? current.get().anchorDER) == new.anchorDER
             if !sameAnchor && !replaceTrustAnchor {
-                throw CLIError("The new certificate is not issued by the trust anchor '\(customer)' apps embed now, so they would reject every new bundle. Ship the new certificate (base64 DER below) in the apps first, then run again with --replace-trust-anchor.\n\(Base64.encode(new.anchorDER))")
+                throw CLIError("The new certificate does not chain to the trust anchor that the apps of '\(customer)' embed now, so they would reject every new bundle. Ship the new certificate (base64 DER below) in the apps first, then run again with --replace-trust-anchor.\n\(Base64.encode(new.anchorDER))")
             }
             let files = CustomerIdentityFiles(locations: locations, customer: customer)
             try files.replace(with: new) {
