@@ -427,6 +427,19 @@ http {{
                 "opensslOverPassPerCustomer": openssl / results[key_type]["passes"][-1]["perCustomerMs"],
                 "opensslOverOneThreadPerCustomer": openssl / (single["encodeMsPerCustomer"] + single["signMsPerCustomer"]),
             }
+        # Half the customers on their own RSA-4096 key, half on the default P-256 key, as the server resolves them.
+        mixed = self.bench_json([
+            "sign-pass", "--data-dir", os.path.join(self.temp, "signing-p256"), "--customers", sizes_arg,
+            "--repeat", str(sizes["sign_repeat_rsa"]), "--single-thread-sample", "1", "--work-dir", self.temp,
+            "--own-key-data-dir", os.path.join(self.temp, "signing-rsa4096"), "--own-every", "2",
+        ], timeout=3600)["mixed"]
+        for p in mixed["passes"]:
+            # What the same customers cost if each key type's pass were run on its own: the mix should cost no more.
+            own, default = p["ownKeyCustomers"], p["customers"] - p["ownKeyCustomers"]
+            rsa = next(q for q in results["rsa4096"]["passes"] if q["customers"] == p["customers"])["perCustomerMs"]
+            ec = next(q for q in results["p256"]["passes"] if q["customers"] == p["customers"])["perCustomerMs"]
+            p["expectedPerCustomerMs"] = (own * rsa + default * ec) / p["customers"]
+        results["mixed"] = mixed
         self.results["steps"]["signing"] = results
 
     def step_client(self):
@@ -651,6 +664,22 @@ def render(results):
                     f"{fmt_us(p['perCustomerMs'] * 1000)} | {p['averageBundleBytes']:,} B | "
                     + (f"< {target:.0f} s | {verdict(p['seconds']['median'] < target)}" if is_target else " | ")
                     + " |"
+                )
+        if "mixed" in steps["signing"]:
+            m = steps["signing"]["mixed"]
+            lines += [
+                "",
+                f"Mixed keys: 1 customer in {m['ownEvery']} signs with its own {m['ownKeyType']} key (one key file each, "
+                f"looked up through `SigningIdentityDirectory`), the others with the default {m['defaultKeyType']} key. "
+                "Expected = the same customers priced at the single-key passes above.",
+                "",
+                "| customers | own keys | pass (median) | first pass (parses every key file) | per customer | expected per customer |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: |",
+            ]
+            for p in m["passes"]:
+                lines.append(
+                    f"| {p['customers']:,} | {p['ownKeyCustomers']:,} | {fmt_s(p['seconds']['median'])} | {fmt_s(p['firstPassSeconds'])} | "
+                    f"{fmt_us(p['perCustomerMs'] * 1000)} | {fmt_us(p.get('expectedPerCustomerMs', 0) * 1000)} |"
                 )
         lines += [
             "",

@@ -23,6 +23,7 @@ public enum SchemaMigrations {
     public static let all: [SchemaMigration] = [
         SchemaMigration(identifier: "0001_initial", bytes: PackageResources._001_initial_sql),
         SchemaMigration(identifier: "0002_backup_marker", bytes: PackageResources._002_backup_marker_sql),
+        SchemaMigration(identifier: "0003_customer_signing_identity", bytes: PackageResources._003_customer_signing_identity_sql),
         SchemaMigration(identifier: "0004_legacy_clients", bytes: PackageResources._004_legacy_clients_sql),
     ]
 }

@@ -28,11 +28,17 @@ public struct PinSet: Hashable, Sendable {
     /// The customer's apps include legacy GCX clients: edits that leave a host with fewer than two pins those
     /// clients can use are refused. Not part of the bundle.
     public var servesLegacyClients: Bool
+    /// Which key signs this customer's bundles.
+    public var signer: SignerAssignment
 
-    public init(customer: CustomerName, version: Int64, hosts: [HostPins], servesLegacyClients: Bool = false) {
+    public init(
+        customer: CustomerName, version: Int64, hosts: [HostPins],
+        servesLegacyClients: Bool = false, signer: SignerAssignment = .deploymentDefault
+    ) {
         self.customer = customer
         self.version = version
         self.hosts = hosts
         self.servesLegacyClients = servesLegacyClients
+        self.signer = signer
     }
 }

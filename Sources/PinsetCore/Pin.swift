@@ -1,12 +1,14 @@
 import Foundation
 
-/// One trusted key of a host.
+/// One trusted key or certificate of a host.
 ///
-/// The SPKI SHA-256 is always known: it is what the pin is. The SubjectPublicKeyInfo itself and the
-/// certificate hash are known when the pin was made from a certificate or key, and are what legacy clients
-/// need (`pk` carries the whole key, `fp` the certificate hash); a pin added from a bare hash has neither.
+/// A pin is known by the SHA-256 of its SubjectPublicKeyInfo (`pin-sha256`), by the SHA-256 of a whole
+/// certificate (legacy `fp`, as signer.py deployments store pins), or both. The SubjectPublicKeyInfo itself is
+/// known when the pin was made from a certificate or key, and is what legacy `pk` clients need; a pin added
+/// from a bare hash has only that hash. Every pin has at least one of the two hashes.
 public struct Pin: Hashable, Sendable {
-    public var spkiSHA256: SHA256Fingerprint
+    /// `nil` only for a pin known by its certificate hash alone.
+    public var spkiSHA256: SHA256Fingerprint?
     /// DER SubjectPublicKeyInfo.
     public var subjectPublicKeyInfo: [UInt8]?
     public var certificateSHA256: SHA256Fingerprint?
@@ -15,7 +17,7 @@ public struct Pin: Hashable, Sendable {
     public var notAfter: Date?
 
     public init(
-        spkiSHA256: SHA256Fingerprint,
+        spkiSHA256: SHA256Fingerprint?,
         subjectPublicKeyInfo: [UInt8]? = nil,
         certificateSHA256: SHA256Fingerprint? = nil,
         label: String = "",
@@ -29,6 +31,16 @@ public struct Pin: Hashable, Sendable {
         self.source = source
         self.notAfter = notAfter
     }
+
+    /// The hash that names the pin in lists, audit entries and `pin remove`: the SPKI SHA-256 (base64), or for
+    /// a certificate-only pin the certificate SHA-256 (hex, the `fp` form).
+    public var displayName: String {
+        if let spkiSHA256 { return spkiSHA256.base64 }
+        return "cert-sha256:" + (certificateSHA256?.hex ?? "")
+    }
+
+    /// The hash that orders pins: the SPKI SHA-256, else the certificate SHA-256.
+    public var sortKey: SHA256Fingerprint? { spkiSHA256 ?? certificateSHA256 }
 }
 
 /// Where a pin came from, kept for the audit trail and `pins list`.
@@ -39,6 +51,10 @@ public struct PinSource: Hashable, Sendable, CustomStringConvertible {
         case publicKey = "public-key"
         case liveHost = "live"
         case bundle
+        /// A certificate fingerprint (`fp`) given without the certificate.
+        case certificateHash = "certificate-hash"
+        /// Imported from a signer.py working directory.
+        case signerPy = "signer.py"
     }
 
     public var kind: Kind

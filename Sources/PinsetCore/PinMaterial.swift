@@ -32,6 +32,20 @@ public enum PinMaterial {
         Pin(spkiSHA256: try SHA256Fingerprint(base64: base64SPKIHash), label: label, source: PinSource(kind: .hash))
     }
 
+    /// A pin known only by a certificate's SHA-256 (the legacy `fp`, hex): published in `fp`, with no key.
+    public static func pin(certificateSHA256Hex hex: String, label: String = "") throws(ValidationError) -> Pin {
+        Pin(spkiSHA256: nil, certificateSHA256: try SHA256Fingerprint(hex: hex), label: label, source: PinSource(kind: .certificateHash))
+    }
+
+    /// A pin from an inline base64 DER SubjectPublicKeyInfo (the legacy `pk` form).
+    public static func pin(base64SubjectPublicKeyInfo text: String, source: PinSource, label: String = "") throws(ValidationError) -> Pin {
+        guard let der = Base64.decode(text), Base64.encode(der) == text else {
+            throw ValidationError("'\(text.prefix(80))' is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
+        }
+        _ = try publicKey(fromSubjectPublicKeyInfo: der)
+        return Pin(spkiSHA256: SHA256Fingerprint(of: der), subjectPublicKeyInfo: der, label: label, source: source)
+    }
+
     public static func subjectPublicKeyInfo(of key: Certificate.PublicKey) throws -> [UInt8] {
         var serializer = DER.Serializer()
         try serializer.serialize(key)

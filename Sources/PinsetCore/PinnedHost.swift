@@ -33,7 +33,7 @@ public struct PinnedHost: Hashable, Sendable {
             hostname: host.hostname,
             port: host.port,
             includeSubdomains: host.includeSubdomains,
-            spkiSHA256: host.pins.map(\.spkiSHA256),
+            spkiSHA256: host.pins.compactMap(\.spkiSHA256),
             certificateSHA256: host.pins.compactMap(\.certificateSHA256),
             subjectPublicKeyInfos: host.pins.compactMap(\.subjectPublicKeyInfo)
         )

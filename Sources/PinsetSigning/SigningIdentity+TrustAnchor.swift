@@ -3,9 +3,11 @@ import PinsetCore
 import X509
 
 extension SigningIdentity {
-    /// How close to expiry a certificate of the chain draws a warning: apps in the field need time to receive
-    /// a new anchor, or the operator to issue a new signer certificate.
-    public static let expiryWarningInterval: TimeInterval = 90 * 86_400
+    /// How close to expiry the trust anchor draws a warning: apps in the field need months to receive a new one.
+    public static let anchorExpiryWarningInterval: TimeInterval = 90 * 86_400
+    /// How close to expiry any other certificate of the chain draws a warning: time to issue a new signer
+    /// certificate from the anchor.
+    public static let expiryWarningInterval: TimeInterval = 14 * 86_400
 
     /// The signer certificate followed by its issuing chain, as embedded in every bundle.
     public var chain: [Certificate] { [certificate] + intermediates }
@@ -25,7 +27,7 @@ extension SigningIdentity {
     /// Checks that the chain leads from the signer to a self-signed anchor, each certificate issued (name and
     /// signature) by the next, and that every certificate is within its validity dates at `now`.
     ///
-    /// - Returns: warnings for certificates that expire within `expiryWarningInterval`.
+    /// - Returns: `expiryWarnings(at:)`.
     /// - Throws: when a certificate is expired or not yet valid, the chain is out of order, or it does not end
     ///   in a self-signed certificate (then no anchor an app could embed is known).
     public func checkChain(at now: Date) throws(SigningIdentityError) -> [String] {
@@ -56,17 +58,20 @@ extension SigningIdentity {
         return expiryWarnings(at: now)
     }
 
-    /// Warnings for certificates of the chain that expire within `expiryWarningInterval` of `now`.
+    /// Warnings for certificates of the chain that expire soon: the trust anchor within
+    /// `anchorExpiryWarningInterval`, any other within `expiryWarningInterval` of `now`.
     public func expiryWarnings(at now: Date) -> [String] {
-        chain.enumerated().compactMap { index, certificate in
+        let anchor = trustAnchor
+        return chain.enumerated().compactMap { index, certificate in
             let remaining = certificate.notValidAfter.timeIntervalSince(now)
-            guard remaining < Self.expiryWarningInterval else { return nil }
+            let threshold = certificate == anchor ? Self.anchorExpiryWarningInterval : Self.expiryWarningInterval
+            guard remaining < threshold else { return nil }
             let name = Self.describe(certificate, index: index)
             guard remaining > 0 else {
                 return "\(name) expired on \(Self.format(certificate.notValidAfter)): clients reject every bundle it vouches for."
             }
             let days = Int((remaining / 86_400).rounded())
-            let consequence = certificate == trustAnchor
+            let consequence = certificate == anchor
                 ? "every app that embeds it rejects all bundles after that; ship apps with a new anchor well before"
                 : "bundles are rejected after that unless it is replaced"
             return "\(name) expires on \(Self.format(certificate.notValidAfter)), in \(days) day\(days == 1 ? "" : "s"): \(consequence)."
@@ -77,5 +82,4 @@ extension SigningIdentity {
         "The \(index == 0 ? "signing" : "chain") certificate '\(PinMaterial.describe(certificate.subject))'"
     }
 
-    private static func format(_ date: Date) -> String { date.formatted(.iso8601) }
 }

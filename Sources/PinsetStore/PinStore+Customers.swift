@@ -12,21 +12,35 @@ extension PinStore {
     /// - Parameter servesLegacyClients: the customer's apps include legacy GCX clients (see
     ///   `setServesLegacyClients`).
     /// - Throws: `StoreError.customerExists` if a customer of that name, ignoring case, exists.
-    public func addCustomer(_ name: CustomerName, servesLegacyClients: Bool = false, actor: String) throws {
+    public func addCustomer(
+        _ name: CustomerName, servesLegacyClients: Bool = false, ownSigningIdentity: OwnSigningIdentityRecord? = nil, actor: String
+    ) throws {
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
-            if let existing = try String.fetchOne(db, sql: "SELECT name FROM customer WHERE name = ?", arguments: [name.rawValue]) {
-                let sameSpelling = existing == name.rawValue
-                throw StoreError(.customerExists, sameSpelling
-                    ? "Customer '\(existing)' already exists. List customers with 'pinset customer list'."
-                    : "Customer '\(existing)' already exists, and names are unique ignoring case, so '\(name)' cannot be added. Use '\(existing)' or choose another name.")
+            let version = try Self.insertCustomer(name, servesLegacyClients: servesLegacyClients, change: change)
+            var details = "added customer '\(name)'\(servesLegacyClients ? ", serves legacy clients" : "")"
+            if let ownSigningIdentity {
+                try Self.recordOwnSigningIdentity(ownSigningIdentity, customerID: db.lastInsertedRowID, change: change)
+                details += " with its own signing identity: \(ownSigningIdentity.details)"
             }
-            let version = try change.firstVersion(for: name)
-            try db.execute(sql: "INSERT INTO customer (name, version, legacy_clients, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [name.rawValue, version, servesLegacyClients, change.now, change.now])
-            try change.recordMembership(of: name, .customerAdded,
-                                        "added customer '\(name)'\(servesLegacyClients ? ", serves legacy clients" : "")", version: version)
+            try change.recordMembership(of: name, .customerAdded, details, version: version)
         }
+    }
+
+    /// Inserts the customer row at its first version; the caller records the audit entry. Afterwards
+    /// `db.lastInsertedRowID` is the customer's id.
+    static func insertCustomer(_ name: CustomerName, servesLegacyClients: Bool, change: ChangeRecorder) throws -> Int64 {
+        let db = change.db
+        if let existing = try String.fetchOne(db, sql: "SELECT name FROM customer WHERE name = ?", arguments: [name.rawValue]) {
+            let sameSpelling = existing == name.rawValue
+            throw StoreError(.customerExists, sameSpelling
+                ? "Customer '\(existing)' already exists. List customers with 'pinset customer list'."
+                : "Customer '\(existing)' already exists, and names are unique ignoring case, so '\(name)' cannot be added. Use '\(existing)' or choose another name.")
+        }
+        let version = try change.firstVersion(for: name)
+        try db.execute(sql: "INSERT INTO customer (name, version, legacy_clients, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [name.rawValue, version, servesLegacyClients, change.now, change.now])
+        return version
     }
 
     /// Marks whether the customer's apps include legacy GCX clients. While set, every pin edit that would

@@ -13,7 +13,7 @@ extension PinStore {
     ///   `.invalidInput` for port 0 or a pin whose key does not hash to it, or `.tooFewLegacyPins`.
     public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, actor: String) throws {
         try Self.validate(port: port, hostname: hostname)
-        try Self.validateKeyMaterial(pins)
+        try Self.validateKeyMaterial(pins, of: hostname)
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
@@ -25,14 +25,14 @@ extension PinStore {
                 INSERT INTO host (customer_id, hostname, published_hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [owner.id, hostname.rawValue, hostname.hasMixedCase ? hostname.spelling : nil, Int64(port), includeSubdomains, change.now])
             let hostID = db.lastInsertedRowID
-            var seen = Set<SHA256Fingerprint>()
-            let added = pins.filter { seen.insert($0.spkiSHA256).inserted }
-            for pin in added { try change.insertPin(pin, hostID: hostID) }
+            var seen = Set<String>()
+            let added = pins.filter { seen.insert($0.displayName).inserted }
+            for pin in added { try Self.insert(pin, hostID: hostID, at: change.now, db) }
             try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: nil)
             let spelling = hostname.hasMixedCase ? " (published as \(hostname.spelling))" : ""
             var details = "added host \(hostname)\(spelling) port \(port), include-subdomains \(Self.onOff(includeSubdomains))"
             if !added.isEmpty {
-                details += " with \(added.count) pin(s): " + added.map { "\($0.spkiSHA256.base64) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
+                details += " with \(added.count) pin(s): " + added.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
             }
             try change.recordChange(of: owner, .hostAdded, details)
         }

@@ -5,66 +5,115 @@ import PinsetCore
 extension PinStore {
     /// Adds several pins (for example a whole certificate chain) to a host, in one transaction.
     ///
-    /// Pins already present on the host, and repeats within `pins`, are skipped and reported in
-    /// `PinChange.skipped`; the batch fails only when it would add nothing.
+    /// A pin is present when the host has a pin with the same SPKI hash, or — for a pin known only by its
+    /// certificate hash — the same certificate hash. A present pin that lacks a certificate hash gains the one
+    /// a new pin for the same key carries (and a certificate-only pin gains the key), so that adding a key and
+    /// then its certificate publishes the certificate's `fp`; these are reported in `PinChange.upgraded`.
+    /// Other pins already present, and repeats within `pins`, are skipped and reported in
+    /// `PinChange.skipped`; the batch fails only when it would change nothing.
     ///
-    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinExists` when every pin is already
-    ///   present, or `.invalidInput` for an empty batch or a pin whose SubjectPublicKeyInfo does not hash to
-    ///   its SPKI SHA-256 (such a pin would make legacy `pk` clients and `pin-sha256` clients disagree), or
+    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinExists` when nothing would change, or
+    ///   `.invalidInput` for an empty batch, a pin with neither hash, or a pin whose SubjectPublicKeyInfo does
+    ///   not hash to its SPKI SHA-256 (legacy `pk` clients and `pin-sha256` clients would disagree), or
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the host would still have fewer than
     ///   two pins they can use.
     @discardableResult
     public func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, actor: String) throws -> PinChange {
         guard !pins.isEmpty else {
-            throw StoreError(.invalidInput, "No pins were given for \(hostname). Give at least one certificate, public key or SPKI hash.")
+            throw StoreError(.invalidInput, "No pins were given for \(hostname). Give at least one certificate, public key or hash.")
         }
-        for pin in pins {
-            if let spki = pin.subjectPublicKeyInfo, SHA256Fingerprint(of: spki) != pin.spkiSHA256 {
-                throw StoreError(.invalidInput, "The pin \(pin.spkiSHA256.base64) carries a SubjectPublicKeyInfo whose SHA-256 is \(SHA256Fingerprint(of: spki).base64). Make the pin from the certificate or key itself.")
-            }
-        }
+        try Self.validateKeyMaterial(pins, of: hostname)
         return try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
-            var present = try Set(Data.fetchAll(db, sql: "SELECT spki_sha256 FROM pin WHERE host_id = ?", arguments: [hostID]).map { [UInt8]($0) })
+            var bySPKI: [[UInt8]: [UInt8]?] = [:]
+            var certificates: Set<[UInt8]> = []
+            for row in try Row.fetchAll(db, sql: "SELECT spki_sha256, certificate_sha256 FROM pin WHERE host_id = ?", arguments: [hostID]) {
+                let spki = (row[0] as Data?).map { [UInt8]($0) }
+                let certificate = (row[1] as Data?).map { [UInt8]($0) }
+                if let spki { bySPKI[spki] = .some(certificate) }
+                if let certificate { certificates.insert(certificate) }
+            }
 
             var added: [Pin] = []
-            var skipped: [SHA256Fingerprint] = []
+            var upgraded: [Pin] = []
+            var skipped: [Pin] = []
             for pin in pins {
-                guard present.insert(pin.spkiSHA256.bytes).inserted else {
-                    skipped.append(pin.spkiSHA256)
+                let certificate = pin.certificateSHA256?.bytes
+                if let spki = pin.spkiSHA256?.bytes, let existing = bySPKI[spki] {
+                    // The key is pinned; it gains the certificate hash it lacks.
+                    if existing == nil, let certificate, !certificates.contains(certificate) {
+                        try db.execute(sql: """
+                            UPDATE pin SET certificate_sha256 = ?, not_after = coalesce(?, not_after), source = ?,
+                                           label = CASE WHEN label = '' THEN ? ELSE label END
+                            WHERE host_id = ? AND spki_sha256 = ?
+                            """, arguments: [Data(certificate), StoredRows.storedNotAfter(pin.notAfter), pin.source.storedForm, pin.label, hostID, Data(spki)])
+                        bySPKI[spki] = .some(certificate)
+                        certificates.insert(certificate)
+                        upgraded.append(pin)
+                    } else {
+                        skipped.append(pin)
+                    }
                     continue
                 }
-                try db.execute(sql: """
-                    INSERT INTO pin (host_id, spki_sha256, spki_der, certificate_sha256, label, source, not_after, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [
-                        hostID, Data(pin.spkiSHA256.bytes), pin.subjectPublicKeyInfo.map { Data($0) },
-                        pin.certificateSHA256.map { Data($0.bytes) }, pin.label, pin.source.storedForm,
-                        StoredRows.storedNotAfter(pin.notAfter), change.now,
-                    ])
+                if let certificate, certificates.contains(certificate) {
+                    // Pinned by certificate hash alone; it gains the key when this pin carries it.
+                    if let spki = pin.spkiSHA256?.bytes {
+                        try db.execute(sql: """
+                            UPDATE pin SET spki_sha256 = ?, spki_der = ?, not_after = coalesce(?, not_after), source = ?,
+                                           label = CASE WHEN label = '' THEN ? ELSE label END
+                            WHERE host_id = ? AND certificate_sha256 = ? AND spki_sha256 IS NULL
+                            """, arguments: [Data(spki), pin.subjectPublicKeyInfo.map { Data($0) }, StoredRows.storedNotAfter(pin.notAfter),
+                                             pin.source.storedForm, pin.label, hostID, Data(certificate)])
+                        if db.changesCount > 0 {
+                            bySPKI[spki] = .some(certificate)
+                            upgraded.append(pin)
+                            continue
+                        }
+                    }
+                    skipped.append(pin)
+                    continue
+                }
+                try Self.insert(pin, hostID: hostID, at: change.now, db)
+                if let spki = pin.spkiSHA256?.bytes { bySPKI[spki] = .some(certificate) }
+                if let certificate { certificates.insert(certificate) }
                 added.append(pin)
             }
-            guard !added.isEmpty else {
+            guard !added.isEmpty || !upgraded.isEmpty else {
                 throw StoreError(.pinExists, pins.count == 1
-                    ? "Host \(hostname) of customer '\(owner.name)' already has the pin \(pins[0].spkiSHA256.base64). Nothing was changed."
+                    ? "Host \(hostname) of customer '\(owner.name)' already has the pin \(pins[0].displayName). Nothing was changed."
                     : "Host \(hostname) of customer '\(owner.name)' already has all \(pins.count) given pins. Nothing was changed.")
             }
             try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: nil)
 
-            let described = added.map { "\($0.spkiSHA256.base64) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }
-            var details = "\(hostname): added \(added.count) pin(s): " + described.joined(separator: ", ")
-            if !skipped.isEmpty {
-                details += "; skipped \(skipped.count) already present: " + skipped.map(\.base64).joined(separator: ", ")
+            func describe(_ pins: [Pin]) -> String {
+                pins.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
             }
-            let version = try change.recordChange(of: owner, .pinsAdded, details)
-            return PinChange(customer: owner.name, hostname: hostname, changed: added.map(\.spkiSHA256), skipped: skipped,
-                             pinCount: try change.pinCount(ofHost: hostID), version: version)
+            var parts: [String] = []
+            if !added.isEmpty { parts.append("added \(added.count) pin(s): " + describe(added)) }
+            if !upgraded.isEmpty { parts.append("added the certificate hash or key to \(upgraded.count) pin(s): " + describe(upgraded)) }
+            if !skipped.isEmpty { parts.append("skipped \(skipped.count) already present: " + skipped.map(\.displayName).joined(separator: ", ")) }
+            let version = try change.recordChange(of: owner, .pinsAdded, "\(hostname): " + parts.joined(separator: "; "))
+            return PinChange(customer: owner.name, hostname: hostname, changed: added.compactMap(\.sortKey), skipped: skipped.compactMap(\.sortKey),
+                             pinCount: try change.pinCount(ofHost: hostID), version: version, upgraded: upgraded.compactMap(\.sortKey))
         }
     }
 
-    /// Removes one pin from a host.
+    /// Inserts one pin row; the caller has checked that the host does not have it.
+    static func insert(_ pin: Pin, hostID: Int64, at now: Date, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO pin (host_id, spki_sha256, spki_der, certificate_sha256, label, source, not_after, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [
+                hostID, pin.spkiSHA256.map { Data($0.bytes) }, pin.subjectPublicKeyInfo.map { Data($0) },
+                pin.certificateSHA256.map { Data($0.bytes) }, pin.label, pin.source.storedForm,
+                StoredRows.storedNotAfter(pin.notAfter), now,
+            ])
+    }
+
+    /// Removes one pin from a host: the pin with this SPKI hash, or the certificate-only pin with this
+    /// certificate hash.
     ///
     /// Removing a host's last pin leaves the host listed with nothing pinned, which clients treat differently
     /// (some fail closed, some stop pinning); it is refused unless `allowRemovingLastPin` is true.
@@ -78,7 +127,10 @@ extension PinStore {
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
-            let label = try String.fetchOne(db, sql: "SELECT label FROM pin WHERE host_id = ? AND spki_sha256 = ?", arguments: [hostID, Data(spkiSHA256.bytes)])
+            // A certificate-only pin is named by its certificate hash.
+            let match = "host_id = ? AND (spki_sha256 = ? OR (spki_sha256 IS NULL AND certificate_sha256 = ?))"
+            let matchArguments: StatementArguments = [hostID, Data(spkiSHA256.bytes), Data(spkiSHA256.bytes)]
+            let label = try String.fetchOne(db, sql: "SELECT label FROM pin WHERE \(match)", arguments: matchArguments)
             guard let label else {
                 throw StoreError(.pinNotFound, "Host \(hostname) of customer '\(owner.name)' has no pin \(spkiSHA256.base64). List its pins with 'pinset pin list \(owner.name) \(hostname)'.")
             }
@@ -87,7 +139,7 @@ extension PinStore {
                 throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would leave the host listed but unpinned. If the new certificate has a new key, add its pin first and then remove this one. If it keeps this key, this pin already matches it: keep it (the key, not the certificate, is pinned). To stop pinning the host, remove it with 'pinset host remove', or pass --allow-last-pin.")
             }
             let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
-            try db.execute(sql: "DELETE FROM pin WHERE host_id = ? AND spki_sha256 = ?", arguments: [hostID, Data(spkiSHA256.bytes)])
+            try db.execute(sql: "DELETE FROM pin WHERE \(match)", arguments: matchArguments)
             try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: legacyUsableBefore)
             let version = try change.recordChange(
                 of: owner, .pinRemoved,

@@ -110,9 +110,14 @@ enum PinSetLoader {
             """, arguments: arguments)
         while let row = try hostRows.next() {
             var (hostID, customerID, host) = try StoredRows.host(row)
-            host.pins = (pinsByHost[hostID] ?? []).sorted { $0.spkiSHA256 < $1.spkiSHA256 }
+            host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
             hostsByCustomer[customerID, default: []].append(host)
         }
+
+        let ownSigners = try Set(Int64.fetchAll(db, sql: customer == nil
+            ? "SELECT customer_id FROM customer_signing_identity"
+            : "SELECT customer_id FROM customer_signing_identity JOIN customer ON customer.id = customer_id WHERE customer.name = ?",
+            arguments: arguments))
 
         var pinSets: [PinSet] = []
         let customerRows = try Row.fetchCursor(db, sql: """
@@ -121,8 +126,11 @@ enum PinSetLoader {
             """, arguments: arguments)
         while let row = try customerRows.next() {
             let customer = try StoredRows.customerRow(row)
-            pinSets.append(PinSet(customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? [],
-                                  servesLegacyClients: customer.servesLegacyClients))
+            pinSets.append(PinSet(
+                customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? [],
+                servesLegacyClients: customer.servesLegacyClients,
+                signer: ownSigners.contains(customer.id) ? .customerOwn : .deploymentDefault
+            ))
         }
         return pinSets
     }

@@ -59,14 +59,16 @@ enum StoredRows {
 
         /// Returns the pin's host id and the pin.
         mutating func pin(_ row: Row, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin) {
-            let spkiHash = try fingerprint(bytes(row, offset + 1) ?? [])
+            let spkiHash = try bytes(row, offset + 1).map(fingerprint)
+            let certificateHash = try bytes(row, offset + 3).map(fingerprint)
+            let name = spkiHash?.base64 ?? certificateHash?.hex ?? "without hashes"
             let storedSource: String = try row.decode(atIndex: offset + 5)
             let source: PinSource
             if let known = sources[storedSource] {
                 source = known
             } else {
                 guard let parsed = PinSource(storedForm: storedSource) else {
-                    throw StoreError(.corruptData, "The pin \(spkiHash.base64) has the unknown stored source '\(storedSource)'; it was probably written by a newer pinset. Upgrade pinset.")
+                    throw StoreError(.corruptData, "The pin \(name) has the unknown stored source '\(storedSource)'; it was probably written by a newer pinset. Upgrade pinset.")
                 }
                 sources[storedSource] = parsed
                 source = parsed
@@ -75,7 +77,7 @@ enum StoredRows {
             let pin = Pin(
                 spkiSHA256: spkiHash,
                 subjectPublicKeyInfo: try bytes(row, offset + 2),
-                certificateSHA256: try bytes(row, offset + 3).map(fingerprint),
+                certificateSHA256: certificateHash,
                 label: try row.decode(atIndex: offset + 4),
                 source: source,
                 notAfter: notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) }

@@ -1,26 +1,57 @@
 import ArgumentParser
 import Foundation
 import PinsetCore
+import PinsetSigning
 import PinsetStore
 
 struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "customer",
         abstract: "Add, list, show and remove customers.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self, CustomerIdentityCommand.self]
     )
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a customer; its bundle is served at /<name>.json.signed.")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a customer; its bundle is served at /<name>.json.signed.",
+            discussion: """
+                By default the deployment's key signs the customer's bundles. With --key-type or \
+                --import-key/--import-certificate the customer gets its own key (a file, mode 0600, in the \
+                customer key directory) and its apps embed its own certificate, printed on standard output.
+                """
+        )
         @OptionGroup var options: GlobalOptions
+        @OptionGroup var identity: IdentityOptions
         @Argument(help: "Customer name: letters, digits, '-', '_' or '.'.") var name: String
         @Flag(help: "The customer's apps include legacy GCX clients: refuse pin edits that leave a host with fewer than two pins they can use (fp or RSA pk).")
         var legacyClients = false
 
         func run() async throws {
             let customer = try CustomerName(name)
-            try options.openStore().addCustomer(customer, servesLegacyClients: legacyClients, actor: options.resolvedActor)
-            Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : ""). Add hosts with 'pinset host add \(customer) <hostname>'.")
+            let store = try options.openStore()
+            guard let own = try identity.makeIdentity(for: customer) else {
+                try store.addCustomer(customer, servesLegacyClients: legacyClients, actor: options.resolvedActor)
+                Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : ""). Add hosts with 'pinset host add \(customer) <hostname>'.")
+                return
+            }
+            let files = CustomerIdentityFiles(locations: options.layout.signingIdentityLocations, customer: customer)
+            let created = try files.create(own)
+            do {
+                try store.addCustomer(customer, servesLegacyClients: legacyClients, ownSigningIdentity: OwnSigningIdentityRecord(keyType: own.keyType.description, details: own.auditSummary), actor: options.resolvedActor)
+            } catch {
+                created.remove()
+                throw error
+            }
+            if options.json {
+                try Output.json([
+                    "customer": customer.rawValue, "signer": SignerAssignment.customerOwn.rawValue, "keyType": own.keyType.description,
+                    "keyFile": files.keyPath, "certificateFile": files.certificatePEMPath, "anchorBase64": Base64.encode(own.anchorDER),
+                    "notAfter": Output.date(own.certificate.notValidAfter),
+                ])
+                return
+            }
+            Output.note("Added customer '\(customer)' with its own \(own.keyType) key \(files.keyPath) (mode 0600: back it up offline). Its apps embed this certificate (base64 DER):")
+            print(Base64.encode(own.anchorDER))
         }
     }
 
@@ -96,8 +127,13 @@ struct CustomerCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(name)
-            try options.openStore().removeCustomer(customer, actor: options.resolvedActor)
+            let store = try options.openStore()
+            let (stored, signer, _) = try store.signerAssignment(of: customer)
+            try store.removeCustomer(customer, actor: options.resolvedActor)
             Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
+            if signer == .customerOwn {
+                Output.note("Its own key stays in \(options.layout.signingIdentityLocations.directory(of: stored)): apps may still trust it. Back it up or delete it; move it away before adding a customer of that name with a new key.")
+            }
         }
     }
 }
@@ -132,7 +168,7 @@ enum PinSetPrinter {
     }
 
     static func pinRow(_ pin: Pin) -> [String] {
-        [pin.spkiSHA256.base64, pin.certificateSHA256 == nil ? "-" : "yes", legacyColumn(pin), Output.date(pin.notAfter),
+        [pin.displayName, pin.certificateSHA256 == nil ? "-" : "yes", legacyColumn(pin), Output.date(pin.notAfter),
          pin.source.storedForm, pin.label]
     }
 
@@ -143,7 +179,8 @@ enum PinSetPrinter {
     }
 
     static func pinJSON(_ pin: Pin) -> [String: Any] {
-        var entry: [String: Any] = ["pinSHA256": pin.spkiSHA256.base64, "label": pin.label, "source": pin.source.storedForm]
+        var entry: [String: Any] = ["label": pin.label, "source": pin.source.storedForm]
+        if let hash = pin.spkiSHA256 { entry["pinSHA256"] = hash.base64 }
         if let hash = pin.certificateSHA256 { entry["certificateSHA256"] = hash.hex }
         if let notAfter = pin.notAfter { entry["notAfter"] = Output.date(notAfter) }
         entry["hasPublicKey"] = pin.subjectPublicKeyInfo != nil

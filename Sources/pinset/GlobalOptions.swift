@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PinsetCore
 import PinsetFileSystem
+import PinsetSigning
 import PinsetStore
 
 /// Options every subcommand that touches the data directory accepts.
@@ -12,13 +13,16 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite).", valueName: "path"))
     var database: String?
 
+    @Option(name: .long, help: ArgumentHelp("Keys of customers with their own signing identity (default: <data-dir>/customers).", valueName: "dir"))
+    var customerKeyDir: String?
+
     @Option(name: .long, help: "Who is making the change, for the audit log (default: the OS user).")
     var actor: String?
 
     @Flag(name: .long, help: "Print machine-readable JSON instead of tables.")
     var json = false
 
-    var layout: DataLayout { DataLayout(directory: dataDir, databaseOverride: database) }
+    var layout: DataLayout { DataLayout(directory: dataDir, databaseOverride: database, customerKeyDirectoryOverride: customerKeyDir) }
 
     /// The actor is stored in every audit row: a newline or escape sequence in it would forge rows or
     /// terminal output wherever the log is read.
@@ -64,11 +68,17 @@ struct GlobalOptions: ParsableArguments {
 struct DataLayout {
     let directory: String
     let databaseOverride: String?
+    var customerKeyDirectoryOverride: String? = nil
 
     var databasePath: String { databaseOverride ?? "\(directory)/pinset.sqlite" }
     var keyPath: String { "\(directory)/signing-key.pem" }
     var certificatePEMPath: String { "\(directory)/trust-cert.pem" }
     var certificateDERPath: String { "\(directory)/trust-cert.der" }
+    var customerKeyDirectory: String { customerKeyDirectoryOverride ?? "\(directory)/customers" }
+
+    var signingIdentityLocations: SigningIdentityLocations {
+        SigningIdentityLocations(defaultKeyPath: keyPath, defaultCertificatePath: certificatePEMPath, customerKeyDirectory: customerKeyDirectory)
+    }
 }
 
 /// A failure to report to the user; the message says what was wrong and how to fix it. Messages quote

@@ -32,8 +32,11 @@ struct PinCommand: AsyncParsableCommand {
         @Option(name: .customLong("certificate"), help: ArgumentHelp("PEM or DER certificate file.", valueName: "file"))
         var certificates: [String] = []
 
-        @Option(name: .customLong("public-key"), help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file.", valueName: "file"))
+        @Option(name: .customLong("public-key"), help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file, or the base64 DER SubjectPublicKeyInfo itself (the legacy 'pk' form).", valueName: "file|base64"))
         var publicKeys: [String] = []
+
+        @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex SHA-256 of a whole DER certificate (the legacy 'fp' form); published in 'fp' only.", valueName: "hex"))
+        var certificateHashes: [String] = []
 
         @Option(name: .customLong("from-host"), help: ArgumentHelp("Fetch the chain from a live TLS server.", valueName: "host:port"))
         var liveHosts: [String] = []
@@ -51,8 +54,8 @@ struct PinCommand: AsyncParsableCommand {
         var label: String?
 
         func validate() throws {
-            if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty {
-                throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate, --public-key or --from-host.")
+            if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty && certificateHashes.isEmpty {
+                throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate-sha256, --certificate, --public-key or --from-host.")
             }
             if connectTo != nil && liveHosts.count != 1 {
                 throw ArgumentParser.ValidationError("--connect-to goes with exactly one --from-host: it says where to reach that name.")
@@ -73,9 +76,25 @@ struct PinCommand: AsyncParsableCommand {
                     pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: path), label: label))
                 }
             }
-            for path in publicKeys {
-                let key = try PinMaterial.publicKey(fromFileContents: try Self.read(path), origin: path)
-                pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: path), label: label ?? ""))
+            for hex in certificateHashes {
+                do {
+                    pins.append(try PinMaterial.pin(certificateSHA256Hex: hex, label: label ?? ""))
+                } catch {
+                    throw CLIError("--certificate-sha256: \(error.message) Give the SHA-256 of the DER certificate, e.g. 'openssl x509 -in cert.pem -outform der | openssl dgst -sha256'.")
+                }
+            }
+            for argument in publicKeys {
+                // A file if one exists at that path; otherwise the base64 DER SubjectPublicKeyInfo itself.
+                if AtomicFile.exists(argument) {
+                    let key = try PinMaterial.publicKey(fromFileContents: try Self.read(argument), origin: argument)
+                    pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: argument), label: label ?? ""))
+                } else {
+                    do {
+                        pins.append(try PinMaterial.pin(base64SubjectPublicKeyInfo: argument, source: PinSource(kind: .publicKey), label: label ?? ""))
+                    } catch {
+                        throw CLIError("--public-key '\(argument.prefix(40))' is neither an existing file nor a base64 DER SubjectPublicKeyInfo (\(error.message)) Check the path, or paste the 'pk' value exactly.")
+                    }
+                }
             }
             for endpoint in liveHosts {
                 let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: !noVerify, connectTo: connectTo)
@@ -89,10 +108,11 @@ struct PinCommand: AsyncParsableCommand {
             if options.json {
                 try Output.json([
                     "added": change.changed.map(\.base64), "alreadyPresent": change.skipped.map(\.base64),
-                    "pinCount": change.pinCount, "version": change.version,
+                    "upgraded": change.upgraded.map(\.base64), "pinCount": change.pinCount, "version": change.version,
                 ])
             } else {
                 for hash in change.changed { print("added   \(hash.base64)") }
+                for hash in change.upgraded { print("updated \(hash.base64) (now with its certificate hash or key)") }
                 for hash in change.skipped { print("present \(hash.base64)") }
                 Output.note("\(host) of '\(customer)' now has \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") (version \(change.version)).")
             }
@@ -114,17 +134,24 @@ struct PinCommand: AsyncParsableCommand {
         @Argument var customer: String
         @Argument var hostname: String
         @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SPKI SHA-256 of the pin to remove.", valueName: "base64"))
-        var hash: String
+        var hash: String?
+        @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex certificate SHA-256 of a pin known only by it.", valueName: "hex"))
+        var certificateHash: String?
         @Flag(help: "Allow removing the host's last pin, after which apps cannot verify the host at all.")
         var allowLastPin = false
 
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            let fingerprint = try SHA256Fingerprint(base64: hash)
+            let fingerprint: SHA256Fingerprint
+            switch (hash, certificateHash) {
+            case (let hash?, nil): fingerprint = try SHA256Fingerprint(base64: hash)
+            case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
+            default: throw CLIError("Give exactly one of --hash or --certificate-sha256.")
+            }
             let store = try options.openStore()
             let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, actor: options.resolvedActor)
-            Output.note("Removed \(fingerprint.base64) from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
+            Output.note("Removed \(hash ?? certificateHash ?? "") from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
             if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
     }

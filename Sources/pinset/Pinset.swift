@@ -9,7 +9,7 @@ struct Pinset: AsyncParsableCommand {
         discussion: """
             Every edit is one database transaction: a bad input changes nothing. Data lives in --data-dir \
             (default ./.pinset-data, or $PINSET_DATA_DIR): pinset.sqlite, signing-key.pem (mode 0600), \
-            trust-cert.pem and trust-cert.der.
+            trust-cert.pem and trust-cert.der, and customers/<name>/ for customers with their own key.
             """,
         subcommands: [
             InitCommand.self,
@@ -23,6 +23,7 @@ struct Pinset: AsyncParsableCommand {
             StatusCommand.self,
             BackupCommand.self,
             RestoreCommand.self,
+            ImportCommand.self,
         ]
     )
 }

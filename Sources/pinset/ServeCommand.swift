@@ -28,6 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("SQLite database path.", valueName: "path")) var database: String?
     @Option(help: ArgumentHelp("Signing key file.", valueName: "file")) var signingKey: String?
     @Option(help: ArgumentHelp("Signing certificate file.", valueName: "file")) var certificate: String?
+    @Option(help: ArgumentHelp("Keys of customers with their own signing identity.", valueName: "dir")) var customerKeyDir: String?
     @Option(help: "Seconds between signing passes.") var resignInterval: Double?
     @Option(help: "Seconds a bundle stays acceptable to Pinset clients.") var bundleLifetime: Int64?
     @Option(help: "Maximum open connections.") var maxConnections: Int?
@@ -71,6 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let database { settings.databasePath = database }
         if let signingKey { settings.signingKeyPath = signingKey }
         if let certificate { settings.certificatePath = certificate }
+        if let customerKeyDir { settings.customerKeyDirectory = customerKeyDir }
         if let resignInterval { settings.resignIntervalSeconds = resignInterval }
         if let bundleLifetime { settings.bundleLifetimeSeconds = bundleLifetime }
         if let maxConnections { settings.maxConnections = maxConnections }

@@ -36,12 +36,13 @@ struct SignCommand: AsyncParsableCommand {
 
     func run() async throws {
         let layout = options.layout
-        let identity = try SigningIdentity.load(keyPath: key ?? layout.keyPath, certificatePath: certificate ?? layout.certificatePEMPath)
+        var locations = layout.signingIdentityLocations
+        if let key { locations.defaultKeyPath = key }
+        if let certificate { locations.defaultCertificatePath = certificate }
         let now = Date()
-        try identity.checkValidity(at: now)
-        for warning in identity.expiryWarnings(at: now) { Output.warn(warning) }
         let pinSets = try options.openStore().allPinSets()
-        let bundles = try SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: bundleLifetime).run(pinSets, now: now)
+        let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
+        let bundles = result.bundles
         try AtomicFile.createDirectory(out)
         // A run killed mid-write leaves a hidden temporary file; never let a CDN sync publish it.
         AtomicFile.removeAbandonedTemporaryFiles(in: out)
@@ -49,16 +50,25 @@ struct SignCommand: AsyncParsableCommand {
             try AtomicFile.write(bundle.bytes, to: "\(out)/\(bundle.customer.bundleFileName)", mode: 0o644)
         }
         if prune {
-            let keep = Set(bundles.map(\.customer.bundleFileName))
+            let keep = Set(pinSets.map(\.customer.bundleFileName))
             for name in try FileManager.default.contentsOfDirectory(atPath: out)
             where name.hasSuffix(".json.signed") && !keep.contains(name) && CustomerName(bundlePath: "/" + name[...]) != nil {
                 try FileManager.default.removeItem(atPath: "\(out)/\(name)")
             }
         }
+        for warning in result.warnings { Output.warn(warning) }
         if options.json {
-            try Output.json(["directory": out, "bundles": bundles.count, "timestamp": Int(now.timeIntervalSince1970)])
+            try Output.json([
+                "directory": out, "bundles": bundles.count, "timestamp": Int(now.timeIntervalSince1970),
+                "notSigned": result.failures.map { ["customer": $0.customer.rawValue, "reason": $0.reason] }, "warnings": result.warnings,
+            ] as [String: Any])
         } else {
             Output.note("Signed \(bundles.count) bundle\(bundles.count == 1 ? "" : "s") into \(out).")
+        }
+        // The other customers' bundles are written; a failing customer keeps its previous file, and the
+        // exit status tells the timer or cron job that something needs attention.
+        if !result.failures.isEmpty {
+            throw CLIError("Not signed (previous bundle files left in place):\n" + result.failures.map { "  \($0)" }.joined(separator: "\n"))
         }
     }
 }

@@ -39,6 +39,9 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
         Output.line("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
         if let error = report["lastSigningError"] { Output.line("last signing error:   \(error)") }
+        for failure in report["customersNotSigned"] as? [[String: Any]] ?? [] {
+            Output.line("NOT SIGNED:           \(failure["customer"] ?? "?") — \(failure["reason"] ?? "")")
+        }
         for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
         if !ready { throw ExitCode(2) }
     }

@@ -25,12 +25,14 @@ struct SigningPassTests {
         let cache = EncodedHostsCache()
         let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600, hostsCache: cache)
         let sets = try Self.pinSets(20)
-        let now = Date(timeIntervalSince1970: 1_800_000_000)
-        _ = try pass.run(sets, now: now.addingTimeInterval(-300))
-        let bundles = try pass.run(sets, now: now)
+        // Whole seconds, inside the test certificate's validity: every pass checks it.
+        let seconds = Int64(Date().timeIntervalSince1970)
+        let now = Date(timeIntervalSince1970: TimeInterval(seconds))
+        _ = pass.run(sets, now: now.addingTimeInterval(-300))
+        let bundles = pass.run(sets, now: now).bundles
         for (pinSet, bundle) in zip(sets, bundles) {
             let content = try await SignatureVerifier.verify(bundle.bytes, trustAnchors: [identity.certificate], at: Date()).get().content
-            let expected = BundlePayload(pinSet: pinSet, timestamp: 1_800_000_000, expires: 1_800_003_600).encoded()
+            let expected = BundlePayload(pinSet: pinSet, timestamp: seconds, expires: seconds + 3600).encoded()
             #expect(content == expected)
         }
     }
@@ -39,12 +41,58 @@ struct SigningPassTests {
         let identity = try TestPKI.signingIdentity()
         let cache = EncodedHostsCache()
         let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600, hostsCache: cache)
-        _ = try pass.run(try Self.pinSets(5), now: Date())
+        _ = pass.run(try Self.pinSets(5), now: Date())
         var changed = try Self.pinSets(3, version: 2)
         changed[0].hosts.removeLast()
-        let bundles = try pass.run(changed, now: Date())
+        let bundles = pass.run(changed, now: Date()).bundles
         #expect(cache.count == 3)
         let content = try await SignatureVerifier.verify(bundles[0].bytes, trustAnchors: [identity.certificate], at: Date()).get().content
         #expect(try BundlePayload.decode(content).hosts.count == 1)
+    }
+}
+
+/// One customer's unusable identity costs only that customer its new bundle.
+struct SigningPassIsolationTests {
+    @Test func aFailingCustomerKeepsItsLastBundleAndTheOthersAreSigned() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let identity = try TestPKI.signingIdentity()
+        let locations = SigningIdentityLocations(
+            defaultKeyPath: directory.file("signing-key.pem"), defaultCertificatePath: directory.file("trust-cert.pem"),
+            customerKeyDirectory: directory.file("customers")
+        )
+        try identity.write(keyPath: locations.defaultKeyPath, certificatePEMPath: locations.defaultCertificatePath, certificateDERPath: directory.file("trust-cert.der"))
+        let own = try CustomerName("own"), plain = try CustomerName("plain")
+        try FileManager.default.createDirectory(atPath: locations.directory(of: own), withIntermediateDirectories: true)
+        let ownIdentity = try TestPKI.signingIdentity(commonName: "own")
+        try ownIdentity.write(keyPath: locations.keyPath(of: own), certificatePEMPath: locations.certificatePEMPath(of: own), certificateDERPath: locations.certificateDERPath(of: own))
+        let sets = [
+            PinSet(customer: own, version: 1, hosts: [], signer: .customerOwn),
+            PinSet(customer: plain, version: 1, hosts: [], signer: .deploymentDefault),
+        ]
+        let pass = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: 3600)
+        let cache = BundleCache()
+        let first = pass.run(sets, now: Date())
+        #expect(first.bundles.count == 2 && first.failures.isEmpty)
+        cache.replace(with: first.bundles, failures: first.failures, signedAt: 1)
+        let lastGood = try #require(cache.bundle(for: own))
+
+        unlink(locations.keyPath(of: own))
+        let second = pass.run(sets, now: Date().addingTimeInterval(1))
+        #expect(second.bundles.map(\.customer) == [plain])
+        #expect(second.failures.map(\.customer) == [own])
+        #expect(second.defaultIdentityProblem == nil)
+        cache.replace(with: second.bundles, failures: second.failures, signedAt: 2)
+        #expect(cache.bundle(for: own)?.bytes == lastGood.bytes, "served while clients still accept it")
+        #expect(cache.failure(for: own)?.contains("does not exist") == true)
+        #expect(cache.failure(for: plain) == nil)
+
+        // A failing customer without a bundle is unavailable (503), not unknown (404).
+        let fresh = BundleCache()
+        fresh.replace(with: second.bundles, failures: second.failures, signedAt: 2)
+        let handler = PinsetRequestHandler(cache: fresh, readiness: { .ready }, statusReport: { [] }, metrics: nil)
+        #expect(handler.handle(PinsetRequestHandlerTests.get("/own.json.signed")).status == .serviceUnavailable)
+        #expect(handler.handle(PinsetRequestHandlerTests.get("/plain.json.signed")).status == .ok)
+        #expect(handler.handle(PinsetRequestHandlerTests.get("/nobody.json.signed")).status == .notFound)
     }
 }

@@ -22,7 +22,7 @@ import Testing
                 if number % 10 == 0 { pins += chain }
                 try store.addPins(pins, to: hostname, of: name, actor: Sample.actor)
                 hosts.append(HostPins(hostname: hostname, port: UInt16(443 + hostNumber), includeSubdomains: includeSubdomains,
-                                      pins: pins.sorted { $0.spkiSHA256 < $1.spkiSHA256 }))
+                                      pins: pins.sorted { $0.spkiSHA256! < $1.spkiSHA256! }))
             }
             // The fixture's clock stands still: the first version is its time, then each change adds one.
             let version = StoreFixture.firstVersion + Int64(2 * hosts.count)

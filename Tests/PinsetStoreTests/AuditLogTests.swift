@@ -12,7 +12,7 @@ import Testing
         try store.addHost(api, port: 443, to: acme, actor: "bob")
         try store.updateHost(api, of: acme, includeSubdomains: true, actor: "bob")
         try store.addPins([pin, try Sample.hashPin(8)], to: api, of: acme, actor: "carol")
-        try store.removePin(pin.spkiSHA256, from: api, of: acme, actor: "carol")
+        try store.removePin(pin.spkiSHA256!, from: api, of: acme, actor: "carol")
         try store.removeHost(api, from: acme, allowRemovingLastHost: true, actor: "dave")
         try store.removeCustomer(acme, actor: "erin")
 
@@ -25,8 +25,8 @@ import Testing
         #expect(entries.map(\.id) == entries.map(\.id).sorted(by: >))
 
         #expect(entries[1].details.contains("api.example.com") && entries[1].details.contains("1 pin"))
-        #expect(entries[2].details.contains(pin.spkiSHA256.base64))
-        #expect(entries[3].details.contains(pin.spkiSHA256.base64) && entries[3].details.contains("added 2 pin"))
+        #expect(entries[2].details.contains(pin.spkiSHA256!.base64))
+        #expect(entries[3].details.contains(pin.spkiSHA256!.base64) && entries[3].details.contains("added 2 pin"))
         #expect(entries[4].details.contains("include-subdomains off -> on"))
         #expect(entries[0].details.contains("version \(first + 5)"))
     }

@@ -23,7 +23,7 @@ import Testing
             ("add host", { try store.addHost(api, to: acme, actor: Sample.actor) }),
             ("update host", { try store.updateHost(api, of: acme, port: 8443, actor: Sample.actor) }),
             ("add pins", { try store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: api, of: acme, actor: Sample.actor) }),
-            ("remove pin", { try store.removePin(try Sample.hashPin(1).spkiSHA256, from: api, of: acme, actor: Sample.actor) }),
+            ("remove pin", { try store.removePin(try Sample.hashPin(1).spkiSHA256!, from: api, of: acme, actor: Sample.actor) }),
             ("remove host", { try store.removeHost(api, from: acme, allowRemovingLastHost: true, actor: Sample.actor) }),
         ]
         for (label, change) in changes {

@@ -35,17 +35,17 @@ import Testing
         #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins.count == 2)
 
         // A pin legacy clients cannot see may go; one they use may not.
-        try store.removePin(try Sample.hashPin(3).spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        try store.removePin(try Sample.hashPin(3).spkiSHA256!, from: host, of: acme, actor: Sample.actor)
         before = try dump(store)
         let removal = #expect(throws: StoreError.self) {
-            try store.removePin(chain[0].spkiSHA256, from: host, of: acme, actor: Sample.actor)
+            try store.removePin(chain[0].spkiSHA256!, from: host, of: acme, actor: Sample.actor)
         }
         #expect(removal?.code == .tooFewLegacyPins)
         #expect(try dump(store) == before)
 
         #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor))
         #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor) == false)
-        try store.removePin(chain[0].spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        try store.removePin(chain[0].spkiSHA256!, from: host, of: acme, actor: Sample.actor)
         #expect(try store.auditLog(customer: acme, limit: 10).contains { $0.action == .customerUpdated })
     }
 
@@ -80,9 +80,9 @@ import Testing
         try store.addPins([certificatePin, try Sample.hashPin(1), try Sample.hashPin(2)], to: host, of: acme, actor: Sample.actor)
         try store.setServesLegacyClients(true, for: acme, actor: Sample.actor)
 
-        try store.removePin(try Sample.hashPin(1).spkiSHA256, from: host, of: acme, actor: Sample.actor)
+        try store.removePin(try Sample.hashPin(1).spkiSHA256!, from: host, of: acme, actor: Sample.actor)
         let error = #expect(throws: StoreError.self) {
-            try store.removePin(certificatePin.spkiSHA256, from: host, of: acme, actor: Sample.actor)
+            try store.removePin(certificatePin.spkiSHA256!, from: host, of: acme, actor: Sample.actor)
         }
         #expect(error?.code == .tooFewLegacyPins)
     }

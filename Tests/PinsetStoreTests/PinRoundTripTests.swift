@@ -20,7 +20,7 @@ import Testing
         let host = pinSet.hosts[0]
         #expect(host.hostname == api && host.port == 8443 && host.includeSubdomains)
         // Certificate validity times are whole seconds, which is what the store keeps.
-        let expected = (chain + [keyOnly, hashOnly]).sorted { $0.spkiSHA256 < $1.spkiSHA256 }
+        let expected = (chain + [keyOnly, hashOnly]).sorted { $0.spkiSHA256! < $1.spkiSHA256! }
         #expect(host.pins == expected)
         #expect(chain.allSatisfy { $0.notAfter != nil && $0.certificateSHA256 != nil && $0.subjectPublicKeyInfo != nil })
 
@@ -58,7 +58,7 @@ import Testing
 
         let pinSet = try #require(try fixture.store.pinSet(for: acme))
         #expect(pinSet.hosts.map(\.hostname.rawValue) == ["api.example.com", "cdn.example.com", "www.example.com"])
-        #expect(pinSet.hosts[0].pins.map { $0.spkiSHA256.bytes[0] } == [3, 9, 200])
+        #expect(pinSet.hosts[0].pins.map { $0.spkiSHA256!.bytes[0] } == [3, 9, 200])
         #expect(pinSet.hosts[1].pins.isEmpty)
     }
 
@@ -83,7 +83,7 @@ import Testing
         #expect(second.skipped == [try Sample.hashPin(1).spkiSHA256, try Sample.hashPin(2).spkiSHA256])
         #expect(second.pinCount == 2 && !second.lacksBackupPin)
 
-        let removed = try fixture.store.removePin(try Sample.hashPin(1).spkiSHA256, from: api, of: acme, actor: Sample.actor)
+        let removed = try fixture.store.removePin(try Sample.hashPin(1).spkiSHA256!, from: api, of: acme, actor: Sample.actor)
         #expect(removed.pinCount == 1 && removed.lacksBackupPin)
     }
 
@@ -94,7 +94,7 @@ import Testing
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
         try fixture.store.addPins([try Sample.hashPin(1)], to: api, of: acme, actor: Sample.actor)
 
-        let change = try fixture.store.removePin(try Sample.hashPin(1).spkiSHA256, from: api, of: acme, allowRemovingLastPin: true, actor: Sample.actor)
+        let change = try fixture.store.removePin(try Sample.hashPin(1).spkiSHA256!, from: api, of: acme, allowRemovingLastPin: true, actor: Sample.actor)
         #expect(change.pinCount == 0)
         #expect(try fixture.store.pinSet(for: acme)?.hosts.first?.pins == [])
     }

@@ -10,7 +10,9 @@ enum Bench {
           load         --db FILE [--repeat 3]                           time PinStore.allPinSets()
           sign-pass    --data-dir DIR --customers N[,N...] [--hosts 5] [--pins 3] [--repeat 3]
                        [--single-thread-sample 200] [--openssl N] [--work-dir DIR]
-                                                                        time SigningPass.run and openssl smime
+                       [--own-key-data-dir DIR [--own-every 2]]
+                                                                        time SigningPass.run and openssl smime; with
+                                                                        --own-key-data-dir also a mixed-key pass
           client       --data-dir DIR --hosts N [--pins 3] [--iterations 200] --work-dir DIR
                                                                         time BundleVerifier.verify and PinsetUpdater.update
           client-alloc --data-dir DIR --hosts N [--pins 3] --iterations K --mode verify|update --work-dir DIR

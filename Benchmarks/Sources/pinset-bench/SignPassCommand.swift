@@ -24,20 +24,20 @@ enum SignPassCommand {
 
         let largest = try dataset.pinSets(count: sizes.max() ?? 1)
         // Warm-up: first use of the key, allocator growth, Dispatch's thread pool.
-        _ = try serverPass().run(Array(largest.prefix(min(largest.count, 64))), now: now)
+        _ = serverPass().run(Array(largest.prefix(min(largest.count, 64))), now: now)
 
         var passes: [[String: Any]] = []
         for size in sizes {
             let pinSets = Array(largest.prefix(size))
             let pass = serverPass()
             // The first pass after start encodes every customer; later passes re-sign unchanged content.
-            let coldSeconds = try Measure.time { _ = try pass.run(pinSets, now: now) }
+            let coldSeconds = Measure.time { _ = pass.run(pinSets, now: now) }
             Report.note("\(identity.keyType) \(size) customers, first pass after start: \(String(format: "%.3f", coldSeconds)) s")
             var samples: [Double] = []
             var bundleBytes = 0
             for round in 1...repeats {
                 var bundles: [SignedBundle] = []
-                samples.append(try Measure.time { bundles = try pass.run(pinSets, now: now) })
+                samples.append(Measure.time { bundles = pass.run(pinSets, now: now).bundles })
                 guard bundles.count == size else { throw BenchError("the pass returned \(bundles.count) bundles for \(size) customers") }
                 bundleBytes = bundles.reduce(0) { $0 + $1.bytes.count }
                 Report.note("\(identity.keyType) \(size) customers, round \(round): \(String(format: "%.3f", samples.last ?? 0)) s")
@@ -70,6 +70,12 @@ enum SignPassCommand {
                 "signMsPerCustomer": signSeconds * 1000 / Double(sampled.count),
             ],
         ]
+        if let ownKeyDirectory = try? options.string("own-key-data-dir") {
+            result["mixed"] = try mixedPasses(
+                largest, sizes: sizes, repeats: repeats, dataDirectory: dataDirectory, ownKeyDataDirectory: ownKeyDirectory,
+                ownEvery: max(1, try options.int("own-every", default: 2)), workDirectory: try options.string("work-dir"), now: now
+            )
+        }
         if opensslCustomers > 0 {
             result["openssl"] = try opensslComparison(
                 Array(largest.prefix(opensslCustomers)), dataDirectory: dataDirectory,
@@ -77,6 +83,66 @@ enum SignPassCommand {
             )
         }
         try Report.emit(result)
+    }
+
+    /// Passes in which every `ownEvery`-th customer signs with its own key (the identity of
+    /// `ownKeyDataDirectory`, typically RSA-4096, copied into one key file per customer as `pinset` keeps them)
+    /// and the rest with the default key of `dataDirectory`, through `SigningIdentityDirectory` as the server
+    /// does. The first pass parses every customer's key file; later passes only `lstat` them.
+    static func mixedPasses(
+        _ largest: [PinSet], sizes: [Int], repeats: Int, dataDirectory: String, ownKeyDataDirectory: String, ownEvery: Int,
+        workDirectory: String, now: Date
+    ) throws -> [String: Any] {
+        let own = try SigningIdentity.load(keyPath: "\(ownKeyDataDirectory)/signing-key.pem", certificatePath: "\(ownKeyDataDirectory)/trust-cert.pem")
+        let defaultIdentity = try SigningIdentity.load(keyPath: "\(dataDirectory)/signing-key.pem", certificatePath: "\(dataDirectory)/trust-cert.pem")
+        let root = "\(workDirectory)/mixed-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let locations = SigningIdentityLocations(
+            defaultKeyPath: "\(dataDirectory)/signing-key.pem", defaultCertificatePath: "\(dataDirectory)/trust-cert.pem",
+            customerKeyDirectory: "\(root)/customers"
+        )
+        let keyPEM = try Data(contentsOf: URL(fileURLWithPath: "\(ownKeyDataDirectory)/signing-key.pem"))
+        let certificatePEM = try Data(contentsOf: URL(fileURLWithPath: "\(ownKeyDataDirectory)/trust-cert.pem"))
+        var mixed = largest
+        var ownCount = 0
+        for index in mixed.indices where index % ownEvery == 0 {
+            mixed[index].signer = .customerOwn
+            let customer = mixed[index].customer
+            try FileManager.default.createDirectory(atPath: locations.directory(of: customer), withIntermediateDirectories: true)
+            // Plain writes: the benchmark measures signing, not the fsyncs of `pinset customer add`.
+            guard FileManager.default.createFile(atPath: locations.keyPath(of: customer), contents: keyPEM, attributes: [.posixPermissions: 0o600]),
+                  FileManager.default.createFile(atPath: locations.certificatePEMPath(of: customer), contents: certificatePEM)
+            else { throw BenchError("cannot write the key files of \(customer)") }
+            ownCount += 1
+        }
+        var passes: [[String: Any]] = []
+        for size in sizes {
+            let pinSets = Array(mixed.prefix(size))
+            let ownInPass = pinSets.filter { $0.signer == .customerOwn }.count
+            let pass = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: 86_400, hostsCache: EncodedHostsCache())
+            var firstResult: SigningPassResult?
+            let coldSeconds = Measure.time { firstResult = pass.run(pinSets, now: now) }
+            guard let firstResult, firstResult.failures.isEmpty, firstResult.bundles.count == size else {
+                throw BenchError("the mixed pass did not sign every customer: \(firstResult?.failures.first.map(String.init(describing:)) ?? "no result")")
+            }
+            Report.note("mixed \(defaultIdentity.keyType)/\(own.keyType) \(size) customers (\(ownInPass) own), first pass: \(String(format: "%.3f", coldSeconds)) s")
+            var samples: [Double] = []
+            for round in 1...repeats {
+                var signed = 0
+                samples.append(Measure.time { signed = pass.run(pinSets, now: now).bundles.count })
+                guard signed == size else { throw BenchError("the mixed pass signed \(signed) of \(size) customers") }
+                Report.note("mixed \(size) customers, round \(round): \(String(format: "%.3f", samples.last ?? 0)) s")
+            }
+            let summary = Measure.summary(samples)
+            passes.append([
+                "customers": size, "ownKeyCustomers": ownInPass, "seconds": summary, "rounds": repeats, "samples": samples,
+                "firstPassSeconds": coldSeconds, "perCustomerMs": (summary["median"] ?? 0) * 1000 / Double(size),
+            ])
+        }
+        return [
+            "defaultKeyType": defaultIdentity.keyType.description, "ownKeyType": own.keyType.description,
+            "ownEvery": ownEvery, "ownKeyFiles": ownCount, "passes": passes,
+        ]
     }
 
     /// The original signer: for each customer, write the payload to a file and run

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetSigning
 
 /// The signed bundles being served. A signing pass builds a whole new snapshot and swaps it in at once, so a
 /// request sees either the previous pass or the new one, never a mix. Reads are a lock and a dictionary lookup.
@@ -8,8 +9,11 @@ public final class BundleCache: Sendable {
         public let bundles: [CustomerName: SignedBundle]
         /// Unix seconds of the pass that produced this snapshot.
         public let signedAt: Int64
+        /// Customers the pass could not sign, with the reason. Their last good bundle, if any, stays in
+        /// `bundles` and is served while clients still accept it.
+        public let failures: [CustomerName: String]
 
-        public static let empty = Snapshot(bundles: [:], signedAt: 0)
+        public static let empty = Snapshot(bundles: [:], signedAt: 0, failures: [:])
 
         /// The signing time of the oldest bundle, for the "age of the oldest served bundle" metric.
         public var oldestTimestamp: Int64? { bundles.values.lazy.map(\.timestamp).min() }
@@ -25,11 +29,29 @@ public final class BundleCache: Sendable {
         current.value.bundles[customer]
     }
 
+    /// Whether the last pass failed to sign `customer` (it then has no bundle, or an older one).
+    public func failure(for customer: CustomerName) -> String? {
+        current.value.failures[customer]
+    }
+
     public func replace(with bundles: [SignedBundle], signedAt: Int64) {
-        var map: [CustomerName: SignedBundle] = [:]
-        map.reserveCapacity(bundles.count)
-        for bundle in bundles { map[bundle.customer] = bundle }
-        current.value = Snapshot(bundles: map, signedAt: signedAt)
+        replace(with: bundles, failures: [], signedAt: signedAt)
+    }
+
+    /// Swaps in a pass's bundles. A customer in `failures` keeps the bundle it had, so a key problem of one
+    /// customer does not take its pins off the air before clients would refuse them anyway.
+    public func replace(with bundles: [SignedBundle], failures: [SigningIdentityFailure], signedAt: Int64) {
+        current.update { previous in
+            var map: [CustomerName: SignedBundle] = [:]
+            map.reserveCapacity(bundles.count + failures.count)
+            for bundle in bundles { map[bundle.customer] = bundle }
+            var failed: [CustomerName: String] = [:]
+            for failure in failures {
+                failed[failure.customer] = failure.reason
+                if let kept = previous.bundles[failure.customer] { map[failure.customer] = kept }
+            }
+            previous = Snapshot(bundles: map, signedAt: signedAt, failures: failed)
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import PinsetCore
+import PinsetSigning
 
 /// Keeps the bundle cache signed: a full pass at start, every `resignInterval`, and within
 /// `changePollInterval` (plus the pass itself) of an admin change.
@@ -19,6 +20,12 @@ public final class BundleRefresher: @unchecked Sendable {
         public var consecutiveFailures = 0
         public var lastPassDuration: Duration?
         public var customerCount = 0
+        /// Customers the last pass could not sign, with the reason.
+        public var customerFailures: [SigningIdentityFailure] = []
+        /// Why the deployment's default identity cannot sign, as of the last pass.
+        public var defaultIdentityProblem: String?
+        /// Certificates close to expiry, as of the last pass.
+        public var warnings: [String] = []
     }
 
     private let source: any PinSetSource
@@ -110,8 +117,8 @@ public final class BundleRefresher: @unchecked Sendable {
         do {
             let counter = try observedCounter ?? source.changeCounter()
             let pinSets = try source.allPinSets()
-            let bundles = try pass.run(pinSets, now: attemptAt)
-            cache.replace(with: bundles, signedAt: Int64(attemptAt.timeIntervalSince1970))
+            let result = pass.run(pinSets, now: attemptAt)
+            cache.replace(with: result.bundles, failures: result.failures, signedAt: Int64(attemptAt.timeIntervalSince1970))
             lastSeenChange = counter
             nextScheduledPass = attemptAt.addingTimeInterval(resignInterval)
             let duration = ContinuousClock.now - started
@@ -121,11 +128,24 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.lastError = nil
                 $0.consecutiveFailures = 0
                 $0.lastPassDuration = duration
-                $0.customerCount = bundles.count
+                $0.customerCount = result.bundles.count
+                $0.customerFailures = result.failures
+                $0.defaultIdentityProblem = result.defaultIdentityProblem
+                $0.warnings = result.warnings
             }
-            metrics?.recordSigningPass(bundles: bundles.count, duration: duration)
+            metrics?.recordSigningPass(bundles: result.bundles.count, duration: duration)
+            metrics?.recordCustomersNotSigned(result.failures.count)
+            for failure in result.failures {
+                logger.error("Customer not signed; its last good bundle is served while fresh, then 503", metadata: [
+                    "customer": "\(failure.customer)", "signer": "\(failure.signer.rawValue)", "error": "\(failure.reason)",
+                ])
+            }
+            for warning in result.warnings {
+                logger.warning("Signing certificate expires soon", metadata: ["warning": "\(warning)"])
+            }
             logger.info("Signed bundles", metadata: [
-                "customers": "\(bundles.count)", "reason": "\(reason)", "duration_ms": "\(duration.milliseconds)",
+                "customers": "\(result.bundles.count)", "not_signed": "\(result.failures.count)", "reason": "\(reason)",
+                "duration_ms": "\(duration.milliseconds)",
             ])
             return true
         } catch {

@@ -61,18 +61,15 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
 
     private func bundleResponse(customer: CustomerName, request: HTTPRequestHead) -> HTTPResponse {
         guard let bundle = cache.bundle(for: customer) else {
+            // A known customer whose identity cannot sign: unavailable, not absent. The reason (file paths)
+            // stays in /status and the log.
+            if cache.failure(for: customer) != nil { return Self.notSignedInTime }
             return .text(.notFound, "not found\n")
         }
         let nowSeconds = Int64(now().timeIntervalSince1970)
         let freshUntil = bundle.timestamp + freshnessWindow
         // Clients would refuse it anyway; saying so lets a load balancer or client try elsewhere.
-        guard nowSeconds <= freshUntil else {
-            return HTTPResponse(
-                status: .serviceUnavailable,
-                headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
-                body: Array("the bundle for this customer could not be re-signed in time\n".utf8)
-            )
-        }
+        guard nowSeconds <= freshUntil else { return Self.notSignedInTime }
         let maxAge = max(0, freshUntil - nowSeconds - minimumRemainingFreshness)
         let headers: [(String, String)] = [
             ("Content-Type", "application/pkcs7-mime"),
@@ -86,6 +83,12 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         }
         return HTTPResponse(status: .ok, headers: headers, body: bundle.bytes)
     }
+
+    static let notSignedInTime = HTTPResponse(
+        status: .serviceUnavailable,
+        headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
+        body: Array("the bundle for this customer could not be re-signed in time\n".utf8)
+    )
 
     /// RFC 9110 §13.1.2: `*` or a list of entity tags, compared weakly.
     static func matches(_ condition: String, etag: String) -> Bool {

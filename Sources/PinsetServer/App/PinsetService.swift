@@ -20,15 +20,15 @@ public final class PinsetService: Sendable {
     public init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        let identity = try SigningIdentity.load(keyPath: configuration.resolvedSigningKeyPath, certificatePath: configuration.resolvedCertificatePath)
-        try identity.checkValidity(at: Date())
+        // Loaded once to refuse a misconfigured path at start; validity is checked on every pass.
+        _ = try SigningIdentity.load(keyPath: configuration.resolvedSigningKeyPath, certificatePath: configuration.resolvedCertificatePath)
         let store = try PinStore.open(path: configuration.resolvedDatabasePath)
         let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
         self.metrics = metrics
         let refresher = BundleRefresher(
             source: store,
             pass: SigningPass(
-                signer: BundleSigner(identity: identity),
+                identities: SigningIdentityDirectory(locations: configuration.signingIdentityLocations),
                 bundleLifetime: configuration.bundleLifetimeSeconds,
                 hostsCache: EncodedHostsCache()
             ),
@@ -41,15 +41,15 @@ public final class PinsetService: Sendable {
         self.refresher = refresher
         let cache = self.cache
         let freshness = configuration.freshnessWindowSeconds
-        // Settings and certificates that will break clients in the field: logged now, reported by /status.
+        // Settings that will break clients in the field: logged now, reported by /status with the certificate
+        // expiry warnings of the latest signing pass.
         let configurationWarnings = configuration.legacyClientWarnings
-        let warnings: @Sendable () -> [String] = { configurationWarnings + identity.expiryWarnings(at: Date()) }
-        for warning in warnings() { logger.warning("\(warning)") }
+        for warning in configurationWarnings { logger.warning("\(warning)") }
         let handler = PinsetRequestHandler(
             cache: cache,
             readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
             statusReport: {
-                Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, warnings: warnings())
+                Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings)
             },
             metrics: metrics,
             freshnessWindow: freshness
@@ -101,6 +101,9 @@ public final class PinsetService: Sendable {
         guard status.lastSuccessAt != nil else {
             return .notReady(status.lastError.map { "no signing pass has succeeded yet: \($0)" } ?? "the first signing pass has not finished")
         }
+        if let problem = status.defaultIdentityProblem {
+            return .notReady("the default signing identity cannot sign: \(problem)")
+        }
         let age = Int64(Date().timeIntervalSince1970) - snapshot.signedAt
         if age > freshnessWindow {
             return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
@@ -108,19 +111,24 @@ public final class PinsetService: Sendable {
         return .ready
     }
 
-    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, warnings: [String] = []) -> [UInt8] {
+    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = []) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
             "ready": readiness.isReady,
             "customers": snapshot.bundles.count,
             "consecutiveSigningFailures": status.consecutiveFailures,
-            "warnings": warnings,
+            "warnings": configurationWarnings + status.warnings,
         ]
         if !readiness.isReady { report["notReadyReason"] = readiness.reason }
         if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }
         if let at = status.lastAttemptAt { report["lastSigningAttempt"] = at.formatted(.iso8601) }
         if let error = status.lastError { report["lastSigningError"] = error }
         if let duration = status.lastPassDuration { report["lastSigningPassMilliseconds"] = duration.milliseconds }
+        if !status.customerFailures.isEmpty {
+            report["customersNotSigned"] = status.customerFailures.map {
+                ["customer": $0.customer.rawValue, "signer": $0.signer.rawValue, "reason": $0.reason, "servingOlderBundle": snapshot.bundles[$0.customer] != nil] as [String: Any]
+            }
+        }
         if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
         let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
         return [UInt8](data) + [UInt8(ascii: "\n")]

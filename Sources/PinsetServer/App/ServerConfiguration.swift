@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PinsetSigning
 
 /// Every setting of `pinset serve`, with its default. Loaded from a JSON file (see config.example.json), then
 /// overridden by command-line flags. The whole file is validated at start: an unknown key, a wrong type or an
@@ -12,6 +13,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var databasePath: String?
     public var signingKeyPath: String?
     public var certificatePath: String?
+    /// One subdirectory per customer that signs with its own key (default `<dataDirectory>/customers`).
+    public var customerKeyDirectory: String?
     public var resignIntervalSeconds: Double = 300
     /// How long a bundle stays acceptable to Pinset clients (`expires - timestamp`).
     public var bundleLifetimeSeconds: Int64 = 86_400
@@ -35,10 +38,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var resolvedDatabasePath: String { databasePath ?? "\(dataDirectory)/pinset.sqlite" }
     public var resolvedSigningKeyPath: String { signingKeyPath ?? "\(dataDirectory)/signing-key.pem" }
     public var resolvedCertificatePath: String { certificatePath ?? "\(dataDirectory)/trust-cert.pem" }
+    public var resolvedCustomerKeyDirectory: String { customerKeyDirectory ?? "\(dataDirectory)/customers" }
+
+    public var signingIdentityLocations: SigningIdentityLocations {
+        SigningIdentityLocations(
+            defaultKeyPath: resolvedSigningKeyPath, defaultCertificatePath: resolvedCertificatePath,
+            customerKeyDirectory: resolvedCustomerKeyDirectory
+        )
+    }
 
     /// The keys a configuration file may contain, in documentation order.
     public static let keys = [
-        "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath",
+        "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
         "maxConnections", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "logLevel", "logFormat", "accessLog",
         "metricsEnabled",
@@ -84,6 +95,7 @@ extension ServerConfiguration {
         config.databasePath = try reader.string("databasePath")
         config.signingKeyPath = try reader.string("signingKeyPath")
         config.certificatePath = try reader.string("certificatePath")
+        config.customerKeyDirectory = try reader.string("customerKeyDirectory")
         if let v = try reader.number("resignIntervalSeconds", in: 1...3600) { config.resignIntervalSeconds = v }
         if let v = try reader.integer("bundleLifetimeSeconds", in: 600...(86_400 * 365)) { config.bundleLifetimeSeconds = Int64(v) }
         if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }

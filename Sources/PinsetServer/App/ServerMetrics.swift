@@ -18,6 +18,7 @@ public final class ServerMetrics: Sendable {
     private let responseBytes: Counter
     private let openConnections: Gauge
     private let oldestBundleAge: Gauge
+    private let customersNotSigned: Gauge
     private let requestCounters = LockedValue<[Int: Counter]>([:])
 
     public init() {
@@ -37,11 +38,17 @@ public final class ServerMetrics: Sendable {
         responseBytes = Counter(label: "pinset_http_response_body_bytes_total", factory: factory)
         openConnections = Gauge(label: "pinset_http_open_connections", factory: factory)
         oldestBundleAge = Gauge(label: "pinset_oldest_bundle_age_seconds", factory: factory)
+        customersNotSigned = Gauge(label: "pinset_customers_not_signed", factory: factory)
     }
 
     func recordSigningPass(bundles: Int, duration: Duration) {
         bundlesSigned.increment(by: bundles)
         signingDuration.recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// Customers the last pass could not sign (their signing identity is unusable); 0 when all were signed.
+    func recordCustomersNotSigned(_ count: Int) {
+        customersNotSigned.record(count)
     }
 
     func recordSigningFailure() {

@@ -3,25 +3,33 @@ import Foundation
 import PinsetCore
 import PinsetSigning
 
-/// Signs every customer's pin set at one instant. Pure with respect to I/O: the caller loads the pin sets
-/// and publishes the result, so `pinset sign --out` and the server produce the same bytes the same way.
+/// Signs every customer's pin set at one instant, each with the identity `SigningIdentityDirectory` gives for
+/// it. Pure with respect to the database: the caller loads the pin sets and publishes the result, so
+/// `pinset sign --out` and the server produce the same bytes the same way.
 public struct SigningPass: Sendable {
-    public let signer: BundleSigner
+    public let identities: SigningIdentityDirectory
     /// How long a bundle stays acceptable to Pinset clients (its `expires` minus its `timestamp`).
     public let bundleLifetime: Int64
     /// Encoded pin content reused across passes; `nil` encodes everything every time.
     public let hostsCache: EncodedHostsCache?
 
-    public init(signer: BundleSigner, bundleLifetime: Int64, hostsCache: EncodedHostsCache? = nil) {
-        self.signer = signer
+    public init(identities: SigningIdentityDirectory, bundleLifetime: Int64, hostsCache: EncodedHostsCache? = nil) {
+        self.identities = identities
         self.bundleLifetime = bundleLifetime
         self.hostsCache = hostsCache
     }
 
-    /// Signs all pin sets using every core. Fails as a whole if any one cannot be signed, so a pass never
-    /// publishes a mix of old and new bundles.
-    public func run(_ pinSets: [PinSet], now: Date) throws -> [SignedBundle] {
+    /// Signs every customer with one in-memory identity.
+    public init(signer: BundleSigner, bundleLifetime: Int64, hostsCache: EncodedHostsCache? = nil) {
+        self.init(identities: SigningIdentityDirectory(defaultIdentity: signer.identity), bundleLifetime: bundleLifetime, hostsCache: hostsCache)
+    }
+
+    /// Signs all pin sets using every core. A customer whose identity cannot be used (missing or too open key,
+    /// certificate outside its validity) gets no bundle and is reported in `failures`; the others are signed.
+    public func run(_ pinSets: [PinSet], now: Date) -> SigningPassResult {
         let timestamp = Int64(now.timeIntervalSince1970.rounded(.down))
+        let expires = timestamp + bundleLifetime
+        let resolution = identities.resolve(pinSets, now: now, bundleExpires: Date(timeIntervalSince1970: TimeInterval(expires)))
         let results = ResultSlots(count: pinSets.count)
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let chunk = max(1, (pinSets.count + workers * 4 - 1) / (workers * 4))
@@ -30,46 +38,66 @@ public struct SigningPass: Sendable {
             let range = (index * chunk)..<min(pinSets.count, (index + 1) * chunk)
             for i in range {
                 let pinSet = pinSets[i]
-                let expires = timestamp + bundleLifetime
+                let identity: SigningIdentity
+                switch resolution.identities[i] {
+                case .success(let resolved): identity = resolved
+                case .failure(let failure):
+                    results.set(i, .failure(failure))
+                    continue
+                }
                 let hosts = hostsCache?.encodedHosts(for: pinSet) ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
                 let content = BundlePayload.encoded(
                     customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts
                 )
-                results.set(i, Result {
-                    SignedBundle(
-                        customer: pinSet.customer,
-                        bytes: try signer.sign(content: content),
-                        version: pinSet.version,
-                        timestamp: timestamp,
-                        expires: expires
-                    )
-                })
+                do {
+                    let bytes = try BundleSigner(identity: identity).sign(content: content)
+                    results.set(i, .success(SignedBundle(customer: pinSet.customer, bytes: bytes, version: pinSet.version, timestamp: timestamp, expires: expires)))
+                } catch {
+                    results.set(i, .failure(SigningIdentityFailure(customer: pinSet.customer, signer: pinSet.signer, reason: "signing failed: \(error)")))
+                }
             }
         }
-        let bundles = try results.values.map { try $0.get() }
+        var bundles: [SignedBundle] = []
+        var failures: [SigningIdentityFailure] = []
+        bundles.reserveCapacity(pinSets.count)
+        for (i, result) in results.values.enumerated() {
+            switch result {
+            case .success(let bundle): bundles.append(bundle)
+            case .failure(let failure): failures.append(failure)
+            case nil:
+                failures.append(SigningIdentityFailure(customer: pinSets[i].customer, signer: pinSets[i].signer, reason: "the signing pass finished without signing this customer"))
+            }
+        }
         hostsCache?.retain(only: Set(pinSets.map(\.customer)))
-        return bundles
+        return SigningPassResult(bundles: bundles, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings)
     }
+}
+
+/// What one signing pass produced: the bundles of every customer it could sign, and why the others were not.
+public struct SigningPassResult: Sendable {
+    public let bundles: [SignedBundle]
+    /// Customers that got no new bundle, with the reason; sorted like the pin sets.
+    public let failures: [SigningIdentityFailure]
+    /// Why the deployment's default identity cannot sign, if a customer needed it.
+    public let defaultIdentityProblem: String?
+    /// Certificates close to their expiry.
+    public let warnings: [String]
 }
 
 /// Write-once slots filled from `concurrentPerform`; each index is written by exactly one iteration.
 private final class ResultSlots: @unchecked Sendable {
-    private var storage: [Result<SignedBundle, any Error>?]
+    private var storage: [Result<SignedBundle, SigningIdentityFailure>?]
     private let lock = NSLock()
 
     init(count: Int) {
         storage = Array(repeating: nil, count: count)
     }
 
-    func set(_ index: Int, _ value: Result<SignedBundle, any Error>) {
+    func set(_ index: Int, _ value: Result<SignedBundle, SigningIdentityFailure>) {
         lock.withLock { storage[index] = value }
     }
 
-    var values: [Result<SignedBundle, any Error>] {
-        lock.withLock { storage.map { $0 ?? .failure(SigningPassIncomplete()) } }
+    var values: [Result<SignedBundle, SigningIdentityFailure>?] {
+        lock.withLock { storage }
     }
-}
-
-struct SigningPassIncomplete: Error, CustomStringConvertible {
-    var description: String { "a signing pass finished without signing every customer" }
 }

@@ -1,0 +1,190 @@
+import Foundation
+import PinsetCore
+import PinsetFileSystem
+
+/// The one place that decides which identity signs a customer's bundle: the deployment's default, or the
+/// customer's own — never the default in place of a missing own key (that customer's apps do not trust it).
+///
+/// Parsed identities are cached per key file and reused while `lstat` of the key and certificate files shows
+/// no change, so a pass costs two `lstat` calls per own identity instead of parsing an RSA-4096 key per
+/// customer; any change (write, rename, `chmod`, `chown`) re-reads the files through
+/// `SigningIdentity.load`, with all of its permission checks. Validity is checked on every lookup.
+///
+/// Thread-safe.
+public final class SigningIdentityDirectory: @unchecked Sendable {
+    // `@unchecked Sendable`: `cache` is only touched under `lock`.
+
+    /// Files to read identities from; `nil` when the default identity was given in memory.
+    public let locations: SigningIdentityLocations?
+    private let fixedDefault: Checked?
+    private let lock = NSLock()
+    private var cache: [String: CachedIdentity] = [:]
+
+    private struct Problem: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private struct CachedIdentity {
+        let key: FileMetadata
+        let certificate: FileMetadata
+        let identity: Checked
+    }
+
+    /// An identity with its validity window, computed once when it is loaded.
+    private struct Checked {
+        let identity: SigningIdentity
+        let window: ClosedRange<Date>
+
+        init(_ identity: SigningIdentity) {
+            self.identity = identity
+            self.window = identity.validityWindow
+        }
+
+        /// The full check (and its message) runs only when the cheap comparison says something is wrong.
+        func problem(at now: Date, bundleExpires: Date) -> String? {
+            if window.contains(now) && bundleExpires <= window.upperBound { return nil }
+            return identity.validityProblem(at: now, bundleExpires: bundleExpires)
+                ?? "the certificates of this identity are not valid together at \(now)"
+        }
+
+        /// The cheap comparison first: the full chain walk runs only within the longest warning interval.
+        func warnings(at now: Date) -> [String] {
+            window.upperBound.timeIntervalSince(now) < SigningIdentity.anchorExpiryWarningInterval ? identity.expiryWarnings(at: now) : []
+        }
+    }
+
+    /// Reads the default and customers' identities from files.
+    public init(locations: SigningIdentityLocations) {
+        self.locations = locations
+        self.fixedDefault = nil
+    }
+
+    /// Signs every customer with `defaultIdentity`; a customer recorded with its own identity is refused,
+    /// since there is no key directory to read it from.
+    public init(defaultIdentity: SigningIdentity) {
+        self.locations = nil
+        self.fixedDefault = Checked(defaultIdentity)
+    }
+
+    /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires`.
+    public func identity(
+        for customer: CustomerName,
+        signer: SignerAssignment,
+        now: Date,
+        bundleExpires: Date
+    ) -> Result<SigningIdentity, SigningIdentityFailure> {
+        let loaded: Result<Checked, Problem> = switch signer {
+        case .deploymentDefault: defaultIdentity()
+        case .customerOwn: ownIdentity(of: customer)
+        }
+        switch loaded {
+        case .failure(let problem):
+            return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem.reason))
+        case .success(let checked):
+            if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+                return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem))
+            }
+            return .success(checked.identity)
+        }
+    }
+
+    /// Looks up every customer's identity for one pass: the default identity once, each own identity once.
+    public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
+        let defaultResult: Result<Checked, Problem>? = pinSets.contains { $0.signer == .deploymentDefault }
+            ? defaultIdentity().flatMap { checked in
+                checked.problem(at: now, bundleExpires: bundleExpires).map { .failure(Problem($0)) } ?? .success(checked)
+            }
+            : nil
+        var warnings: [String] = []
+        if case .success(let checked) = defaultResult {
+            warnings += checked.warnings(at: now).map { "default signing identity: \($0)" }
+        }
+        var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []
+        signers.reserveCapacity(pinSets.count)
+        for pinSet in pinSets {
+            switch pinSet.signer {
+            case .deploymentDefault:
+                signers.append((defaultResult ?? .failure(Problem("no default signing identity"))).map(\.identity).mapError {
+                    SigningIdentityFailure(customer: pinSet.customer, signer: .deploymentDefault, reason: $0.reason)
+                })
+            case .customerOwn:
+                switch ownIdentity(of: pinSet.customer) {
+                case .failure(let problem):
+                    signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem.reason)))
+                case .success(let checked):
+                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+                        signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem)))
+                    } else {
+                        warnings += checked.warnings(at: now).map { "customer '\(pinSet.customer)': \($0)" }
+                        signers.append(.success(checked.identity))
+                    }
+                }
+            }
+        }
+        if let locations {
+            // Keys of customers that were removed or went back to the default key are not kept in memory.
+            var inUse: Set<String> = [locations.defaultKeyPath]
+            for pinSet in pinSets where pinSet.signer == .customerOwn { inUse.insert(locations.keyPath(of: pinSet.customer)) }
+            lock.withLock { cache = cache.filter { inUse.contains($0.key) } }
+        }
+        let defaultProblem: String? = if case .failure(let problem) = defaultResult { problem.reason } else { nil }
+        return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings)
+    }
+
+    // MARK: - Loading
+
+    private func defaultIdentity() -> Result<Checked, Problem> {
+        if let fixedDefault { return .success(fixedDefault) }
+        guard let locations else { return .failure(Problem("no default signing identity is configured")) }
+        return cachedLoad(keyPath: locations.defaultKeyPath, certificatePath: locations.defaultCertificatePath, missingKey: {
+            "the default signing key \(locations.defaultKeyPath) does not exist. Restore it from the backup, or set signingKeyPath."
+        })
+    }
+
+    private func ownIdentity(of customer: CustomerName) -> Result<Checked, Problem> {
+        guard let locations else {
+            return .failure(Problem("this customer signs with its own key, but no customer key directory is configured; it is not signed with the default key, which its apps do not trust"))
+        }
+        let keyPath = locations.keyPath(of: customer)
+        return cachedLoad(keyPath: keyPath, certificatePath: locations.certificatePEMPath(of: customer), missingKey: {
+            "this customer signs with its own key, but \(keyPath) does not exist. Restore it from the backup (mode 0600) or give the customer a new identity with 'pinset customer identity rotate \(customer)'; it is not signed with the default key, which its apps do not trust."
+        })
+    }
+
+    private func cachedLoad(keyPath: String, certificatePath: String, missingKey: () -> String) -> Result<Checked, Problem> {
+        guard let keyMetadata = FileMetadata.of(keyPath) else {
+            let error = errno
+            forget(keyPath)
+            return .failure(Problem(error == ENOENT ? missingKey() : "cannot read \(keyPath): \(String(cString: strerror(error)))"))
+        }
+        let certificateMetadata = FileMetadata.of(certificatePath)
+        if let certificateMetadata, let cached = lock.withLock({ cache[keyPath] }),
+           cached.key.isUnchanged(comparedTo: keyMetadata), cached.certificate.isUnchanged(comparedTo: certificateMetadata) {
+            return .success(cached.identity)
+        }
+        do {
+            let checked = Checked(try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath))
+            if let certificateMetadata {
+                lock.withLock { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: checked) }
+            }
+            return .success(checked)
+        } catch {
+            forget(keyPath)
+            return .failure(Problem(String(describing: error)))
+        }
+    }
+
+    private func forget(_ keyPath: String) {
+        lock.withLock { _ = cache.removeValue(forKey: keyPath) }
+    }
+}
+
+/// The identities of one signing pass, in the order of the pin sets they were resolved for.
+public struct SigningIdentityResolution: Sendable {
+    public let identities: [Result<SigningIdentity, SigningIdentityFailure>]
+    /// Why the deployment's default identity cannot sign, when a customer needed it.
+    public let defaultIdentityProblem: String?
+    /// Certificates close to their expiry.
+    public let warnings: [String]
+}
