@@ -97,7 +97,8 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             }
             : nil
         var warnings: [String] = []
-        if case .success(let checked) = defaultResult {
+        // Warned about even while no customer uses it: it signs the next customer added.
+        if case .success(let checked) = defaultResult ?? defaultIdentity() {
             warnings += checked.warnings(at: now).map { "default signing identity: \($0)" }
         }
         var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []

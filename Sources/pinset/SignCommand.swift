@@ -43,6 +43,10 @@ struct SignCommand: AsyncParsableCommand {
         let pinSets = try options.openStore().allPinSets()
         let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         let bundles = result.bundles
+        // Nothing could be signed (typically the default key is unusable): leave the output untouched.
+        if bundles.isEmpty && !result.failures.isEmpty {
+            throw CLIError("Nothing was signed; \(out) is left as it was:\n" + result.failures.map { "  \($0)" }.joined(separator: "\n"))
+        }
         try AtomicFile.createDirectory(out)
         // A run killed mid-write leaves a hidden temporary file; never let a CDN sync publish it.
         AtomicFile.removeAbandonedTemporaryFiles(in: out)

@@ -153,7 +153,7 @@ import Testing
         let rotated = try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"])
         #expect(rotated.status == 0, "\(rotated.combined)")
         let after = try #require(try cli.run(["customer", "list", "--json"]).stdoutText.data(using: .utf8))
-        #expect(Self.version(before) + 1 == Self.version(after), "the change bumps the version so a new bundle is signed")
+        #expect(Self.version(before) < Self.version(after), "the change raises the version so a new bundle is signed")
         let shownAgain = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["customer", "identity", "show", "acme", "--json"]).stdout)) as? [String: Any])
         #expect(shownAgain["signer"] as? String == "own")
         #expect(shownAgain["usable"] as? Bool == true)

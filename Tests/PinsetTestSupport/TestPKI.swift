@@ -74,7 +74,7 @@ public enum TestPKI {
 
     /// A self-signed trust-server signing identity, as `pinset init` makes.
     public static func signingIdentity(_ keyType: SigningKeyType = .p256, commonName: String = "Pinset Test Trust Server") throws -> SigningIdentity {
-        try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: 30)
+        try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: 365)
     }
 
     static func signatureAlgorithm(for key: Certificate.PrivateKey) -> Certificate.SignatureAlgorithm {
