@@ -63,8 +63,9 @@ extension PinStore {
 
     /// Removes one pin from a host.
     ///
-    /// Removing a host's last pin leaves the host listed with nothing pinned, which clients treat differently
-    /// (some fail closed, some stop pinning); it is refused unless `allowRemovingLastPin` is true.
+    /// Removing a host's last pin stops the host being published (bundles carry only hosts with pins), so a
+    /// covering include-subdomains parent's pins, or none, apply to it; it is refused unless
+    /// `allowRemovingLastPin` is true.
     ///
     /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinNotFound`, or `.lastPinOfHost`.
     @discardableResult
@@ -79,7 +80,7 @@ extension PinStore {
             }
             let count = try change.pinCount(ofHost: hostID)
             if count == 1 && !allowRemovingLastPin {
-                throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would leave the host listed but unpinned. Add the replacement pin first, remove the host with 'pinset host remove', or pass --allow-last-pin to do it anyway.")
+                throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would stop publishing the host, and apps would then apply a covering include-subdomains parent's pins to it, or none. Add the replacement pin first, remove the host with 'pinset host remove', or pass --allow-last-pin to do it anyway.")
             }
             try db.execute(sql: "DELETE FROM pin WHERE host_id = ? AND spki_sha256 = ?", arguments: [hostID, Data(spkiSHA256.bytes)])
             let version = try change.recordChange(

@@ -28,7 +28,10 @@ struct HostCommand: AsyncParsableCommand {
             let store = try options.openStore()
             try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, to: customer, actor: options.resolvedActor)
             Output.note("Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) ...'.")
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try store.pinSet(for: customer) {
+                Output.note(UnpublishedHostNote.text(for: host, in: pinSet))
+                PinSetPrinter.warnAboutBackupPins(pinSet)
+            }
         }
     }
 

@@ -108,7 +108,7 @@ struct PinCommand: AsyncParsableCommand {
         @Argument var hostname: String
         @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SPKI SHA-256 of the pin to remove.", valueName: "base64"))
         var hash: String
-        @Flag(help: "Allow removing the host's last pin, after which apps cannot verify the host at all.")
+        @Flag(help: "Allow removing the host's last pin. The host is then not published until it has a pin again: a covering include-subdomains parent's pins apply to it, or none.")
         var allowLastPin = false
 
         func run() async throws {
@@ -118,7 +118,10 @@ struct PinCommand: AsyncParsableCommand {
             let store = try options.openStore()
             let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, actor: options.resolvedActor)
             Output.note("Removed \(fingerprint.base64) from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try store.pinSet(for: customer) {
+                if change.pinCount == 0 { Output.warn(UnpublishedHostNote.text(for: host, in: pinSet)) }
+                PinSetPrinter.warnAboutBackupPins(pinSet)
+            }
         }
     }
 

@@ -64,6 +64,9 @@ struct VerifyCommand: AsyncParsableCommand {
             print("\nhost \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
             for pin in host.spkiSHA256 { print("  pin-sha256 \(pin.base64)") }
             for fp in host.certificateSHA256 { print("  fp         \(fp.hex)") }
+            if !host.hasPins {
+                print("  no pins: Pinset clients skip this entry for a covering include-subdomains parent with pins, or refuse the host")
+            }
         }
     }
 
