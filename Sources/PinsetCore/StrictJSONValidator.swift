@@ -13,8 +13,9 @@
 /// Numbers with a fraction or an exponent are valid JSON; their locations are returned, so the decoder can
 /// refuse them where an integer is required and still ignore unknown keys that newer servers may add.
 ///
-/// A single forward pass over the bytes, no allocation per value except member names; stateless and
-/// thread-safe.
+/// A single forward pass over the bytes. Member names are compared as slices of the input (a name with
+/// escapes is unescaped first), linearly within small objects and through a hash set in large ones, so
+/// neither many members nor deep nesting costs more than linear time. Stateless and thread-safe.
 public enum StrictJSONValidator {
     /// Deeper than any payload needs (format 1 nests four levels), shallow enough for any stack.
     public static let maximumDepth = 32
@@ -34,13 +35,17 @@ public enum StrictJSONValidator {
 
 private struct StrictJSONScanner {
     enum PathComponent {
-        case member(String)
+        case member(ArraySlice<UInt8>)
         case element(Int)
     }
 
     let bytes: [UInt8]
     var index = 0
     var path: [PathComponent] = []
+    /// The names of the objects being read, innermost last; each object owns the names from its start index.
+    var names: [ArraySlice<UInt8>] = []
+    /// Objects with more members than this are checked for duplicates through a set.
+    static let linearNameLimit = 16
     var nonIntegerNumbers: [String] = []
 
     init(_ bytes: [UInt8]) {
@@ -57,7 +62,9 @@ private struct StrictJSONScanner {
         var out = ""
         for component in path {
             switch component {
-            case .member(let name): out += out.isEmpty ? name : ".\(name)"
+            case .member(let name):
+                let text = String(decoding: name, as: UTF8.self)
+                out += out.isEmpty ? text : ".\(text)"
             case .element(let position): out += "[\(position)]"
             }
         }
@@ -91,7 +98,7 @@ private struct StrictJSONScanner {
         switch bytes[index] {
         case UInt8(ascii: "{"): try object(depth: depth + 1)
         case UInt8(ascii: "["): try array(depth: depth + 1)
-        case UInt8(ascii: "\""): _ = try string(collecting: false)
+        case UInt8(ascii: "\""): _ = try string(decodingName: false)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
@@ -110,19 +117,30 @@ private struct StrictJSONScanner {
             index += 1
             return
         }
-        var names = Set<[UInt8]>()
+        let firstName = names.count
+        var largeObjectNames: Set<ArraySlice<UInt8>>?
+        defer { names.removeSubrange(firstName...) }
         while true {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
-            let name = try string(collecting: true)
-            let text = String(decoding: name, as: UTF8.self)
-            guard names.insert(name).inserted else {
-                throw error("the key \"\(text)\" appears more than once in one object; parsers disagree on which one counts")
+            let name = try string(decodingName: true)
+            let duplicate: Bool
+            if var seen = largeObjectNames {
+                largeObjectNames = nil
+                duplicate = !seen.insert(name).inserted
+                largeObjectNames = seen
+            } else {
+                duplicate = names[firstName...].contains(name)
+                names.append(name)
+                if names.count - firstName > Self.linearNameLimit { largeObjectNames = Set(names[firstName...]) }
+            }
+            guard !duplicate else {
+                throw error("the key \"\(String(decoding: name, as: UTF8.self))\" appears more than once in one object; parsers disagree on which one counts")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
             index += 1
             skipWhitespace()
-            path.append(.member(text))
+            path.append(.member(name))
             try value(depth: depth)
             path.removeLast()
             skipWhitespace()
@@ -206,29 +224,34 @@ private struct StrictJSONScanner {
         while index < bytes.count, isDigit(bytes[index]) { index += 1 }
     }
 
-    /// RFC 8259 §7, with UTF-8 checked as RFC 3629 defines it. Returns the unescaped UTF-8 when `collecting`.
-    mutating func string(collecting: Bool) throws(PayloadError) -> [UInt8] {
-        var out: [UInt8] = []
+    /// RFC 8259 §7, with UTF-8 checked as RFC 3629 defines it. With `decodingName`, returns the string's value:
+    /// a slice of the input, or its unescaped bytes when it has escapes.
+    mutating func string(decodingName: Bool) throws(PayloadError) -> ArraySlice<UInt8> {
         index += 1
+        let start = index
+        var unescaped: [UInt8]?
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
+                let end = index
                 index += 1
-                return out
+                guard decodingName else { return [] }
+                return unescaped.map { ArraySlice($0) } ?? bytes[start..<end]
             case UInt8(ascii: "\\"):
+                if decodingName, unescaped == nil { unescaped = Array(bytes[start..<index]) }
                 let scalar = try escape()
-                if collecting { UTF8.encode(scalar) { out.append($0) } }
+                if decodingName { UTF8.encode(scalar) { unescaped?.append($0) } }
             case 0..<0x20:
                 throw error("a control character must be escaped inside a string")
             case 0x20..<0x80:
-                if collecting { out.append(byte) }
+                unescaped?.append(byte)
                 index += 1
             default:
-                let start = index
+                let sequenceStart = index
                 try utf8Sequence()
-                if collecting { out.append(contentsOf: bytes[start..<index]) }
+                unescaped?.append(contentsOf: bytes[sequenceStart..<index])
             }
         }
     }

@@ -34,6 +34,19 @@ struct StrictJSONValidatorTests {
         #expect(error.reason.contains("more than once"))
     }
 
+    /// Large objects switch from a linear scan to a set; a duplicate is found on either side of the switch.
+    @Test(arguments: [3, 16, 17, 40])
+    func findsDuplicatesInObjectsOfAnySize(members: Int) throws {
+        let keys = (0..<members).map { "\"k\($0)\":\($0)" }
+        #expect(refusal("{" + keys.joined(separator: ",") + "}") == nil)
+        for duplicate in [0, members - 1] {
+            let text = "{" + keys.joined(separator: ",") + ",\"k\(duplicate)\":0}"
+            #expect(try #require(refusal(text)).reason.contains("\"k\(duplicate)\" appears more than once"))
+        }
+        // Equal names in sibling and nested objects are not duplicates.
+        #expect(refusal("{\"a\":{" + keys.joined(separator: ",") + "},\"b\":{" + keys.joined(separator: ",") + "}}") == nil)
+    }
+
     @Test func reportsNumbersWithAFractionOrAnExponent() throws {
         let paths = try StrictJSONValidator.validate(Array(#"{"a":1,"b":1.0,"c":[2,1e2,-3E+1],"d":{"e":0.5}}"#.utf8))
         #expect(paths == ["b", "c[1]", "c[2]", "d.e"])
