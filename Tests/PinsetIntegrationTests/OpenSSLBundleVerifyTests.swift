@@ -36,6 +36,19 @@ struct OpenSSLBundleVerifyTests {
         #expect(sha1.status != 0)
         #expect(sha1.combined.contains("weakDigestAlgorithm"), "\(sha1.combined)")
 
+        // signer.py's own payload: the signature is valid, the payload lacks Pinset's keys.
+        let legacyInput = try directory.write("legacy.json", #"{"customer":"acme","timestamp":\#(now),"hashes":[]}"#)
+        let legacyBundle = directory.file("legacy.der")
+        #expect(try ProcessRunner.run("openssl", [
+            "smime", "-sign", "-nodetach", "-binary", "-outform", "der", "-md", "sha256", "-signer", cert, "-inkey", key, "-in", legacyInput, "-out", legacyBundle,
+        ]).status == 0)
+        for customer in [["--customer", "acme"], []] {
+            let legacy = try cli.run(["verify", legacyBundle, "--trust", cert] + customer)
+            #expect(legacy.status != 0)
+            #expect(legacy.combined.contains("the signature is valid and the signer trusted"), "\(legacy.combined)")
+            #expect(legacy.combined.contains("format"), "\(legacy.combined)")
+        }
+
         var tampered = try [UInt8](Data(contentsOf: URL(fileURLWithPath: try sign("smime", "sha256"))))
         let marker = Array("api.example.com".utf8)
         let start = try #require(tampered.indices.first { tampered[$0...].starts(with: marker) })
