@@ -5,7 +5,9 @@
 /// same in every client, so before it is decoded this refuses:
 /// - anything but UTF-8 without a byte order mark (RFC 8259 §8.1), and malformed UTF-8 (overlong forms,
 ///   surrogates, code points above U+10FFFF), also as unpaired `\u` surrogate escapes;
-/// - an object with two members of the same name (§4), compared after unescaping, at any depth;
+/// - an object with two members of the same name (§4), compared after unescaping, at any depth, and also
+///   when they are spelt differently but equal as Swift strings (canonically equivalent Unicode, such as
+///   U+212A KELVIN SIGN and `K`): Foundation's decoder compares keys that way, other parsers by code points;
 /// - anything outside the grammar: leading zeros, `NaN`, comments, trailing commas, control characters in
 ///   strings, a second value after the first;
 /// - nesting deeper than `maximumDepth`, so hostile input cannot exhaust the stack.
@@ -119,6 +121,8 @@ private struct StrictJSONScanner {
         }
         let firstName = names.count
         var largeObjectNames: Set<ArraySlice<UInt8>>?
+        // Built only once a name outside ASCII appears: only then can two different spellings be one String.
+        var canonicalNames: Set<String>?
         defer { names.removeSubrange(firstName...) }
         while true {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
@@ -135,6 +139,13 @@ private struct StrictJSONScanner {
             }
             guard !duplicate else {
                 throw error("the key \"\(String(decoding: name, as: UTF8.self))\" appears more than once in one object; parsers disagree on which one counts")
+            }
+            if canonicalNames == nil, name.contains(where: { $0 >= 0x80 }) {
+                let earlier = largeObjectNames.map { Array($0.filter { $0 != name }) } ?? Array(names[firstName..<(names.count - 1)])
+                canonicalNames = Set(earlier.map { String(decoding: $0, as: UTF8.self) })
+            }
+            if canonicalNames != nil, !canonicalNames!.insert(String(decoding: name, as: UTF8.self)).inserted {
+                throw error("the key \"\(String(decoding: name, as: UTF8.self))\" is equivalent to another key of the object (Unicode canonical equivalence); parsers disagree on whether they are one key")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }

@@ -47,6 +47,18 @@ struct StrictJSONValidatorTests {
         #expect(refusal("{\"a\":{" + keys.joined(separator: ",") + "},\"b\":{" + keys.joined(separator: ",") + "}}") == nil)
     }
 
+    /// Foundation's decoder compares keys as Swift strings (canonical equivalence), other parsers by code
+    /// points: keys equal only under canonical equivalence are refused too, in small and large objects.
+    @Test(arguments: [0, 20])
+    func refusesCanonicallyEquivalentKeys(otherMembers: Int) throws {
+        let others = (0..<otherMembers).map { "\"k\($0)\":\($0)," }.joined()
+        let kelvin = try #require(refusal("{" + others + "\"Key\":1,\"\u{212A}ey\":2}"))
+        #expect(kelvin.reason.contains("canonical equivalence"))
+        let accent = try #require(refusal("{" + others + "\"caf\u{E9}\":1,\"cafe\u{301}\":2}"))
+        #expect(accent.reason.contains("canonical equivalence"))
+        #expect(refusal("{" + others + "\"\u{212A}ey\":1,\"Kez\":2,\"caf\u{E9}\":3}") == nil)
+    }
+
     @Test func reportsNumbersWithAFractionOrAnExponent() throws {
         let paths = try StrictJSONValidator.validate(Array(#"{"a":1,"b":1.0,"c":[2,1e2,-3E+1],"d":{"e":0.5}}"#.utf8))
         #expect(paths == ["b", "c[1]", "c[2]", "d.e"])
