@@ -3,7 +3,8 @@
 // Any input may be refused, but never with a trap, a hang or unbounded memory. An accepted payload must satisfy
 // the rules the decoder promises (a valid customer name, `expires` after `timestamp`, non-negative version and
 // timestamp, unique host names, ports 1...65535, every `pk` key present in `pin-sha256`), decoding must be
-// deterministic, and what the server would sign for it (`encoded()`) must decode to the same payload.
+// deterministic, and what the server would sign for it (`encoded()`) must decode to the same payload, less the
+// entries without pins (`encoded()` never publishes those).
 import Foundation
 import FuzzerDriver
 import PinsetCore
@@ -48,7 +49,9 @@ public func payloadDecoderFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ si
     } catch {
         fatalError("an accepted payload is refused once encoded(): \(error)\n\(String(decoding: reencoded, as: UTF8.self))")
     }
-    guard roundTripped == first else {
+    var published = first
+    published.hosts = first.publishedHosts
+    guard roundTripped == published else {
         fatalError("an accepted payload changes through encoded() and decode():\n\(first)\n\(roundTripped)")
     }
     return 0

@@ -12,7 +12,7 @@ import X509
 /// 3. `customer` is the configured customer;
 /// 4. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
 ///    than `allowedClockSkew`;
-/// 5. `expires` has not passed;
+/// 5. `expires` is later than `now` (at `now == expires` the bundle is already expired);
 /// 6. the version is not lower than the last accepted one (rollback), and an equal version carries the same
 ///    content digest.
 ///
@@ -84,8 +84,8 @@ public enum BundleVerifier {
         if payload.timestamp - nowSeconds > configuration.allowedClockSkew.wholeSeconds {
             return .failure(PinUpdateError(.fromTheFuture, "signed \(payload.timestamp - nowSeconds) s in the future; the allowed clock skew is \(configuration.allowedClockSkew.wholeSeconds) s"))
         }
-        guard nowSeconds <= payload.expires else {
-            return .failure(PinUpdateError(.expired, "expired \(nowSeconds - payload.expires) s ago"))
+        guard nowSeconds < payload.expires else {
+            return .failure(PinUpdateError(.expired, "expired \(nowSeconds - payload.expires) s ago (a bundle is valid while now < expires)"))
         }
         if let lastAccepted {
             guard payload.version >= lastAccepted.version else {

@@ -3,36 +3,51 @@ import PinsetCore
 /// The answer to "may this TLS peer be trusted, as far as pins are concerned?", with the reason.
 public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
     /// The host is pinned (by `entry`, the host itself or a parent with include-subdomains) and a certificate
-    /// of the chain matched.
-    case pinnedMatch(host: String, entry: Hostname, match: PinMatch)
+    /// of the chain matched. `skippedPinless` lists nearer entries that cover the host but list no pins, nearest
+    /// first: they pin nothing, so `entry` decided.
+    case pinnedMatch(host: String, entry: Hostname, match: PinMatch, skippedPinless: [Hostname] = [])
     /// No pin entry covers the host and the policy allows such hosts: normal validation alone decides.
     case notPinned(host: String)
     /// No pin entry covers the host and the policy refuses such hosts.
     case unpinnedHostRefused(host: String)
     /// The host is pinned but no certificate of the chain matches. `presented` lists the SPKI SHA-256 of every
-    /// certificate in the chain, leaf first, for the log or a report.
-    case pinMismatch(host: String, entry: Hostname, presented: [SHA256Fingerprint])
+    /// certificate in the chain, leaf first, for the log or a report. `skippedPinless` as for `pinnedMatch`.
+    case pinMismatch(host: String, entry: Hostname, presented: [SHA256Fingerprint], skippedPinless: [Hostname] = [])
+    /// Entries cover the host but none lists a pin (nearest first in `entries`), and no include-subdomains
+    /// parent with pins covers it. Refused whatever the unpinned-host policy: a listed host is meant to be
+    /// pinned, and an entry without pins must never switch pinning off.
+    case pinlessEntryRefused(host: String, entries: [Hostname])
 
     /// Whether the connection may proceed (pinning never makes an invalid chain valid: this only says the
     /// pins do not object).
     public var isTrusted: Bool {
         switch self {
         case .pinnedMatch, .notPinned: true
-        case .unpinnedHostRefused, .pinMismatch: false
+        case .unpinnedHostRefused, .pinMismatch, .pinlessEntryRefused: false
         }
     }
 
     public var description: String {
         switch self {
-        case .pinnedMatch(let host, let entry, let match):
-            "\(host): pinned by '\(entry)', matched \(match)"
+        case .pinnedMatch(let host, let entry, let match, let skipped):
+            "\(host): pinned by '\(entry)'\(Self.skippedNote(skipped)), matched \(match)"
         case .notPinned(let host):
             "\(host): not pinned, allowed by policy"
         case .unpinnedHostRefused(let host):
             "\(host): not pinned, refused by policy"
-        case .pinMismatch(let host, let entry, let presented):
-            "\(host): pinned by '\(entry)' but no certificate matches; presented SPKI SHA-256: \(presented.map(\.base64).joined(separator: ", "))"
+        case .pinMismatch(let host, let entry, let presented, let skipped):
+            "\(host): pinned by '\(entry)'\(Self.skippedNote(skipped)) but no certificate matches; presented SPKI SHA-256: \(presented.map(\.base64).joined(separator: ", "))"
+        case .pinlessEntryRefused(let host, let entries):
+            "\(host): refused: the bundle lists \(Self.quoted(entries)) for it without any pin, and no include-subdomains parent with pins covers it"
         }
+    }
+
+    private static func quoted(_ names: [Hostname]) -> String {
+        names.map { "'\($0)'" }.joined(separator: ", ")
+    }
+
+    private static func skippedNote(_ skipped: [Hostname]) -> String {
+        skipped.isEmpty ? "" : " (\(quoted(skipped)) \(skipped.count == 1 ? "lists" : "list") no pins and was skipped)"
     }
 }
 

@@ -35,13 +35,17 @@ public final class PinEvaluator: @unchecked Sendable {
     /// A host that is not a valid DNS name (an IP literal with brackets, an empty string) can have no pins and
     /// is treated as not pinned. A certificate that does not parse can still match by its `fp` (the hash of
     /// its bytes) but not by key; an empty chain never matches. An entry that lists no pins at all (legacy
-    /// bundles may carry such hosts) pins nothing and is treated like no entry.
+    /// bundles may carry such hosts) is skipped in favour of the nearest covering include-subdomains parent
+    /// with pins; with no such parent the host is refused, whatever the unpinned-host policy — such an entry is
+    /// never read as "not pinned" (see `PinEntryResolution`).
     public func evaluate(host: String, chain: [[UInt8]]) -> PinEvaluation {
         let snapshot = pinSet
-        guard let name = try? Hostname(host), let entry = snapshot?.entry(for: name),
-              !entry.spkiSHA256.isEmpty || !entry.certificateSHA256.isEmpty
-        else {
+        guard let name = try? Hostname(host), let resolution = snapshot?.resolution(for: name), !resolution.isUncovered else {
             return unpinnedHostPolicy == .allow ? .notPinned(host: host) : .unpinnedHostRefused(host: host)
+        }
+        let skipped = resolution.pinless.map(\.hostname)
+        guard let entry = resolution.pinned else {
+            return .pinlessEntryRefused(host: host, entries: skipped)
         }
         let keyPins = Set(entry.spkiSHA256)
         let certificatePins = Set(entry.certificateSHA256)
@@ -49,17 +53,17 @@ public final class PinEvaluator: @unchecked Sendable {
         for (index, der) in chain.enumerated() {
             let certificateHash = SHA256Fingerprint(of: der)
             if certificatePins.contains(certificateHash) {
-                return .pinnedMatch(host: host, entry: entry.hostname, match: .certificate(certificateHash, chainIndex: index))
+                return .pinnedMatch(host: host, entry: entry.hostname, match: .certificate(certificateHash, chainIndex: index), skippedPinless: skipped)
             }
             guard let certificate = try? Certificate(derEncoded: der),
                   let spki = try? PinMaterial.subjectPublicKeyInfo(of: certificate.publicKey)
             else { continue }
             let keyHash = SHA256Fingerprint(of: spki)
             if keyPins.contains(keyHash) {
-                return .pinnedMatch(host: host, entry: entry.hostname, match: .subjectPublicKeyInfo(keyHash, chainIndex: index))
+                return .pinnedMatch(host: host, entry: entry.hostname, match: .subjectPublicKeyInfo(keyHash, chainIndex: index), skippedPinless: skipped)
             }
             presented.append(keyHash)
         }
-        return .pinMismatch(host: host, entry: entry.hostname, presented: presented)
+        return .pinMismatch(host: host, entry: entry.hostname, presented: presented, skippedPinless: skipped)
     }
 }

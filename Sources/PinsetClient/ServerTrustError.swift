@@ -6,7 +6,8 @@ public struct ServerTrustError: Error, Hashable, Sendable, CustomStringConvertib
         /// Normal validation failed: no chain to a trust root, a certificate outside its validity period, or a
         /// leaf not valid for the host name. Pins were not consulted.
         case chainValidation
-        /// The chain is valid but the host is pinned and no certificate matches a pin.
+        /// The chain is valid but the host is pinned and no certificate matches a pin, or the host is listed
+        /// only by entries without pins (nothing can match; see `PinEvaluation.pinlessEntryRefused`).
         case pinMismatch
         /// The chain is valid but the host is not pinned and the policy refuses unpinned hosts.
         case unpinnedHostRefused

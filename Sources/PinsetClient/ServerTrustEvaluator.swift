@@ -63,7 +63,7 @@ public struct ServerTrustEvaluator: Sendable {
         switch evaluation {
         case .pinnedMatch, .notPinned:
             return .success((chain, evaluation))
-        case .pinMismatch:
+        case .pinMismatch, .pinlessEntryRefused:
             return .failure(ServerTrustError(.pinMismatch, evaluation.description, evaluation: evaluation))
         case .unpinnedHostRefused:
             return .failure(ServerTrustError(.unpinnedHostRefused, evaluation.description, evaluation: evaluation))

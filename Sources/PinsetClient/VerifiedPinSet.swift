@@ -37,17 +37,13 @@ public struct VerifiedPinSet: Hashable, Sendable {
     public var signedAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.timestamp)) }
     public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.expires)) }
 
-    /// The entry that governs connections to `hostname`: an entry for the host itself, otherwise the closest
-    /// parent domain marked include-subdomains (`a.b.example.com` prefers `b.example.com` over `example.com`).
+    /// The entry that governs connections to `hostname`: the nearest covering entry that lists pins (its own,
+    /// otherwise the closest parent marked include-subdomains: `a.b.example.com` prefers `b.example.com` over
+    /// `example.com`). When only entries without pins cover it, the nearest of those: it matches no chain, so a
+    /// caller that checks the chain against it refuses the host rather than treating it as unpinned.
     public func entry(for hostname: Hostname) -> PinnedHost? {
-        var best: PinnedHost?
-        for host in payload.hosts where host.covers(hostname) {
-            if host.hostname == hostname { return host }
-            if best == nil || host.hostname.rawValue.utf8.count > best!.hostname.rawValue.utf8.count {
-                best = host
-            }
-        }
-        return best
+        let resolution = resolution(for: hostname)
+        return resolution.pinned ?? resolution.pinless.first
     }
 
     /// Equal when the payloads (pins, version, signing and expiry times) and origins are; the signature bytes

@@ -17,11 +17,19 @@ extension BundlePayload {
     /// The largest payload a client will parse; real bundles are a few kilobytes.
     public static let maximumEncodedSize = 4 * 1024 * 1024
 
+    /// The members that must be integers, written as such: no fraction, no exponent.
+    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires"]
+
     /// Parses and validates a payload. Every key Pinset writes is required with its exact JSON type; unknown
-    /// keys are ignored so that newer servers can add fields.
+    /// keys are ignored so that newer servers can add fields. The bytes must first pass `StrictJSONValidator`
+    /// (UTF-8 without BOM, no duplicate keys, strict grammar), and integers must be written as integers, so
+    /// that every JSON parser reads one signed payload the same way.
     public static func decode(_ bytes: some Collection<UInt8>) throws(PayloadError) -> BundlePayload {
         guard bytes.count <= maximumEncodedSize else {
             throw PayloadError(path: "", reason: "the payload is \(bytes.count) bytes, over the \(maximumEncodedSize)-byte limit")
+        }
+        if let key = try StrictJSONValidator.validate(bytes).first(where: { integerKeys.contains($0) }) {
+            throw PayloadError(path: key, reason: "must be an integer written without a fraction or exponent (e.g. 1700000000, not 1700000000.0 or 1.7e9)")
         }
         let wire: WirePayload
         do {

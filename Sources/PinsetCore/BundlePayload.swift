@@ -16,7 +16,8 @@ public struct BundlePayload: Hashable, Sendable {
     public var expires: Int64
     /// The customer's content version: monotonic, bumped by every change to hosts or pins.
     public var version: Int64
-    /// Sorted by host name; one entry per host name.
+    /// Sorted by host name; one entry per host name. A decoded payload may hold entries without pins (legacy
+    /// signers write them); `encoded()` and `encodedHosts(_:)` never publish those, see `publishedHosts`.
     public var hosts: [PinnedHost]
 
     public init(customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, hosts: [PinnedHost]) {
@@ -33,9 +34,20 @@ public struct BundlePayload: Hashable, Sendable {
             timestamp: timestamp,
             expires: expires,
             version: pinSet.version,
-            hosts: pinSet.hosts.map(PinnedHost.init)
+            hosts: Self.publishedHosts(of: pinSet)
         )
     }
+
+    /// The hosts of `pinSet` that a bundle carries: those with at least one pin. A host without pins is not
+    /// published at all — an entry without pins would shadow a covering include-subdomains parent, so an app
+    /// that reads it as "not pinned" would accept any certificate for that host. Left out, the host is covered
+    /// by its parent, if any, exactly as before it was added.
+    public static func publishedHosts(of pinSet: PinSet) -> [PinnedHost] {
+        pinSet.hosts.filter { !$0.pins.isEmpty }.map(PinnedHost.init)
+    }
+
+    /// `hosts` without the entries that list no pins: what `encoded()` writes.
+    public var publishedHosts: [PinnedHost] { hosts.filter(\.hasPins) }
 
     /// SHA-256 over the pin content alone (customer, version, hosts), not the signing or expiry time: two
     /// bundles of one version must carry the same digest, or the later one is not genuine.
@@ -49,16 +61,18 @@ public struct BundlePayload: Hashable, Sendable {
         return SHA256Fingerprint(of: writer.bytes)
     }
 
-    /// The UTF-8 JSON that is signed. Deterministic: equal payloads encode to equal bytes.
+    /// The UTF-8 JSON that is signed. Deterministic: equal payloads encode to equal bytes. Entries without pins
+    /// are left out, so this decodes to a payload whose `hosts` are this one's `publishedHosts`.
     public func encoded() -> [UInt8] {
         Self.encoded(customer: customer, timestamp: timestamp, expires: expires, version: version, encodedHosts: Self.encodedHosts(hosts))
     }
 
     /// The `hashes` array alone. It depends only on the pin content, so a signer may encode it once per
-    /// content version and reuse it with every new timestamp.
+    /// content version and reuse it with every new timestamp. Hosts without pins are left out (see
+    /// `publishedHosts(of:)`): every signing path goes through here, so none can publish one.
     public static func encodedHosts(_ hosts: [PinnedHost]) -> [UInt8] {
         var writer = JSONWriter()
-        writeHosts(hosts.sorted { $0.hostname < $1.hostname }, to: &writer)
+        writeHosts(hosts.filter(\.hasPins).sorted { $0.hostname < $1.hostname }, to: &writer)
         return writer.bytes
     }
 

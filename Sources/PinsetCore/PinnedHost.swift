@@ -39,6 +39,11 @@ public struct PinnedHost: Hashable, Sendable {
         )
     }
 
+    /// Whether the entry lists any pin. An entry without pins pins nothing: Pinset never publishes one, and a
+    /// client skips one (a legacy signer may write it) in favour of a covering include-subdomains parent, or
+    /// refuses the host; it never reads it as "this host is not pinned".
+    public var hasPins: Bool { !spkiSHA256.isEmpty || !certificateSHA256.isEmpty }
+
     /// Whether this entry applies to connections to `name`: the same host, or a subdomain when
     /// include-subdomains is set.
     public func covers(_ name: Hostname) -> Bool {

@@ -47,6 +47,10 @@ public struct SignatureVerificationError: Error, Hashable, Sendable, CustomStrin
 
 /// Verifies signed bundles against trust anchors only — never the system trust store.
 ///
+/// Accepts what OpenSSL's `PKCS7_verify` accepts from a signer: Pinset's own bundles and those written by
+/// `openssl smime -sign` / `openssl cms -sign` (`rsaEncryption` with a SHA-256/384/512 digest, digest
+/// identifiers with NULL parameters), never a SHA-1 or other digest.
+///
 /// The signer must be an anchor itself or chain to one, be valid at the given time, and pass the same usage
 /// rules OpenSSL applies to S/MIME signers, so Pinset's client accepts exactly what legacy clients accept.
 public enum SignatureVerifier {
@@ -76,8 +80,16 @@ public enum SignatureVerifier {
         guard !trustAnchors.isEmpty else {
             return .failure(.init(.untrustedSigner, "no trust anchors were configured"))
         }
+        // OpenSSL-made bundles spell two algorithm identifiers in ways the CMS library refuses but OpenSSL (and
+        // so every legacy client) accepts; see `SignedDataNormalizer` for why respelling them is sound.
+        let verifiable: [UInt8]
+        do {
+            verifiable = try SignedDataNormalizer.normalized(envelope) ?? signedData
+        } catch {
+            return .failure(.init(.malformedSignedData, "malformed algorithm identifier (\(error))"))
+        }
         let result = await CMS.isValidAttachedSignature(
-            signatureBytes: signedData,
+            signatureBytes: verifiable,
             trustRoots: CertificateStore(trustAnchors)
         ) {
             BundleSignerPolicy(validationTime: time)
@@ -103,10 +115,17 @@ public enum SignatureVerifier {
 /// A signer that is itself a trust anchor is trusted directly, as OpenSSL's `PKCS7_verify` does: only its
 /// validity window and usage are checked. Legacy trust-server certificates are often self-signed without
 /// `basicConstraints CA:TRUE`, which RFC 5280 path validation would refuse for a root. A signer issued by an
-/// anchor gets full RFC 5280 path validation. In both cases the S/MIME signer usage rules apply to the leaf:
-/// keyUsage, when present, includes digitalSignature; extendedKeyUsage, when present, includes emailProtection.
+/// anchor gets full RFC 5280 path validation (stricter than OpenSSL for the issuers: they must be CAs by
+/// basicConstraints). The usage rules are OpenSSL's S/MIME signing purpose (`smime_sign`, which `openssl smime
+/// -verify` and `openssl cms -verify` apply):
+/// - the signer's keyUsage, when present, includes digitalSignature or nonRepudiation;
+/// - the signer's Netscape certificate type, when present, includes S/MIME or SSL client;
+/// - every certificate of the chain, anchor included, has an extendedKeyUsage that includes emailProtection,
+///   or none (anyExtendedKeyUsage alone does not do).
 struct BundleSignerPolicy: VerifierPolicy {
     static let usageFailureMarker = "bundle signer usage:"
+    /// Netscape certificate type (2.16.840.1.113730.1.1), a BIT STRING; OpenSSL still honours it.
+    static let netscapeCertificateType: ASN1ObjectIdentifier = [2, 16, 840, 1, 113_730, 1, 1]
 
     private var pathValidation: RFC5280Policy
     private let validationTime: Date
@@ -123,11 +142,21 @@ struct BundleSignerPolicy: VerifierPolicy {
     mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
         let leaf = chain.leaf
         do {
-            if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature {
-                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) keyUsage lacks digitalSignature")
+            if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature, !usage.nonRepudiation {
+                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) keyUsage has neither digitalSignature nor nonRepudiation")
             }
-            if let extended = try leaf.extensions.extendedKeyUsage, !extended.contains(.emailProtection) {
-                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) extendedKeyUsage lacks emailProtection")
+            if let type = leaf.extensions[oid: Self.netscapeCertificateType] {
+                let bits = try ASN1BitString(derEncoded: type.value)
+                let first = bits.bytes.first ?? 0
+                guard first & 0x20 != 0 || first & 0x80 != 0 else {
+                    return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) Netscape certificate type has neither S/MIME nor SSL client")
+                }
+            }
+            for (position, certificate) in chain.enumerated() {
+                if let extended = try certificate.extensions.extendedKeyUsage, !extended.contains(.emailProtection) {
+                    let role = position == 0 ? "the signer" : "issuer '\(PinMaterial.describe(certificate.subject))'"
+                    return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) extendedKeyUsage of \(role) lacks emailProtection")
+                }
             }
         } catch {
             return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) malformed usage extension: \(error)")

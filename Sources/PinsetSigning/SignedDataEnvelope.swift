@@ -7,6 +7,12 @@ struct SignedDataEnvelope {
     var content: ArraySlice<UInt8>
     var digestAlgorithms: [ASN1ObjectIdentifier]
     var signerCount: Int
+    /// The whole parsed blob, and the algorithm identifiers `SignedDataNormalizer` may respell: every digest
+    /// AlgorithmIdentifier (in `digestAlgorithms` and in each SignerInfo) and the last SignerInfo's
+    /// signatureAlgorithm with that SignerInfo's digest algorithm.
+    var root: ASN1Node
+    var digestAlgorithmNodes: [ASN1Node]
+    var signerAlgorithms: (digest: ASN1ObjectIdentifier, signature: ASN1Node)?
 
     enum ParseError: Error {
         case notSignedData
@@ -22,6 +28,8 @@ struct SignedDataEnvelope {
         do { root = try DER.parse(bytes) } catch { throw ParseError.malformed("not DER: \(error)") }
         var content: ArraySlice<UInt8>?
         var digests: [ASN1ObjectIdentifier] = []
+        var digestNodes: [ASN1Node] = []
+        var signerAlgorithms: (digest: ASN1ObjectIdentifier, signature: ASN1Node)?
         var signers = 0
         try DER.sequence(root, identifier: .sequence) { nodes in
             let contentType = try ASN1ObjectIdentifier(derEncoded: &nodes)
@@ -33,6 +41,7 @@ struct SignedDataEnvelope {
                     try DER.set(digestSet, identifier: .set) { algorithms in
                         while let algorithm = algorithms.next() {
                             digests.append(try Self.algorithmOID(algorithm))
+                            digestNodes.append(algorithm)
                         }
                     }
                     guard let encapsulated = nodes.next() else { throw ParseError.malformed("no encapContentInfo") }
@@ -54,7 +63,16 @@ struct SignedDataEnvelope {
                                 _ = fields.next()  // version
                                 _ = fields.next()  // sid
                                 guard let digest = fields.next() else { throw ParseError.malformed("SignerInfo without digestAlgorithm") }
-                                digests.append(try Self.algorithmOID(digest))
+                                let digestOID = try Self.algorithmOID(digest)
+                                digests.append(digestOID)
+                                digestNodes.append(digest)
+                                var next = fields.next()
+                                if let attributes = next, attributes.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
+                                    next = fields.next()
+                                }
+                                guard let signature = next else { throw ParseError.malformed("SignerInfo without signatureAlgorithm") }
+                                _ = try Self.algorithmOID(signature)
+                                signerAlgorithms = (digestOID, signature)
                                 while fields.next() != nil {}
                             }
                         }
@@ -66,6 +84,9 @@ struct SignedDataEnvelope {
         self.content = content
         self.digestAlgorithms = digests
         self.signerCount = signers
+        self.root = root
+        self.digestAlgorithmNodes = digestNodes
+        self.signerAlgorithms = signerAlgorithms
     }
 
     private static func algorithmOID(_ node: ASN1Node) throws -> ASN1ObjectIdentifier {

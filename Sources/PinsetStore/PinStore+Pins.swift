@@ -115,8 +115,9 @@ extension PinStore {
     /// Removes one pin from a host: the pin with this SPKI hash, or the certificate-only pin with this
     /// certificate hash.
     ///
-    /// Removing a host's last pin leaves the host listed with nothing pinned, which clients treat differently
-    /// (some fail closed, some stop pinning); it is refused unless `allowRemovingLastPin` is true.
+    /// Removing a host's last pin stops the host being published (bundles carry only hosts with pins), so a
+    /// covering include-subdomains parent's pins, or none, apply to it; it is refused unless
+    /// `allowRemovingLastPin` is true.
     ///
     /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinNotFound`, `.lastPinOfHost`, or
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the removal leaves the host with fewer
@@ -136,7 +137,7 @@ extension PinStore {
             }
             let count = try change.pinCount(ofHost: hostID)
             if count == 1 && !allowRemovingLastPin {
-                throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would leave the host listed but unpinned. If the new certificate has a new key, add its pin first and then remove this one. If it keeps this key, this pin already matches it: keep it (the key, not the certificate, is pinned). To stop pinning the host, remove it with 'pinset host remove', or pass --allow-last-pin.")
+                throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would stop publishing the host, and apps would then apply a covering include-subdomains parent's pins to it, or none. If the new certificate has a new key, add its pin first and then remove this one. If it keeps this key, this pin already matches it: keep it (the key, not the certificate, is pinned). To stop pinning the host, remove it with 'pinset host remove', or pass --allow-last-pin.")
             }
             let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
             try db.execute(sql: "DELETE FROM pin WHERE \(match)", arguments: matchArguments)

@@ -43,7 +43,10 @@ struct HostCommand: AsyncParsableCommand {
             if host.hasMixedCase {
                 Output.note("Bundles publish it as '\(host.spelling)': Pinset clients match it ignoring case, legacy GCX clients only when the app connects to exactly '\(host.spelling)'.")
             }
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try store.pinSet(for: customer) {
+                if pins.isEmpty { Output.note(UnpublishedHostNote.text(for: host, in: pinSet)) }
+                PinSetPrinter.warnAboutBackupPins(pinSet)
+            }
         }
     }
 

@@ -137,7 +137,7 @@ struct PinCommand: AsyncParsableCommand {
         var hash: String?
         @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex certificate SHA-256 of a pin known only by it.", valueName: "hex"))
         var certificateHash: String?
-        @Flag(help: "Allow removing the host's last pin, after which apps cannot verify the host at all.")
+        @Flag(help: "Allow removing the host's last pin. The host is then not published until it has a pin again: a covering include-subdomains parent's pins apply to it, or none.")
         var allowLastPin = false
 
         func run() async throws {
@@ -152,7 +152,10 @@ struct PinCommand: AsyncParsableCommand {
             let store = try options.openStore()
             let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, actor: options.resolvedActor)
             Output.note("Removed \(hash ?? certificateHash ?? "") from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try store.pinSet(for: customer) {
+                if change.pinCount == 0 { Output.warn(UnpublishedHostNote.text(for: host, in: pinSet)) }
+                PinSetPrinter.warnAboutBackupPins(pinSet)
+            }
         }
     }
 

@@ -41,7 +41,11 @@ struct VerifyCommand: AsyncParsableCommand {
         } else {
             // Learn the name from the signed content itself; the full verification below then checks it.
             let content = try await SignatureVerifier.verify(bundle, trustAnchors: anchors, at: now).mapError { CLIError("verification failed: signature: \($0)") }.get()
-            expected = try BundlePayload.decode(content.content).customer
+            do {
+                expected = try BundlePayload.decode(content.content).customer
+            } catch {
+                throw CLIError("verification failed: malformedPayload: \(error)\(Self.payloadNote)")
+            }
         }
         var configuration = try PinsetClientConfiguration(
             serverURL: URL(fileURLWithPath: "/"),
@@ -52,7 +56,7 @@ struct VerifyCommand: AsyncParsableCommand {
         configuration.freshnessWindow = .seconds(freshness)
         let verified = try await BundleVerifier.verify(
             bundle, configuration: configuration, lastAccepted: nil, source: ignoreFreshness ? .seed : .download, at: now
-        ).mapError { CLIError("verification failed: \($0)") }.get()
+        ).mapError { CLIError("verification failed: \($0)\($0.code == .malformedPayload ? Self.payloadNote : "")") }.get()
         let payload = verified.payload
         if json {
             print(String(decoding: payload.encoded(), as: UTF8.self))
@@ -65,8 +69,18 @@ struct VerifyCommand: AsyncParsableCommand {
             for pin in host.spkiSHA256 { print("  pin-sha256 \(pin.base64)") }
             for fp in host.certificateSHA256 { print("  fp         \(fp.hex)") }
             for key in host.subjectPublicKeyInfos { print("  pk         \(Base64.encode(key))") }
+            if !host.hasPins {
+                print("  no pins: Pinset clients skip this entry for a covering include-subdomains parent with pins, or refuse the host")
+            }
         }
     }
+
+    /// The signature is checked before the payload, so a payload failure means the signer is trusted: say so,
+    /// since checking signer.py's bundles (whose payloads lack Pinset's keys) is how a migration starts.
+    static let payloadNote = """
+         (the signature is valid and the signer trusted; the payload is not a Pinset format-1 payload, which \
+        Pinset clients require — signer.py's payloads lack format, version and expires)
+        """
 
     private func read(_ path: String) throws -> [UInt8] {
         do { return try AtomicFile.read(path, limit: 8 * 1024 * 1024) } catch { throw CLIError("\(error)") }

@@ -121,7 +121,7 @@ struct NIOSSLPinningTests {
                 let refused = try await Self.handshake(group: group, server: serverB, pinning: pinning)
                 let error = try #require(throws: ServerTrustError.self) { try refused.get() }
                 #expect(error.code == .pinMismatch)
-                guard case .pinMismatch(let host, _, let presented) = error.evaluation else {
+                guard case .pinMismatch(let host, _, let presented, _) = error.evaluation else {
                     Issue.record("no pin verdict in \(error)")
                     throw error
                 }

@@ -61,11 +61,82 @@ struct PinEvaluatorTests {
             try ClientFixture.host("api.example.com", pins: ["rotated-away"]),
         ])
         let result = pins.evaluate(host: "api.example.com", chain: chain.validated)
-        guard case .pinMismatch(_, let entry, _) = result else {
+        guard case .pinMismatch(_, let entry, _, _) = result else {
             Issue.record("expected the exact entry to decide, got \(result)")
             return
         }
         #expect(entry == (try Hostname("api.example.com")))
+    }
+
+    /// An evaluator holding `hosts` exactly as listed, entries without pins included (legacy signers publish them).
+    private func evaluatorIncludingPinlessHosts(_ hosts: [PinnedHost], policy: UnpinnedHostPolicy = .allow) async throws -> PinEvaluator {
+        let fixture = try ClientFixture(policy: policy)
+        defer { fixture.directory.remove() }
+        let updater = fixture.makeUpdater()
+        try await fixture.updateIncludingPinlessHosts(updater, with: try fixture.payload(hosts: hosts))
+        return updater.evaluator
+    }
+
+    @Test func aPinlessEntryDoesNotUnpinItsPinnedParent() async throws {
+        // example.com pins its CA (include-subdomains); login.example.com was added without pins. An attacker's
+        // chain for login.example.com from another CA must still be refused by the parent's pins.
+        let genuine = try TestChain(host: "login.example.com", rootName: "Genuine Root")
+        let attacker = try TestChain(host: "login.example.com", rootName: "Attacker Root")
+        let pins = try await evaluatorIncludingPinlessHosts([
+            try ClientFixture.host("example.com", keys: [genuine.root], includeSubdomains: true),
+            try ClientFixture.host("login.example.com", pins: []),
+        ])
+        let login = try Hostname("login.example.com")
+        let refused = pins.evaluate(host: "login.example.com", chain: attacker.validated)
+        #expect(refused == .pinMismatch(
+            host: "login.example.com",
+            entry: try Hostname("example.com"),
+            presented: [attacker.leaf.spkiSHA256, attacker.intermediate.spkiSHA256, attacker.root.spkiSHA256],
+            skippedPinless: [login]
+        ))
+        #expect(!refused.isTrusted)
+        #expect(refused.description.contains("'login.example.com' lists no pins and was skipped"))
+        let accepted = pins.evaluate(host: "login.example.com", chain: genuine.validated)
+        #expect(accepted == .pinnedMatch(
+            host: "login.example.com",
+            entry: try Hostname("example.com"),
+            match: .subjectPublicKeyInfo(genuine.root.spkiSHA256, chainIndex: 2),
+            skippedPinless: [login]
+        ))
+        #expect(pins.pinSet?.entry(for: login)?.hostname == (try Hostname("example.com")))
+    }
+
+    @Test func aPinlessIncludeSubdomainsEntryFallsThroughToTheNextPinnedParent() async throws {
+        let genuine = try TestChain(host: "a.b.example.com")
+        let attacker = try TestChain(host: "a.b.example.com", rootName: "Attacker Root")
+        let pins = try await evaluatorIncludingPinlessHosts([
+            try ClientFixture.host("example.com", keys: [genuine.intermediate], includeSubdomains: true),
+            try ClientFixture.host("b.example.com", pins: [], includeSubdomains: true),
+            try ClientFixture.host("a.b.example.com", pins: []),
+        ])
+        let result = pins.evaluate(host: "a.b.example.com", chain: attacker.validated)
+        guard case .pinMismatch(_, let entry, _, let skipped) = result else {
+            Issue.record("expected the pinned parent to refuse the chain, got \(result)")
+            return
+        }
+        #expect(entry == (try Hostname("example.com")))
+        #expect(skipped == [try Hostname("a.b.example.com"), try Hostname("b.example.com")])
+        #expect(pins.evaluate(host: "a.b.example.com", chain: genuine.validated).isTrusted)
+    }
+
+    @Test(arguments: [UnpinnedHostPolicy.allow, .refuse])
+    func aPinlessEntryWithoutAPinnedParentIsRefused(policy: UnpinnedHostPolicy) async throws {
+        let chain = try TestChain(host: "login.example.com")
+        let pins = try await evaluatorIncludingPinlessHosts([
+            try ClientFixture.host("login.example.com", pins: []),
+            try ClientFixture.host("example.com", keys: [chain.root]),  // no include-subdomains: does not cover
+        ], policy: policy)
+        let result = pins.evaluate(host: "login.example.com", chain: chain.validated)
+        #expect(result == .pinlessEntryRefused(host: "login.example.com", entries: [try Hostname("login.example.com")]))
+        #expect(!result.isTrusted)
+        #expect(result.description.contains("without any pin"))
+        // A host no entry mentions still follows the policy.
+        #expect(pins.evaluate(host: "www.example.org", chain: []).isTrusted == (policy == .allow))
     }
 
     @Test func mismatchReportsThePresentedKeys() async throws {

@@ -110,6 +110,18 @@ struct UpdateRejectionTests {
         #expect(error.code == .expired)
     }
 
+    /// Valid while `now < expires`: at the second of `expires` the bundle is already refused.
+    @Test func bundleIsRefusedAtItsExpiryInstant() async throws {
+        let error = try await rejection(try ClientFixture()) { f in
+            f.fetcher.serve(try f.signed(try f.payload(version: 6, signedAgo: 10, expiresIn: 0)))
+        }
+        #expect(error.code == .expired)
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let accepted = try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 6, signedAgo: 10, expiresIn: 1))
+        #expect(accepted.version == 6)
+    }
+
     @Test func rollbackToAnOlderVersionIsRefused() async throws {
         let error = try await rejection(try ClientFixture()) { f in
             f.fetcher.serve(try f.signed(try f.payload(version: 4)))

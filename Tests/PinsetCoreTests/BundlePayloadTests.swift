@@ -60,6 +60,13 @@ struct BundlePayloadTests {
         (#"{"customer":"acme","timestamp":1,"hashes":[{"hostname":"a.com","port":"443","fp":["XYZ"],"pk":[],"pin-sha256":[],"include-subdomains":false}],"format":1,"version":1,"expires":2}"#, "hashes[0].fp[0]"),
         (#"{"customer":"../etc","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2}"#, "customer"),
         (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":1}"#, "expires"),
+        (#"{"customer":"acme","timestamp":1.0,"hashes":[],"format":1,"version":1,"expires":2}"#, "timestamp"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1e0,"expires":2}"#, "version"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2E2}"#, "expires"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":10e-1,"version":1,"expires":2}"#, "format"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"customer":"evil"}"#, ""),
+        (#"{"customer":"acme","timestamp":1,"hashes":[{"hostname":"a.com","hostname":"b.com","port":"443","fp":[],"pk":[],"pin-sha256":[],"include-subdomains":false}],"format":1,"version":1,"expires":2}"#, "hashes[0]"),
+        ("\u{FEFF}" + #"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2}"#, ""),
         (#"[1,2,3]"#, ""),
         ("not json", ""),
     ])
@@ -71,9 +78,40 @@ struct BundlePayloadTests {
         }
     }
 
+    @Test func unknownKeysMayHoldAnyValidJSON() throws {
+        let json = #"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"later":{"ratio":0.5,"big":1e300}}"#
+        #expect(try BundlePayload.decode(Array(json.utf8)).version == 1)
+    }
+
+    @Test func rejectsUTF16Payloads() throws {
+        let json = #"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2}"#
+        #expect(throws: PayloadError.self) { try BundlePayload.decode([0xFF, 0xFE] + json.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }) }
+        #expect(throws: PayloadError.self) { try BundlePayload.decode(json.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }) }
+    }
+
     @Test func rejectsDuplicateHostnames() throws {
         let entry = #"{"hostname":"a.com","port":"443","fp":[],"pk":[],"pin-sha256":[],"include-subdomains":false}"#
         let json = #"{"customer":"acme","timestamp":1,"hashes":["# + entry + "," + entry + #"],"format":1,"version":1,"expires":2}"#
         #expect(throws: PayloadError.self) { try BundlePayload.decode(Array(json.utf8)) }
+    }
+
+    @Test func hostsWithoutPinsAreNeverEncoded() throws {
+        let pinned = try Self.samplePayload().hosts[0]
+        let pinless = PinnedHost(
+            hostname: try Hostname("login.api.example.com"), port: 443, includeSubdomains: false,
+            spkiSHA256: [], certificateSHA256: [], subjectPublicKeyInfos: []
+        )
+        #expect(pinned.hasPins && !pinless.hasPins)
+        let payload = BundlePayload(customer: try CustomerName("acme"), timestamp: 1, expires: 2, version: 1, hosts: [pinned, pinless])
+        #expect(payload.publishedHosts == [pinned])
+        #expect(try BundlePayload.decode(payload.encoded()).hosts == [pinned])
+        #expect(BundlePayload.encodedHosts([pinless, pinned]) == BundlePayload.encodedHosts([pinned]))
+
+        let pinSet = PinSet(customer: try CustomerName("acme"), version: 1, hosts: [
+            HostPins(hostname: try Hostname("example.com"), includeSubdomains: true, pins: [Pin(spkiSHA256: pinned.spkiSHA256[0], source: PinSource(kind: .hash))]),
+            HostPins(hostname: try Hostname("login.example.com"), pins: []),
+        ])
+        #expect(BundlePayload.publishedHosts(of: pinSet).map(\.hostname) == [try Hostname("example.com")])
+        #expect(BundlePayload(pinSet: pinSet, timestamp: 1, expires: 2).hosts.count == 1)
     }
 }

@@ -17,7 +17,7 @@ public final class EncodedHostsCache: @unchecked Sendable {
         if let cached = lock.withLock({ entries[pinSet.customer] }), cached.version == pinSet.version {
             return cached.bytes
         }
-        let bytes = BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
+        let bytes = BundlePayload.encodedHosts(BundlePayload.publishedHosts(of: pinSet))
         lock.withLock { entries[pinSet.customer] = (pinSet.version, bytes) }
         return bytes
     }

@@ -113,6 +113,23 @@ struct ClientFixture {
         return try await updater.update()
     }
 
+    /// Signs `payload` with every host it holds, entries without pins included, as a legacy signer writes
+    /// them (`encoded()` leaves those out), and runs an update with it.
+    @discardableResult
+    func updateIncludingPinlessHosts(_ updater: PinsetUpdater, with payload: BundlePayload) async throws -> VerifiedPinSet {
+        func strings(_ values: [String]) -> String { "[" + values.map { "\"\($0)\"" }.joined(separator: ",") + "]" }
+        let hosts = payload.hosts.map { host in
+            "{\"hostname\":\"\(host.hostname)\",\"port\":\"\(host.port)\",\"fp\":\(strings(host.certificateSHA256.map(\.hex))),"
+                + "\"pk\":[],\"pin-sha256\":\(strings(host.spkiSHA256.map(\.base64))),\"include-subdomains\":\(host.includeSubdomains)}"
+        }
+        let content = BundlePayload.encoded(
+            customer: payload.customer, timestamp: payload.timestamp, expires: payload.expires, version: payload.version,
+            encodedHosts: Array("[\(hosts.joined(separator: ","))]".utf8)
+        )
+        fetcher.serve(try BundleSigner(identity: identity).sign(content: content))
+        return try await updater.update()
+    }
+
     func stateFileBytes() -> [UInt8]? {
         FileManager.default.contents(atPath: configuration.stateFilePath).map { [UInt8]($0) }
     }

@@ -1,0 +1,188 @@
+import Foundation
+import PinsetCore
+import PinsetSigning
+import PinsetTestSupport
+import Testing
+import X509
+
+/// Bundles made by the real `openssl` (as legacy signing scripts make them) and signer certificates with the
+/// usage extensions OpenSSL's S/MIME purpose looks at: Pinset's verifier must decide as OpenSSL does.
+struct SignatureVerifierTests {
+    static let payload = Array(#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2}"#.utf8)
+
+    /// A key and self-signed certificate made by `openssl req`, and bundles signed with them.
+    struct OpenSSLSigner {
+        let directory: TemporaryDirectory
+        let key: String
+        let certificate: String
+
+        init(_ keyOptions: [String] = ["-newkey", "rsa:2048"], extensions: [String] = []) throws {
+            directory = try TemporaryDirectory(prefix: "pinset-openssl")
+            key = directory.file("key.pem")
+            certificate = directory.file("cert.pem")
+            let made = try ProcessRunner.run("openssl", ["req", "-x509", "-nodes"] + keyOptions + [
+                "-keyout", key, "-out", certificate, "-days", "30", "-subj", "/CN=Legacy Trust Server",
+            ] + extensions.flatMap { ["-addext", $0] })
+            guard made.status == 0 else { throw CLIFailure(message: "openssl req: \(made.stderr)") }
+        }
+
+        /// `openssl <tool> -sign -nodetach -binary -outform der -md <digest>`, as signer.py runs it.
+        func sign(_ content: [UInt8], tool: String = "smime", digest: String = "sha256", signer: String? = nil, key: String? = nil) throws -> [UInt8] {
+            let input = try directory.write("payload.json", content)
+            let output = directory.file("bundle-\(tool)-\(digest).der")
+            let result = try ProcessRunner.run("openssl", [
+                tool, "-sign", "-nodetach", "-binary", "-outform", "der", "-md", digest,
+                "-signer", signer ?? certificate, "-inkey", key ?? self.key, "-in", input, "-out", output,
+            ])
+            guard result.status == 0 else { throw CLIFailure(message: "openssl \(tool) -sign: \(result.stderr)") }
+            return try AtomicFileBytes.read(output)
+        }
+
+        /// Whether `openssl smime -verify` and `openssl cms -verify` both accept `bundle` against `anchor`.
+        func opensslAccepts(_ bundle: [UInt8], anchor: String? = nil) throws -> Bool {
+            let path = try directory.write("verify.der", bundle)
+            var verdicts: [Bool] = []
+            for tool in ["smime", "cms"] {
+                let result = try ProcessRunner.run("openssl", [tool, "-verify", "-inform", "der", "-in", path, "-CAfile", anchor ?? certificate, "-out", "/dev/null"])
+                verdicts.append(result.status == 0)
+            }
+            #expect(verdicts[0] == verdicts[1], "openssl smime and cms disagree")
+            return verdicts[0]
+        }
+
+        func anchor(_ path: String? = nil) throws -> [Certificate] {
+            try PinMaterial.certificates(fromFileContents: try AtomicFileBytes.read(path ?? certificate), origin: path ?? certificate)
+        }
+    }
+
+    struct CLIFailure: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    @Test(arguments: [("smime", "sha256"), ("cms", "sha256"), ("smime", "sha384"), ("cms", "sha512")])
+    func acceptsOpenSSLSignedRSABundles(tool: String, digest: String) async throws {
+        let signer = try OpenSSLSigner()
+        defer { signer.directory.remove() }
+        let bundle = try signer.sign(Self.payload, tool: tool, digest: digest)
+        #expect(try signer.opensslAccepts(bundle))
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try signer.anchor(), at: Date())
+        #expect((try? result.get())?.content == Self.payload, "\(result)")
+    }
+
+    /// `openssl smime` writes SHA-256 with NULL parameters also for ECDSA signers.
+    @Test(arguments: ["smime", "cms"])
+    func acceptsOpenSSLSignedECDSABundles(tool: String) async throws {
+        let signer = try OpenSSLSigner(["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"])
+        defer { signer.directory.remove() }
+        let bundle = try signer.sign(Self.payload, tool: tool)
+        #expect(try signer.opensslAccepts(bundle))
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try signer.anchor(), at: Date())
+        #expect((try? result.get())?.content == Self.payload, "\(result)")
+    }
+
+    @Test(arguments: ["smime", "cms"])
+    func refusesOpenSSLSignedSHA1Bundles(tool: String) async throws {
+        let signer = try OpenSSLSigner()
+        defer { signer.directory.remove() }
+        let bundle = try signer.sign(Self.payload, tool: tool, digest: "sha1")
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try signer.anchor(), at: Date())
+        #expect(result.failureCode == .weakDigestAlgorithm)
+    }
+
+    @Test func refusesTamperedOpenSSLSignedBundles() async throws {
+        let signer = try OpenSSLSigner()
+        defer { signer.directory.remove() }
+        let bundle = try signer.sign(Self.payload)
+        let anchors = try signer.anchor()
+
+        // A changed content byte.
+        var content = bundle
+        let marker = Array(#""acme""#.utf8)
+        let start = try #require(content.indices.first { content[$0...].starts(with: marker) })
+        content[start + 1] = UInt8(ascii: "b")
+        #expect(await SignatureVerifier.verify(content, trustAnchors: anchors, at: Date()).failureCode != nil)
+        #expect(try !signer.opensslAccepts(content))
+
+        // The digest identifiers changed to SHA-512: the respelt sha512WithRSAEncryption does not match the
+        // SHA-256 DigestInfo inside the signature.
+        let sha256: [UInt8] = [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01]
+        var relabelled = bundle
+        var index = relabelled.startIndex
+        var replaced = 0
+        while index + sha256.count <= relabelled.endIndex {
+            if relabelled[index..<(index + sha256.count)].elementsEqual(sha256) {
+                relabelled[index + sha256.count - 1] = 0x03
+                replaced += 1
+            }
+            index += 1
+        }
+        #expect(replaced >= 2)
+        #expect(await SignatureVerifier.verify(relabelled, trustAnchors: anchors, at: Date()).failureCode != nil)
+
+        // Another signer's bundle.
+        let stranger = try OpenSSLSigner()
+        defer { stranger.directory.remove() }
+        let foreign = try stranger.sign(Self.payload)
+        #expect(await SignatureVerifier.verify(foreign, trustAnchors: anchors, at: Date()).failureCode == .untrustedSigner)
+    }
+
+    /// OpenSSL's S/MIME signing purpose: keyUsage digitalSignature OR nonRepudiation; extendedKeyUsage with
+    /// emailProtection (anyExtendedKeyUsage is not enough); Netscape type with S/MIME or SSL client.
+    @Test(arguments: [
+        ("keyUsage=nonRepudiation", true),
+        ("keyUsage=critical,nonRepudiation", true),
+        ("keyUsage=digitalSignature", true),
+        ("keyUsage=keyCertSign", false),
+        ("keyUsage=keyAgreement", false),
+        ("extendedKeyUsage=emailProtection", true),
+        ("extendedKeyUsage=serverAuth", false),
+        ("extendedKeyUsage=anyExtendedKeyUsage", false),
+        ("nsCertType=email", true),
+        ("nsCertType=client", true),
+        ("nsCertType=server", false),
+    ])
+    func signerUsageAgreesWithOpenSSL(extensionLine: String, accepted: Bool) async throws {
+        let signer = try OpenSSLSigner(["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"], extensions: [extensionLine])
+        defer { signer.directory.remove() }
+        let bundle = try signer.sign(Self.payload, tool: "cms")
+        #expect(try signer.opensslAccepts(bundle) == accepted, "openssl's verdict on \(extensionLine)")
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try signer.anchor(), at: Date())
+        if accepted {
+            #expect((try? result.get()) != nil, "\(extensionLine): \(result)")
+        } else {
+            #expect(result.failureCode == .signerUsageNotAllowed, "\(extensionLine): \(result)")
+        }
+    }
+
+    /// OpenSSL applies the extendedKeyUsage rule to every certificate of the chain, the anchor included.
+    @Test(arguments: [(nil, true), ("serverAuth", false), ("emailProtection", true)] as [(String?, Bool)])
+    func issuerExtendedKeyUsageAgreesWithOpenSSL(issuerUsage: String?, accepted: Bool) async throws {
+        let ca = try OpenSSLSigner(
+            ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+            extensions: ["basicConstraints=critical,CA:TRUE", "keyUsage=critical,keyCertSign,digitalSignature"]
+                + (issuerUsage.map { ["extendedKeyUsage=\($0)"] } ?? [])
+        )
+        defer { ca.directory.remove() }
+        let leafKey = ca.directory.file("leaf-key.pem")
+        let leafRequest = ca.directory.file("leaf.csr")
+        let leafCertificate = ca.directory.file("leaf.pem")
+        let extensions = try ca.directory.write("leaf.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n")
+        #expect(try ProcessRunner.run("openssl", [
+            "req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-keyout", leafKey, "-out", leafRequest, "-subj", "/CN=Signer",
+        ]).status == 0)
+        let issued = try ProcessRunner.run("openssl", [
+            "x509", "-req", "-in", leafRequest, "-CA", ca.certificate, "-CAkey", ca.key, "-CAcreateserial",
+            "-out", leafCertificate, "-days", "10", "-extfile", extensions,
+        ])
+        #expect(issued.status == 0, "\(issued.stderr)")
+        let bundle = try ca.sign(Self.payload, tool: "cms", signer: leafCertificate, key: leafKey)
+        #expect(try ca.opensslAccepts(bundle) == accepted)
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try ca.anchor(), at: Date())
+        if accepted {
+            #expect((try? result.get()) != nil, "\(result)")
+        } else {
+            #expect(result.failureCode == .signerUsageNotAllowed, "\(result)")
+        }
+    }
+}
