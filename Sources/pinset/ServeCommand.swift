@@ -39,7 +39,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try resolvedConfiguration()
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = settings.logFormat == .json ? JSONLogHandler(label: label) : TextLogHandler(label: label)
+            var handler = LineLogHandler(label: label, format: settings.logFormat)
             handler.logLevel = settings.logLevel
             return handler
         }
