@@ -12,7 +12,8 @@ public struct SocketServerConfiguration: Sendable {
     /// Most connections served at once. Beyond it a connection is accepted, answered with a canned
     /// `503 Service Unavailable` and closed, so the backlog never fills. Default 1024.
     public var maxConnections: Int
-    /// Time allowed from the first byte of a request head to its end; then `408` and close. Default 10 s.
+    /// Time allowed from accept to the end of the first request head (and from the first byte of each later head to
+    /// its end); then `408` and close, or a silent close when nothing was sent. Default 10 s.
     public var requestHeadTimeout: Duration
     /// Time a connection may make no progress (idle keep-alive, or a peer not reading) before it is closed
     /// silently. Default 60 s.
