@@ -81,8 +81,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             ("Last-Modified", bundle.lastModified),
         ]
         if let condition = request.header("If-None-Match"), Self.matches(condition, etag: bundle.etag) {
-            // The encoder never sends a 304 body; passing the bundle (no copy) lets it state the 200's length.
-            return HTTPResponse(status: .notModified, headers: headers, body: bundle.bytes)
+            // RFC 9110 §15.4.5: the fields a 200 would carry that describe the representation's caching; no
+            // Content-Type and no length, as nginx sends it.
+            return HTTPResponse(status: .notModified, headers: headers.filter { $0.0 != "Content-Type" })
         }
         return HTTPResponse(status: .ok, headers: headers, body: bundle.bytes)
     }
