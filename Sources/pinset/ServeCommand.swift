@@ -28,6 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between signing passes.") var resignInterval: Double?
     @Option(help: "Seconds a bundle stays acceptable to Pinset clients.") var bundleLifetime: Int64?
     @Option(help: "Maximum open connections.") var maxConnections: Int?
+    @Option(help: "Maximum open connections from one client address.") var maxConnectionsPerAddress: Int?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(help: "text or json.") var logFormat: String?
     @Flag(inversion: .prefixedNo, help: "Log one line per request.") var accessLog: Bool?
@@ -70,6 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let resignInterval { settings.resignIntervalSeconds = resignInterval }
         if let bundleLifetime { settings.bundleLifetimeSeconds = bundleLifetime }
         if let maxConnections { settings.maxConnections = maxConnections }
+        if let maxConnectionsPerAddress { settings.maxConnectionsPerAddress = maxConnectionsPerAddress }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel) else { throw ArgumentParser.ValidationError("--log-level '\(logLevel)' is not a level.") }
             settings.logLevel = level

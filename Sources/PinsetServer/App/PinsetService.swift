@@ -52,6 +52,7 @@ public final class PinsetService: Sendable {
         transport.host = configuration.host
         transport.port = configuration.port
         transport.maxConnections = configuration.maxConnections
+        transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
         let accessLogger = configuration.accessLog ? logger : nil
@@ -66,7 +67,8 @@ public final class PinsetService: Sendable {
                     "user_agent": "\(entry.userAgent ?? "-")",
                 ])
             },
-            onConnectionCountChange: { metrics?.recordOpenConnections($0) }
+            onConnectionCountChange: { metrics?.recordOpenConnections($0) },
+            onConnectionLimit: { metrics?.recordConnectionLimit($0) }
         )
     }
 

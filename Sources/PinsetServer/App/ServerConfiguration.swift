@@ -19,6 +19,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var freshnessWindowSeconds: Int64 = 600
     public var changePollIntervalSeconds: Double = 0.5
     public var maxConnections = 1024
+    /// See ``SocketServerConfiguration/maxConnectionsPerAddress``.
+    public var maxConnectionsPerAddress = 32
     public var requestHeadTimeoutSeconds: Double = 10
     public var idleTimeoutSeconds: Double = 60
     public var logLevel: Logger.Level = .info
@@ -40,7 +42,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
-        "maxConnections", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "logLevel", "logFormat", "accessLog",
+        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "logLevel", "logFormat", "accessLog",
         "metricsEnabled",
     ]
 }
@@ -89,6 +91,7 @@ extension ServerConfiguration {
         if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }
         if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
         if let v = try reader.integer("maxConnections", in: 1...1_000_000) { config.maxConnections = v }
+        if let v = try reader.integer("maxConnectionsPerAddress", in: 1...1_000_000) { config.maxConnectionsPerAddress = v }
         if let v = try reader.number("requestHeadTimeoutSeconds", in: 0.1...600) { config.requestHeadTimeoutSeconds = v }
         if let v = try reader.number("idleTimeoutSeconds", in: 0.1...3600) { config.idleTimeoutSeconds = v }
         if let v = try reader.string("logLevel") {
@@ -119,6 +122,9 @@ extension ServerConfiguration {
         }
         if host.isEmpty {
             throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
+        }
+        if maxConnections < 1 || maxConnectionsPerAddress < 1 {
+            throw ConfigurationError(message: "\(origin): 'maxConnections' (\(maxConnections)) and 'maxConnectionsPerAddress' (\(maxConnectionsPerAddress)) must be at least 1.")
         }
     }
 }

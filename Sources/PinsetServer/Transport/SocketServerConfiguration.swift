@@ -9,9 +9,15 @@ public struct SocketServerConfiguration: Sendable {
     public var port: UInt16
     /// Length of the kernel's queue of not-yet-accepted connections (`listen(2)`). Default 511.
     public var backlog: Int32
-    /// Most connections served at once. Beyond it a connection is accepted, answered with a canned
+    /// Most connections served at once. Beyond it the oldest connection that has not sent a complete request head
+    /// is evicted to make room; when there is none, the new connection is accepted, answered with a canned
     /// `503 Service Unavailable` and closed, so the backlog never fills. Default 1024.
     public var maxConnections: Int
+    /// Most connections open at once from one client address; beyond it the canned `503`. Default 32: a client
+    /// needs one connection (browsers open at most 6 per origin), 32 leaves room for a few dozen clients behind
+    /// one NAT, and one address can then hold at most 3 % of the default 1024 slots. Behind a load balancer
+    /// without the PROXY protocol every client has the balancer's address: raise it there.
+    public var maxConnectionsPerAddress: Int
     /// Time allowed from accept to the end of the first request head (and from the first byte of each later head to
     /// its end); then `408` and close, or a silent close when nothing was sent. Default 10 s.
     public var requestHeadTimeout: Duration
@@ -32,6 +38,7 @@ public struct SocketServerConfiguration: Sendable {
         port: UInt16 = 0,
         backlog: Int32 = 511,
         maxConnections: Int = 1024,
+        maxConnectionsPerAddress: Int = 32,
         requestHeadTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60),
         lingerTimeout: Duration = .seconds(2),
@@ -42,6 +49,7 @@ public struct SocketServerConfiguration: Sendable {
         self.port = port
         self.backlog = backlog
         self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.requestHeadTimeout = requestHeadTimeout
         self.idleTimeout = idleTimeout
         self.lingerTimeout = lingerTimeout

@@ -19,8 +19,10 @@ import PinsetHTTP
 /// worker forgets the connection.
 final class TransportConnection: @unchecked Sendable {
     private let fd: Int32
-    private let worker: TransportWorker
-    private let remoteAddress: String
+    let worker: TransportWorker
+    let remoteAddress: String
+    /// Admission number while no complete request head has arrived (an eviction candidate), then nil.
+    private var pendingNumber: UInt64?
     private var machine: HTTPConnectionStateMachine
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
@@ -31,11 +33,14 @@ final class TransportConnection: @unchecked Sendable {
     private var isClosed = false
     private var liveSources = 0
 
+    /// Created by the listener at accept, which registers it as an eviction candidate at once (a burst of accepts
+    /// may run ahead of the workers adopting them); everything after that happens on `worker.queue`.
     init(fd: Int32, remoteAddress: String, worker: TransportWorker, now: HTTPTime) {
         self.fd = fd
         self.worker = worker
         self.remoteAddress = remoteAddress
         self.machine = HTTPConnectionStateMachine(configuration: worker.machineConfiguration, now: now)
+        self.pendingNumber = worker.admission.registerPending(self)
     }
 
     /// Starts reading. The source's handlers keep the connection alive until it is cancelled.
@@ -46,6 +51,13 @@ final class TransportConnection: @unchecked Sendable {
         liveSources += 1
         readSource = source
         source.resume()
+    }
+
+    /// Closes a connection chosen by the listener to make room, unless it has meanwhile sent a complete head.
+    func evict() {
+        guard !isClosed, pendingNumber != nil else { return }
+        pendingNumber = nil
+        closeNow()
     }
 
     /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
@@ -125,6 +137,7 @@ final class TransportConnection: @unchecked Sendable {
     private func sourceCancelled() {
         liveSources -= 1
         guard liveSources == 0 else { return }
+        headArrived()
         close(fd)
         readSource = nil
         writeSource = nil
@@ -138,11 +151,13 @@ final class TransportConnection: @unchecked Sendable {
         processing: while !isClosed {
             switch machine.nextAction(now: now) {
             case .handle(let request):
+                headArrived()
                 let response = worker.handler.handle(request)
                 let summary = machine.respond(response, to: request, now: now)
                 log(method: request.method.rawValue, target: request.target, summary: summary,
                     userAgent: request.header("User-Agent"), since: now.instant)
             case .rejected(let error, let summary):
+                headArrived()
                 logRejection(error, summary, since: now.instant)
             case .readMore, .close:
                 flush(now: now)
@@ -166,6 +181,13 @@ final class TransportConnection: @unchecked Sendable {
         worker.onRequest(AccessLogEntry(
             remoteAddress: remoteAddress, method: method, target: target, status: summary.status.code,
             bodyBytes: summary.bodyBytes, duration: .now - start, userAgent: userAgent))
+    }
+
+    /// Leaves the set of eviction candidates: the connection sent a complete head, was refused, or closed.
+    private func headArrived() {
+        guard let pendingNumber else { return }
+        self.pendingNumber = nil
+        worker.admission.clearPending(pendingNumber)
     }
 
     // MARK: - Writing
