@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxConnectionsPerAddress = 32
     public var requestHeadTimeoutSeconds: Double = 10
     public var idleTimeoutSeconds: Double = 60
+    /// A second listener for `/metrics` and `/status` (operators only). When set, the public listener serves only
+    /// bundles, `/healthz` and `/readyz`. Default: none, and the public listener serves everything.
+    public var admin: AdminListener?
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .text
     public var accessLog = true
@@ -30,6 +33,17 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
+    }
+
+    /// Address of the admin listener: `{"host": "127.0.0.1", "port": 9090}`; `host` defaults to 127.0.0.1.
+    public struct AdminListener: Sendable, Equatable {
+        public var host: String
+        public var port: UInt16
+
+        public init(host: String = "127.0.0.1", port: UInt16) {
+            self.host = host
+            self.port = port
+        }
     }
 
     public init() {}
@@ -42,7 +56,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
-        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "logLevel", "logFormat", "accessLog",
+        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "logLevel", "logFormat", "accessLog",
         "metricsEnabled",
     ]
 }
@@ -94,6 +108,9 @@ extension ServerConfiguration {
         if let v = try reader.integer("maxConnectionsPerAddress", in: 1...1_000_000) { config.maxConnectionsPerAddress = v }
         if let v = try reader.number("requestHeadTimeoutSeconds", in: 0.1...600) { config.requestHeadTimeoutSeconds = v }
         if let v = try reader.number("idleTimeoutSeconds", in: 0.1...3600) { config.idleTimeoutSeconds = v }
+        if let object = try reader.object("admin") {
+            config.admin = try AdminListener.parse(object, origin: "\(origin): 'admin'")
+        }
         if let v = try reader.string("logLevel") {
             guard let level = Logger.Level(rawValue: v) else {
                 throw ConfigurationError(message: "\(origin): 'logLevel' is '\(v)'; use one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -162,6 +179,23 @@ enum JSONValue: Decodable {
     }
 }
 
+extension ServerConfiguration.AdminListener {
+    fileprivate static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
+        for key in object.keys.sorted() where key != "host" && key != "port" && !key.hasPrefix("_") {
+            throw ConfigurationError(message: "\(origin): unknown key '\(key)'; the admin listener takes 'host' and 'port'.")
+        }
+        let reader = KeyReader(object: object, origin: origin)
+        guard let port = try reader.integer("port", in: 0...65535) else {
+            throw ConfigurationError(message: "\(origin): 'port' is missing; give the admin listener a port such as 9090.")
+        }
+        let host = try reader.string("host") ?? "127.0.0.1"
+        guard !host.isEmpty else {
+            throw ConfigurationError(message: "\(origin): 'host' is empty; use a private address such as 127.0.0.1.")
+        }
+        return Self(host: host, port: UInt16(port))
+    }
+}
+
 private struct KeyReader {
     let object: [String: JSONValue]
     let origin: String
@@ -174,6 +208,12 @@ private struct KeyReader {
 
     private func typeError(_ key: String, _ expected: String, _ actual: JSONValue) -> ConfigurationError {
         ConfigurationError(message: "\(origin): '\(key)' must be \(expected), but it is \(actual.summary).")
+    }
+
+    func object(_ key: String) throws(ConfigurationError) -> [String: JSONValue]? {
+        guard let raw = value(key) else { return nil }
+        guard case .object(let members) = raw else { throw typeError(key, "an object such as {\"host\": \"127.0.0.1\", \"port\": 9090}", raw) }
+        return members
     }
 
     func string(_ key: String) throws(ConfigurationError) -> String? {
