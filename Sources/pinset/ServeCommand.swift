@@ -31,6 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Maximum open connections from one client address.") var maxConnectionsPerAddress: Int?
     @Option(help: "Serve /metrics and /status only on this port (the public port then serves bundles, /healthz and /readyz).") var adminPort: Int?
     @Option(help: "Address of the admin listener (default 127.0.0.1).") var adminHost: String?
+    @Flag(help: "Require a PROXY protocol (v1 or v2) header on every public connection; use only behind a load balancer that sends it.") var proxyProtocol = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(help: "text or json.") var logFormat: String?
     @Flag(inversion: .prefixedNo, help: "Log one line per request.") var accessLog: Bool?
@@ -77,6 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let bundleLifetime { settings.bundleLifetimeSeconds = bundleLifetime }
         if let maxConnections { settings.maxConnections = maxConnections }
         if let maxConnectionsPerAddress { settings.maxConnectionsPerAddress = maxConnectionsPerAddress }
+        if proxyProtocol { settings.proxyProtocol = true }
         if let adminPort {
             guard (0...65535).contains(adminPort) else { throw ArgumentParser.ValidationError("--admin-port must be from 0 to 65535.") }
             settings.admin = .init(host: adminHost ?? settings.admin?.host ?? "127.0.0.1", port: UInt16(adminPort))

@@ -57,6 +57,7 @@ public final class PinsetService: Sendable {
         transport.port = configuration.port
         transport.maxConnections = configuration.maxConnections
         transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
+        transport.proxyProtocol = configuration.proxyProtocol
         transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
         let accessLogger = configuration.accessLog ? logger : nil
@@ -75,6 +76,7 @@ public final class PinsetService: Sendable {
             // Operators and scrapers only: a few connections suffice, and they must not take the public slots.
             adminTransport.maxConnections = 64
             adminTransport.workerQueues = 1
+            adminTransport.proxyProtocol = false
             adminServer = SocketServer(configuration: adminTransport, handler: handler(.adminOnly), onRequest: onRequest)
         } else {
             adminServer = nil

@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// A second listener for `/metrics` and `/status` (operators only). When set, the public listener serves only
     /// bundles, `/healthz` and `/readyz`. Default: none, and the public listener serves everything.
     public var admin: AdminListener?
+    /// See ``SocketServerConfiguration/proxyProtocol``; applies to the public listener only.
+    public var proxyProtocol = false
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .text
     public var accessLog = true
@@ -56,7 +58,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
-        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "logLevel", "logFormat", "accessLog",
+        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
         "metricsEnabled",
     ]
 }
@@ -123,6 +125,7 @@ extension ServerConfiguration {
             }
             config.logFormat = format
         }
+        if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
         if let v = try reader.bool("accessLog") { config.accessLog = v }
         if let v = try reader.bool("metricsEnabled") { config.metricsEnabled = v }
         try config.validate(origin: origin)

@@ -77,12 +77,12 @@ public final class SocketServer: @unchecked Sendable {
         let admission = ConnectionAdmission(maxPerAddress: configuration.maxConnectionsPerAddress)
         let workers = (0..<max(1, configuration.workerQueues)).map {
             TransportWorker(index: $0, configuration: configuration, handler: handler, onRequest: onRequest,
-                            counter: counter, admission: admission)
+                            counter: counter, admission: admission, onLimit: onLimit)
         }
         workers.forEach { $0.start() }
         let listener = TransportListener(fd: fd, workers: workers, counter: counter,
                                          maxConnections: configuration.maxConnections, admission: admission,
-                                         onLimit: onLimit)
+                                         proxyProtocol: configuration.proxyProtocol, onLimit: onLimit)
         listener.start()
         state = .running(listener: listener, workers: workers, port: port)
         return port

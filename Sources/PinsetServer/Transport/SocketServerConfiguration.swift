@@ -28,6 +28,11 @@ public struct SocketServerConfiguration: Sendable {
     /// to close, so that unread input does not make the kernel reset the connection and destroy the response
     /// in flight. Default 2 s.
     public var lingerTimeout: Duration
+    /// Whether every connection must start with a PROXY protocol header (v1 or v2, as haproxy's `send-proxy` /
+    /// `send-proxy-v2` and nginx's `proxy_protocol on` send it). The header's client address then replaces the
+    /// socket's in per-address limits and access logs; a connection without a valid header within the request-head
+    /// timeout is closed without an answer. Enable it only behind a balancer that sends it. Default false.
+    public var proxyProtocol: Bool
     /// Request size limits. Default ``HTTPLimits/init(maxRequestLineBytes:maxHeaderBytes:maxHeaderCount:)``.
     public var limits: HTTPLimits
     /// Number of serial queues connections are spread over, round robin. Default: the active processor count.
@@ -42,6 +47,7 @@ public struct SocketServerConfiguration: Sendable {
         requestHeadTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60),
         lingerTimeout: Duration = .seconds(2),
+        proxyProtocol: Bool = false,
         limits: HTTPLimits = HTTPLimits(),
         workerQueues: Int = ProcessInfo.processInfo.activeProcessorCount
     ) {
@@ -53,6 +59,7 @@ public struct SocketServerConfiguration: Sendable {
         self.requestHeadTimeout = requestHeadTimeout
         self.idleTimeout = idleTimeout
         self.lingerTimeout = lingerTimeout
+        self.proxyProtocol = proxyProtocol
         self.limits = limits
         self.workerQueues = workerQueues
     }

@@ -20,7 +20,12 @@ import PinsetHTTP
 final class TransportConnection: @unchecked Sendable {
     private let fd: Int32
     let worker: TransportWorker
-    let remoteAddress: String
+    /// The client's address: the socket's, or the PROXY header's once it has arrived.
+    private(set) var remoteAddress: String
+    /// The address counted in the per-address limit, released when the connection closes; nil until counted.
+    private(set) var admittedAddress: String?
+    /// Bytes of a PROXY protocol header still arriving; nil when none is expected (any more).
+    private var proxyHeaderBytes: [UInt8]?
     /// Admission number while no complete request head has arrived (an eviction candidate), then nil.
     private var pendingNumber: UInt64?
     private var machine: HTTPConnectionStateMachine
@@ -35,10 +40,12 @@ final class TransportConnection: @unchecked Sendable {
 
     /// Created by the listener at accept, which registers it as an eviction candidate at once (a burst of accepts
     /// may run ahead of the workers adopting them); everything after that happens on `worker.queue`.
-    init(fd: Int32, remoteAddress: String, worker: TransportWorker, now: HTTPTime) {
+    init(fd: Int32, remoteAddress: String, admittedAddress: String?, worker: TransportWorker, now: HTTPTime) {
         self.fd = fd
         self.worker = worker
         self.remoteAddress = remoteAddress
+        self.admittedAddress = admittedAddress
+        self.proxyHeaderBytes = worker.proxyProtocol ? [] : nil
         self.machine = HTTPConnectionStateMachine(configuration: worker.machineConfiguration, now: now)
         self.pendingNumber = worker.admission.registerPending(self)
     }
@@ -108,7 +115,12 @@ final class TransportConnection: @unchecked Sendable {
         if received > 0 {
             guard lingerDeadline == nil else { return }
             let now = HTTPTime.now()
-            machine.receive(UnsafeRawBufferPointer(rebasing: buffer[..<received]), now: now)
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<received])
+            if proxyHeaderBytes != nil {
+                receiveProxyHeader(bytes, now: now)
+            } else {
+                machine.receive(bytes, now: now)
+            }
             process(now: now)
         } else if received == 0 {
             sawEndOfInput = true
@@ -181,6 +193,31 @@ final class TransportConnection: @unchecked Sendable {
         worker.onRequest(AccessLogEntry(
             remoteAddress: remoteAddress, method: method, target: target, status: summary.status.code,
             bodyBytes: summary.bodyBytes, duration: .now - start, userAgent: userAgent))
+    }
+
+    /// Accumulates the PROXY header; once complete, takes the client address from it, applies the per-address
+    /// limit to that address and hands the bytes after the header to the protocol. An invalid header closes the
+    /// connection without an answer: the peer is not a balancer speaking the protocol.
+    private func receiveProxyHeader(_ bytes: UnsafeRawBufferPointer, now: HTTPTime) {
+        proxyHeaderBytes?.append(contentsOf: bytes)
+        guard let collected = proxyHeaderBytes else { return }
+        switch PROXYHeaderParser.parse(collected) {
+        case .incomplete:
+            return
+        case .invalid:
+            closeNow()
+        case .header(let header, let length):
+            proxyHeaderBytes = nil
+            if let source = header.source { remoteAddress = source.host }
+            guard worker.admission.admit(address: remoteAddress) else {
+                worker.onLimit?(.refusedPerAddress)
+                TransportListener.sendRefusal(fd, response: HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable)))
+                closeNow()
+                return
+            }
+            admittedAddress = remoteAddress
+            if collected.count > length { machine.receive(Array(collected[length...]), now: now) }
+        }
     }
 
     /// Leaves the set of eviction candidates: the connection sent a complete head, was refused, or closed.

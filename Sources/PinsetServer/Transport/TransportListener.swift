@@ -22,6 +22,7 @@ final class TransportListener: @unchecked Sendable {
     private let counter: ConnectionCounter
     private let maxConnections: Int
     private let admission: ConnectionAdmission
+    private let proxyProtocol: Bool
     private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     private let overloadResponse = HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable))
     private var source: (any DispatchSourceRead)?
@@ -33,7 +34,8 @@ final class TransportListener: @unchecked Sendable {
     private static let acceptBatch = 64
 
     init(fd: Int32, workers: [TransportWorker], counter: ConnectionCounter, maxConnections: Int,
-         admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+         admission: ConnectionAdmission, proxyProtocol: Bool, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+        self.proxyProtocol = proxyProtocol
         precondition(!workers.isEmpty, "a listener needs at least one worker")
         self.fd = fd
         self.workers = workers
@@ -93,20 +95,24 @@ final class TransportListener: @unchecked Sendable {
             }
             TransportSocket.setNoDelay(client)
             let remoteAddress = TransportSocket.describeAddress(storage)
-            guard admission.admit(address: remoteAddress) else {
+            // Behind the PROXY protocol the socket's address is the balancer's; the connection applies the
+            // per-address limit to the client address once the header has arrived.
+            let admitted: String? = proxyProtocol ? nil : remoteAddress
+            if let admitted, !admission.admit(address: admitted) {
                 onLimit?(.refusedPerAddress)
                 refuse(client)
                 continue
             }
             guard counter.tryIncrement(limit: maxConnections) || evictOneForANewConnection() else {
-                admission.release(address: remoteAddress)
+                if let admitted { admission.release(address: admitted) }
                 onLimit?(.refusedServerFull)
                 refuse(client)
                 continue
             }
             let worker = workers[nextWorker]
             nextWorker = (nextWorker + 1) % workers.count
-            let connection = TransportConnection(fd: client, remoteAddress: remoteAddress, worker: worker, now: .now())
+            let connection = TransportConnection(fd: client, remoteAddress: remoteAddress, admittedAddress: admitted,
+                                                 worker: worker, now: .now())
             worker.queue.async { worker.adopt(connection) }
         }
     }
@@ -124,13 +130,18 @@ final class TransportListener: @unchecked Sendable {
 
     /// Sends the canned 503 without blocking, discards whatever request bytes already arrived and closes.
     private func refuse(_ client: Int32) {
-        _ = overloadResponse.withUnsafeBytes {
+        Self.sendRefusal(client, response: overloadResponse)
+        close(client)
+    }
+
+    /// Sends `response` without blocking and discards the request bytes already received; the caller closes.
+    static func sendRefusal(_ client: Int32, response: [UInt8]) {
+        _ = response.withUnsafeBytes {
             send(client, $0.baseAddress, $0.count, TransportSocket.sendFlags | Int32(MSG_DONTWAIT))
         }
         withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 1) { scratch in
             _ = recv(client, scratch.baseAddress, scratch.count, Int32(MSG_DONTWAIT))
         }
-        close(client)
     }
 
     private func shedOneConnection() {

@@ -16,6 +16,8 @@ final class TransportWorker: @unchecked Sendable {
     /// Receive buffer shared by the connections of this worker; valid because they run one at a time on `queue`.
     let readBuffer: UnsafeMutableRawBufferPointer
     let admission: ConnectionAdmission
+    let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
+    let proxyProtocol: Bool
     private let counter: ConnectionCounter
     private var connections: [ObjectIdentifier: TransportConnection] = [:]
     private var timer: (any DispatchSourceTimer)?
@@ -23,7 +25,9 @@ final class TransportWorker: @unchecked Sendable {
 
     init(index: Int, configuration: SocketServerConfiguration, handler: any HTTPRequestHandler,
          onRequest: @escaping @Sendable (AccessLogEntry) -> Void, counter: ConnectionCounter,
-         admission: ConnectionAdmission) {
+         admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+        self.onLimit = onLimit
+        self.proxyProtocol = configuration.proxyProtocol
         self.queue = DispatchQueue(label: "pinset.http.worker.\(index)", qos: .userInitiated)
         self.handler = handler
         self.onRequest = onRequest
@@ -76,7 +80,7 @@ final class TransportWorker: @unchecked Sendable {
     /// Called by a connection once its descriptor is closed. Must run on `queue`.
     func connectionDidClose(_ connection: TransportConnection) {
         guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
-        admission.release(address: connection.remoteAddress)
+        if let admitted = connection.admittedAddress { admission.release(address: admitted) }
         counter.decrement()
     }
 
