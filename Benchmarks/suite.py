@@ -389,6 +389,19 @@ http {{
             not_modified[target] = self.wrk(process.port, path, headers=[f"If-None-Match: {etag}"])
             log(f"{target} 304: {not_modified[target]['requestsPerSecond']:.0f} req/s")
         not_modified["ratio"] = not_modified["pinset"]["requestsPerSecond"] / not_modified["nginx"]["requestsPerSecond"]
+        # The Dispatch floor: accept, one read, one send, close, nothing else, with Pinset's body size.
+        floor = self.start("dispatch-floor", [self.bench, "dispatch-floor", "--body-bytes", str(len(body_p))])
+        deadline = time.monotonic() + 30
+        floor_port = None
+        while time.monotonic() < deadline and floor_port is None and floor.poll() is None:
+            match = re.search(r"dispatch floor listening on 127\.0\.0\.1:(\d+)", self.tail(floor.stdout_path, limit=10**6))
+            floor_port = int(match.group(1)) if match else None
+            time.sleep(0.01)
+        if floor_port is None:
+            raise StepFailed("pinset-bench dispatch-floor did not start:\n" + self.tail(floor.stderr_path))
+        dispatch_floor = self.wrk(floor_port, path, close=True)
+        self.stop(floor)
+        log(f"dispatch floor close: {dispatch_floor['requestsPerSecond']:.0f} req/s")
         memory = proc_status(pinset.pid)
         nginx_memory = {"VmHWM": 0, "VmRSS": 0}
         for pid in [nginx.pid] + children(nginx.pid):
@@ -419,7 +432,7 @@ http {{
         self.results["steps"]["serving"] = {
             "customersInDatabase": sizes["serving_customers"], "wrkThreads": WRK_THREADS, "wrkConnections": WRK_CONNECTIONS,
             "wrkSeconds": sizes["wrk_seconds"], "rounds": sizes["wrk_rounds"], "served": served, "runs": summary,
-            "notModified": not_modified, "accessLogOn": access, "pinsetPeakRssKiB": memory.get("VmHWM", 0), "pinsetRssKiB": memory.get("VmRSS", 0),
+            "notModified": not_modified, "dispatchFloorClose": dispatch_floor, "accessLogOn": access, "pinsetPeakRssKiB": memory.get("VmHWM", 0), "pinsetRssKiB": memory.get("VmRSS", 0),
             "nginxPeakRssKiBAllProcesses": nginx_memory["VmHWM"],
         }
         self.serving_directory = directory
@@ -684,6 +697,15 @@ def render(results):
                     + (f"**{n['ratio']:.2f}** | ≥ 0.8: {verdict(n['ratio'] >= 0.8)}" if target == "pinset" else " | ")
                     + " |"
                 )
+        if "dispatchFloorClose" in s:
+            d = s["dispatchFloorClose"]
+            nginx_close = runs["nginx-close"]["requestsPerSecond"]
+            lines.append(
+                f"| `Connection: close` | minimal Dispatch loop (accept, one read, one send, close) | {d['requestsPerSecond']:,.0f} | "
+                f"{fmt_us(d.get('p50Microseconds'))} | {fmt_us(d.get('p99Microseconds'))} | – | {d['socketErrors'] + d['non2xx']} | "
+                f"{d['requestsPerSecond'] / nginx_close:.2f} (floor / nginx); Pinset / floor "
+                f"{runs['pinset-close']['requestsPerSecond'] / d['requestsPerSecond']:.2f} | – |"
+            )
         if "floodGoodClient" in s:
             f = s["floodGoodClient"]
             lines += [
