@@ -233,11 +233,14 @@ class Suite:
         return self.bench_json(["populate", "--db", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
                                timeout=1800)
 
-    def start_pinset(self, directory, access_log=False, name="pinset"):
+    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True):
         config = {
             "host": "127.0.0.1", "port": 0, "dataDirectory": directory,
             "accessLog": access_log, "logLevel": "info", "logFormat": "text", "maxConnections": 4096,
         }
+        if not per_address_limit:
+            # wrk's connections all come from 127.0.0.1; the default of 32 per address would refuse half of them.
+            config["maxConnectionsPerAddress"] = 4096
         config_path = os.path.join(self.temp, f"{name}-config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
@@ -321,11 +324,13 @@ http {{
             log(f"nginx did not start on port {port} (attempt {attempt + 1}): {self.tail(os.path.join(prefix, 'error.log'), 500)}")
         raise StepFailed("nginx did not start")
 
-    def wrk(self, port, path, close=False, seconds=None):
+    def wrk(self, port, path, close=False, seconds=None, headers=()):
         seconds = seconds or self.sizes["wrk_seconds"]
         argv = ["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s", "--latency", "--timeout", "5s"]
         if close:
             argv += ["-H", "Connection: close"]
+        for header in headers:
+            argv += ["-H", header]
         argv.append(f"http://127.0.0.1:{port}{path}")
         completed = self.run(argv, timeout=seconds + 60, what="wrk")
         result = parse_wrk(completed.stdout)
@@ -345,7 +350,7 @@ http {{
         with open(www + path, "rb") as f:
             file_bytes = f.read()
 
-        pinset = self.start_pinset(directory)
+        pinset = self.start_pinset(directory, per_address_limit=False)
         nginx = self.start_nginx(www)
         status_p, headers_p, body_p = http_get(pinset.port, path)
         status_n, headers_n, body_n = http_get(nginx.port, path)
@@ -376,6 +381,30 @@ http {{
                     runs[f"{target}-{mode}"].append(result)
                     log(f"round {round_number + 1} {target} {mode}: {result['requestsPerSecond']:.0f} req/s, "
                         f"p50 {result.get('p50Microseconds', 0):.0f} us, p99 {result.get('p99Microseconds', 0):.0f} us")
+        # Conditional requests answered 304 (wrk frames responses by Content-Length, so a 304 that announced the
+        # 200's length would complete no request at all).
+        not_modified = {}
+        for target, process in targets.items():
+            etag = {k.lower(): v for k, v in http_get(process.port, path)[1].items()}.get("etag")
+            status, _, _ = http_get(process.port, path, headers={"If-None-Match": etag})
+            if status != 304:
+                raise StepFailed(f"{target} answered {status} to If-None-Match with its own ETag")
+            not_modified[target] = self.wrk(process.port, path, headers=[f"If-None-Match: {etag}"])
+            log(f"{target} 304: {not_modified[target]['requestsPerSecond']:.0f} req/s")
+        not_modified["ratio"] = not_modified["pinset"]["requestsPerSecond"] / not_modified["nginx"]["requestsPerSecond"]
+        # The Dispatch floor: accept, one read, one send, close, nothing else, with Pinset's body size.
+        floor = self.start("dispatch-floor", [self.bench, "dispatch-floor", "--body-bytes", str(len(body_p))])
+        deadline = time.monotonic() + 30
+        floor_port = None
+        while time.monotonic() < deadline and floor_port is None and floor.poll() is None:
+            match = re.search(r"dispatch floor listening on 127\.0\.0\.1:(\d+)", self.tail(floor.stdout_path, limit=10**6))
+            floor_port = int(match.group(1)) if match else None
+            time.sleep(0.01)
+        if floor_port is None:
+            raise StepFailed("pinset-bench dispatch-floor did not start:\n" + self.tail(floor.stderr_path))
+        dispatch_floor = self.wrk(floor_port, path, close=True)
+        self.stop(floor)
+        log(f"dispatch floor close: {dispatch_floor['requestsPerSecond']:.0f} req/s")
         memory = proc_status(pinset.pid)
         nginx_memory = {"VmHWM": 0, "VmRSS": 0}
         for pid in [nginx.pid] + children(nginx.pid):
@@ -394,7 +423,7 @@ http {{
             summary[f"ratio-{mode}"] = summary[f"pinset-{mode}"]["requestsPerSecond"] / summary[f"nginx-{mode}"]["requestsPerSecond"]
 
         # One run with the access log on (written to a file), to show its cost.
-        logged = self.start_pinset(directory, access_log=True, name="pinset-accesslog")
+        logged = self.start_pinset(directory, access_log=True, name="pinset-accesslog", per_address_limit=False)
         if sizes["wrk_warmup_seconds"]:
             self.wrk(logged.port, path, seconds=sizes["wrk_warmup_seconds"])
         access = self.wrk(logged.port, path)
@@ -406,10 +435,48 @@ http {{
         self.results["steps"]["serving"] = {
             "customersInDatabase": sizes["serving_customers"], "wrkThreads": WRK_THREADS, "wrkConnections": WRK_CONNECTIONS,
             "wrkSeconds": sizes["wrk_seconds"], "rounds": sizes["wrk_rounds"], "served": served, "runs": summary,
-            "accessLogOn": access, "pinsetPeakRssKiB": memory.get("VmHWM", 0), "pinsetRssKiB": memory.get("VmRSS", 0),
+            "notModified": not_modified, "dispatchFloorClose": dispatch_floor, "accessLogOn": access, "pinsetPeakRssKiB": memory.get("VmHWM", 0), "pinsetRssKiB": memory.get("VmRSS", 0),
             "nginxPeakRssKiBAllProcesses": nginx_memory["VmHWM"],
         }
         self.serving_directory = directory
+        self.flood_good_client(directory, path)
+
+    def flood_good_client(self, directory, path, attackers=2000, probes=50):
+        """Latency of a good client (its own source address) while one address holds `attackers` silent sockets."""
+        pinset = self.start_pinset(directory, name="pinset-flood", per_address_limit=True)
+        held = []
+        try:
+            for _ in range(attackers):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.bind(("127.0.0.2", 0))
+                sock.setblocking(False)
+                sock.connect_ex(("127.0.0.1", pinset.port))
+                held.append(sock)
+            time.sleep(0.5)
+            latencies, statuses = [], []
+            for _ in range(probes):
+                began = time.monotonic()
+                connection = http.client.HTTPConnection("127.0.0.1", pinset.port, timeout=5, source_address=("127.0.0.3", 0))
+                try:
+                    connection.request("GET", path)
+                    response = connection.getresponse()
+                    response.read()
+                    statuses.append(response.status)
+                except OSError:
+                    statuses.append(0)
+                finally:
+                    connection.close()
+                latencies.append((time.monotonic() - began) * 1e6)
+        finally:
+            for sock in held:
+                sock.close()
+            self.stop(pinset)
+        latencies.sort()
+        self.results["steps"]["serving"]["floodGoodClient"] = {
+            "attackerConnections": attackers, "probes": probes, "ok": statuses.count(200),
+            "p50Microseconds": latencies[len(latencies) // 2], "maxMicroseconds": latencies[-1],
+        }
+        log(f"good client under a {attackers}-connection flood: {statuses.count(200)}/{probes} ok, max {latencies[-1]:.0f} us")
 
     def step_signing(self):
         sizes = self.sizes
@@ -490,7 +557,7 @@ http {{
             load = self.bench_json(["load", "--db", os.path.join(directory, "pinset.sqlite"), "--repeat", "3"], timeout=600)
             runs = []
             for run_number in range(sizes["scale_runs"]):
-                server = self.start_pinset(directory, name=f"pinset-scale-{size}-{run_number}")
+                server = self.start_pinset(directory, name=f"pinset-scale-{size}-{run_number}", per_address_limit=False)
                 memory = proc_status(server.pid)
                 for customer in sorted({1, size}):
                     status, _, _ = http_get(server.port, f"/customer-{customer:05d}.json.signed")
@@ -635,6 +702,35 @@ def render(results):
                     + (f"**{ratio:.2f}** | ≥ 0.8: {verdict(ratio >= 0.8)}" if target == "pinset" else " | ")
                     + " |"
                 )
+        if "notModified" in s:
+            n = s["notModified"]
+            for target in ("pinset", "nginx"):
+                r = n[target]
+                lines.append(
+                    f"| 64 keep-alive, `If-None-Match` → 304 | {'Pinset' if target == 'pinset' else 'nginx (2 workers)'} | "
+                    f"{r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | – | "
+                    f"{r['socketErrors'] + r['non2xx']} | "
+                    + (f"**{n['ratio']:.2f}** | ≥ 0.8: {verdict(n['ratio'] >= 0.8)}" if target == "pinset" else " | ")
+                    + " |"
+                )
+        if "dispatchFloorClose" in s:
+            d = s["dispatchFloorClose"]
+            nginx_close = runs["nginx-close"]["requestsPerSecond"]
+            lines.append(
+                f"| `Connection: close` | minimal Dispatch loop (accept, one read, one send, close) | {d['requestsPerSecond']:,.0f} | "
+                f"{fmt_us(d.get('p50Microseconds'))} | {fmt_us(d.get('p99Microseconds'))} | – | {d['socketErrors'] + d['non2xx']} | "
+                f"{d['requestsPerSecond'] / nginx_close:.2f} (floor / nginx); Pinset / floor "
+                f"{runs['pinset-close']['requestsPerSecond'] / d['requestsPerSecond']:.2f} | – |"
+            )
+        if "floodGoodClient" in s:
+            f = s["floodGoodClient"]
+            lines += [
+                "",
+                f"Good client under a one-address flood ({f['attackerConnections']:,} silent connections from 127.0.0.2, "
+                f"{f['probes']} sequential fetches from 127.0.0.3): {f['ok']}/{f['probes']} answered 200, p50 "
+                f"{fmt_us(f['p50Microseconds'])}, slowest {fmt_us(f['maxMicroseconds'])} (target: all 200 within 1 s: "
+                f"{verdict(f['ok'] == f['probes'] and f['maxMicroseconds'] < 1e6)}).",
+            ]
         a = s["accessLogOn"]
         lines += [
             "",

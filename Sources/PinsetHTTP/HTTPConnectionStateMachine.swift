@@ -8,8 +8,10 @@
 /// Behaviour under hostile input:
 /// - a request refused by ``HTTPRequestParser`` is answered once with a small error response and
 ///   `Connection: close`; nothing after it is read (RFC 9112 §9.6);
-/// - the whole request head must arrive within `requestHeadTimeout` of its first byte, however slowly it trickles
-///   in; otherwise `408` is queued and the connection closes;
+/// - the first request head must arrive within `requestHeadTimeout` of the connection's start (accept), and every
+///   later one within `requestHeadTimeout` of its first byte, however slowly it trickles in; a partial head is
+///   then answered `408` and the connection closes, and a connection that never sent a byte is closed silently,
+///   so silent sockets cannot hold a connection slot for the whole idle timeout;
 /// - a connection making no progress in either direction for `idleTimeout` (an idle keep-alive connection, or a
 ///   peer that stops reading its responses) is closed silently;
 /// - pipelined requests are answered in order (RFC 9112 §9.3.2), but only while less than
@@ -20,7 +22,8 @@
 public struct HTTPConnectionStateMachine: Sendable {
     public struct Configuration: Sendable {
         public var limits: HTTPLimits
-        /// Time allowed from the first byte of a request head to its last. Default 10 s.
+        /// Time allowed from the start of the connection to the end of its first request head, and from the first
+        /// byte of each later request head to its last. Default 10 s.
         public var requestHeadTimeout: Duration
         /// Time a connection may make no progress before it is closed. Default 60 s.
         public var idleTimeout: Duration
@@ -88,6 +91,7 @@ public struct HTTPConnectionStateMachine: Sendable {
         self.parser = HTTPRequestParser(limits: configuration.limits)
         self.lastReceiveAt = now.instant
         self.lastProgressAt = now.instant
+        self.headStartedAt = now.instant
     }
 
     /// Whether the connection will close once ``output`` is written.
@@ -115,7 +119,7 @@ public struct HTTPConnectionStateMachine: Sendable {
     }
 
     private mutating func noteArrival(now: HTTPTime) {
-        if !parser.hasBufferedBytes { headStartedAt = now.instant }
+        if headStartedAt == nil { headStartedAt = now.instant }
         lastReceiveAt = now.instant
         lastProgressAt = now.instant
     }
@@ -191,8 +195,11 @@ public struct HTTPConnectionStateMachine: Sendable {
         case .closing:
             return now.instant >= lastProgressAt + configuration.idleTimeout ? .close : .none
         case .reading:
-            if parser.hasBufferedBytes, let headStartedAt,
-               now.instant >= headStartedAt + configuration.requestHeadTimeout {
+            if let headStartedAt, now.instant >= headStartedAt + configuration.requestHeadTimeout {
+                guard parser.hasBufferedBytes else {
+                    state = .closing
+                    return .close
+                }
                 let error = HTTPRequestError(.requestTimeout, "request head not received within \(configuration.requestHeadTimeout)")
                 return .rejected(error, queueErrorResponse(for: error, now: now))
             }

@@ -24,10 +24,22 @@ struct RequestLine: Sendable {
             return .failure(HTTPRequestError(.malformedRequestLine, "malformed HTTP version", method: method))
         }
         let targetBytes = UnsafeBufferPointer(rebasing: line[targetStart..<targetEnd])
-        if let problem = Self.targetProblem(targetBytes) {
-            return .failure(HTTPRequestError(.invalidTarget, problem, method: method))
+        let target: String
+        switch Self.originForm(ofAbsolute: targetBytes) {
+        case .failure(var error):
+            error.method = method
+            return .failure(error)
+        case .success(let origin):
+            if let problem = origin.withUnsafeBufferPointer(Self.targetProblem) {
+                return .failure(HTTPRequestError(.invalidTarget, problem, method: method))
+            }
+            target = String(decoding: origin, as: UTF8.self)
+        case nil:
+            if let problem = Self.targetProblem(targetBytes) {
+                return .failure(HTTPRequestError(.invalidTarget, problem, method: method))
+            }
+            target = String(decoding: targetBytes, as: UTF8.self)
         }
-        let target = String(decoding: targetBytes, as: UTF8.self)
         guard version == .http1_1 || version == .http1_0 else {
             return .failure(HTTPRequestError(.unsupportedVersion, "\(version) is not supported", method: method, target: target))
         }
@@ -48,8 +60,8 @@ struct RequestLine: Sendable {
         return HTTPVersion(major: Int(bytes[5] - UInt8(ascii: "0")), minor: Int(bytes[7] - UInt8(ascii: "0")))
     }
 
-    /// Why `target` is not an acceptable origin-form target, or nil. Absolute-form, authority-form and
-    /// asterisk-form are refused (this server is not a proxy and implements neither CONNECT nor OPTIONS), as are
+    /// Why `target` is not an acceptable origin-form target, or nil. Authority-form and asterisk-form are refused
+    /// (this server implements neither CONNECT nor OPTIONS; absolute-form is reduced to origin-form first), as are
     /// bytes outside RFC 3986 — including non-ASCII, NUL and `#` — and malformed percent-encoding.
     private static func targetProblem(_ target: UnsafeBufferPointer<UInt8>) -> String? {
         guard target[0] == UInt8(ascii: "/") else {

@@ -10,7 +10,8 @@ import Foundation
 /// Strictness, chosen to leave no request-smuggling surface:
 /// - lines must end in CRLF; a bare LF or bare CR is rejected (RFC 9112 §2.2 permits either choice);
 /// - empty lines before the request line are ignored (RFC 9112 §2.2) but count towards the request-line limit;
-/// - the request line is split on single spaces only; only origin-form targets are accepted (RFC 9112 §3.2);
+/// - the request line is split on single spaces only; origin-form targets are accepted, and absolute-form ones
+///   (RFC 9112 §3.2.2) reduced to their path and query after an authority syntax check;
 /// - obs-fold, whitespace before the colon, non-token field names and CTL/NUL in values are rejected (RFC 9112
 ///   §5.1, §5.2; RFC 9110 §5.5);
 /// - `Transfer-Encoding` in any form and `Content-Length` other than zero are rejected, because this server never

@@ -2,9 +2,11 @@
 ///
 /// Layout: status line, `Date`, the handler's fields, `Content-Length`, then `Connection` when needed, the empty
 /// line and the body. The status line always says `HTTP/1.1`, also to HTTP/1.0 clients (RFC 9110 §6.2).
-/// `Content-Length` is always sent, with three exceptions required by RFC 9110 §8.6: none for 1xx and 204, and
-/// for 304 only when the handler passes the representation it would have sent with 200 (then that length is
-/// announced and the body is not sent). Not thread-safe; a value belongs to one connection.
+/// `Content-Length` is always sent except for 1xx, 204 (RFC 9110 §8.6 forbids it) and 304. RFC 9110 §8.6 would
+/// allow a 304 to announce the 200's length, but clients that frame every response by `Content-Length` (those
+/// built on http_parser, such as wrk) then wait for body bytes that never come, so 304s are sent the way nginx
+/// sends them: validators and caching fields only, no `Content-Length`, no body (RFC 9112 §6.3 rule 1).
+/// Not thread-safe; a value belongs to one connection.
 public struct HTTPResponseEncoder: Sendable {
     /// The `Connection` field to send.
     public enum ConnectionField: Sendable {
@@ -49,11 +51,7 @@ public struct HTTPResponseEncoder: Sendable {
         let date = dateCache.bytes(unixSeconds: unixSeconds)
         let status = response.status
         let bodyLength = response.body.count
-        let contentLength: Int? = switch status.code {
-        case 100..<200, 204: nil
-        case 304: bodyLength > 0 ? bodyLength : nil
-        default: bodyLength
-        }
+        let contentLength: Int? = status.forbidsContent ? nil : bodyLength
         let sendsBody = !omitBody && !status.forbidsContent && bodyLength > 0
         output.appendOwned { bytes in
             Self.appendStatusLine(status, to: &bytes)

@@ -72,6 +72,9 @@ enum HTTPSyntax {
     }
 
     @inline(__always)
+    static func isAlpha(_ byte: UInt8) -> Bool { byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z") }
+
+    @inline(__always)
     static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// ASCII case-insensitive comparison of `bytes` with a lowercase literal. Only meaningful for token bytes, where

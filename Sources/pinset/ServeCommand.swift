@@ -32,6 +32,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between signing passes.") var resignInterval: Double?
     @Option(help: "Seconds a bundle stays acceptable to Pinset clients.") var bundleLifetime: Int64?
     @Option(help: "Maximum open connections.") var maxConnections: Int?
+    @Option(help: "Maximum open connections from one client address.") var maxConnectionsPerAddress: Int?
+    @Option(help: "Serve /metrics and /status only on this port (the public port then serves bundles, /healthz and /readyz).") var adminPort: Int?
+    @Option(help: "Address of the admin listener (default 127.0.0.1).") var adminHost: String?
+    @Flag(help: "Require a PROXY protocol (v1 or v2) header on every public connection; use only behind a load balancer that sends it.") var proxyProtocol = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(help: "text or json.") var logFormat: String?
     @Flag(inversion: .prefixedNo, help: "Log one line per request.") var accessLog: Bool?
@@ -52,8 +56,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError("Cannot start: \(error)")
         }
         let port = try service.start()
-        // Scripts and tests that ask for port 0 read the bound port from this line.
+        // Scripts and tests that ask for port 0 read the bound ports from these lines.
         FileHandle.standardOutput.write(Data("pinset listening on \(settings.host):\(port)\n".utf8))
+        if let admin = settings.admin, let adminPort = service.adminPort {
+            FileHandle.standardOutput.write(Data("pinset admin listening on \(admin.host):\(adminPort)\n".utf8))
+        }
         if let demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
         let signal = await TerminationSignal.wait()
         logger.info("Received \(signal)")
@@ -76,6 +83,16 @@ struct ServeCommand: AsyncParsableCommand {
         if let resignInterval { settings.resignIntervalSeconds = resignInterval }
         if let bundleLifetime { settings.bundleLifetimeSeconds = bundleLifetime }
         if let maxConnections { settings.maxConnections = maxConnections }
+        if let maxConnectionsPerAddress { settings.maxConnectionsPerAddress = maxConnectionsPerAddress }
+        if proxyProtocol { settings.proxyProtocol = true }
+        if let adminPort {
+            guard (0...65535).contains(adminPort) else { throw ArgumentParser.ValidationError("--admin-port must be from 0 to 65535.") }
+            settings.admin = .init(host: adminHost ?? settings.admin?.host ?? "127.0.0.1", port: UInt16(adminPort))
+        } else if let adminHost {
+            guard var admin = settings.admin else { throw ArgumentParser.ValidationError("--admin-host needs --admin-port (or an 'admin' listener in the configuration file).") }
+            admin.host = adminHost
+            settings.admin = admin
+        }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel) else { throw ArgumentParser.ValidationError("--log-level '\(logLevel)' is not a level.") }
             settings.logLevel = level

@@ -51,3 +51,26 @@ struct HTTPFuzzRegressionTests {
         return outcome + ["incomplete"]
     }
 }
+
+/// Replays the PROXY header inputs: the outcome never depends on how the bytes were split, and a header is
+/// reported complete only once all of its bytes are there.
+@Suite("Fuzz regressions: PROXY header")
+struct PROXYHeaderFuzzRegressionTests {
+    @Test(arguments: FuzzInputs.paths(for: "proxy-header"))
+    func replay(_ path: String) throws {
+        let input = try #require(FileManager.default.contents(atPath: path).map { [UInt8]($0) })
+        let whole = PROXYHeaderParser.parse(input)
+        for cut in 0...input.count {
+            let partial = PROXYHeaderParser.parse(input.prefix(cut))
+            switch whole {
+            case .header(_, let length):
+                #expect(cut < length ? partial == .incomplete : partial == whole, "prefix of \(cut) bytes")
+            case .invalid:
+                if case .header = partial { Issue.record("a prefix of \(cut) bytes parsed as a header") }
+            case .incomplete:
+                #expect(partial == .incomplete, "prefix of \(cut) bytes")
+            }
+        }
+    }
+}
+

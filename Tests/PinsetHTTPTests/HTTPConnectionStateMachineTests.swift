@@ -109,6 +109,24 @@ struct HTTPConnectionStateMachineTests {
         #expect(result.last.isClose)
     }
 
+    @Test func silentConnectionIsClosedAtTheHeadDeadlineCountedFromItsStart() {
+        var harness = ConnectionHarness(configuration: .init(requestHeadTimeout: .seconds(10), idleTimeout: .seconds(60)))
+        let start = harness.time
+        #expect(harness.machine.checkTimeouts(now: start.advanced(by: .seconds(9))) == .none)
+        #expect(harness.machine.checkTimeouts(now: start.advanced(by: .seconds(10))) == .close)
+        #expect(harness.machine.output.isEmpty)
+        #expect(harness.machine.isClosing)
+    }
+
+    @Test func firstHeadDeadlineCountsFromTheStartNotFromTheFirstByte() {
+        var harness = ConnectionHarness(configuration: .init(requestHeadTimeout: .seconds(10), idleTimeout: .seconds(60)))
+        let start = harness.time
+        harness.time = start.advanced(by: .seconds(8))
+        harness.feed("GET / HTTP/1.1\r\n")
+        let action = harness.machine.checkTimeouts(now: start.advanced(by: .seconds(10)))
+        #expect(action == .rejected(HTTPRequestError(.requestTimeout, ""), .init(status: .requestTimeout, bodyBytes: 16)))
+    }
+
     @Test func headDeadlineRestartsForEachRequest() {
         var harness = ConnectionHarness(configuration: .init(requestHeadTimeout: .seconds(10), idleTimeout: .seconds(60)))
         let start = harness.time

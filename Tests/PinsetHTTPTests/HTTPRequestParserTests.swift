@@ -99,6 +99,20 @@ struct HTTPRequestParserTests {
         #expect(try #require(onlyHead("GET / HTTP/1.0\r\n\r\n")).version == .http1_0)
     }
 
+    @Test(arguments: [
+        ("GET http://host/acme.json.signed HTTP/1.1\r\nHost: host\r\n\r\n", "/acme.json.signed"),
+        ("GET HTTPS://Pins.Example.COM:8443/acme.json.signed?x=1 HTTP/1.1\r\nHost: h\r\n\r\n", "/acme.json.signed?x=1"),
+        ("GET http://127.0.0.1:8080/healthz HTTP/1.1\r\nHost: elsewhere\r\n\r\n", "/healthz"),
+        ("GET http://[::1]:8080/readyz HTTP/1.1\r\nHost: h\r\n\r\n", "/readyz"),
+        ("GET http://h HTTP/1.1\r\nHost: h\r\n\r\n", "/"),
+        ("GET http://h:?q HTTP/1.0\r\n\r\n", "/?q"),
+        ("HEAD http://xn--bcher-kva.example/a%2Fb HTTP/1.1\r\nHost: h\r\n\r\n", "/a%2Fb"),
+    ])
+    func absoluteFormTargetsAreServedByTheirPath(request: String, target: String) throws {
+        let head = try #require(onlyHead(request))
+        #expect(head.target == target)
+    }
+
     @Test func contentLengthZeroIsAccepted() throws {
         #expect(onlyHead("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n") != nil)
         #expect(onlyHead("GET / HTTP/1.1\r\nHost: h\r\ncontent-length: 000\r\n\r\n") != nil)
@@ -124,7 +138,17 @@ struct HTTPRequestParserTests {
         ("GET / HTTP/1.1 \r\nHost: h\r\n\r\n", .malformedRequestLine),
         ("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\r\n\r\n", .malformedRequestLine),
         ("garbage\r\n\r\n", .malformedRequestLine),
-        ("GET http://evil.example/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET ftp://h/acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http:///acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://user@h/acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://h:80a/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://h:123456/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://[::1/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://[::g]/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://h%zz/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http://h/a#frag HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET http:/h/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET h:80 HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("GET * HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("GET /caf\u{E9} HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("GET /a%2 HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),

@@ -34,9 +34,9 @@ struct HTTPResponseEncoderTests {
         #expect(result.summary.bodyBytes == 0)
     }
 
-    @Test func notModifiedAnnouncesTheRepresentationLengthOnlyWhenGiven() {
-        let withBody = encode(HTTPResponse(status: .notModified, headers: [("ETag", "\"v1\"")], body: bytes("0123456789")))
-        #expect(withBody.text == "HTTP/1.1 304 Not Modified\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n")
+    @Test func notModifiedNeverCarriesContentLengthOrBody() {
+        let withBody = encode(HTTPResponse(status: .notModified, headers: [("ETag", "\"v1\""), ("Content-Length", "10")], body: bytes("0123456789")))
+        #expect(withBody.text == "HTTP/1.1 304 Not Modified\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nETag: \"v1\"\r\n\r\n")
         #expect(withBody.summary.bodyBytes == 0)
         let empty = encode(HTTPResponse(status: .notModified))
         #expect(empty.text == "HTTP/1.1 304 Not Modified\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n")

@@ -26,7 +26,8 @@ import Testing
         let cli = try populated()
         defer { cli.remove() }
         // Head timeout 2 s and idle timeout 5 s (RunningServer's defaults); the default limit of 1024 connections.
-        let server = try RunningServer(cli: cli)
+        // Every attacker shares 127.0.0.1, so the per-address limit is lifted: this test is about deadlines.
+        let server = try RunningServer(cli: cli, extraConfiguration: ["maxConnectionsPerAddress": 1024])
         defer { server.stop() }
         let url = "\(server.baseURL)/acme.json.signed"
         #expect(try CurlResponse.get(url, in: cli.directory).status == 200)
@@ -109,15 +110,15 @@ import Testing
         let rssBefore = try #require(ServerProbe.residentKiB(pid: pid))
         let descriptorsBefore = try #require(ServerProbe.openDescriptors(pid: pid))
 
-        // 200 connections, each starting a request head it never finishes: the first `limit` hold every slot
-        // until the head timeout (2 s), the others are refused at once.
+        // 200 connections, each starting a request head it never finishes: once `limit` are open, each new one
+        // evicts the oldest that has not sent a complete head; the last `limit` run into the head timeout (2 s).
         var attackers = AttackerSet()
         defer { attackers.closeAll() }
         let partial = Array("GET /acme.json.signed HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
         for _ in 0..<(10 * limit) { try attackers.open(.slowloris, port: server.port, sending: partial) }
         attackers.collect(waitingUpTo: 0.5)
 
-        // While every slot is held, a normal client gets a prompt answer: the canned 503, or 200 if a slot is free.
+        // While every slot is held by a partial head, a normal client evicts the oldest and is served.
         var rssPeak = rssBefore
         var duringAttack: [Int] = []
         for _ in 0..<3 {
@@ -126,16 +127,16 @@ import Testing
             attackers.collect(waitingUpTo: 0.1)
             rssPeak = max(rssPeak, ServerProbe.residentKiB(pid: pid) ?? 0)
         }
-        #expect(duringAttack.allSatisfy { $0 == 503 || $0 == 200 }, "normal clients during the attack got \(duringAttack)")
+        #expect(duringAttack.allSatisfy { $0 == 200 }, "normal clients during the attack got \(duringAttack)")
 
         // Once the head timeout frees the slots, normal clients are served again without a restart.
         attackers.collect(until: Date().addingTimeInterval(10)) { rssPeak = max(rssPeak, ServerProbe.residentKiB(pid: pid) ?? 0) }
         let all = attackers.members(.slowloris)
         #expect(all.allSatisfy { $0.closedByPeer }, "\(all.filter { !$0.closedByPeer }.count) attacker connections are still open")
-        let refused = all.filter { $0.statusLine.hasPrefix("HTTP/1.1 503") }.count
+        let shed = all.filter { $0.statusLine.isEmpty || $0.statusLine.hasPrefix("HTTP/1.1 503") }.count
         let timedOut = all.filter { $0.statusLine.hasPrefix("HTTP/1.1 408") }.count
         #expect(timedOut <= limit, "\(timedOut) connections were served past the limit of \(limit)")
-        #expect(refused >= 10 * limit - limit - 5, "only \(refused) of \(10 * limit) connections were refused with 503: \(attackers.statusLines(.slowloris))")
+        #expect(shed >= 10 * limit - limit - 5, "only \(shed) of \(10 * limit) connections were evicted or refused: \(attackers.statusLines(.slowloris))")
         attackers.closeAll()
 
         var afterAttack: [Int] = []

@@ -83,4 +83,49 @@ import Testing
         #expect(try cli.run(["customer", "add", "globex"]).status == 0)
         #expect(try CurlResponse.get("http://127.0.0.1:\(port)/readyz", in: cli.directory).status == 200)
     }
+
+    static let streamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
+
+    /// nginx's stream proxy with `proxy_protocol on` (as in deploy/nginx/pinset-lb.conf) in front of an instance
+    /// with `"proxyProtocol": true`: the instance logs the client's own address, not nginx's.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: streamModule), "needs nginx's stream module (libnginx-mod-stream)"))
+    func proxyProtocolCarriesTheClientAddressThroughNginx() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let server = try RunningServer(cli: cli, extraConfiguration: ["proxyProtocol": true, "maxConnectionsPerAddress": 4])
+        defer { server.stop() }
+        let prefix = cli.directory.file("nginx-stream")
+        try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true)
+        let port = try FreePort.pick()
+        let user = geteuid() == 0 ? "user root;" : ""
+        let configPath = try cli.directory.write("nginx-stream.conf", """
+            load_module \(Self.streamModule);
+            \(user)
+            worker_processes 1;
+            pid \(prefix)/nginx.pid;
+            error_log \(prefix)/error.log warn;
+            events { worker_connections 64; }
+            stream {
+                server {
+                    listen 127.0.0.1:\(port);
+                    proxy_pass 127.0.0.1:\(server.port);
+                    proxy_protocol on;
+                    proxy_connect_timeout 1s;
+                }
+            }
+            """)
+        let nginx = try BackgroundProcess("/usr/sbin/nginx", ["-c", configPath, "-p", prefix, "-g", "daemon off;"], logDirectory: cli.directory.path, name: "nginx-stream")
+        defer { nginx.stop(signal: SIGQUIT) }
+        #expect(FreePort.waitUntilListening(port: port), "nginx did not start: \(nginx.stderr)")
+
+        let response = try CurlResponse.get("http://127.0.0.1:\(port)/acme.json.signed", ["--interface", "127.0.0.5"], in: cli.directory)
+        #expect(response.status == 200)
+        let logged = { server.process.stdout + server.process.stderr }
+        #expect(server.process.waitFor(timeout: 5) { logged().contains("127.0.0.5") }, "the access log lacks the client address: \(logged())")
+
+        // Straight to the instance, without the header: closed unanswered.
+        let direct = try RawClient.exchange(port: server.port, Array("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        #expect(direct.response.isEmpty)
+        #expect(direct.closed)
+    }
 }

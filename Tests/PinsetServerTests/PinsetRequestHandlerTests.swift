@@ -47,6 +47,18 @@ struct PinsetRequestHandlerTests {
         #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", "\"other\"")])).status == .ok)
     }
 
+    @Test func notModifiedCarriesValidatorsButNoRepresentation() throws {
+        let handler = try Self.handler(now: Self.signedAt + 10)
+        let full = handler.handle(Self.get("/acme.json.signed"))
+        let etag = try #require(header(full, "ETag"))
+        let response = handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", etag)]))
+        #expect(response.status == .notModified)
+        #expect(response.body.isEmpty)
+        #expect(response.headers.map(\.0) == ["ETag", "Cache-Control", "Last-Modified"])
+        #expect(header(response, "Cache-Control") == header(full, "Cache-Control"))
+        #expect(header(response, "Last-Modified") == header(full, "Last-Modified"))
+    }
+
     @Test func neverServesABundleClientsWouldRefuseAsFresh() throws {
         let late = try Self.handler(now: Self.signedAt + 590).handle(Self.get("/acme.json.signed"))
         #expect(late.status == .ok)

@@ -24,6 +24,15 @@ struct ServerConfigurationTests {
         #expect(config.maxConnections == 10)
     }
 
+    @Test func readsTheConnectionLimitsAndTheAdminListener() throws {
+        let config = try parse(#"{"maxConnectionsPerAddress": 4, "admin": {"port": 9090}}"#)
+        #expect(config.maxConnectionsPerAddress == 4)
+        #expect(config.admin == .init(host: "127.0.0.1", port: 9090))
+        #expect(try parse(#"{"admin": {"host": "10.0.0.5", "port": 0}}"#).admin == .init(host: "10.0.0.5", port: 0))
+        #expect(try parse(#"{"admin": null}"#).admin == nil)
+        #expect(ServerConfiguration().maxConnectionsPerAddress == 32)
+    }
+
     @Test(arguments: [
         (#"{"prot": 1}"#, "unknown key 'prot'"),
         (#"{"Port": 1}"#, "Did you mean 'port'"),
@@ -33,6 +42,11 @@ struct ServerConfigurationTests {
         (#"{"accessLog": 1}"#, "'accessLog' must be true or false"),
         (#"{"logLevel": "loud"}"#, "'logLevel' is 'loud'"),
         (#"{"resignIntervalSeconds": 900}"#, "must be shorter than 'freshnessWindowSeconds'"),
+        (#"{"maxConnectionsPerAddress": 0}"#, "'maxConnectionsPerAddress' is 0"),
+        (#"{"admin": 9090}"#, "'admin' must be an object"),
+        (#"{"admin": {"host": "127.0.0.1"}}"#, "'port' is missing"),
+        (#"{"admin": {"port": 9090, "prot": 1}}"#, "unknown key 'prot'"),
+        (#"{"admin": {"port": 99999}}"#, "'port' is 99999"),
         (#"[1]"#, "must be a JSON object"),
         (#"{"#, "not valid JSON"),
     ])

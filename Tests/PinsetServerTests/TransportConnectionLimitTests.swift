@@ -7,6 +7,11 @@ struct TransportConnectionLimitTests {
     @Test func connectionsOverTheLimitGet503AndTheServerRecovers() async throws {
         let (server, port) = try startTransportServer(SocketServerConfiguration(maxConnections: 2, workerQueues: 1))
         var held = [try TransportTestClient(port: port), try TransportTestClient(port: port)]
+        // Connections that have sent a complete head are never evicted to make room.
+        for client in held {
+            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
         #expect(await transportEventually { server.openConnections == 2 })
 
         for _ in 0..<3 {

@@ -31,10 +31,22 @@ final class TransportTestClient {
     private let fd: Int32
     private var pending: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; throws when the connection is refused.
-    init(port: UInt16) throws {
+    /// Connects to 127.0.0.1:`port` from `sourceAddress` (any of 127.0.0.0/8, which Linux routes to the loopback
+    /// interface, so tests can act as several client addresses); throws when the connection is refused.
+    init(port: UInt16, sourceAddress: String = "127.0.0.1") throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        var source = sockaddr_in()
+        source.sin_family = sa_family_t(AF_INET)
+        source.sin_addr.s_addr = inet_addr(sourceAddress)
+        let bound = withUnsafePointer(to: &source) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(description: "bind(\(sourceAddress)) failed: errno \(code)")
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -60,7 +72,10 @@ final class TransportTestClient {
     }
 
     func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
+        try send(bytes: Array(text.utf8))
+    }
+
+    func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

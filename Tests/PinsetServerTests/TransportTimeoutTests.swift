@@ -23,6 +23,22 @@ struct TransportTimeoutTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
+    @Test func silentConnectionIsClosedAtTheHeadTimeoutNotTheIdleTimeout() async throws {
+        let (server, port) = try startTransportServer(
+            SocketServerConfiguration(requestHeadTimeout: .seconds(1), idleTimeout: .seconds(60)))
+        let client = try TransportTestClient(port: port)
+        #expect(await transportEventually { server.openConnections == 1 })
+        let start = ContinuousClock.now
+        let result = client.readToEnd(timeout: .seconds(20))
+        let elapsed = ContinuousClock.now - start
+        #expect(result.ending == .closed)
+        #expect(result.bytes.isEmpty)
+        // The head deadline (1 s from accept), not the idle timeout (60 s), ended it; the bound leaves room for load.
+        #expect(elapsed < .seconds(20))
+        #expect(await transportEventually { server.openConnections == 0 })
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
     @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
         let (server, port) = try startTransportServer(
             SocketServerConfiguration(requestHeadTimeout: .seconds(5), idleTimeout: .seconds(1)))

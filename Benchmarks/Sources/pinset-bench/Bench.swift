@@ -18,6 +18,8 @@ enum Bench {
           client-alloc --data-dir DIR --hosts N [--pins 3] --iterations K --mode verify|update --work-dir DIR
                                                                         K operations traced by glibc mtrace (with
                                                                         LD_PRELOAD=libc_malloc_debug.so.0 MALLOC_TRACE=FILE)
+          dispatch-floor [--body-bytes 900]                             minimal Dispatch accept/respond/close server
+                                                                        (prints its port; runs until killed)
         """
 
     static func main() async {
@@ -34,6 +36,7 @@ enum Bench {
             case "sign-pass": try SignPassCommand.run(options)
             case "client": try await ClientCommand.run(options)
             case "client-alloc": try await ClientCommand.runAllocationProbe(options)
+            case "dispatch-floor": try DispatchFloorCommand.run(options)
             default:
                 Report.note("unknown command '\(command)'\n\(usage)")
                 exit(2)

@@ -2,7 +2,8 @@ import Foundation
 import PinsetCore
 import PinsetHTTP
 
-/// Routes requests: `/<customer>.json.signed`, `/healthz`, `/readyz`, `/status`, `/metrics`.
+/// Routes requests: `/<customer>.json.signed`, `/healthz`, `/readyz`, `/status`, `/metrics`, limited by
+/// ``endpoints`` so that a public listener can leave the operator endpoints to a private one (404 there).
 ///
 /// Called on connection queues for every request, so it does no I/O and no signing: a cache lookup and a few
 /// header comparisons. A customer name is validated by `CustomerName(bundlePath:)` and only ever used as a
@@ -18,6 +19,17 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
     /// How much freshness a cached copy must keep for the client that finally receives it.
     public let minimumRemainingFreshness: Int64
     public let now: @Sendable () -> Date
+    public let endpoints: Endpoints
+
+    /// Which endpoints a listener serves; the others answer 404.
+    public enum Endpoints: Sendable {
+        /// Everything: the single listener when no admin listener is configured.
+        case all
+        /// Bundles, `/healthz` and `/readyz`: the public listener beside an admin listener.
+        case publicOnly
+        /// `/status`, `/metrics`, `/healthz` and `/readyz`: the admin listener.
+        case adminOnly
+    }
 
     public init(
         cache: BundleCache,
@@ -26,8 +38,10 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         metrics: ServerMetrics?,
         freshnessWindow: Int64 = 600,
         minimumRemainingFreshness: Int64 = 300,
-        now: @escaping @Sendable () -> Date = Date.init
+        now: @escaping @Sendable () -> Date = Date.init,
+        endpoints: Endpoints = .all
     ) {
+        self.endpoints = endpoints
         self.cache = cache
         self.readiness = readiness
         self.statusReport = statusReport
@@ -39,8 +53,11 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
 
     public func handle(_ request: HTTPRequestHead) -> HTTPResponse {
         let path = request.path
-        if let customer = CustomerName(bundlePath: path) {
+        if endpoints != .adminOnly, let customer = CustomerName(bundlePath: path) {
             return bundleResponse(customer: customer, request: request)
+        }
+        if endpoints == .publicOnly && (path == "/status" || path == "/metrics") {
+            return .text(.notFound, "not found\n")
         }
         switch path {
         case "/healthz":
@@ -78,8 +95,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             ("Last-Modified", bundle.lastModified),
         ]
         if let condition = request.header("If-None-Match"), Self.matches(condition, etag: bundle.etag) {
-            // The encoder never sends a 304 body; passing the bundle (no copy) lets it state the 200's length.
-            return HTTPResponse(status: .notModified, headers: headers, body: bundle.bytes)
+            // RFC 9110 §15.4.5: the fields a 200 would carry that describe the representation's caching; no
+            // Content-Type and no length, as nginx sends it.
+            return HTTPResponse(status: .notModified, headers: headers.filter { $0.0 != "Content-Type" })
         }
         return HTTPResponse(status: .ok, headers: headers, body: bundle.bytes)
     }

@@ -14,6 +14,7 @@ public final class PinsetService: Sendable {
     public let metrics: ServerMetrics?
     private let refresher: BundleRefresher
     private let server: SocketServer
+    private let adminServer: SocketServer?
     private let logger: Logger
 
     /// Loads the key (refusing one readable by group or others) and opens the database. Nothing listens yet.
@@ -45,43 +46,72 @@ public final class PinsetService: Sendable {
         // expiry warnings of the latest signing pass.
         let configurationWarnings = configuration.legacyClientWarnings
         for warning in configurationWarnings { logger.warning("\(warning)") }
-        let handler = PinsetRequestHandler(
-            cache: cache,
-            readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
-            statusReport: {
-                Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings)
-            },
-            metrics: metrics,
-            freshnessWindow: freshness
-        )
+        func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
+            PinsetRequestHandler(
+                cache: cache,
+                readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
+                statusReport: {
+                    Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings)
+                },
+                metrics: metrics,
+                freshnessWindow: freshness,
+                endpoints: endpoints
+            )
+        }
         var transport = SocketServerConfiguration()
         transport.host = configuration.host
         transport.port = configuration.port
         transport.maxConnections = configuration.maxConnections
+        transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
+        transport.proxyProtocol = configuration.proxyProtocol
         transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
         let accessLogger = configuration.accessLog ? logger : nil
+        let onRequest: @Sendable (AccessLogEntry) -> Void = { entry in
+            metrics?.recordRequest(status: entry.status, bodyBytes: entry.bodyBytes, duration: entry.duration)
+            accessLogger?.info("request", metadata: [
+                "remote": "\(entry.remoteAddress)", "method": "\(entry.method)", "target": "\(entry.target)",
+                "status": "\(entry.status)", "bytes": "\(entry.bodyBytes)", "duration_us": "\(entry.duration.microseconds)",
+                "user_agent": "\(entry.userAgent ?? "-")",
+            ])
+        }
+        if let admin = configuration.admin {
+            var adminTransport = transport
+            adminTransport.host = admin.host
+            adminTransport.port = admin.port
+            // Operators and scrapers only: a few connections suffice, and they must not take the public slots.
+            adminTransport.maxConnections = 64
+            adminTransport.workerQueues = 1
+            adminTransport.proxyProtocol = false
+            adminServer = SocketServer(configuration: adminTransport, handler: handler(.adminOnly), onRequest: onRequest)
+        } else {
+            adminServer = nil
+        }
         server = SocketServer(
             configuration: transport,
-            handler: handler,
-            onRequest: { entry in
-                metrics?.recordRequest(status: entry.status, bodyBytes: entry.bodyBytes, duration: entry.duration)
-                accessLogger?.info("request", metadata: [
-                    "remote": "\(entry.remoteAddress)", "method": "\(entry.method)", "target": "\(entry.target)",
-                    "status": "\(entry.status)", "bytes": "\(entry.bodyBytes)", "duration_us": "\(entry.duration.microseconds)",
-                    "user_agent": "\(entry.userAgent ?? "-")",
-                ])
-            },
-            onConnectionCountChange: { metrics?.recordOpenConnections($0) }
+            handler: handler(configuration.admin == nil ? .all : .publicOnly),
+            onRequest: onRequest,
+            onConnectionCountChange: { metrics?.recordOpenConnections($0) },
+            onConnectionLimit: { metrics?.recordConnectionLimit($0) }
         )
     }
 
-    /// Signs all bundles, then listens. Returns the bound port.
+    /// The admin listener's bound port once started, nil without one.
+    public var adminPort: UInt16? { adminServer?.port }
+
+    /// Signs all bundles, then listens (also on the admin listener when configured). Returns the public port.
     public func start() throws -> UInt16 {
         if !refresher.start() {
             logger.error("The first signing pass failed; serving nothing until a pass succeeds (see the error above). /readyz reports not ready.")
         }
         let port = try server.start()
+        if let adminServer {
+            // A failure here ends `serve` (the caller exits), which closes the public listener with it.
+            let adminPort = try adminServer.start()
+            logger.info("Admin listener serving /metrics and /status", metadata: [
+                "address": "\(configuration.admin?.host ?? ""):\(adminPort)",
+            ])
+        }
         logger.info("Pinset is serving", metadata: [
             "address": "\(configuration.host):\(port)", "customers": "\(cache.snapshot.bundles.count)",
             "database": "\(configuration.resolvedDatabasePath)",
@@ -93,6 +123,7 @@ public final class PinsetService: Sendable {
     public func shutdown(gracePeriod: Duration = .seconds(10)) async {
         logger.info("Shutting down: no new connections; finishing in-flight responses")
         await server.shutdown(gracePeriod: gracePeriod)
+        await adminServer?.shutdown(gracePeriod: .seconds(1))
         refresher.stop()
         logger.info("Stopped")
     }

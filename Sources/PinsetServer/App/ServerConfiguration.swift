@@ -22,8 +22,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var freshnessWindowSeconds: Int64 = 600
     public var changePollIntervalSeconds: Double = 0.5
     public var maxConnections = 1024
+    /// See ``SocketServerConfiguration/maxConnectionsPerAddress``.
+    public var maxConnectionsPerAddress = 32
     public var requestHeadTimeoutSeconds: Double = 10
     public var idleTimeoutSeconds: Double = 60
+    /// A second listener for `/metrics` and `/status` (operators only). When set, the public listener serves only
+    /// bundles, `/healthz` and `/readyz`. Default: none, and the public listener serves everything.
+    public var admin: AdminListener?
+    /// See ``SocketServerConfiguration/proxyProtocol``; applies to the public listener only.
+    public var proxyProtocol = false
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .text
     public var accessLog = true
@@ -31,6 +38,17 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
+    }
+
+    /// Address of the admin listener: `{"host": "127.0.0.1", "port": 9090}`; `host` defaults to 127.0.0.1.
+    public struct AdminListener: Sendable, Equatable {
+        public var host: String
+        public var port: UInt16
+
+        public init(host: String = "127.0.0.1", port: UInt16) {
+            self.host = host
+            self.port = port
+        }
     }
 
     public init() {}
@@ -51,7 +69,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
-        "maxConnections", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "logLevel", "logFormat", "accessLog",
+        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
         "metricsEnabled",
     ]
 }
@@ -101,8 +119,12 @@ extension ServerConfiguration {
         if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }
         if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
         if let v = try reader.integer("maxConnections", in: 1...1_000_000) { config.maxConnections = v }
+        if let v = try reader.integer("maxConnectionsPerAddress", in: 1...1_000_000) { config.maxConnectionsPerAddress = v }
         if let v = try reader.number("requestHeadTimeoutSeconds", in: 0.1...600) { config.requestHeadTimeoutSeconds = v }
         if let v = try reader.number("idleTimeoutSeconds", in: 0.1...3600) { config.idleTimeoutSeconds = v }
+        if let object = try reader.object("admin") {
+            config.admin = try AdminListener.parse(object, origin: "\(origin): 'admin'")
+        }
         if let v = try reader.string("logLevel") {
             guard let level = Logger.Level(rawValue: v) else {
                 throw ConfigurationError(message: "\(origin): 'logLevel' is '\(v)'; use one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -115,6 +137,7 @@ extension ServerConfiguration {
             }
             config.logFormat = format
         }
+        if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
         if let v = try reader.bool("accessLog") { config.accessLog = v }
         if let v = try reader.bool("metricsEnabled") { config.metricsEnabled = v }
         try config.validate(origin: origin)
@@ -131,6 +154,9 @@ extension ServerConfiguration {
         }
         if host.isEmpty {
             throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
+        }
+        if maxConnections < 1 || maxConnectionsPerAddress < 1 {
+            throw ConfigurationError(message: "\(origin): 'maxConnections' (\(maxConnections)) and 'maxConnectionsPerAddress' (\(maxConnectionsPerAddress)) must be at least 1.")
         }
     }
 }
@@ -168,6 +194,23 @@ enum JSONValue: Decodable {
     }
 }
 
+extension ServerConfiguration.AdminListener {
+    fileprivate static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
+        for key in object.keys.sorted() where key != "host" && key != "port" && !key.hasPrefix("_") {
+            throw ConfigurationError(message: "\(origin): unknown key '\(key)'; the admin listener takes 'host' and 'port'.")
+        }
+        let reader = KeyReader(object: object, origin: origin)
+        guard let port = try reader.integer("port", in: 0...65535) else {
+            throw ConfigurationError(message: "\(origin): 'port' is missing; give the admin listener a port such as 9090.")
+        }
+        let host = try reader.string("host") ?? "127.0.0.1"
+        guard !host.isEmpty else {
+            throw ConfigurationError(message: "\(origin): 'host' is empty; use a private address such as 127.0.0.1.")
+        }
+        return Self(host: host, port: UInt16(port))
+    }
+}
+
 private struct KeyReader {
     let object: [String: JSONValue]
     let origin: String
@@ -180,6 +223,12 @@ private struct KeyReader {
 
     private func typeError(_ key: String, _ expected: String, _ actual: JSONValue) -> ConfigurationError {
         ConfigurationError(message: "\(origin): '\(key)' must be \(expected), but it is \(actual.summary).")
+    }
+
+    func object(_ key: String) throws(ConfigurationError) -> [String: JSONValue]? {
+        guard let raw = value(key) else { return nil }
+        guard case .object(let members) = raw else { throw typeError(key, "an object such as {\"host\": \"127.0.0.1\", \"port\": 9090}", raw) }
+        return members
     }
 
     func string(_ key: String) throws(ConfigurationError) -> String? {

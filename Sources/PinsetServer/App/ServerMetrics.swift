@@ -19,6 +19,9 @@ public final class ServerMetrics: Sendable {
     private let openConnections: Gauge
     private let oldestBundleAge: Gauge
     private let customersNotSigned: Gauge
+    private let refusedPerAddress: Counter
+    private let refusedServerFull: Counter
+    private let evictions: Counter
     private let requestCounters = LockedValue<[Int: Counter]>([:])
 
     public init() {
@@ -39,6 +42,9 @@ public final class ServerMetrics: Sendable {
         openConnections = Gauge(label: "pinset_http_open_connections", factory: factory)
         oldestBundleAge = Gauge(label: "pinset_oldest_bundle_age_seconds", factory: factory)
         customersNotSigned = Gauge(label: "pinset_customers_not_signed", factory: factory)
+        refusedPerAddress = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "per_address_limit")], factory: factory)
+        refusedServerFull = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "server_full")], factory: factory)
+        evictions = Counter(label: "pinset_http_connections_evicted_total", factory: factory)
     }
 
     func recordSigningPass(bundles: Int, duration: Duration) {
@@ -65,6 +71,14 @@ public final class ServerMetrics: Sendable {
         counter.increment()
         responseBytes.increment(by: bodyBytes)
         requestDuration.recordNanoseconds(duration.nanoseconds)
+    }
+
+    func recordConnectionLimit(_ event: ConnectionLimitEvent) {
+        switch event {
+        case .refusedPerAddress: refusedPerAddress.increment()
+        case .refusedServerFull: refusedServerFull.increment()
+        case .evicted: evictions.increment()
+        }
     }
 
     func recordOpenConnections(_ count: Int) {

@@ -27,6 +27,14 @@ final class ConnectionCounter: @unchecked Sendable {
         }
     }
 
+    /// Counts a connection that takes the slot of one being evicted.
+    func forceIncrement() {
+        lock.withLock {
+            count += 1
+            notify(count)
+        }
+    }
+
     func decrement() {
         lock.withLock {
             count -= 1

@@ -28,6 +28,7 @@ public final class SocketServer: @unchecked Sendable {
     private let handler: any HTTPRequestHandler
     private let onRequest: @Sendable (AccessLogEntry) -> Void
     private let counter: ConnectionCounter
+    private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     private let lock = NSLock()
     private var state = State.idle
 
@@ -35,13 +36,18 @@ public final class SocketServer: @unchecked Sendable {
     ///   - onRequest: called for every response, including protocol errors, on the worker queue that sent it.
     ///   - onConnectionCountChange: called with the new number of open connections after each change, in order,
     ///     on a private serial queue.
+    ///   - onConnectionLimit: called for each connection refused by a limit and each eviction, on the listener's
+    ///     queue; it must be quick.
     public init(
         configuration: SocketServerConfiguration = SocketServerConfiguration(),
         handler: any HTTPRequestHandler,
         onRequest: @escaping @Sendable (AccessLogEntry) -> Void = { _ in },
-        onConnectionCountChange: (@Sendable (Int) -> Void)? = nil
+        onConnectionCountChange: (@Sendable (Int) -> Void)? = nil,
+        onConnectionLimit: (@Sendable (ConnectionLimitEvent) -> Void)? = nil
     ) {
         precondition(configuration.maxConnections > 0, "maxConnections must be positive")
+        precondition(configuration.maxConnectionsPerAddress > 0, "maxConnectionsPerAddress must be positive")
+        self.onLimit = onConnectionLimit
         self.configuration = configuration
         self.handler = handler
         self.onRequest = onRequest
@@ -68,13 +74,15 @@ public final class SocketServer: @unchecked Sendable {
         guard case .idle = state else { throw SocketServerError(.alreadyStarted, "the server was already started") }
         let (fd, port) = try TransportSocket.listen(host: configuration.host, port: configuration.port,
                                                     backlog: configuration.backlog)
+        let admission = ConnectionAdmission(maxPerAddress: configuration.maxConnectionsPerAddress)
         let workers = (0..<max(1, configuration.workerQueues)).map {
             TransportWorker(index: $0, configuration: configuration, handler: handler, onRequest: onRequest,
-                            counter: counter)
+                            counter: counter, admission: admission, onLimit: onLimit)
         }
         workers.forEach { $0.start() }
         let listener = TransportListener(fd: fd, workers: workers, counter: counter,
-                                         maxConnections: configuration.maxConnections)
+                                         maxConnections: configuration.maxConnections, admission: admission,
+                                         proxyProtocol: configuration.proxyProtocol, onLimit: onLimit)
         listener.start()
         state = .running(listener: listener, workers: workers, port: port)
         return port

@@ -9,10 +9,17 @@ public struct SocketServerConfiguration: Sendable {
     public var port: UInt16
     /// Length of the kernel's queue of not-yet-accepted connections (`listen(2)`). Default 511.
     public var backlog: Int32
-    /// Most connections served at once. Beyond it a connection is accepted, answered with a canned
+    /// Most connections served at once. Beyond it the oldest connection that has not sent a complete request head
+    /// is evicted to make room; when there is none, the new connection is accepted, answered with a canned
     /// `503 Service Unavailable` and closed, so the backlog never fills. Default 1024.
     public var maxConnections: Int
-    /// Time allowed from the first byte of a request head to its end; then `408` and close. Default 10 s.
+    /// Most connections open at once from one client address; beyond it the canned `503`. Default 32: a client
+    /// needs one connection (browsers open at most 6 per origin), 32 leaves room for a few dozen clients behind
+    /// one NAT, and one address can then hold at most 3 % of the default 1024 slots. Behind a load balancer
+    /// without the PROXY protocol every client has the balancer's address: raise it there.
+    public var maxConnectionsPerAddress: Int
+    /// Time allowed from accept to the end of the first request head (and from the first byte of each later head to
+    /// its end); then `408` and close, or a silent close when nothing was sent. Default 10 s.
     public var requestHeadTimeout: Duration
     /// Time a connection may make no progress (idle keep-alive, or a peer not reading) before it is closed
     /// silently. Default 60 s.
@@ -21,6 +28,11 @@ public struct SocketServerConfiguration: Sendable {
     /// to close, so that unread input does not make the kernel reset the connection and destroy the response
     /// in flight. Default 2 s.
     public var lingerTimeout: Duration
+    /// Whether every connection must start with a PROXY protocol header (v1 or v2, as haproxy's `send-proxy` /
+    /// `send-proxy-v2` and nginx's `proxy_protocol on` send it). The header's client address then replaces the
+    /// socket's in per-address limits and access logs; a connection without a valid header within the request-head
+    /// timeout is closed without an answer. Enable it only behind a balancer that sends it. Default false.
+    public var proxyProtocol: Bool
     /// Request size limits. Default ``HTTPLimits/init(maxRequestLineBytes:maxHeaderBytes:maxHeaderCount:)``.
     public var limits: HTTPLimits
     /// Number of serial queues connections are spread over, round robin. Default: the active processor count.
@@ -31,9 +43,11 @@ public struct SocketServerConfiguration: Sendable {
         port: UInt16 = 0,
         backlog: Int32 = 511,
         maxConnections: Int = 1024,
+        maxConnectionsPerAddress: Int = 32,
         requestHeadTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60),
         lingerTimeout: Duration = .seconds(2),
+        proxyProtocol: Bool = false,
         limits: HTTPLimits = HTTPLimits(),
         workerQueues: Int = ProcessInfo.processInfo.activeProcessorCount
     ) {
@@ -41,9 +55,11 @@ public struct SocketServerConfiguration: Sendable {
         self.port = port
         self.backlog = backlog
         self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.requestHeadTimeout = requestHeadTimeout
         self.idleTimeout = idleTimeout
         self.lingerTimeout = lingerTimeout
+        self.proxyProtocol = proxyProtocol
         self.limits = limits
         self.workerQueues = workerQueues
     }

@@ -19,8 +19,15 @@ import PinsetHTTP
 /// worker forgets the connection.
 final class TransportConnection: @unchecked Sendable {
     private let fd: Int32
-    private let worker: TransportWorker
-    private let remoteAddress: String
+    let worker: TransportWorker
+    /// The client's address: the socket's, or the PROXY header's once it has arrived.
+    private(set) var remoteAddress: String
+    /// The address counted in the per-address limit, released when the connection closes; nil until counted.
+    private(set) var admittedAddress: String?
+    /// Bytes of a PROXY protocol header still arriving; nil when none is expected (any more).
+    private var proxyHeaderBytes: [UInt8]?
+    /// Admission number while no complete request head has arrived (an eviction candidate), then nil.
+    private var pendingNumber: UInt64?
     private var machine: HTTPConnectionStateMachine
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
@@ -31,11 +38,16 @@ final class TransportConnection: @unchecked Sendable {
     private var isClosed = false
     private var liveSources = 0
 
-    init(fd: Int32, remoteAddress: String, worker: TransportWorker, now: HTTPTime) {
+    /// Created by the listener at accept, which registers it as an eviction candidate at once (a burst of accepts
+    /// may run ahead of the workers adopting them); everything after that happens on `worker.queue`.
+    init(fd: Int32, remoteAddress: String, admittedAddress: String?, worker: TransportWorker, now: HTTPTime) {
         self.fd = fd
         self.worker = worker
         self.remoteAddress = remoteAddress
+        self.admittedAddress = admittedAddress
+        self.proxyHeaderBytes = worker.proxyProtocol ? [] : nil
         self.machine = HTTPConnectionStateMachine(configuration: worker.machineConfiguration, now: now)
+        self.pendingNumber = worker.admission.registerPending(self)
     }
 
     /// Starts reading. The source's handlers keep the connection alive until it is cancelled.
@@ -46,6 +58,13 @@ final class TransportConnection: @unchecked Sendable {
         liveSources += 1
         readSource = source
         source.resume()
+    }
+
+    /// Closes a connection chosen by the listener to make room, unless it has meanwhile sent a complete head.
+    func evict() {
+        guard !isClosed, pendingNumber != nil else { return }
+        pendingNumber = nil
+        closeNow()
     }
 
     /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
@@ -96,7 +115,12 @@ final class TransportConnection: @unchecked Sendable {
         if received > 0 {
             guard lingerDeadline == nil else { return }
             let now = HTTPTime.now()
-            machine.receive(UnsafeRawBufferPointer(rebasing: buffer[..<received]), now: now)
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<received])
+            if proxyHeaderBytes != nil {
+                receiveProxyHeader(bytes, now: now)
+            } else {
+                machine.receive(bytes, now: now)
+            }
             process(now: now)
         } else if received == 0 {
             sawEndOfInput = true
@@ -125,6 +149,7 @@ final class TransportConnection: @unchecked Sendable {
     private func sourceCancelled() {
         liveSources -= 1
         guard liveSources == 0 else { return }
+        headArrived()
         close(fd)
         readSource = nil
         writeSource = nil
@@ -138,11 +163,13 @@ final class TransportConnection: @unchecked Sendable {
         processing: while !isClosed {
             switch machine.nextAction(now: now) {
             case .handle(let request):
+                headArrived()
                 let response = worker.handler.handle(request)
                 let summary = machine.respond(response, to: request, now: now)
                 log(method: request.method.rawValue, target: request.target, summary: summary,
                     userAgent: request.header("User-Agent"), since: now.instant)
             case .rejected(let error, let summary):
+                headArrived()
                 logRejection(error, summary, since: now.instant)
             case .readMore, .close:
                 flush(now: now)
@@ -166,6 +193,38 @@ final class TransportConnection: @unchecked Sendable {
         worker.onRequest(AccessLogEntry(
             remoteAddress: remoteAddress, method: method, target: target, status: summary.status.code,
             bodyBytes: summary.bodyBytes, duration: .now - start, userAgent: userAgent))
+    }
+
+    /// Accumulates the PROXY header; once complete, takes the client address from it, applies the per-address
+    /// limit to that address and hands the bytes after the header to the protocol. An invalid header closes the
+    /// connection without an answer: the peer is not a balancer speaking the protocol.
+    private func receiveProxyHeader(_ bytes: UnsafeRawBufferPointer, now: HTTPTime) {
+        proxyHeaderBytes?.append(contentsOf: bytes)
+        guard let collected = proxyHeaderBytes else { return }
+        switch PROXYHeaderParser.parse(collected) {
+        case .incomplete:
+            return
+        case .invalid:
+            closeNow()
+        case .header(let header, let length):
+            proxyHeaderBytes = nil
+            if let source = header.source { remoteAddress = source.host }
+            guard worker.admission.admit(address: remoteAddress) else {
+                worker.onLimit?(.refusedPerAddress)
+                TransportListener.sendRefusal(fd, response: HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable)))
+                closeNow()
+                return
+            }
+            admittedAddress = remoteAddress
+            if collected.count > length { machine.receive(Array(collected[length...]), now: now) }
+        }
+    }
+
+    /// Leaves the set of eviction candidates: the connection sent a complete head, was refused, or closed.
+    private func headArrived() {
+        guard let pendingNumber else { return }
+        self.pendingNumber = nil
+        worker.admission.clearPending(pendingNumber)
     }
 
     // MARK: - Writing

@@ -15,17 +15,24 @@ final class TransportWorker: @unchecked Sendable {
     let lingerTimeout: Duration
     /// Receive buffer shared by the connections of this worker; valid because they run one at a time on `queue`.
     let readBuffer: UnsafeMutableRawBufferPointer
+    let admission: ConnectionAdmission
+    let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
+    let proxyProtocol: Bool
     private let counter: ConnectionCounter
     private var connections: [ObjectIdentifier: TransportConnection] = [:]
     private var timer: (any DispatchSourceTimer)?
     private var draining = false
 
     init(index: Int, configuration: SocketServerConfiguration, handler: any HTTPRequestHandler,
-         onRequest: @escaping @Sendable (AccessLogEntry) -> Void, counter: ConnectionCounter) {
+         onRequest: @escaping @Sendable (AccessLogEntry) -> Void, counter: ConnectionCounter,
+         admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+        self.onLimit = onLimit
+        self.proxyProtocol = configuration.proxyProtocol
         self.queue = DispatchQueue(label: "pinset.http.worker.\(index)", qos: .userInitiated)
         self.handler = handler
         self.onRequest = onRequest
         self.counter = counter
+        self.admission = admission
         self.lingerTimeout = configuration.lingerTimeout
         self.machineConfiguration = HTTPConnectionStateMachine.Configuration(
             limits: configuration.limits,
@@ -62,9 +69,9 @@ final class TransportWorker: @unchecked Sendable {
         }
     }
 
-    /// Takes ownership of an accepted, already counted descriptor. Must run on `queue`.
-    func adopt(fd: Int32, remoteAddress: String) {
-        let connection = TransportConnection(fd: fd, remoteAddress: remoteAddress, worker: self, now: .now())
+    /// Takes ownership of a connection the listener accepted, counted and created for this worker. Must run on
+    /// `queue`.
+    func adopt(_ connection: TransportConnection) {
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
         if draining { connection.beginDraining() }
@@ -73,6 +80,7 @@ final class TransportWorker: @unchecked Sendable {
     /// Called by a connection once its descriptor is closed. Must run on `queue`.
     func connectionDidClose(_ connection: TransportConnection) {
         guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+        if let admitted = connection.admittedAddress { admission.release(address: admitted) }
         counter.decrement()
     }
 

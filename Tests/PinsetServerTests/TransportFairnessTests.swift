@@ -1,0 +1,90 @@
+import Foundation
+import PinsetHTTP
+import PinsetServer
+import Testing
+
+/// Counts the server's connection-limit events; recorded from the listener's queue.
+final class ConnectionLimitEventCollector: @unchecked Sendable {
+    // The lock guards `events`.
+    private let lock = NSLock()
+    private var events: [ConnectionLimitEvent] = []
+
+    func record(_ event: ConnectionLimitEvent) { lock.withLock { events.append(event) } }
+
+    func count(_ event: ConnectionLimitEvent) -> Int { lock.withLock { events.filter { $0 == event }.count } }
+}
+
+@Suite("Transport: per-address limit and eviction")
+struct TransportFairnessTests {
+    static func start(maxConnections: Int, perAddress: Int, events: ConnectionLimitEventCollector) throws
+        -> (SocketServer, UInt16) {
+        let configuration = SocketServerConfiguration(
+            host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerAddress: perAddress,
+            requestHeadTimeout: .seconds(30), idleTimeout: .seconds(60), workerQueues: 2)
+        let server = SocketServer(configuration: configuration, handler: TransportTestHandler(),
+                                  onConnectionLimit: { events.record($0) })
+        return (server, try server.start())
+    }
+
+    @Test func oneAddressIsRefusedBeyondItsLimitWhileOthersAreServed() async throws {
+        let events = ConnectionLimitEventCollector()
+        let (server, port) = try Self.start(maxConnections: 100, perAddress: 3, events: events)
+        let held = try (0..<3).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.2") }
+        #expect(await transportEventually { server.openConnections == 3 })
+
+        let extra = try TransportTestClient(port: port, sourceAddress: "127.0.0.2")
+        let refused = String(decoding: extra.readToEnd().bytes, as: UTF8.self)
+        #expect(refused.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(refused)")
+        #expect(events.count(.refusedPerAddress) == 1)
+
+        let other = try TransportTestClient(port: port, sourceAddress: "127.0.0.3")
+        try other.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try other.readResponse().status == 200)
+
+        try held[0].send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try held[0].readResponse().status == 200, "connections within the limit keep working")
+        #expect(server.openConnections == 4)
+        #expect(events.count(.evicted) == 0)
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    @Test func floodOfSilentConnectionsFromOneAddressDoesNotKeepAGoodClientOut() async throws {
+        let events = ConnectionLimitEventCollector()
+        // The per-address limit is above the server's, so only eviction can make room for the good client.
+        let (server, port) = try Self.start(maxConnections: 16, perAddress: 64, events: events)
+        var attackers: [TransportTestClient] = []
+        for _ in 0..<300 { attackers.append(try TransportTestClient(port: port, sourceAddress: "127.0.0.2")) }
+        #expect(await transportEventually { events.count(.evicted) + events.count(.refusedPerAddress) >= 300 - 64 - 16 })
+        #expect(server.openConnections <= 16 + 2)
+
+        let good = try TransportTestClient(port: port, sourceAddress: "127.0.0.3")
+        try good.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        let response = try good.readResponse(timeout: .seconds(5))
+        #expect(response.status == 200)
+        #expect(response.bodyText == "hello\n")
+        #expect(events.count(.evicted) > 0)
+        #expect(events.count(.refusedServerFull) == 0)
+        attackers.removeAll()
+        #expect(await transportEventually { server.openConnections == 1 })
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    @Test func connectionsThatSentAHeadAreNeverEvicted() async throws {
+        let events = ConnectionLimitEventCollector()
+        let (server, port) = try Self.start(maxConnections: 2, perAddress: 64, events: events)
+        let served = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.4") }
+        for client in served {
+            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        let late = try TransportTestClient(port: port, sourceAddress: "127.0.0.5")
+        #expect(String(decoding: late.readToEnd().bytes, as: UTF8.self).hasPrefix("HTTP/1.1 503 "))
+        #expect(events.count(.refusedServerFull) == 1)
+        #expect(events.count(.evicted) == 0)
+        for client in served {
+            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+}
