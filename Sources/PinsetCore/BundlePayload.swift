@@ -50,18 +50,21 @@ public struct BundlePayload: Hashable, Sendable {
     public var publishedHosts: [PinnedHost] { hosts.filter(\.hasPins) }
 
     /// SHA-256 over the pin content alone (customer, version, hosts), not the signing or expiry time: two
-    /// bundles of one version must carry the same digest, or the later one is not genuine.
+    /// bundles of one version must carry the same digest, or the later one is not genuine. Host names enter in
+    /// their lower-case form, as `Hostname` compares them: payloads equal under `==` have equal digests, and a
+    /// digest stored before bundles kept the operator's spelling still matches after an upgrade.
     public var contentDigest: SHA256Fingerprint {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("customer"); writer.string(customer.rawValue)
         writer.key("version"); writer.integer(version)
-        writer.key("hashes"); Self.writeHosts(hosts, to: &writer)
+        writer.key("hashes"); Self.writeHosts(hosts, spelled: false, to: &writer)
         writer.endObject()
         return SHA256Fingerprint(of: writer.bytes)
     }
 
-    /// The UTF-8 JSON that is signed. Deterministic: equal payloads encode to equal bytes. Entries without pins
+    /// The UTF-8 JSON that is signed. Deterministic: payloads equal in every field, host-name spelling included,
+    /// encode to equal bytes (payloads equal under `==` may differ in host-name case). Entries without pins
     /// are left out, so this decodes to a payload whose `hosts` are this one's `publishedHosts`.
     public func encoded() -> [UInt8] {
         Self.encoded(customer: customer, timestamp: timestamp, expires: expires, version: version, encodedHosts: Self.encodedHosts(hosts))
@@ -72,7 +75,7 @@ public struct BundlePayload: Hashable, Sendable {
     /// `publishedHosts(of:)`): every signing path goes through here, so none can publish one.
     public static func encodedHosts(_ hosts: [PinnedHost]) -> [UInt8] {
         var writer = JSONWriter()
-        writeHosts(hosts.filter(\.hasPins).sorted { $0.hostname < $1.hostname }, to: &writer)
+        writeHosts(hosts.filter(\.hasPins).sorted { $0.hostname < $1.hostname }, spelled: true, to: &writer)
         return writer.bytes
     }
 
@@ -90,11 +93,13 @@ public struct BundlePayload: Hashable, Sendable {
         return writer.bytes
     }
 
-    private static func writeHosts(_ hosts: [PinnedHost], to writer: inout JSONWriter) {
+    /// `spelled`: the operator's spelling, which legacy clients compare byte for byte (the wire form), or the
+    /// lower-case name (the digest form).
+    private static func writeHosts(_ hosts: [PinnedHost], spelled: Bool, to writer: inout JSONWriter) {
         writer.beginArray()
         for host in hosts {
             writer.beginObject()
-            writer.key("hostname"); writer.string(host.hostname.spelling)
+            writer.key("hostname"); writer.string(spelled ? host.hostname.spelling : host.hostname.rawValue)
             writer.key("port"); writer.string(String(host.port))
             writer.key("fp"); writer.stringArray(host.certificateSHA256.map(\.hex))
             writer.key("pk"); writer.stringArray(host.subjectPublicKeyInfos.map { Base64.encode($0) })

@@ -14,9 +14,15 @@ public struct Hostname: Hashable, Sendable, Comparable, CustomStringConvertible 
     public let spelling: String
 
     public init(_ input: String) throws(ValidationError) {
+        // Checked before lower-casing: Unicode case mapping turns some non-ASCII characters into ASCII letters
+        // (U+212A KELVIN SIGN into "k"), so the lower-cased name would pass while the spelling, which bundles
+        // publish and the database stores, is not a DNS name.
+        guard input.utf8.allSatisfy({ $0 < 0x80 }) else {
+            throw ValidationError("The host name '\(input.prefix(80))' contains a non-ASCII character. Give internationalised names in their xn-- form.")
+        }
         var given = input
         if given.hasSuffix(".") { given.removeLast() }
-        let name = given.lowercased()
+        let name = String(decoding: given.utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
         guard !name.isEmpty else {
             throw ValidationError("The host name is empty. Give a DNS name such as api.example.com.")
         }

@@ -1,3 +1,4 @@
+import Foundation
 import SwiftASN1
 
 /// How a legacy GCX client (GCXTrustPolicy online pinning, v1.2.1) can match a pin.
@@ -13,7 +14,8 @@ public enum LegacyPinUse: String, Sendable, Hashable, CaseIterable {
 }
 
 extension Pin {
-    /// The ways a legacy GCX client can match this pin; empty when it cannot use it at all.
+    /// The ways a legacy GCX client can match this pin, as published; empty when it cannot use it at all.
+    /// `legacyUses(at:)` leaves out what no longer matches.
     public var legacyUses: [LegacyPinUse] {
         var uses: [LegacyPinUse] = []
         if certificateSHA256 != nil { uses.append(.certificateHash) }
@@ -21,8 +23,16 @@ extension Pin {
         return uses
     }
 
-    /// Whether a legacy GCX client can match this pin by `fp` or `pk`.
-    public var isUsableByLegacyClients: Bool { !legacyUses.isEmpty }
+    /// The ways a legacy GCX client can match this pin at `now`. A certificate past its `notAfter` fails chain
+    /// validation, so its `fp` matches nothing any more; an RSA key in `pk` stays usable, since a server may
+    /// present it in a renewed certificate.
+    public func legacyUses(at now: Date) -> [LegacyPinUse] {
+        guard let notAfter, now > notAfter else { return legacyUses }
+        return legacyUses.filter { $0 != .certificateHash }
+    }
+
+    /// Whether a legacy GCX client can match this pin by `fp` or `pk` at `now`.
+    public func isUsableByLegacyClients(at now: Date) -> Bool { !legacyUses(at: now).isEmpty }
 
     private static let rsaEncryption: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 1, 1]
 
@@ -38,10 +48,10 @@ extension Pin {
 }
 
 extension HostPins {
-    /// Pins a legacy GCX client can match (by `fp` or an RSA `pk`).
-    public var legacyUsablePins: [Pin] { pins.filter(\.isUsableByLegacyClients) }
+    /// Pins a legacy GCX client can match at `now` (by the `fp` of an unexpired certificate or an RSA `pk`).
+    public func legacyUsablePins(at now: Date) -> [Pin] { pins.filter { $0.isUsableByLegacyClients(at: now) } }
 
     /// A legacy client needs a backup too: fewer than two usable pins means one key change locks it out, and
     /// none means it can never connect.
-    public var lacksLegacyBackupPin: Bool { legacyUsablePins.count < Self.minimumRecommendedPins }
+    public func lacksLegacyBackupPin(at now: Date) -> Bool { legacyUsablePins(at: now).count < Self.minimumRecommendedPins }
 }

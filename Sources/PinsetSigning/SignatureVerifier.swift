@@ -124,8 +124,7 @@ public enum SignatureVerifier {
 ///   or none (anyExtendedKeyUsage alone does not do).
 struct BundleSignerPolicy: VerifierPolicy {
     static let usageFailureMarker = "bundle signer usage:"
-    /// Netscape certificate type (2.16.840.1.113730.1.1), a BIT STRING; OpenSSL still honours it.
-    static let netscapeCertificateType: ASN1ObjectIdentifier = [2, 16, 840, 1, 113_730, 1, 1]
+    static let netscapeCertificateType = SMIMEUsage.netscapeCertificateType
 
     private var pathValidation: RFC5280Policy
     private let validationTime: Date
@@ -153,7 +152,7 @@ struct BundleSignerPolicy: VerifierPolicy {
                 }
             }
             for (position, certificate) in chain.enumerated() {
-                if let extended = try certificate.extensions.extendedKeyUsage, !extended.contains(.emailProtection) {
+                if !(try SMIMEUsage.extendedKeyUsageAllowsSMIME(certificate)) {
                     let role = position == 0 ? "the signer" : "issuer '\(PinMaterial.describe(certificate.subject))'"
                     return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) extendedKeyUsage of \(role) lacks emailProtection")
                 }

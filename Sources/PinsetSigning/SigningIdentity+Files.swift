@@ -51,6 +51,8 @@ extension SigningIdentity {
     /// Writes the key (mode 0600), the signer certificate with its chain as PEM, and the trust anchor (the
     /// chain's last certificate, which apps embed) as DER, each atomically.
     public func write(keyPath: String, certificatePEMPath: String, certificateDERPath: String) throws {
+        // Encoded before anything is written, so a failure leaves no key without its anchor.
+        let anchorDER = try trustAnchorDER
         let keyPEM = try privateKey.serializeAsPEM().pemString + "\n"
         try AtomicFile.write(Array(keyPEM.utf8), to: keyPath, mode: 0o600)
         var chainPEM = certificatePEM + "\n"
@@ -58,6 +60,6 @@ extension SigningIdentity {
             chainPEM += try intermediate.serializeAsPEM().pemString + "\n"
         }
         try AtomicFile.write(Array(chainPEM.utf8), to: certificatePEMPath, mode: 0o644)
-        try AtomicFile.write(trustAnchorDER, to: certificateDERPath, mode: 0o644)
+        try AtomicFile.write(anchorDER, to: certificateDERPath, mode: 0o644)
     }
 }

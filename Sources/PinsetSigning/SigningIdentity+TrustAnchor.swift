@@ -19,13 +19,22 @@ extension SigningIdentity {
     /// certificate of that store. The signer itself is the anchor only when it is self-signed.
     public var trustAnchor: Certificate { intermediates.last ?? certificate }
 
-    /// DER of `trustAnchor`: what `pinset init` prints and writes to `trust-cert.der`.
+    /// DER of `trustAnchor`: what `pinset init` prints and writes to `trust-cert.der`. Throws rather than give
+    /// an empty anchor, which apps would embed and then reject every bundle with.
     public var trustAnchorDER: [UInt8] {
-        (try? PinMaterial.derBytes(of: trustAnchor)) ?? []
+        get throws(SigningIdentityError) {
+            do {
+                return try PinMaterial.derBytes(of: trustAnchor)
+            } catch {
+                throw SigningIdentityError("The trust anchor '\(PinMaterial.describe(trustAnchor.subject))' cannot be encoded as DER: \(error).")
+            }
+        }
     }
 
     /// Checks that the chain leads from the signer to a self-signed anchor, each certificate issued (name and
-    /// signature) by the next, and that every certificate is within its validity dates at `now`.
+    /// signature) by the next, that every certificate is within its validity dates at `now`, and that the chain
+    /// meets OpenSSL's S/MIME signing purpose (`SMIMEUsage`) as legacy clients apply it: every issuer a CA,
+    /// every extendedKeyUsage with emailProtection.
     ///
     /// - Returns: `expiryWarnings(at:)`.
     /// - Throws: when a certificate is expired or not yet valid, the chain is out of order, or it does not end
@@ -45,10 +54,22 @@ extension SigningIdentity {
                 guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
                     throw SigningIdentityError("\(name) is not issued by the certificate after it ('\(PinMaterial.describe(issuer.subject))'). Order the file signer first, then each issuer, ending with the root the apps embed.")
                 }
-                // OpenSSL refuses a path through an issuer whose basicConstraints say it is not a CA.
-                if case .notCertificateAuthority = try? issuer.extensions.basicConstraints {
-                    throw SigningIdentityError("'\(PinMaterial.describe(issuer.subject))' issues '\(PinMaterial.describe(certificate.subject))' but its basicConstraints say it is not a CA, so OpenSSL-based clients reject the chain. Reissue it with basicConstraints CA:TRUE.")
+                // OpenSSL refuses a path through an issuer that is not a CA by its own rules (`check_ca`).
+                let problem: String?
+                do { problem = try SMIMEUsage.issuerProblem(issuer) } catch {
+                    throw SigningIdentityError("The key usage extensions of '\(PinMaterial.describe(issuer.subject))' are malformed: \(error).")
                 }
+                if let problem {
+                    throw SigningIdentityError("'\(PinMaterial.describe(issuer.subject))' issues '\(PinMaterial.describe(certificate.subject))' but \(problem), so OpenSSL-based clients reject the chain. Reissue it with basicConstraints CA:TRUE and, if it has a keyUsage, keyCertSign.")
+                }
+            }
+            // OpenSSL's S/MIME purpose applies to every certificate of the chain, the root included.
+            let allowsSMIME: Bool
+            do { allowsSMIME = try SMIMEUsage.extendedKeyUsageAllowsSMIME(certificate) } catch {
+                throw SigningIdentityError("The extendedKeyUsage of \(name) is malformed: \(error).")
+            }
+            if !allowsSMIME {
+                throw SigningIdentityError("\(name) has an extendedKeyUsage without emailProtection, so OpenSSL's S/MIME verification in legacy clients rejects every bundle signed through it. Reissue it with extendedKeyUsage=emailProtection or without the extension.")
             }
         }
         let anchor = trustAnchor

@@ -89,6 +89,14 @@ struct ChangeRecorder {
         return version
     }
 
+    /// Records a change to a customer's settings that leaves its published content as it is: `updated_at` and
+    /// an audit entry at the current version. The version stays, since apps would otherwise fetch a bundle
+    /// whose pins are the same under a new number.
+    func recordSettingChange(of customer: CustomerRow, _ action: AuditAction, _ details: String) throws {
+        try db.execute(sql: "UPDATE customer SET updated_at = ? WHERE id = ?", arguments: [now, customer.id])
+        try audit(customer.name, action, details, version: customer.version)
+    }
+
     /// Records the version of a customer just inserted or removed, with its audit entry and the change counter.
     func recordMembership(of name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
         if version > 0 {

@@ -56,7 +56,8 @@ extension PinStore {
             let customer = try change.customer(name)
             guard customer.servesLegacyClients != serves else { return false }
             try db.execute(sql: "UPDATE customer SET legacy_clients = ? WHERE id = ?", arguments: [serves, customer.id])
-            try change.recordChange(of: customer, .customerUpdated, "legacy clients \(Self.onOff(customer.servesLegacyClients)) -> \(Self.onOff(serves))")
+            // Only which pin edits are refused changes; bundles stay the same.
+            try change.recordSettingChange(of: customer, .customerUpdated, "legacy clients \(Self.onOff(customer.servesLegacyClients)) -> \(Self.onOff(serves))")
             return true
         }
     }

@@ -28,7 +28,7 @@ extension PinStore {
             var seen = Set<String>()
             let added = pins.filter { seen.insert($0.displayName).inserted }
             for pin in added { try Self.insert(pin, hostID: hostID, at: change.now, db) }
-            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: nil)
+            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .newHost)
             let spelling = hostname.hasMixedCase ? " (published as \(hostname.spelling))" : ""
             var details = "added host \(hostname)\(spelling) port \(port), include-subdomains \(Self.onOff(includeSubdomains))"
             if !added.isEmpty {

@@ -16,7 +16,7 @@ extension PinStore {
     ///   `.invalidInput` for an empty batch, a pin with neither hash, or a pin whose SubjectPublicKeyInfo does
     ///   not hash to its SPKI SHA-256 (legacy `pk` clients and `pin-sha256` clients would disagree), or
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the host would still have fewer than
-    ///   two pins they can use.
+    ///   two pins they can use without gaining one.
     @discardableResult
     public func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, actor: String) throws -> PinChange {
         guard !pins.isEmpty else {
@@ -27,6 +27,7 @@ extension PinStore {
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
+            let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
             var bySPKI: [[UInt8]: [UInt8]?] = [:]
             var certificates: Set<[UInt8]> = []
             for row in try Row.fetchAll(db, sql: "SELECT spki_sha256, certificate_sha256 FROM pin WHERE host_id = ?", arguments: [hostID]) {
@@ -85,7 +86,7 @@ extension PinStore {
                     ? "Host \(hostname) of customer '\(owner.name)' already has the pin \(pins[0].displayName). Nothing was changed."
                     : "Host \(hostname) of customer '\(owner.name)' already has all \(pins.count) given pins. Nothing was changed.")
             }
-            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: nil)
+            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .addition(usableBefore: legacyUsableBefore))
 
             func describe(_ pins: [Pin]) -> String {
                 pins.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
@@ -141,7 +142,7 @@ extension PinStore {
             }
             let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
             try db.execute(sql: "DELETE FROM pin WHERE \(match)", arguments: matchArguments)
-            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, usableBefore: legacyUsableBefore)
+            try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .removal(usableBefore: legacyUsableBefore))
             let version = try change.recordChange(
                 of: owner, .pinRemoved,
                 "\(hostname): removed pin \(spkiSHA256.base64) (\(label.isEmpty ? "no label" : label)); \(count - 1) pin(s) left"

@@ -141,6 +141,7 @@ struct CustomerCommand: AsyncParsableCommand {
 /// Prints a pin set and flags hosts without a backup pin, for Pinset clients and for legacy GCX clients.
 enum PinSetPrinter {
     static func print(_ pinSet: PinSet, json: Bool) throws {
+        let now = Date()
         if json {
             try Output.json([
                 "customer": pinSet.customer.rawValue,
@@ -150,7 +151,7 @@ enum PinSetPrinter {
                     [
                         "hostname": host.hostname.rawValue, "publishedHostname": host.hostname.spelling,
                         "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
-                        "legacyUsablePins": host.legacyUsablePins.count,
+                        "legacyUsablePins": host.legacyUsablePins(at: now).count,
                         "pins": host.pins.map(pinJSON),
                     ] as [String: Any]
                 },
@@ -161,7 +162,7 @@ enum PinSetPrinter {
         for host in pinSet.hosts {
             let spelling = host.hostname.hasMixedCase ? "  (published as \(host.hostname.spelling))" : ""
             Output.line("")
-            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins.count) of \(host.pins.count) pins")
+            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins(at: now).count) of \(host.pins.count) pins")
             Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
         }
         warnAboutBackupPins(pinSet)
@@ -194,8 +195,9 @@ enum PinSetPrinter {
         for host in pinSet.hosts where host.lacksBackupPin {
             Output.warn("\(pinSet.customer)/\(host.hostname) has \(host.pins.count) pin\(host.pins.count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
         }
-        for host in pinSet.hosts where host.lacksLegacyBackupPin {
-            let usable = host.legacyUsablePins.count
+        let now = Date()
+        for host in pinSet.hosts where host.lacksLegacyBackupPin(at: now) {
+            let usable = host.legacyUsablePins(at: now).count
             let consequence = usable == 0 ? "legacy GCX clients cannot connect to it at all" : "one certificate change locks legacy GCX clients out"
             Output.warn("\(pinSet.customer)/\(host.hostname) has \(usable) pin\(usable == 1 ? "" : "s") legacy GCX clients can use (they match only a certificate's SHA-256 or an RSA key, not --hash pins or EC keys): \(consequence). Add pins with --certificate or --from-host\(pinSet.servesLegacyClients ? "" : ", or ignore this if no legacy clients use this customer").")
         }

@@ -60,16 +60,17 @@ struct HostCommand: AsyncParsableCommand {
             guard let pinSet = try options.openStore().pinSet(for: customer) else {
                 throw CLIError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
+            let now = Date()
             if options.json {
                 try Output.json(pinSet.hosts.map {
                     ["hostname": $0.hostname.rawValue, "publishedHostname": $0.hostname.spelling, "port": Int($0.port),
-                     "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count, "legacyUsablePins": $0.legacyUsablePins.count] as [String: Any]
+                     "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count, "legacyUsablePins": $0.legacyUsablePins(at: now).count] as [String: Any]
                 })
                 return
             }
             Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE"], pinSet.hosts.map {
                 [$0.hostname.rawValue, $0.hostname.spelling, String($0.port), $0.includeSubdomains ? "yes" : "no", String($0.pins.count),
-                 String($0.legacyUsablePins.count)]
+                 String($0.legacyUsablePins(at: now).count)]
             })
             PinSetPrinter.warnAboutBackupPins(pinSet)
         }

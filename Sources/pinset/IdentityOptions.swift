@@ -42,6 +42,8 @@ struct IdentityOptions: ParsableArguments {
         let identity: SigningIdentity
         if let importKey, let importCertificate {
             identity = try SigningIdentity.load(keyPath: importKey, certificatePath: importCertificate)
+            // The same chain rules as `init --import-*`: apps must be able to embed its root and verify through it.
+            _ = try identity.checkChain(at: Date())
         } else if let keyType, let type = SigningKeyType(argument: keyType) {
             identity = try SigningIdentity.generate(keyType: type, commonName: commonName ?? customer.rawValue, validityDays: validityDays)
         } else {

@@ -57,7 +57,7 @@ struct InitCommand: AsyncParsableCommand {
         // What apps embed is the chain's root, not the signer: an app embedding an issued signer certificate
         // rejects every bundle ("self-signed certificate in certificate chain").
         let anchor = result.trustAnchor
-        let base64 = Base64.encode(result.trustAnchorDER)
+        let base64 = Base64.encode(try result.trustAnchorDER)
         let warnings = result.expiryWarnings(at: Date())
         if options.json {
             try Output.json([

@@ -63,6 +63,32 @@ struct StoredStateTests {
         #expect(repaired.version == 1)
     }
 
+    /// The stored content digest hashes host names lower-case, as the library did before bundles kept the
+    /// operator's spelling: a state file written then still loads, so an upgrade keeps the app's pins.
+    @Test func stateOfAMixedCaseBundleLoadsWithTheLowerCaseDigest() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let mixed = try fixture.payload(version: 3, hosts: [ClientFixture.host("API.Example.com", pins: ["api-key"])])
+        try await fixture.update(fixture.makeUpdater(), with: mixed)
+
+        let lower = try ClientFixture.host("api.example.com", pins: ["api-key"])
+        let earlierDigest = SHA256Fingerprint(
+            of: Array("{\"customer\":\"acme\",\"version\":3,\"hashes\":".utf8) + BundlePayload.encodedHosts([lower]) + Array("}".utf8)
+        ).hex
+        let original = try #require(fixture.stateFileBytes())
+        // The header line, then the metadata line; the signed bundle after it is binary.
+        let metadata = String(decoding: original.split(separator: UInt8(ascii: "\n"), maxSplits: 2)[1], as: UTF8.self)
+        #expect(metadata.contains("\"content-sha256\":\"\(earlierDigest)\""), "\(metadata)")
+        #expect(original.firstRange(of: Array("\"hostname\":\"API.Example.com\"".utf8)) != nil)
+
+        guard case .loaded(let stored) = await fixture.makeUpdater().loadStoredPins() else {
+            Issue.record("the stored pins of a mixed-case bundle were not loaded")
+            return
+        }
+        #expect(stored.payload.hosts.first?.hostname.spelling == "API.Example.com")
+        #expect(stored.contentDigest.hex == earlierDigest)
+    }
+
     @Test func halfWrittenStateFileIsNotValid() async throws {
         try await expectRejected { Array($0.prefix($0.count / 2)) }
     }

@@ -137,6 +137,19 @@ struct UpdateRejectionTests {
         #expect(error.code == .versionContentMismatch)
     }
 
+    /// Host names compare ignoring case, and so does the content digest: the same pins with a host name spelt
+    /// differently are the same content, not a forged version.
+    @Test func sameVersionDifferingOnlyInHostNameCaseIsAccepted() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let updater = fixture.makeUpdater()
+        try await fixture.update(updater, with: try fixture.payload(version: 5))
+        let respelt = [try ClientFixture.host("API.Example.COM", pins: ["api-key"])]
+        fixture.clock.advance(by: 1)
+        let accepted = try await fixture.update(updater, with: try fixture.payload(version: 5, hosts: respelt))
+        #expect(accepted.payload.hosts.first?.hostname.spelling == "API.Example.COM")
+    }
+
     @Test func truncatedBodyIsRefused() async throws {
         let error = try await rejection(try ClientFixture()) { f in
             let bytes = try f.signed(try f.payload(version: 6))

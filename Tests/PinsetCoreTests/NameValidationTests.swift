@@ -31,6 +31,14 @@ struct NameValidationTests {
         #expect(throws: ValidationError.self) { try Hostname(name) }
     }
 
+    /// Lower-casing maps U+212A KELVIN SIGN to "k" and U+0130 to "i" plus a combining dot: a name holding them
+    /// must be refused as given, not validated in its lower-cased form.
+    @Test(arguments: ["\u{212A}.example.com", "api.\u{212A}.example.com", "\u{0130}.example.com", "KELVIN\u{212A}.example.com"])
+    func rejectsNonASCIIThatLowerCasesToASCII(_ name: String) {
+        let error = #expect(throws: ValidationError.self) { try Hostname(name) }
+        #expect(error?.description.contains("non-ASCII") == true)
+    }
+
     @Test func parsesPinHashes() throws {
         let bytes = (0..<32).map { UInt8($0) }
         let base64 = Base64.encode(bytes)

@@ -73,6 +73,9 @@ import Testing
             try expectRejected(cli, ["customer", "add", "../etc"], mentioning: "customer name")
             try expectRejected(cli, ["customer", "add", "ACME"], mentioning: "exists")
             try expectRejected(cli, ["host", "add", "acme", "*.example.com"], mentioning: "wildcard")
+            try expectRejected(cli, ["host", "add", "acme", "\u{212A}.example.com"], mentioning: "non-ASCII")
+            try expectRejected(cli, ["host", "add", "acme", "\u{0130}.example.com"], mentioning: "non-ASCII")
+            try expectRejected(cli, ["pin", "add", "acme", "api.\u{212A}.example.com", "--hash", Self.validHash], mentioning: "non-ASCII")
             try expectRejected(cli, ["host", "add", "acme", "api.example.com", "--port", "70000"], mentioning: "port")
         }
     }

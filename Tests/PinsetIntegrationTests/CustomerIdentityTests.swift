@@ -206,6 +206,20 @@ import Testing
         #expect(try !verifies("\(out)/acme.json.signed", under: cli.trustCertificate))
     }
 
+    /// A customer's imported chain meets the same rules as the deployment's: an intermediate whose
+    /// extendedKeyUsage lacks emailProtection makes OpenSSL-based apps reject every bundle.
+    @Test func anImportedChainThroughAServerAuthIntermediateIsRefused() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let pki = try LegacyClientAnchorTests.opensslIntermediateChain(in: cli.directory, intermediateExtensions: "extendedKeyUsage=serverAuth")
+        let before = try cli.databaseDump()
+        let added = try cli.run(["customer", "add", "acme", "--import-key", pki.key, "--import-certificate", pki.chain])
+        #expect(added.status != 0)
+        #expect(added.stderr.contains("'Legacy Intermediate'") && added.stderr.contains("emailProtection"), "\(added.stderr)")
+        #expect(try cli.databaseDump() == before)
+        #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/customers/acme/signing-key.pem"))
+    }
+
     static func version(_ json: Data) -> Int {
         let list = (try? JSONSerialization.jsonObject(with: json)) as? [[String: Any]]
         return list?.first?["version"] as? Int ?? -1

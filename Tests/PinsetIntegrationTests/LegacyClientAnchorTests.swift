@@ -67,6 +67,63 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/signing-key.pem"))
     }
 
+    /// A root, an intermediate with `intermediateExtensions` besides CA:TRUE and keyCertSign, and a signer,
+    /// made by openssl; returns the signer key, the signer+intermediate+root chain, the root's DER and a
+    /// bundle `openssl smime -sign` made through that chain.
+    static func opensslIntermediateChain(in directory: TemporaryDirectory, intermediateExtensions: String) throws
+        -> (key: String, chain: String, rootDER: [UInt8], bundle: [UInt8]) {
+        func run(_ arguments: [String]) throws {
+            let result = try ProcessRunner.run("openssl", arguments)
+            #expect(result.status == 0, "openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        let rootKey = directory.file("root.key"), root = directory.file("root.pem")
+        try run(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", rootKey])
+        try run(["req", "-new", "-x509", "-key", rootKey, "-out", root, "-days", "3650", "-subj", "/CN=Legacy Root",
+                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        let issuerKey = directory.file("intermediate.key"), issuerRequest = directory.file("intermediate.csr")
+        let issuer = directory.file("intermediate.pem")
+        try run(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", issuerKey])
+        try run(["req", "-new", "-key", issuerKey, "-out", issuerRequest, "-subj", "/CN=Legacy Intermediate"])
+        let issuerExtensions = try directory.write("intermediate.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n\(intermediateExtensions)\n")
+        try run(["x509", "-req", "-in", issuerRequest, "-CA", root, "-CAkey", rootKey, "-CAcreateserial", "-days", "1000", "-out", issuer, "-extfile", issuerExtensions])
+        let signerKey = directory.file("signer.key"), request = directory.file("signer.csr"), signer = directory.file("signer.pem")
+        try run(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", signerKey])
+        chmod(signerKey, 0o600)
+        try run(["req", "-new", "-key", signerKey, "-out", request, "-subj", "/CN=Legacy Signer"])
+        let extensions = try directory.write("signer.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n")
+        try run(["x509", "-req", "-in", request, "-CA", issuer, "-CAkey", issuerKey, "-CAcreateserial", "-days", "825", "-out", signer, "-extfile", extensions])
+        let chain = try directory.write("chain.pem", try [signer, issuer, root].map { try String(contentsOfFile: $0, encoding: .utf8) }.joined())
+        let payload = try directory.write("payload.json", "{\"customer\":\"acme\",\"timestamp\":\(Int64(Date().timeIntervalSince1970)),\"hashes\":[]}")
+        let bundle = directory.file("bundle.p7")
+        try run(["smime", "-sign", "-binary", "-nodetach", "-outform", "DER", "-in", payload, "-signer", signer, "-inkey", signerKey,
+                 "-certfile", issuer, "-out", bundle])
+        let rootDER = try ProcessRunner.run("openssl", ["x509", "-in", root, "-outform", "DER"]).stdout
+        return (signerKey, chain, rootDER, [UInt8](try Data(contentsOf: URL(fileURLWithPath: bundle))))
+    }
+
+    /// OpenSSL's S/MIME purpose covers the issuers too: an intermediate whose extendedKeyUsage lacks
+    /// emailProtection makes legacy apps reject every bundle, so `init` refuses such a chain.
+    @Test func intermediateWithoutEmailProtectionIsRefusedAsOpenSSLRefusesIt() throws {
+        for (extensions, usable) in [("", true), ("extendedKeyUsage=emailProtection", true), ("extendedKeyUsage=serverAuth", false)] {
+            let cli = try PinsetCLI()
+            defer { cli.remove() }
+            let pki = try Self.opensslIntermediateChain(in: cli.directory, intermediateExtensions: extensions)
+            let legacy = try LegacyGCXClient(anchorDER: pki.rootDER, directory: cli.directory.path)
+            let result = try cli.run(["init", "--import-key", pki.key, "--import-certificate", pki.chain])
+            if usable {
+                #expect(result.status == 0, "\(extensions): \(result.combined)")
+                #expect(throws: Never.self) { try legacy.accept(bundle: pki.bundle) }
+            } else {
+                #expect(result.status != 0)
+                #expect(result.stderr.contains("'Legacy Intermediate'") && result.stderr.contains("emailProtection"), "\(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/signing-key.pem"))
+                #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/trust-cert.der"))
+                let refusal = #expect(throws: LegacyGCXClient.Refusal.self) { try legacy.accept(bundle: pki.bundle) }
+                #expect(refusal?.reason.contains("unsuitable certificate purpose") == true, "\(String(describing: refusal))")
+            }
+        }
+    }
+
     /// An anchor that expired yesterday, or is not valid yet, is refused; one that expires soon is a warning.
     @Test func validityOfEveryChainCertificateIsChecked() throws {
         let day: TimeInterval = 86_400

@@ -128,21 +128,32 @@ import Testing
         #expect(removal.stderr.contains("Add the replacement certificate first"), "\(removal.stderr)")
         #expect(try cli.databaseDump() == before)
 
-        // A host added while the protection was off gets its pins only in a batch legacy clients can use.
+        // A host added while the protection was off gets only pins legacy clients can use; it may gain them one
+        // at a time, with a warning while it is short. The setting itself publishes nothing new.
         #expect(try cli.run(["customer", "update", "acme", "--no-legacy-clients"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "www.example.com"]).status == 0)
+        func shown() throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["customer", "show", "acme", "--json"]).stdout)) as? [String: Any])
+        }
+        let versionBefore = try #require(try shown()["version"] as? Int64)
         let enabled = try cli.run(["customer", "update", "acme", "--legacy-clients"])
         #expect(enabled.status == 0, "\(enabled.combined)")
+        #expect(try shown()["version"] as? Int64 == versionBefore)
+        #expect(try shown()["servesLegacyClients"] as? Bool == true)
         #expect(enabled.stderr.contains("www.example.com has 0 pins legacy GCX clients can use"), "\(enabled.stderr)")
         before = try cli.databaseDump()
         let hashes = try cli.run(["pin", "add", "acme", "www.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert),
                                   "--hash", try CLIPinSourceTests.opensslPin(certificate: backup.cert)])
         #expect(hashes.status != 0)
         #expect(hashes.stderr.contains("serves legacy GCX clients"), "\(hashes.stderr)")
-        #expect(try cli.run(["pin", "add", "acme", "www.example.com", "--certificate", leaf.cert]).status != 0)
+        #expect(hashes.stderr.contains("'pinset pin add' with --certificate, --from-host, --certificate-sha256 or an RSA --public-key"), "\(hashes.stderr)")
         #expect(try cli.databaseDump() == before)
+        let one = try cli.run(["pin", "add", "acme", "www.example.com", "--certificate", leaf.cert])
+        #expect(one.status == 0, "\(one.combined)")
+        #expect(one.stderr.contains("www.example.com has 1 pin legacy GCX clients can use"), "\(one.stderr)")
         let both = try cli.run(["pin", "add", "acme", "www.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
         #expect(both.status == 0, "\(both.combined)")
+        #expect(!both.stderr.contains("legacy GCX clients can use"), "\(both.stderr)")
 
         // Turned off, the refused removal goes through with a warning.
         #expect(try cli.run(["customer", "update", "acme", "--no-legacy-clients"]).status == 0)

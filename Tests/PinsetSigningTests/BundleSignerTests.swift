@@ -74,7 +74,7 @@ struct BundleSignerTests {
         let truncated = await SignatureVerifier.verify(Array(signed.prefix(signed.count / 2)), trustAnchors: [identity.certificate], at: Date())
         #expect(truncated.failureCode == .malformedSignedData)
 
-        let later = await SignatureVerifier.verify(signed, trustAnchors: [identity.certificate], at: Date().addingTimeInterval(86_400 * 365))
+        let later = await SignatureVerifier.verify(signed, trustAnchors: [identity.certificate], at: identity.certificate.notValidAfter.addingTimeInterval(86_400))
         #expect(later.failureCode == .untrustedSigner)
     }
 

@@ -26,7 +26,7 @@ struct SigningIdentityTrustAnchorTests {
         let signer = try TestPKI.leaf(commonName: "Signer", issuer: intermediate, notAfter: Date().addingTimeInterval(400 * Self.day))
         let identity = try Self.identity(signer: signer, chain: [intermediate, root])
         #expect(identity.trustAnchor == root.certificate)
-        #expect(identity.trustAnchorDER == root.certificateDER)
+        #expect(try identity.trustAnchorDER == root.certificateDER)
         #expect(try identity.checkChain(at: Date()).isEmpty)
 
         let selfSigned = try TestPKI.signingIdentity()
@@ -49,6 +49,65 @@ struct SigningIdentityTrustAnchorTests {
         #expect { try Self.identity(signer: underNotCA, chain: [notCA, root]).checkChain(at: Date()) } throws: { error in
             String(describing: error).contains("not a CA")
         }
+    }
+
+    /// OpenSSL's S/MIME purpose, applied to every certificate of the chain as legacy clients do.
+    @Test func issuersMustMeetOpenSSLsSMIMEPurpose() throws {
+        func refusal(root rootExtensions: Certificate.Extensions? = nil, intermediate issuerExtensions: Certificate.Extensions) throws -> String? {
+            let root = try TestPKI.certificateAuthority(commonName: "Root", extensions: rootExtensions)
+            let issuer = try TestPKI.leaf(commonName: "Intermediate", issuer: root, extensions: issuerExtensions)
+            let signer = try TestPKI.leaf(commonName: "Signer", issuer: issuer)
+            do {
+                _ = try Self.identity(signer: signer, chain: [issuer, root]).checkChain(at: Date())
+                return nil
+            } catch {
+                return String(describing: error)
+            }
+        }
+        let ca = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true))
+        }
+        #expect(try refusal(intermediate: ca) == nil)
+        #expect(try refusal(intermediate: try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true))
+            try ExtendedKeyUsage([.serverAuth, .emailProtection])
+        }) == nil)
+        // keyUsage alone makes a v3 issuer a CA for OpenSSL.
+        #expect(try refusal(intermediate: try Certificate.Extensions { Critical(KeyUsage(keyCertSign: true)) }) == nil)
+
+        let serverAuthOnly = try refusal(intermediate: try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true))
+            try ExtendedKeyUsage([.serverAuth])
+        })
+        #expect(serverAuthOnly?.contains("'Intermediate' has an extendedKeyUsage without emailProtection") == true, "\(serverAuthOnly ?? "accepted")")
+        let anyUsage = try refusal(intermediate: try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true))
+            try ExtendedKeyUsage([.any])
+        })
+        #expect(anyUsage?.contains("without emailProtection") == true, "\(anyUsage ?? "accepted")")
+        let rootServerAuth = try refusal(root: try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(keyCertSign: true))
+            try ExtendedKeyUsage([.serverAuth])
+        }, intermediate: ca)
+        #expect(rootServerAuth?.contains("'Root' has an extendedKeyUsage without emailProtection") == true, "\(rootServerAuth ?? "accepted")")
+
+        let noCertSign = try refusal(intermediate: try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(digitalSignature: true))
+        })
+        #expect(noCertSign?.contains("'Intermediate' issues 'Signer' but its keyUsage lacks keyCertSign") == true, "\(noCertSign ?? "accepted")")
+        let rootNoCertSign = try refusal(root: try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(digitalSignature: true))
+        }, intermediate: ca)
+        #expect(rootNoCertSign?.contains("'Root' issues 'Intermediate' but its keyUsage lacks keyCertSign") == true, "\(rootNoCertSign ?? "accepted")")
+        let neither = try refusal(intermediate: try Certificate.Extensions { try ExtendedKeyUsage([.emailProtection]) })
+        #expect(neither?.contains("neither basicConstraints CA:TRUE nor a keyUsage") == true, "\(neither ?? "accepted")")
     }
 
     @Test func datesOfEveryCertificateAreChecked() throws {

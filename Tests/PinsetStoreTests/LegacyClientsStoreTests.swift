@@ -32,7 +32,7 @@ import Testing
 
         let chain = try Sample.certificateChainPins()
         try store.addPins(chain + [try Sample.hashPin(3)], to: host, of: acme, actor: Sample.actor)
-        #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins.count == 2)
+        #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins(at: fixture.clock.now()).count == 2)
 
         // A pin legacy clients cannot see may go; one they use may not.
         try store.removePin(try Sample.hashPin(3).spkiSHA256!, from: host, of: acme, actor: Sample.actor)
@@ -43,10 +43,16 @@ import Testing
         #expect(removal?.code == .tooFewLegacyPins)
         #expect(try dump(store) == before)
 
+        // The setting changes no published content, so the version stays; the audit log records it.
+        let version = try #require(try store.pinSet(for: acme)?.version)
+        fixture.clock.advance(by: 60)
         #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor))
         #expect(try store.setServesLegacyClients(false, for: acme, actor: Sample.actor) == false)
+        #expect(try store.pinSet(for: acme)?.version == version)
+        let entry = try #require(try store.auditLog(customer: acme, limit: 1).first)
+        #expect(entry.action == .customerUpdated && entry.details == "legacy clients on -> off" && entry.version == version)
         try store.removePin(chain[0].spkiSHA256!, from: host, of: acme, actor: Sample.actor)
-        #expect(try store.auditLog(customer: acme, limit: 10).contains { $0.action == .customerUpdated })
+        #expect(try store.pinSet(for: acme)?.version ?? 0 > version)
     }
 
     @Test func aHostComesWithItsPinsInOneChange() throws {
@@ -64,7 +70,7 @@ import Testing
         try store.addHost(host, pins: chain + [chain[0]], to: acme, actor: Sample.actor)
         let stored = try #require(try store.pinSet(for: acme)?.hosts.first)
         #expect(Set(stored.pins.map(\.spkiSHA256)) == Set(chain.map(\.spkiSHA256)))
-        #expect(stored.legacyUsablePins.count == 2)
+        #expect(stored.legacyUsablePins(at: fixture.clock.now()).count == 2)
         #expect(try store.auditLog(customer: acme, limit: 1).first?.details.contains("with 2 pin(s)") == true)
     }
 
@@ -85,6 +91,53 @@ import Testing
             try store.removePin(certificatePin.spkiSHA256!, from: host, of: acme, actor: Sample.actor)
         }
         #expect(error?.code == .tooFewLegacyPins)
+    }
+
+    /// A short host may gain legacy-usable pins one at a time: an addition is refused only when the host stays
+    /// short without gaining one. A certificate that has expired by the time of the change does not count.
+    @Test func anAdditionThatImprovesAShortHostIsAllowed() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(host, to: acme, actor: Sample.actor)
+        try store.addPins([try Sample.hashPin(1)], to: host, of: acme, actor: Sample.actor)
+        try store.setServesLegacyClients(true, for: acme, actor: Sample.actor)
+        let chain = try Sample.certificateChainPins()
+
+        // 0 → 1 usable: allowed, though still short.
+        try store.addPins([chain[0]], to: host, of: acme, actor: Sample.actor)
+        #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins(at: fixture.clock.now()).count == 1)
+        // 1 → 1: refused.
+        var before = try dump(store)
+        let unusable = #expect(throws: StoreError.self) { try store.addPins([try Sample.hashPin(2)], to: host, of: acme, actor: Sample.actor) }
+        #expect(unusable?.code == .tooFewLegacyPins)
+        #expect(unusable?.message.contains("pin add") == true)
+        #expect(try dump(store) == before)
+        // A certificate already expired at the time of the change adds nothing legacy clients can use.
+        let expired = try Sample.certificateChainPins(notAfter: StoreFixture.start.addingTimeInterval(-86_400))
+        before = try dump(store)
+        let stale = #expect(throws: StoreError.self) { try store.addPins([expired[0]], to: host, of: acme, actor: Sample.actor) }
+        #expect(stale?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+        // 1 → 2.
+        try store.addPins([chain[1]], to: host, of: acme, actor: Sample.actor)
+        #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins(at: fixture.clock.now()).count == 2)
+        // Once the certificates expire, the host counts as short again.
+        fixture.clock.advance(by: 3651 * 86_400 + Date().timeIntervalSince(StoreFixture.start))
+        #expect(try store.pinSet(for: acme)?.hosts.first?.legacyUsablePins(at: fixture.clock.now()).count == 0)
+    }
+
+    /// Every option the refusal names exists on the command it names.
+    @Test func refusalsNameOnlyOptionsThatExist() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
+        try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
+        let newHost = #expect(throws: StoreError.self) { try store.addHost(host, pins: [try Sample.hashPin(1)], to: acme, actor: Sample.actor) }
+        let message = try #require(newHost?.message)
+        #expect(message.contains("'pinset host add --certificate FILE'"), "\(message)")
+        #expect(!message.contains("--from-host") && !message.contains("--public-key"), "\(message)")
     }
 
     @Test func hostNamesKeepTheirCaseAndStayUniqueIgnoringIt() throws {

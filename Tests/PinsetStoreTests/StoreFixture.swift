@@ -58,9 +58,11 @@ enum Sample {
     }
 
     /// A CA and a leaf it issued, both as pins made from real certificates (SPKI, certificate hash, notAfter).
-    static func certificateChainPins() throws -> [Pin] {
-        let ca = try TestPKI.certificateAuthority()
-        let leaf = try TestPKI.leaf(commonName: "api.example.com", dnsNames: ["api.example.com"], issuer: ca)
+    /// `notAfter` defaults to well past `StoreFixture.start`: an expired certificate's `fp` no longer counts
+    /// for legacy clients.
+    static func certificateChainPins(notAfter: Date = Date().addingTimeInterval(3650 * 86_400)) throws -> [Pin] {
+        let ca = try TestPKI.certificateAuthority(notAfter: notAfter)
+        let leaf = try TestPKI.leaf(commonName: "api.example.com", dnsNames: ["api.example.com"], issuer: ca, notAfter: notAfter)
         return [
             try PinMaterial.pin(for: leaf.certificate, source: PinSource(kind: .certificate, detail: "/etc/ssl/leaf.pem")),
             try PinMaterial.pin(for: ca.certificate, source: PinSource(kind: .liveHost, detail: "api.example.com:443")),

@@ -4,7 +4,8 @@ import Foundation
 /// operations through the real `openssl` binary.
 ///
 /// 1. The bundle: `PKCS7_verify` with the S/MIME signing purpose and the embedded trust certificate as the
-///    only trust store — exactly `openssl smime -verify -inform der -CAfile <anchor>` — then
+///    only trust store — exactly `openssl smime -verify -inform der -CAfile <anchor> -no-CApath -no-CAstore
+///    -purpose smimesign` — then
 ///    `timestamp + 600 >= now`.
 /// 2. A connection to `hostname`: the first `hashes[]` entry whose `hostname` equals it byte for byte (no case
 ///    folding, `port` never read); accepted when the SHA-256 of a DER certificate of the presented chain is in
@@ -54,7 +55,10 @@ public struct LegacyGCXClient: Sendable {
         let path = "\(directory)/legacy-bundle-\(UUID().uuidString.prefix(8)).der"
         try Data(bundle).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let verified = try ProcessRunner.run("openssl", ["smime", "-verify", "-inform", "der", "-in", path, "-CAfile", anchorPEMPath])
+        // OpenSSL 3 also loads the default CApath and CAstore unless told not to; the app trusts only its anchor.
+        let verified = try ProcessRunner.run("openssl", [
+            "smime", "-verify", "-inform", "der", "-in", path, "-CAfile", anchorPEMPath, "-no-CApath", "-no-CAstore", "-purpose", "smimesign",
+        ])
         guard verified.status == 0 else {
             throw Refusal(reason: "PKCS7_verify failed: \(verified.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }

@@ -28,9 +28,10 @@ public enum TestPKI {
         commonName: String = "Pinset Test CA",
         key: Certificate.PrivateKey = Certificate.PrivateKey(P256.Signing.PrivateKey()),
         notBefore: Date = Date().addingTimeInterval(-3600),
-        notAfter: Date = Date().addingTimeInterval(86_400 * 30)
+        notAfter: Date = Date().addingTimeInterval(86_400 * 30),
+        extensions: Certificate.Extensions? = nil
     ) throws -> Issued {
-        let extensions = try Certificate.Extensions {
+        let extensions = try extensions ?? Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
             Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
         }
