@@ -40,7 +40,8 @@ public struct SignerRequest: Sendable {
             }
             return try CertificateSigningRequest(derEncoded: bytes)
         } catch {
-            throw SigningIdentityError("\(origin) is not a PKCS#10 certificate signing request in PEM or DER form (\(error)). Give the file 'pinset signer request' wrote.")
+            // swift-crypto refuses to parse RSA keys below 2048 bits, so a weak key ends up here too.
+            throw SigningIdentityError("\(origin) could not be read as a PKCS#10 certificate signing request (\(error)). Requests must be PEM or DER and carry a P-256, P-384 or RSA key of 2048 to 4096 bits; weaker keys are refused. Give the file 'pinset signer request' wrote.")
         }
     }
 }

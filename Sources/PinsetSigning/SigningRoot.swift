@@ -32,6 +32,15 @@ public struct SigningRoot: Sendable {
         self.certificate = certificate
     }
 
+    /// Refuses a certificate that cannot serve as the root apps embed: not self-signed, or not a CA that OpenSSL
+    /// accepts as the issuer of S/MIME signers.
+    public static func checkRootCertificate(_ certificate: Certificate) throws(SigningIdentityError) {
+        guard certificate.issuer == certificate.subject, certificate.publicKey.isValidSignature(certificate.signature, for: certificate) else {
+            throw SigningIdentityError("'\(PinMaterial.describe(certificate.subject))' is not self-signed (issued by '\(PinMaterial.describe(certificate.issuer))'). Apps can only embed a self-signed root.")
+        }
+        try checkCertificateAuthority(certificate)
+    }
+
     /// Refuses a root that OpenSSL-based clients would not accept as the issuer of a signer certificate.
     static func checkCertificateAuthority(_ certificate: Certificate) throws(SigningIdentityError) {
         let name = PinMaterial.describe(certificate.subject)

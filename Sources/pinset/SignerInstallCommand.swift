@@ -27,6 +27,9 @@ struct SignerInstallCommand: AsyncParsableCommand {
     @Option(help: "Install for this customer's own signing identity instead of the deployment's default.")
     var customer: String?
 
+    @Option(help: ArgumentHelp("Chain to this root instead of the current trust anchor; for a new deployment, or once every app embeds this root.", valueName: "root-cert"))
+    var replaceTrustAnchor: String?
+
     func run() async throws {
         let store = try options.openStore()
         let target = try SignerTarget.resolve(customer: customer, options: options, store: store)
@@ -35,7 +38,15 @@ struct SignerInstallCommand: AsyncParsableCommand {
             throw CLIError("No pending signer key at \(files.pendingKeyPath). Run 'pinset signer request\(customer.map { " --customer \($0)" } ?? "")' first and have the root issue a certificate for that request.")
         }
         let pendingKey = try SigningIdentity.privateKey(fromFileContents: try PrivateFilePermissions.read(files.pendingKeyPath, limit: 1024 * 1024), origin: files.pendingKeyPath)
-        let anchors = try PinMaterial.certificates(fromFileContents: try AtomicFile.read(files.certificateDERPath, limit: 1024 * 1024), origin: files.certificateDERPath)
+        let anchorPath = replaceTrustAnchor ?? files.certificateDERPath
+        let anchors = try PinMaterial.certificates(fromFileContents: try AtomicFile.read(anchorPath, limit: 1024 * 1024), origin: anchorPath)
+        if replaceTrustAnchor != nil {
+            do {
+                try SigningRoot.checkRootCertificate(anchors[0])
+            } catch {
+                throw CLIError("\(anchorPath): \(error.message) Nothing was changed.")
+            }
+        }
         let issued = try PinMaterial.certificates(fromFileContents: try AtomicFile.read(certificate, limit: 1024 * 1024), origin: certificate)
         let identity: SigningIdentity
         do {
@@ -51,6 +62,9 @@ struct SignerInstallCommand: AsyncParsableCommand {
         // an adopted deployment, which must not stay online); the pending key and request are used up.
         for leftover in [files.keyPath + ".previous", files.pendingKeyPath, files.requestPath] { unlink(leftover) }
         for warning in identity.expiryWarnings(at: Date()) { Output.warn(warning) }
+        if replaceTrustAnchor != nil {
+            Output.warn("The trust anchor is now '\(PinMaterial.describe(identity.trustAnchor.subject))'. Apps that do not embed it reject every new bundle. Embed this certificate (base64 DER): \(Base64.encode(identity.trustAnchorDER))")
+        }
         Output.note("\(target.label.prefix(1).uppercased() + target.label.dropFirst()) now signs with \(summary), valid from \(Output.date(identity.certificate.notValidBefore)). Running servers switch at their next signing pass; \(changed.count) customer\(changed.count == 1 ? " gets" : "s get") a new version.")
     }
 }

@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// The offline root and short-lived signers through the real binary, checked by the real `openssl` the way
+/// legacy clients verify (`PKCS7_verify` with the default S/MIME purpose and only the pinned root as store).
+@Suite(.serialized) struct OfflineRootTests {
+    /// `pinset root|signer …` with this test's data directory.
+    func pinset(_ cli: PinsetCLI, _ arguments: [String]) throws -> ProcessRunner.Output {
+        var args = arguments
+        if arguments.first == "signer" || arguments[..<min(2, arguments.count)] == ["root", "adopt"] {
+            args += ["--data-dir", cli.dataDir, "--actor", "test-admin"]
+        }
+        return try ProcessRunner.run(PinsetCLI.binary, args, environment: ["PINSET_DATA_DIR": cli.dataDir], timeout: 120)
+    }
+
+    func openssl(_ arguments: [String]) throws -> ProcessRunner.Output {
+        try ProcessRunner.run("openssl", arguments)
+    }
+
+    /// Both OpenSSL front ends that legacy clients' code paths correspond to, with the default purpose.
+    func legacyVerifies(_ bundle: String, root: String) throws -> Bool {
+        let smime = try openssl(["smime", "-verify", "-inform", "der", "-in", bundle, "-CAfile", root, "-out", "/dev/null"])
+        let cms = try openssl(["cms", "-verify", "-inform", "der", "-in", bundle, "-CAfile", root, "-out", "/dev/null"])
+        return smime.status == 0 && cms.status == 0
+    }
+
+    /// request → issue → install for the default identity; returns the issued certificate's path.
+    @discardableResult
+    func issueAndInstall(_ cli: PinsetCLI, rootDir: String, keyType: String = "p256", extra: [String] = []) throws -> String {
+        let request = try pinset(cli, ["signer", "request", "--key-type", keyType])
+        guard request.status == 0 else { throw Failure("signer request: \(request.combined)") }
+        let certificate = cli.directory.file("signer-\(UUID().uuidString.prefix(6)).pem")
+        let issued = try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--out", certificate])
+        guard issued.status == 0 else { throw Failure("root issue: \(issued.combined)") }
+        let installed = try pinset(cli, ["signer", "install", certificate] + extra)
+        guard installed.status == 0 else { throw Failure("signer install: \(installed.combined)") }
+        return certificate
+    }
+
+    func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test(arguments: ["p256", "rsa2048"], ["p256", "p384", "rsa2048"])
+    func issuedSignersVerifyWithLegacyOpenSSL(rootKeyType: String, signerKeyType: String) throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let rootDir = cli.directory.file("root")
+        let created = try pinset(cli, ["root", "init", "--root-dir", rootDir, "--key-type", rootKeyType])
+        #expect(created.status == 0, "\(created.combined)")
+        #expect(created.stderr.contains("rejects every bundle"), "root init warns what expiry means")
+        var info = stat()
+        #expect(stat("\(rootDir)/root-key.pem", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let root = "\(rootDir)/root-cert.pem"
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+
+        try issueAndInstall(cli, rootDir: rootDir, keyType: signerKeyType, extra: ["--replace-trust-anchor", root])
+        // The chain the server embeds passes OpenSSL's own S/MIME signer check under the root.
+        #expect(try openssl(["verify", "-purpose", "smimesign", "-CAfile", root, "\(cli.dataDir)/trust-cert.pem"]).status == 0)
+        #expect(fileBytes("\(cli.dataDir)/trust-cert.der") == fileBytes("\(rootDir)/root-cert.der"), "apps embed the root")
+        #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/signing-key.pending.pem"))
+
+        let signed = try cli.run(["sign", "--out", cli.directory.file("out")])
+        #expect(signed.status == 0, "\(signed.combined)")
+        let bundle = cli.directory.file("out/acme.json.signed")
+        #expect(try legacyVerifies(bundle, root: root))
+        #expect(try cli.run(["verify", bundle, "--trust", root]).status == 0)
+        // The deployment's earlier self-signed certificate no longer vouches for the bundles.
+        #expect(try !legacyVerifies(bundle, root: "\(cli.dataDir)/trust-cert.pem.previous"))
+    }
+
+    @Test func rootIssueRefusesLongValidityWeakKeysAndForgedRequests() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let rootDir = cli.directory.file("root")
+        #expect(try pinset(cli, ["root", "init", "--root-dir", rootDir]).status == 0)
+        #expect(try pinset(cli, ["signer", "request"]).status == 0)
+        let csr = "\(cli.dataDir)/signer-request.csr"
+        #expect(try openssl(["req", "-verify", "-noout", "-in", csr]).status == 0, "OpenSSL accepts the request")
+
+        let long = try pinset(cli, ["root", "issue", csr, "--root-dir", rootDir, "--days", "365", "--out", cli.directory.file("long.pem")])
+        #expect(long.status != 0 && long.stderr.contains("--allow-long-validity"), "\(long.combined)")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.file("long.pem")))
+        #expect(try pinset(cli, ["root", "issue", csr, "--root-dir", rootDir, "--days", "365", "--allow-long-validity", "--out", cli.directory.file("long.pem")]).status == 0)
+
+        let weakKey = cli.directory.file("weak.key")
+        let weakRequest = cli.directory.file("weak.csr")
+        #expect(try openssl(["req", "-new", "-newkey", "rsa:1024", "-nodes", "-keyout", weakKey, "-subj", "/CN=weak", "-out", weakRequest]).status == 0)
+        let weak = try pinset(cli, ["root", "issue", weakRequest, "--root-dir", rootDir, "--out", cli.directory.file("weak.pem")])
+        #expect(weak.status != 0 && weak.stderr.contains("2048 to 4096 bits"), "\(weak.combined)")
+
+        // A request whose key was swapped after signing proves nothing about who holds the key.
+        let otherKey = cli.directory.file("other.key")
+        #expect(try openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", otherKey]).status == 0)
+        let forged = cli.directory.file("forged.csr")
+        let pem = try String(contentsOfFile: csr, encoding: .utf8)
+        var der = try #require(Data(base64Encoded: pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()))
+        der[der.count - 5] ^= 0x01
+        try der.write(to: URL(fileURLWithPath: forged))
+        let refused = try pinset(cli, ["root", "issue", forged, "--root-dir", rootDir, "--out", cli.directory.file("forged.pem")])
+        #expect(refused.status != 0, "\(refused.combined)")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.file("forged.pem")))
+    }
+
+    /// Certificates made with `openssl x509 -req` from the pending request, signed by the root, each with one
+    /// property a signer must not have: every one is refused, and nothing changes.
+    @Test func installRefusesCertificatesClientsWouldReject() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let rootDir = cli.directory.file("root")
+        #expect(try pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
+        #expect(try pinset(cli, ["signer", "request"]).status == 0)
+        let csr = "\(cli.dataDir)/signer-request.csr"
+
+        func opensslIssue(_ name: String, extensions: String, request: String? = nil, caDir: String? = nil) throws -> String {
+            let extFile = try cli.directory.write("\(name).ext", "[v3]\n\(extensions)\n")
+            let out = cli.directory.file("\(name).pem")
+            let ca = caDir ?? rootDir
+            let result = try openssl(["x509", "-req", "-in", request ?? csr, "-CA", "\(ca)/root-cert.pem", "-CAkey", "\(ca)/root-key.pem",
+                                      "-set_serial", "7", "-days", "30", "-extfile", extFile, "-extensions", "v3", "-out", out])
+            guard result.status == 0 else { throw Failure("openssl x509 -req: \(result.combined)") }
+            return out
+        }
+        let good = "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection"
+        let otherRoot = cli.directory.file("other-root")
+        #expect(try pinset(cli, ["root", "init", "--root-dir", otherRoot]).status == 0)
+        let strangerKey = cli.directory.file("stranger.key"), strangerRequest = cli.directory.file("stranger.csr")
+        #expect(try openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", strangerKey, "-subj", "/CN=stranger", "-out", strangerRequest]).status == 0)
+
+        let cases: [(String, String, String)] = [
+            ("wrong key usage", try opensslIssue("ku", extensions: "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,nonRepudiation\nextendedKeyUsage=emailProtection"), "digitalSignature"),
+            ("wrong extended key usage", try opensslIssue("eku", extensions: "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth"), "emailProtection"),
+            ("a CA", try opensslIssue("ca", extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature,keyCertSign\nextendedKeyUsage=emailProtection"), "is a CA"),
+            ("another key", try opensslIssue("stranger", extensions: good, request: strangerRequest), "pending signer key"),
+            ("another root", try opensslIssue("other", extensions: good, caDir: otherRoot), "not issued by the root"),
+        ]
+        let files = ["signing-key.pem", "trust-cert.pem", "trust-cert.der", "signing-key.pending.pem"]
+        let before = try cli.databaseDump()
+        let filesBefore = files.map { fileBytes("\(cli.dataDir)/\($0)") }
+        for (what, certificate, reason) in cases {
+            let result = try pinset(cli, ["signer", "install", certificate])
+            #expect(result.status != 0, "a signer certificate that is \(what) is refused")
+            #expect(result.stderr.contains(reason), "\(what): \(result.stderr)")
+            #expect(try cli.databaseDump() == before, "\(what): the database is unchanged")
+            #expect(files.map { fileBytes("\(cli.dataDir)/\($0)") } == filesBefore, "\(what): the identity files are unchanged")
+        }
+        // The same request issued properly is accepted: the refusals were about the certificates.
+        let accepted = try pinset(cli, ["signer", "install", try opensslIssue("good", extensions: good)])
+        #expect(accepted.status == 0, "\(accepted.combined)")
+        #expect(try cli.databaseDump() != before)
+    }
+
+    /// A deployment made by `pinset init` moves to root + signer while serving: every fetch succeeds and
+    /// verifies under the certificate apps already embed, old and new bundles alike, and the root key leaves
+    /// the data directory.
+    @Test func adoptedDeploymentKeepsClientsThatHoldTheOldCertificate() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let oldCertificate = try cli.directory.write("old.pem", [UInt8](try #require(fileBytes(cli.trustCertificate))))
+        let rootKeyBefore = try #require(fileBytes("\(cli.dataDir)/signing-key.pem"))
+
+        let server = try RunningServer(cli: cli)
+        defer { server.stop() }
+        func fetchAndVerify() throws -> Data {
+            let response = try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory)
+            #expect(response.status == 200)
+            let bundle = try cli.directory.write("fetched.json.signed", response.body)
+            #expect(try legacyVerifies(bundle, root: oldCertificate))
+            #expect(try cli.run(["verify", bundle, "--trust", oldCertificate]).status == 0)
+            let certificates = try openssl(["pkcs7", "-inform", "der", "-in", bundle, "-print_certs", "-noout"])
+            return Data(certificates.stdout)
+        }
+        let before = try fetchAndVerify()
+
+        let rootDir = cli.directory.file("offline-root")
+        let adopted = try pinset(cli, ["root", "adopt", "--root-dir", rootDir])
+        #expect(adopted.status == 0, "\(adopted.combined)")
+        #expect(fileBytes("\(rootDir)/root-cert.der") == fileBytes("\(cli.dataDir)/trust-cert.der"))
+        try issueAndInstall(cli, rootDir: rootDir)
+
+        var switched = false
+        for _ in 0..<100 where !switched {
+            switched = try fetchAndVerify() != before
+            if !switched { usleep(100_000) }
+        }
+        #expect(switched, "the running server signs with the new signer without a restart")
+        let after = String(decoding: try fetchAndVerify(), as: UTF8.self)
+        #expect(after.contains("Pinset signer"), "the bundle embeds the signer certificate: \(after)")
+        let keyNow = try #require(fileBytes("\(cli.dataDir)/signing-key.pem"))
+        #expect(keyNow != rootKeyBefore)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.dataDir).filter { $0.contains("key") }
+        #expect(leftovers == ["signing-key.pem"], "the root key is gone from the data directory: \(leftovers)")
+        let log = try cli.run(["log", "--customer", "acme"])
+        #expect(log.stdoutText.contains("identity.signer"), "\(log.combined)")
+        // Adopting again from the instance is refused: the root key is no longer here.
+        let again = try pinset(cli, ["root", "adopt", "--root-dir", cli.directory.file("again")])
+        #expect(again.status != 0 && again.stderr.contains("root key is not on this instance"), "\(again.combined)")
+        #expect(server.stop() == 0)
+    }
+}
