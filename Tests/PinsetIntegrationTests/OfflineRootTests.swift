@@ -190,6 +190,18 @@ import Testing
         #expect(switched, "the running server signs with the new signer without a restart")
         let after = String(decoding: try fetchAndVerify(), as: UTF8.self)
         #expect(after.contains("Pinset signer"), "the bundle embeds the signer certificate: \(after)")
+        // The log says which certificate signs from when; the metrics give the signer's and the root's expiry.
+        let fingerprint = try openssl(["x509", "-in", "\(cli.dataDir)/trust-cert.pem", "-outform", "der"])
+        let sha = try ProcessRunner.run("sha256sum", [], stdin: fingerprint.stdout).stdoutText.prefix(64)
+        #expect(server.process.stdout.contains("Signing identity loaded") && server.process.stdout.contains(String(sha)), "\(server.process.stdout)")
+        let metrics = String(decoding: try CurlResponse.get("\(server.baseURL)/metrics", in: cli.directory).body, as: UTF8.self)
+        func gauge(_ name: String) -> Double? {
+            metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+        }
+        let signerLeft = try #require(gauge("pinset_signer_certificate_expiry_seconds"), "\(metrics)")
+        let rootLeft = try #require(gauge("pinset_root_certificate_expiry_seconds"), "\(metrics)")
+        #expect((29 * 86_400.0...30 * 86_400.0).contains(signerLeft), "a 30-day signer: \(signerLeft)")
+        #expect((3649 * 86_400.0...3650 * 86_400.0).contains(rootLeft), "the 10-year certificate 'pinset init' made is the root: \(rootLeft)")
         let keyNow = try #require(fileBytes("\(cli.dataDir)/signing-key.pem"))
         #expect(keyNow != rootKeyBefore)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.dataDir).filter { $0.contains("key") }

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Metrics
+import PinsetSigning
 import Prometheus
 
 private typealias Counter = CoreMetrics.Counter
@@ -20,6 +21,9 @@ public final class ServerMetrics: Sendable {
     private let oldestBundleAge: Gauge
     private let customersNotSigned: Gauge
     private let requestCounters = LockedValue<[Int: Counter]>([:])
+    private let signerExpiry: Gauge
+    private let rootExpiry: Gauge
+    private let identityExpiry = LockedValue(SigningIdentityExpiry())
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -39,6 +43,14 @@ public final class ServerMetrics: Sendable {
         openConnections = Gauge(label: "pinset_http_open_connections", factory: factory)
         oldestBundleAge = Gauge(label: "pinset_oldest_bundle_age_seconds", factory: factory)
         customersNotSigned = Gauge(label: "pinset_customers_not_signed", factory: factory)
+        signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
+        rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
+    }
+
+    /// The earliest signer and root expiry of the last pass; exported as seconds left at scrape time
+    /// (negative once expired), one series per role whatever the number of identities.
+    func recordIdentityExpiry(_ expiry: SigningIdentityExpiry) {
+        identityExpiry.update { $0 = expiry }
     }
 
     func recordSigningPass(bundles: Int, duration: Duration) {
@@ -76,6 +88,9 @@ public final class ServerMetrics: Sendable {
         if let oldest = oldestBundleTimestamp {
             oldestBundleAge.record(max(0, now.timeIntervalSince1970 - Double(oldest)))
         }
+        let expiry = identityExpiry.value
+        if let signer = expiry.signer { signerExpiry.record(signer.timeIntervalSince(now)) }
+        if let root = expiry.root { rootExpiry.record(root.timeIntervalSince(now)) }
         return registry.emitToBuffer()
     }
 }
