@@ -213,4 +213,63 @@ import Testing
         #expect(again.status != 0 && again.stderr.contains("root key is not on this instance"), "\(again.combined)")
         #expect(server.stop() == 0)
     }
+
+    /// An anchor that is not a CA (as some imported signer.py certificates are) cannot issue a signer that
+    /// OpenSSL accepts, so adopting it as the root is refused and nothing is written.
+    @Test(arguments: ["basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature"])
+    func adoptRefusesAnAnchorOpenSSLWouldNotAcceptAsIssuer(constraint: String) throws {
+        let cli = try PinsetCLI()
+        defer { cli.remove() }
+        let key = cli.directory.file("legacy.key"), certificate = cli.directory.file("legacy.pem")
+        // `req -x509` adds CA:TRUE unless told otherwise; each case overrides one property.
+        let extensions = constraint.hasPrefix("basic")
+            ? ["-addext", constraint, "-addext", "keyUsage=critical,digitalSignature"]
+            : ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", constraint]
+        #expect(try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-subj", "/CN=legacy",
+                             "-days", "365", "-addext", "extendedKeyUsage=emailProtection"] + extensions + ["-out", certificate]).status == 0)
+        chmod(key, 0o600)
+        let imported = try cli.run(["init", "--import-key", key, "--import-certificate", certificate])
+        #expect(imported.status == 0, "\(imported.combined)")
+
+        // What the refusal rests on: OpenSSL itself rejects a signer issued by this certificate.
+        let leafKey = cli.directory.file("leaf.key"), leafRequest = cli.directory.file("leaf.csr"), leaf = cli.directory.file("leaf.pem")
+        #expect(try openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", leafKey, "-subj", "/CN=leaf", "-out", leafRequest]).status == 0)
+        let extFile = try cli.directory.write("leaf.ext", "[v3]\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n")
+        #expect(try openssl(["x509", "-req", "-in", leafRequest, "-CA", certificate, "-CAkey", key, "-set_serial", "9", "-days", "10", "-extfile", extFile, "-extensions", "v3", "-out", leaf]).status == 0)
+        #expect(try openssl(["verify", "-purpose", "smimesign", "-CAfile", certificate, leaf]).status != 0)
+
+        let rootDir = cli.directory.file("root")
+        let adopted = try pinset(cli, ["root", "adopt", "--root-dir", rootDir])
+        #expect(adopted.status != 0, "\(adopted.combined)")
+        #expect(adopted.stderr.contains("cannot become an offline root") || adopted.stderr.contains("no basicConstraints CA:TRUE"), "\(adopted.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(rootDir)/root-key.pem"))
+    }
+
+    /// Apps that ship the old and the new root accept bundles from a signer under the new root; apps with only
+    /// the old root do not (they need the release that adds the new one first).
+    @Test func rootRolloverIsAcceptedByAppsThatShipBothRoots() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let oldRoot = try cli.directory.write("old-root.pem", [UInt8](try #require(fileBytes(cli.trustCertificate))))
+        let newRootDir = cli.directory.file("root-2")
+        #expect(try pinset(cli, ["root", "init", "--root-dir", newRootDir]).status == 0)
+        let newRoot = "\(newRootDir)/root-cert.pem"
+
+        // Without the flag the new root is refused: apps do not embed it yet.
+        #expect(try pinset(cli, ["signer", "request"]).status == 0)
+        let certificate = cli.directory.file("signer.pem")
+        #expect(try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", newRootDir, "--out", certificate]).status == 0)
+        let refused = try pinset(cli, ["signer", "install", certificate])
+        #expect(refused.status != 0 && refused.stderr.contains("not issued by the root"), "\(refused.combined)")
+        let installed = try pinset(cli, ["signer", "install", certificate, "--replace-trust-anchor", newRoot])
+        #expect(installed.status == 0, "\(installed.combined)")
+
+        #expect(try cli.run(["sign", "--out", cli.directory.file("out")]).status == 0)
+        let bundle = cli.directory.file("out/acme.json.signed")
+        #expect(try cli.run(["verify", bundle, "--trust", oldRoot, "--trust", newRoot]).status == 0)
+        #expect(try cli.run(["verify", bundle, "--trust", oldRoot]).status != 0)
+        #expect(try legacyVerifies(bundle, root: newRoot))
+        #expect(try !legacyVerifies(bundle, root: oldRoot))
+    }
 }
