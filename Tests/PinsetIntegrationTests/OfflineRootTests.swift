@@ -272,4 +272,34 @@ import Testing
         #expect(try legacyVerifies(bundle, root: newRoot))
         #expect(try !legacyVerifies(bundle, root: oldRoot))
     }
+
+    /// `pinset serve` under systemd's `LoadCredential=`: the key and certificate come from
+    /// `$CREDENTIALS_DIRECTORY`, and the data directory holds no key at all.
+    @Test func serveSignsWithTheKeyFromSystemdCredentials() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let credentials = cli.directory.file("credentials")
+        #expect(mkdir(credentials, 0o700) == 0)
+        #expect(rename("\(cli.dataDir)/signing-key.pem", "\(credentials)/signing-key.pem") == 0)
+        #expect(rename("\(cli.dataDir)/trust-cert.pem", "\(credentials)/trust-cert.pem") == 0)
+        let configPath = try cli.directory.write("config.json", "{\"host\": \"127.0.0.1\", \"port\": 0, \"dataDirectory\": \"\(cli.dataDir)\"}")
+        let server = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path,
+                                           name: "serve-credentials", environment: ["CREDENTIALS_DIRECTORY": credentials])
+        defer { server.stop(signal: SIGTERM, timeout: 15) }
+        var port: Int?
+        _ = server.waitFor(timeout: 60) {
+            port = RunningServer.listeningPort(in: server.stdout)
+            return port != nil
+        }
+        let listening = try #require(port, "\(server.stdout)\n\(server.stderr)")
+        let response = try CurlResponse.get("http://127.0.0.1:\(listening)/acme.json.signed", in: cli.directory)
+        #expect(response.status == 200)
+        let bundle = try cli.directory.write("acme.json.signed", response.body)
+        #expect(try legacyVerifies(bundle, root: "\(credentials)/trust-cert.pem"))
+        #expect(server.stdout.contains("\(credentials)/signing-key.pem signs with"), "\(server.stdout)")
+        // Without the credential there is no key: the server refuses to start rather than make one.
+        let without = try ProcessRunner.run(PinsetCLI.binary, ["serve", "--config", configPath], timeout: 30)
+        #expect(without.status != 0 && without.combined.contains("signing-key.pem"), "\(without.combined)")
+    }
 }
