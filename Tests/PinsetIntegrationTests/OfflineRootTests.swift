@@ -302,4 +302,45 @@ import Testing
         let without = try ProcessRunner.run(PinsetCLI.binary, ["serve", "--config", configPath], timeout: 30)
         #expect(without.status != 0 && without.combined.contains("signing-key.pem"), "\(without.combined)")
     }
+
+    /// A signer whose certificate ends before the bundles would: the server never signs with it, `/readyz` and
+    /// `/status` say why, the last good bundle is still served, and a proper signer fixes it without a restart.
+    @Test func aSignerThatExpiresBeforeTheBundleIsNotUsedAndReadinessSaysWhy() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let rootDir = cli.directory.file("root")
+        #expect(try pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
+        let server = try RunningServer(cli: cli, extraConfiguration: ["bundleLifetimeSeconds": 2 * 86_400])
+        defer { server.stop() }
+        #expect(try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory).status == 200)
+
+        // One day of validity against bundles that live two days: every bundle would outlive the certificate.
+        #expect(try pinset(cli, ["signer", "request"]).status == 0)
+        let short = cli.directory.file("short.pem")
+        #expect(try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--days", "1", "--out", short]).status == 0)
+        let installed = try pinset(cli, ["signer", "install", short])
+        #expect(installed.status == 0 && installed.stderr.contains("warning:"), "install warns of the near expiry: \(installed.combined)")
+        var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        for _ in 0..<100 where readiness.status == 200 {
+            usleep(100_000)
+            readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        }
+        #expect(readiness.status == 503)
+        #expect(String(decoding: readiness.body, as: UTF8.self).contains("before the bundles' expiry"), "\(String(decoding: readiness.body, as: UTF8.self))")
+        let status = String(decoding: try CurlResponse.get("\(server.baseURL)/status", in: cli.directory).body, as: UTF8.self)
+        #expect(status.contains("before the bundles' expiry"), "\(status)")
+        let served = try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory)
+        #expect(served.status == 200, "the last good bundle is served while fresh")
+        let bundle = try cli.directory.write("served.json.signed", served.body)
+        #expect(try legacyVerifies(bundle, root: "\(rootDir)/root-cert.pem"))
+
+        try issueAndInstall(cli, rootDir: rootDir)
+        for _ in 0..<100 where readiness.status != 200 {
+            usleep(100_000)
+            readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        }
+        #expect(readiness.status == 200, "a 30-day signer makes the server ready again without a restart")
+        #expect(server.stop() == 0)
+    }
 }
