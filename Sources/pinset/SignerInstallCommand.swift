@@ -62,6 +62,14 @@ struct SignerInstallCommand: AsyncParsableCommand {
         // an adopted deployment, which must not stay online); the pending key and request are used up.
         for leftover in [files.keyPath + ".previous", files.pendingKeyPath, files.requestPath] { unlink(leftover) }
         for warning in identity.expiryWarnings(at: Date()) { Output.warn(warning) }
+        if options.json {
+            try Output.json([
+                "identity": target.customer?.rawValue ?? "default", "keyFile": files.keyPath, "chainFile": files.certificatePEMPath,
+                "certificateSHA256": SHA256Fingerprint(of: identity.certificateDER).hex,
+                "notBefore": Output.date(identity.certificate.notValidBefore), "notAfter": Output.date(identity.certificate.notValidAfter),
+                "trustAnchor": PinMaterial.describe(identity.trustAnchor.subject), "customersWithNewVersion": changed.map(\.rawValue),
+            ])
+        }
         if replaceTrustAnchor != nil {
             Output.warn("The trust anchor is now '\(PinMaterial.describe(identity.trustAnchor.subject))'. Apps that do not embed it reject every new bundle. Embed this certificate (base64 DER): \(Base64.encode(identity.trustAnchorDER))")
         }

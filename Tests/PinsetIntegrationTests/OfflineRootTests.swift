@@ -343,4 +343,32 @@ import Testing
         #expect(readiness.status == 200, "a 30-day signer makes the server ready again without a restart")
         #expect(server.stop() == 0)
     }
+
+    /// A customer with its own anchor moves to root + signer on its own; the default identity is untouched.
+    @Test func aCustomersOwnIdentityMovesToItsOwnRoot() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "own", "--key-type", "p256"]).status == 0)
+        #expect(try cli.run(["customer", "add", "plain"]).status == 0)
+        let ownAnchor = try cli.directory.write("own-anchor.pem", [UInt8](try #require(fileBytes("\(cli.dataDir)/customers/own/trust-cert.pem"))))
+        let defaultKey = fileBytes("\(cli.dataDir)/signing-key.pem")
+        let refused = try pinset(cli, ["signer", "request", "--customer", "plain"])
+        #expect(refused.status != 0 && refused.stderr.contains("default identity"), "\(refused.combined)")
+
+        let rootDir = cli.directory.file("own-root")
+        #expect(try pinset(cli, ["root", "adopt", "--root-dir", rootDir, "--customer", "own"]).status == 0)
+        #expect(try pinset(cli, ["signer", "request", "--customer", "own", "--key-type", "rsa2048"]).status == 0)
+        let certificate = cli.directory.file("own-signer.pem")
+        #expect(try pinset(cli, ["root", "issue", "\(cli.dataDir)/customers/own/signer-request.csr", "--root-dir", rootDir, "--out", certificate]).status == 0)
+        let installed = try pinset(cli, ["signer", "install", certificate, "--customer", "own", "--json"])
+        #expect(installed.status == 0, "\(installed.combined)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(installed.stdout)) as? [String: Any])
+        #expect(report["customersWithNewVersion"] as? [String] == ["own"])
+        #expect(fileBytes("\(cli.dataDir)/signing-key.pem") == defaultKey)
+
+        #expect(try cli.run(["sign", "--out", cli.directory.file("out")]).status == 0)
+        #expect(try legacyVerifies(cli.directory.file("out/own.json.signed"), root: ownAnchor))
+        #expect(try legacyVerifies(cli.directory.file("out/plain.json.signed"), root: cli.trustCertificate))
+        #expect(try !legacyVerifies(cli.directory.file("out/own.json.signed"), root: cli.trustCertificate))
+    }
 }
