@@ -16,16 +16,7 @@ extension SigningIdentity {
         validityDays: Int,
         now: Date = Date()
     ) throws -> SigningIdentity {
-        let privateKey: Certificate.PrivateKey
-        switch keyType {
-        case .p256: privateKey = Certificate.PrivateKey(P256.Signing.PrivateKey())
-        case .p384: privateKey = Certificate.PrivateKey(P384.Signing.PrivateKey())
-        case .rsa(let bits):
-            guard let size = rsaKeySize(bits: bits) else {
-                throw SigningIdentityError("RSA keys of \(bits) bits are not offered; use 2048, 3072 or 4096.")
-            }
-            privateKey = Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: size))
-        }
+        let privateKey = try generateKey(keyType)
         let name = try DistinguishedName {
             CommonName(commonName)
             OrganizationName("Pinset trust server")
@@ -55,6 +46,19 @@ extension SigningIdentity {
             issuerPrivateKey: privateKey
         )
         return try SigningIdentity(privateKey: privateKey, certificate: certificate)
+    }
+
+    /// A fresh private key of `keyType`.
+    static func generateKey(_ keyType: SigningKeyType) throws -> Certificate.PrivateKey {
+        switch keyType {
+        case .p256: return Certificate.PrivateKey(P256.Signing.PrivateKey())
+        case .p384: return Certificate.PrivateKey(P384.Signing.PrivateKey())
+        case .rsa(let bits):
+            guard let size = rsaKeySize(bits: bits) else {
+                throw SigningIdentityError("RSA keys of \(bits) bits are not offered; use 2048, 3072 or 4096.")
+            }
+            return Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: size))
+        }
     }
 
     private static func rsaKeySize(bits: Int) -> _RSA.Signing.KeySize? {

@@ -21,12 +21,7 @@ public struct SigningIdentity: Sendable, CustomStringConvertible {
     public let keyType: SigningKeyType
 
     /// Always SHA-256: every OpenSSL a legacy client may carry verifies it, and RSA is PKCS#1 v1.5, never PSS.
-    public var signatureAlgorithm: Certificate.SignatureAlgorithm {
-        switch keyType {
-        case .p256, .p384: .ecdsaWithSHA256
-        case .rsa: .sha256WithRSAEncryption
-        }
-    }
+    public var signatureAlgorithm: Certificate.SignatureAlgorithm { keyType.signatureAlgorithm }
 
     public init(privateKey: Certificate.PrivateKey, certificate: Certificate, intermediates: [Certificate] = []) throws(SigningIdentityError) {
         guard privateKey.publicKey == certificate.publicKey else {

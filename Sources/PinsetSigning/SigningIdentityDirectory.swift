@@ -19,6 +19,8 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     private let fixedDefault: Checked?
     private let lock = NSLock()
     private var cache: [String: CachedIdentity] = [:]
+    /// Identities loaded since the last pass whose certificate differs from the one cached before.
+    private var announcements: [String] = []
 
     private struct Problem: Error {
         let reason: String
@@ -97,6 +99,10 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             }
             : nil
         var warnings: [String] = []
+        var expiry = SigningIdentityExpiry()
+        if case .success(let checked) = defaultResult {
+            expiry.include(checked.identity)
+        }
         // Warned about even while no customer uses it: it signs the next customer added.
         if case .success(let checked) = defaultResult ?? defaultIdentity() {
             warnings += checked.warnings(at: now).map { "default signing identity: \($0)" }
@@ -118,6 +124,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                         signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem)))
                     } else {
                         warnings += checked.warnings(at: now).map { "customer '\(pinSet.customer)': \($0)" }
+                        expiry.include(checked.identity)
                         signers.append(.success(checked.identity))
                     }
                 }
@@ -130,7 +137,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             lock.withLock { cache = cache.filter { inUse.contains($0.key) } }
         }
         let defaultProblem: String? = if case .failure(let problem) = defaultResult { problem.reason } else { nil }
-        return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings)
+        let loaded = lock.withLock {
+            defer { announcements = [] }
+            return announcements
+        }
+        return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings, expiry: expiry, loaded: loaded)
     }
 
     // MARK: - Loading
@@ -166,8 +177,10 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         }
         do {
             let checked = Checked(try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath))
-            if let certificateMetadata {
-                lock.withLock { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: checked) }
+            let announcement = "\(keyPath) signs with \(checked.identity.announcement) from now"
+            lock.withLock {
+                if cache[keyPath]?.identity.identity.certificate != checked.identity.certificate { announcements.append(announcement) }
+                if let certificateMetadata { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: checked) }
             }
             return .success(checked)
         } catch {
@@ -188,4 +201,9 @@ public struct SigningIdentityResolution: Sendable {
     public let defaultIdentityProblem: String?
     /// Certificates close to their expiry.
     public let warnings: [String]
+    /// When the first signer and the first root of the identities that signed expire.
+    public let expiry: SigningIdentityExpiry
+    /// Identities (re)loaded with a new certificate since the previous pass, for the log: which certificate
+    /// signs from when.
+    public let loaded: [String]
 }

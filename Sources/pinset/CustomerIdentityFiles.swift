@@ -41,48 +41,12 @@ struct CustomerIdentityFiles {
         return created
     }
 
-    /// Puts a new identity in place of the customer's files, then runs `commit` (the database change). The
-    /// previous files are kept as `*.previous`; if `commit` throws, they are put back.
-    ///
-    /// Files are replaced before the database records the change, so the pass that the change triggers
-    /// already finds the new key.
+    /// Puts a new identity in place of the customer's files, then runs `commit` (the database change); see
+    /// `IdentityFileSet.replace`.
     func replace(with identity: SigningIdentity, commit: () throws -> Void) throws {
         try AtomicFile.createDirectory(locations.directory(of: customer), mode: 0o700)
-        let staged = paths.map { $0 + ".new" }
-        try identity.write(keyPath: staged[0], certificatePEMPath: staged[1], certificateDERPath: staged[2])
-        var replaced: [(path: String, hadPrevious: Bool)] = []
-        func undo() {
-            for (path, hadPrevious) in replaced.reversed() {
-                if hadPrevious { rename(path + ".previous", path) } else { unlink(path) }
-            }
-            for file in staged { unlink(file) }
-        }
-        // Certificates first: a pass that runs in between finds a key that does not match and refuses,
-        // rather than signing with a mix.
-        for index in [1, 2, 0] {
-            let path = paths[index]
-            let hadPrevious = AtomicFile.exists(path)
-            if hadPrevious {
-                unlink(path + ".previous")
-                guard link(path, path + ".previous") == 0 else {
-                    let error = String(cString: strerror(errno))
-                    undo()
-                    throw CLIError("Cannot keep a copy of \(path) as \(path).previous: \(error). Nothing was changed.")
-                }
-            }
-            guard rename(staged[index], path) == 0 else {
-                let error = String(cString: strerror(errno))
-                undo()
-                throw CLIError("Cannot move the new \(path) into place: \(error). Nothing was changed.")
-            }
-            replaced.append((path, hadPrevious))
-        }
-        do {
-            try commit()
-        } catch {
-            undo()
-            throw error
-        }
+        try IdentityFileSet(keyPath: keyPath, certificatePEMPath: certificatePEMPath, certificateDERPath: certificateDERPath)
+            .replace(with: identity, commit: commit)
     }
 
     /// Files written by `create`, removed again when the database change that needed them fails.

@@ -24,6 +24,8 @@ struct Pinset: AsyncParsableCommand {
             BackupCommand.self,
             RestoreCommand.self,
             ImportCommand.self,
+            RootCommand.self,
+            SignerCommand.self,
         ]
     )
 }

@@ -102,6 +102,7 @@ struct ServeCommand: AsyncParsableCommand {
             settings.logFormat = format
         }
         if let accessLog { settings.accessLog = accessLog }
+        Self.applyCredentials(to: &settings, environment: ProcessInfo.processInfo.environment)
         try settings.validate(origin: "the command line")
         return settings
     }

@@ -135,6 +135,10 @@ public final class BundleRefresher: @unchecked Sendable {
             }
             metrics?.recordSigningPass(bundles: result.bundles.count, duration: duration)
             metrics?.recordCustomersNotSigned(result.failures.count)
+            metrics?.recordIdentityExpiry(result.expiry)
+            for loaded in result.loadedIdentities {
+                logger.notice("Signing identity loaded", metadata: ["identity": "\(loaded)", "at": "\(attemptAt.formatted(.iso8601))"])
+            }
             for failure in result.failures {
                 logger.error("Customer not signed; its last good bundle is served while fresh, then 503", metadata: [
                     "customer": "\(failure.customer)", "signer": "\(failure.signer.rawValue)", "error": "\(failure.reason)",

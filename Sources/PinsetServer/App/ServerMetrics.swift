@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Metrics
+import PinsetSigning
 import Prometheus
 
 private typealias Counter = CoreMetrics.Counter
@@ -23,6 +24,9 @@ public final class ServerMetrics: Sendable {
     private let refusedServerFull: Counter
     private let evictions: Counter
     private let requestCounters = LockedValue<[Int: Counter]>([:])
+    private let signerExpiry: Gauge
+    private let rootExpiry: Gauge
+    private let identityExpiry = LockedValue(SigningIdentityExpiry())
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -45,6 +49,14 @@ public final class ServerMetrics: Sendable {
         refusedPerAddress = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "per_address_limit")], factory: factory)
         refusedServerFull = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "server_full")], factory: factory)
         evictions = Counter(label: "pinset_http_connections_evicted_total", factory: factory)
+        signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
+        rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
+    }
+
+    /// The earliest signer and root expiry of the last pass; exported as seconds left at scrape time
+    /// (negative once expired), one series per role whatever the number of identities.
+    func recordIdentityExpiry(_ expiry: SigningIdentityExpiry) {
+        identityExpiry.update { $0 = expiry }
     }
 
     func recordSigningPass(bundles: Int, duration: Duration) {
@@ -90,6 +102,9 @@ public final class ServerMetrics: Sendable {
         if let oldest = oldestBundleTimestamp {
             oldestBundleAge.record(max(0, now.timeIntervalSince1970 - Double(oldest)))
         }
+        let expiry = identityExpiry.value
+        if let signer = expiry.signer { signerExpiry.record(signer.timeIntervalSince(now)) }
+        if let root = expiry.root { rootExpiry.record(root.timeIntervalSince(now)) }
         return registry.emitToBuffer()
     }
 }

@@ -69,7 +69,10 @@ public struct SigningPass: Sendable {
             }
         }
         hostsCache?.retain(only: Set(pinSets.map(\.customer)))
-        return SigningPassResult(bundles: bundles, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings)
+        return SigningPassResult(
+            bundles: bundles, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings,
+            expiry: resolution.expiry, loadedIdentities: resolution.loaded
+        )
     }
 }
 
@@ -82,6 +85,10 @@ public struct SigningPassResult: Sendable {
     public let defaultIdentityProblem: String?
     /// Certificates close to their expiry.
     public let warnings: [String]
+    /// The earliest signer and root expiry among the identities that signed.
+    public var expiry = SigningIdentityExpiry()
+    /// Identities that sign with a new certificate from this pass on.
+    public var loadedIdentities: [String] = []
 }
 
 /// Write-once slots filled from `concurrentPerform`; each index is written by exactly one iteration.

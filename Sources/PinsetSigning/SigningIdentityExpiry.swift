@@ -1,0 +1,31 @@
+import Foundation
+import PinsetCore
+import X509
+
+/// The earliest expiry among the signer certificates, and among the roots (trust anchors), of the identities
+/// that sign: one number per role however many customers have their own identity, for an alert on either.
+public struct SigningIdentityExpiry: Hashable, Sendable {
+    /// The earliest notAfter of a signer certificate (for a self-signed identity, the certificate itself).
+    public private(set) var signer: Date?
+    /// The earliest notAfter of a trust anchor apps embed.
+    public private(set) var root: Date?
+
+    public init() {}
+
+    public mutating func include(_ identity: SigningIdentity) {
+        signer = min(signer ?? .distantFuture, identity.certificate.notValidAfter)
+        root = min(root ?? .distantFuture, identity.trustAnchor.notValidAfter)
+    }
+}
+
+extension SigningIdentity {
+    /// Names the certificate (never the key) for logs: subject, SHA-256, serial number and validity.
+    public var announcement: String {
+        let serial = certificate.serialNumber.bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        return "certificate '\(PinMaterial.describe(certificate.subject))' sha256 \(SHA256Fingerprint(of: certificateDER).hex) serial \(serial), valid \(Self.format(certificate.notValidBefore)) to \(Self.format(certificate.notValidAfter)), under root '\(PinMaterial.describe(trustAnchor.subject))'"
+    }
+}
+
+private extension String {
+    func leftPadded(to length: Int) -> String { count >= length ? self : String(repeating: "0", count: length - count) + self }
+}

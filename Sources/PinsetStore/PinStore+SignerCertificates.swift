@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+import PinsetCore
+
+extension AuditAction {
+    public static let signerCertificateInstalled = AuditAction(rawValue: "identity.signer")
+}
+
+extension PinStore {
+    /// Records that a new signer certificate (issued by the same root) now signs the bundles of `customer` —
+    /// or, with `nil`, of every customer that signs with the deployment's default identity. Each of those
+    /// customers gets an audit entry and a new version, so a bundle signed with the new certificate is
+    /// published at once.
+    ///
+    /// - Returns: the customers whose version was raised.
+    /// - Throws: `StoreError.customerNotFound`.
+    @discardableResult
+    public func recordSignerCertificateInstalled(for customer: CustomerName?, details: String, actor: String) throws -> [CustomerName] {
+        try pool.write { db in
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            let rows: [CustomerRow]
+            if let customer {
+                rows = [try change.customer(customer)]
+            } else {
+                rows = try Row.fetchAll(db, sql: """
+                    SELECT \(StoredRows.customerColumns) FROM customer
+                    WHERE NOT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = customer.id)
+                    ORDER BY name
+                    """).map { try StoredRows.customerRow($0) }
+            }
+            for row in rows {
+                try change.recordChange(of: row, .signerCertificateInstalled, "new signer certificate: " + details)
+            }
+            return rows.map(\.name)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import PinsetCore
+import PinsetSigning
+
+struct RootAdoptCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adopt",
+        abstract: "Make a deployment's current self-signed trust key and certificate the offline root.",
+        discussion: """
+            Copies the identity's key and certificate to --root-dir. Apps keep the certificate they embed. Then \
+            issue a signer for this instance ('pinset signer request', 'pinset root issue', 'pinset signer \
+            install'); installing it deletes the old key from the data directory. Delete every other online copy \
+            of the old key (backups included) and keep --root-dir offline.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: ArgumentHelp("Directory for the root key and certificate (created with mode 0700; must not hold a root yet).", valueName: "dir"))
+    var rootDir: String
+
+    @Option(help: "Adopt this customer's own signing identity instead of the deployment's default.")
+    var customer: String?
+
+    func run() async throws {
+        let target = try SignerTarget.resolve(customer: customer, options: options, store: try options.openStore())
+        let identity = try SigningIdentity.load(keyPath: target.files.keyPath, certificatePath: target.files.certificatePEMPath)
+        guard identity.intermediates.isEmpty else {
+            throw CLIError("\(target.files.keyPath) already belongs to a signer issued by '\(PinMaterial.describe(identity.trustAnchor.subject))'; the root key is not on this instance. Issue new signers from the machine that holds that root.")
+        }
+        let root: SigningRoot
+        do {
+            root = try SigningRoot(privateKey: identity.privateKey, certificate: identity.certificate)
+        } catch {
+            throw CLIError("\(target.files.certificatePEMPath): \(error.message) Nothing was written.")
+        }
+        let locations = SigningRootLocations(directory: rootDir)
+        try root.write(to: locations)
+        let remaining = root.certificate.notValidAfter.timeIntervalSinceNow
+        if remaining < SigningIdentity.anchorExpiryWarningInterval {
+            Output.warn("The root expires on \(Output.date(root.certificate.notValidAfter)); apps that embed only it reject every bundle after that. Ship apps with a new root now (see the README).")
+        }
+        print("""
+            The trust anchor of \(target.label) is now the offline root in \(rootDir)
+              root key          \(locations.keyPath) (mode 0600: move this directory offline)
+              root certificate  \(locations.certificatePEMPath), '\(PinMaterial.describe(root.certificate.subject))', expires \(Output.date(root.certificate.notValidAfter))
+
+            Apps keep embedding the same certificate. Next:
+              here:     pinset signer request\(customer.map { " --customer \($0)" } ?? "")
+              offline:  pinset root issue signer-request.csr --root-dir \(rootDir) --out signer-cert.pem
+              here:     pinset signer install signer-cert.pem\(customer.map { " --customer \($0)" } ?? "")
+            Until the install, this instance still signs with the root key.
+            """)
+    }
+}
