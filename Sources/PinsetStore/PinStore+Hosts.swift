@@ -44,12 +44,13 @@ extension PinStore {
     ///   version nor the change counter moves.
     /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, or `.invalidInput` for port 0.
     @discardableResult
-    public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, actor: String) throws -> Bool {
+    public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> Bool {
         if let port { try Self.validate(port: port, hostname: hostname) }
         return try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, current) = try change.host(hostname, of: owner)
+            try change.requireUnchanged(hostID: hostID, current: current, since: liveCheck)
             let newPort = port ?? current.port
             let newIncludeSubdomains = includeSubdomains ?? current.includeSubdomains
             var differences: [String] = []
@@ -60,6 +61,7 @@ extension PinStore {
             guard !differences.isEmpty else { return false }
             try db.execute(sql: "UPDATE host SET port = ?, include_subdomains = ? WHERE id = ?",
                            arguments: [Int64(newPort), newIncludeSubdomains, hostID])
+            if let liveCheck { differences.append(liveCheck.auditNote) }
             try change.recordChange(of: owner, .hostUpdated, "\(hostname): " + differences.joined(separator: "; "))
             return true
         }

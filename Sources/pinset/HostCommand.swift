@@ -73,16 +73,30 @@ struct HostCommand: AsyncParsableCommand {
     }
 
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a host's port or include-subdomains setting.")
+        static let configuration = CommandConfiguration(
+            abstract: "Change a host's port or include-subdomains setting, or mark it unmonitored.",
+            discussion: "A port or include-subdomains change is checked against the chain the host serves (at the new port) like a pin edit. --unmonitored marks a host the trust server cannot reach: its edits are then not checked against a live chain."
+        )
         @OptionGroup var options: GlobalOptions
         @Argument var customer: String
         @Argument var hostname: String
         @Option(help: "New TLS port.") var port: Int?
         @Option(help: ArgumentHelp("Whether the pins apply to subdomains too.", valueName: "true|false")) var includeSubdomains: Bool?
+        @Option(help: ArgumentHelp("Mark the host as not reachable from the trust server, with the reason (audited); live-chain checks skip it.", valueName: "reason"))
+        var unmonitored: String?
+        @Flag(help: "Check the host's live chain on edits again (undoes --unmonitored).") var monitored = false
+        @Option(help: ArgumentHelp("Connect the live-chain check to this address (and port, default the host's port) while sending and validating the host name.", valueName: "address[:port]"))
+        var connectTo: String?
+        @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
+        var caFile: String?
+        @OptionGroup var liveCheck: LiveCheckOptions
 
         func validate() throws {
-            if port == nil && includeSubdomains == nil {
-                throw ArgumentParser.ValidationError("Give --port and/or --include-subdomains true|false.")
+            if port == nil && includeSubdomains == nil && unmonitored == nil && !monitored {
+                throw ArgumentParser.ValidationError("Give --port, --include-subdomains true|false, --unmonitored REASON or --monitored.")
+            }
+            if unmonitored != nil && monitored {
+                throw ArgumentParser.ValidationError("Give --unmonitored REASON or --monitored, not both.")
             }
             if let port, !(1...65535).contains(port) {
                 throw ArgumentParser.ValidationError("--port must be from 1 to 65535, not \(port).")
@@ -93,8 +107,29 @@ struct HostCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             let store = try options.openStore()
+            if unmonitored != nil || monitored {
+                let changed = try store.setUnmonitored(host, of: customer, reason: unmonitored, actor: options.resolvedActor)
+                Output.note(!changed ? "\(host) of '\(customer)' is already \(monitored ? "monitored" : "unmonitored"); nothing changed."
+                    : monitored ? "\(host) of '\(customer)' is monitored: pin edits are checked against its live chain." : "\(host) of '\(customer)' is unmonitored: pin edits are not checked against its live chain.")
+            }
+            guard port != nil || includeSubdomains != nil else { return }
+            let newPort = port.map { UInt16($0) }
+            let checked = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
+                .check { current in
+                    var result = current
+                    var edit = LiveChainGuard.Edit()
+                    if let newPort, newPort != current.port {
+                        result.port = newPort
+                        edit.newPort = newPort
+                    }
+                    if let includeSubdomains, includeSubdomains != current.includeSubdomains {
+                        result.includeSubdomains = includeSubdomains
+                        edit.other.append("include-subdomains \(includeSubdomains ? "on" : "off")")
+                    }
+                    return (result, edit)
+                }
             let changed = try store.updateHost(
-                host, of: customer, port: port.map { UInt16($0) }, includeSubdomains: includeSubdomains, actor: options.resolvedActor
+                host, of: customer, port: newPort, includeSubdomains: includeSubdomains, liveCheck: checked, actor: options.resolvedActor
             )
             Output.note(changed ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
             if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
