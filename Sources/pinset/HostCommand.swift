@@ -28,6 +28,7 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
+            if includeSubdomains { try IncludeSubdomainsPolicy.check(host) }
             // Every input is read and validated before the database is touched.
             var pins: [Pin] = []
             for path in certificates {
@@ -106,6 +107,7 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
+            if includeSubdomains == true { try IncludeSubdomainsPolicy.check(host) }
             let store = try options.openStore()
             if unmonitored != nil || monitored {
                 let changed = try store.setUnmonitored(host, of: customer, reason: unmonitored, actor: options.resolvedActor)
