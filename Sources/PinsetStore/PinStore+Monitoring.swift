@@ -7,6 +7,12 @@ public struct UnmonitoredHost: Hashable, Sendable {
     public var customer: CustomerName
     public var hostname: Hostname
     public var reason: String
+
+    public init(customer: CustomerName, hostname: Hostname, reason: String) {
+        self.customer = customer
+        self.hostname = hostname
+        self.reason = reason
+    }
 }
 
 extension PinStore {

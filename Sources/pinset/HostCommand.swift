@@ -55,19 +55,23 @@ struct HostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(customer)
-            guard let pinSet = try options.openStore().pinSet(for: customer) else {
+            let store = try options.openStore()
+            guard let pinSet = try store.pinSet(for: customer) else {
                 throw CLIError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
+            var unmonitored: [Hostname: String] = [:]
+            for host in try store.unmonitoredHosts(of: customer) { unmonitored[host.hostname] = host.reason }
             if options.json {
                 try Output.json(pinSet.hosts.map {
                     ["hostname": $0.hostname.rawValue, "publishedHostname": $0.hostname.spelling, "port": Int($0.port),
-                     "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count, "legacyUsablePins": $0.legacyUsablePins.count] as [String: Any]
+                     "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count, "legacyUsablePins": $0.legacyUsablePins.count,
+                     "unmonitoredReason": unmonitored[$0.hostname] ?? NSNull()] as [String: Any]
                 })
                 return
             }
-            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE"], pinSet.hosts.map {
+            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE", "MONITORED"], pinSet.hosts.map {
                 [$0.hostname.rawValue, $0.hostname.spelling, String($0.port), $0.includeSubdomains ? "yes" : "no", String($0.pins.count),
-                 String($0.legacyUsablePins.count)]
+                 String($0.legacyUsablePins.count), unmonitored[$0.hostname].map { "no: \($0)" } ?? "yes"]
             })
             PinSetPrinter.warnAboutBackupPins(pinSet)
         }

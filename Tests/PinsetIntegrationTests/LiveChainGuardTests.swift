@@ -127,6 +127,7 @@ import Testing
 
         let marked = try cli.run(["host", "update", "acme", "api.example.test", "--unmonitored", "internal network only"])
         #expect(marked.status == 0, "\(marked.combined)")
+        #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("no: internal network only"))
         let added = try cli.run(["pin", "add", "acme", "api.example.test", "--hash", Self.spareHash])
         #expect(added.status == 0, "\(added.combined)")
         #expect(added.stderr.contains("unmonitored (internal network only)"), "\(added.stderr)")
