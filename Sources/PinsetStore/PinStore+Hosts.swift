@@ -11,7 +11,9 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`, `.hostExists` (a bundle carries one entry per host name),
     ///   `.invalidInput` for port 0 or a pin whose key does not hash to it, or `.tooFewLegacyPins`.
-    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, actor: String) throws {
+    ///
+    /// `liveCheckNote`, when given, is appended to the audit entry: what the pins were checked against.
+    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, liveCheckNote: String? = nil, actor: String) throws {
         try Self.validate(port: port, hostname: hostname)
         try Self.validateKeyMaterial(pins, of: hostname)
         try pool.write { db in
@@ -34,6 +36,7 @@ extension PinStore {
             if !added.isEmpty {
                 details += " with \(added.count) pin(s): " + added.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
             }
+            if let liveCheckNote { details += "; " + liveCheckNote }
             try change.recordChange(of: owner, .hostAdded, details)
         }
     }

@@ -20,6 +20,11 @@ struct HostCommand: AsyncParsableCommand {
         @Option(name: .customLong("certificate"), help: ArgumentHelp("Pin every certificate of this PEM or DER file in the same change (repeatable). A customer that serves legacy clients needs two such pins with the host.", valueName: "file"))
         var certificates: [String] = []
         @Option(help: "A label for the --certificate pins (default: each certificate's common name).") var label: String?
+        @Option(help: ArgumentHelp("Connect the live-chain check of the --certificate pins to this address (and port, default --port) while sending and validating the host name.", valueName: "address[:port]"))
+        var connectTo: String?
+        @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
+        var caFile: String?
+        @OptionGroup var liveCheck: LiveCheckOptions
 
         func validate() throws {
             guard (1...65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be from 1 to 65535, not \(port).") }
@@ -37,7 +42,15 @@ struct HostCommand: AsyncParsableCommand {
                 }
             }
             let store = try options.openStore()
-            try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins, to: customer, actor: options.resolvedActor)
+            // A host added with pins is checked like a pin edit; one added without pins pins nothing yet.
+            var note: String?
+            if !pins.isEmpty {
+                note = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
+                    .checkNewHost(HostPins(hostname: host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins))
+            } else if liveCheck.dryRun {
+                throw CLIError("--dry-run checks pins against the live chain; this host is added without pins. Give --certificate, or leave out --dry-run.")
+            }
+            try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins, to: customer, liveCheckNote: note, actor: options.resolvedActor)
             Output.note(pins.isEmpty
                 ? "Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) ...'."
                 : "Added \(host):\(port) to '\(customer)' with \(Set(pins.map(\.spkiSHA256)).count) pin(s).")

@@ -36,13 +36,24 @@ struct LiveChainGuard {
             return nil
         }
         let (result, edit) = change(current)
+        return LiveCheckRecord(checkedHost: current, auditNote: try await verify(result, edit: edit))
+    }
+
+    /// Checks the pins of a host that is being added; returns the note for its audit entry. The store adds the
+    /// host only if it does not exist yet, so the checked set is the committed one.
+    func checkNewHost(_ host: HostPins) async throws -> String {
+        try await verify(host, edit: Edit(added: host.pins))
+    }
+
+    /// Runs the check on `result`; returns what the audit entry says about it.
+    private func verify(_ result: HostPins, edit: Edit) async throws -> String {
         if options.force {
-            return LiveCheckRecord(checkedHost: current, auditNote: "live-chain check skipped with --force: \(options.reason ?? "")")
+            return "live-chain check skipped with --force: \(options.reason ?? "")"
         }
         if let unmonitored = try store.unmonitoredHosts(of: customer).first(where: { $0.hostname == hostname }) {
             Output.note("\(hostname) is unmonitored (\(unmonitored.reason)): its live chain is not checked.")
             if options.dryRun { try Self.printDiff(edit, check: nil); throw ExitCode.success }
-            return LiveCheckRecord(checkedHost: current, auditNote: "live-chain check skipped: host unmonitored (\(unmonitored.reason))")
+            return "live-chain check skipped: host unmonitored (\(unmonitored.reason))"
         }
         let endpoint = "\(hostname.rawValue):\(result.port)"
         let live: [LiveCertificate]
@@ -73,7 +84,7 @@ struct LiveChainGuard {
         for warning in check.warnings { Output.warn(warning) }
         let matched = check.matches.filter { !$0.certificates.isEmpty }
             .map { "\($0.pin.displayName) matches \($0.certificates.map(\.role).joined(separator: ", "))" }
-        return LiveCheckRecord(checkedHost: current, auditNote: "live chain of \(endpoint) checked: \(check.state.rawValue) (\(matched.joined(separator: "; ")))")
+        return "live chain of \(endpoint) checked: \(check.state.rawValue) (\(matched.joined(separator: "; ")))"
     }
 
     private static func printDiff(_ edit: Edit, check: LiveChainCheck?) throws {

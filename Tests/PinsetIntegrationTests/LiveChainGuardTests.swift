@@ -151,4 +151,24 @@ import Testing
         let subdomains = try served.cli.run(["host", "update", "acme", "api.example.test", "--include-subdomains", "true"] + served.reach)
         #expect(subdomains.status == 0, "\(subdomains.combined)")
     }
+
+    @Test func aHostAddedWithPinsThatMatchNothingLiveIsRefused() throws {
+        let served = try Self.served()
+        defer { served.stop() }
+        let cli = served.cli
+        let other = cli.directory.file("default.example.test.pem")
+        #expect(try cli.run(["customer", "add", "globex"]).status == 0)
+        let before = try cli.databaseDump()
+        let refused = try cli.run(["host", "add", "globex", "api.example.test", "--port", "\(served.port)", "--certificate", other] + served.reach)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("no pin of api.example.test would match"), "\(refused.stderr)")
+        #expect(try cli.databaseDump() == before)
+        let accepted = try cli.run(["host", "add", "globex", "api.example.test", "--port", "\(served.port)", "--certificate", served.leaf.cert] + served.reach)
+        #expect(accepted.status == 0, "\(accepted.combined)")
+
+        let added = try cli.run(["host", "add", "acme", "api2.example.test", "--port", "\(served.port)", "--certificate", served.leaf.cert, "--connect-to", "127.0.0.1", "--ca-file", served.ca])
+        // The server presents the api.example.test certificate, which is not valid for api2.example.test.
+        #expect(added.status != 0)
+        #expect(added.stderr.contains("could not be checked"), "\(added.stderr)")
+    }
 }
