@@ -165,7 +165,7 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         // Tests mirror the modules; PinsetIntegrationTests drives the built `pinset` binary with curl and openssl.
-        .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),

@@ -77,3 +77,13 @@ public struct PinSource: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { storedForm }
 }
+
+extension Pin {
+    /// Whether both pins name the same key, or — when either lacks a key hash — the same certificate: the rule
+    /// by which an added pin is already present.
+    public func isSameKeyOrCertificate(as other: Pin) -> Bool {
+        if let spkiSHA256, let otherKey = other.spkiSHA256 { return spkiSHA256 == otherKey }
+        if let certificateSHA256, let otherCertificate = other.certificateSHA256 { return certificateSHA256 == otherCertificate }
+        return false
+    }
+}

@@ -11,7 +11,9 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`, `.hostExists` (a bundle carries one entry per host name),
     ///   `.invalidInput` for port 0 or a pin whose key does not hash to it, or `.tooFewLegacyPins`.
-    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, actor: String) throws {
+    ///
+    /// `liveCheckNote`, when given, is appended to the audit entry: what the pins were checked against.
+    public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, liveCheckNote: String? = nil, actor: String) throws {
         try Self.validate(port: port, hostname: hostname)
         try Self.validateKeyMaterial(pins, of: hostname)
         try pool.write { db in
@@ -34,6 +36,7 @@ extension PinStore {
             if !added.isEmpty {
                 details += " with \(added.count) pin(s): " + added.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
             }
+            if let liveCheckNote { details += "; " + liveCheckNote }
             try change.recordChange(of: owner, .hostAdded, details)
         }
     }
@@ -44,12 +47,13 @@ extension PinStore {
     ///   version nor the change counter moves.
     /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, or `.invalidInput` for port 0.
     @discardableResult
-    public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, actor: String) throws -> Bool {
+    public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> Bool {
         if let port { try Self.validate(port: port, hostname: hostname) }
         return try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, current) = try change.host(hostname, of: owner)
+            try change.requireUnchanged(hostID: hostID, current: current, since: liveCheck)
             let newPort = port ?? current.port
             let newIncludeSubdomains = includeSubdomains ?? current.includeSubdomains
             var differences: [String] = []
@@ -60,6 +64,7 @@ extension PinStore {
             guard !differences.isEmpty else { return false }
             try db.execute(sql: "UPDATE host SET port = ?, include_subdomains = ? WHERE id = ?",
                            arguments: [Int64(newPort), newIncludeSubdomains, hostID])
+            if let liveCheck { differences.append(liveCheck.auditNote) }
             try change.recordChange(of: owner, .hostUpdated, "\(hostname): " + differences.joined(separator: "; "))
             return true
         }

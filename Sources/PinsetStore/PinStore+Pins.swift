@@ -18,7 +18,7 @@ extension PinStore {
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the host would still have fewer than
     ///   two pins they can use without gaining one.
     @discardableResult
-    public func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, actor: String) throws -> PinChange {
+    public func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> PinChange {
         guard !pins.isEmpty else {
             throw StoreError(.invalidInput, "No pins were given for \(hostname). Give at least one certificate, public key or hash.")
         }
@@ -26,7 +26,8 @@ extension PinStore {
         return try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
-            let (hostID, _) = try change.host(hostname, of: owner)
+            let (hostID, current) = try change.host(hostname, of: owner)
+            try change.requireUnchanged(hostID: hostID, current: current, since: liveCheck)
             let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
             var bySPKI: [[UInt8]: [UInt8]?] = [:]
             var certificates: Set<[UInt8]> = []
@@ -95,6 +96,7 @@ extension PinStore {
             if !added.isEmpty { parts.append("added \(added.count) pin(s): " + describe(added)) }
             if !upgraded.isEmpty { parts.append("added the certificate hash or key to \(upgraded.count) pin(s): " + describe(upgraded)) }
             if !skipped.isEmpty { parts.append("skipped \(skipped.count) already present: " + skipped.map(\.displayName).joined(separator: ", ")) }
+            if let liveCheck { parts.append(liveCheck.auditNote) }
             let version = try change.recordChange(of: owner, .pinsAdded, "\(hostname): " + parts.joined(separator: "; "))
             return PinChange(customer: owner.name, hostname: hostname, changed: added.compactMap(\.sortKey), skipped: skipped.compactMap(\.sortKey),
                              pinCount: try change.pinCount(ofHost: hostID), version: version, upgraded: upgraded.compactMap(\.sortKey))
@@ -124,11 +126,12 @@ extension PinStore {
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the removal leaves the host with fewer
     ///   than two pins they can use.
     @discardableResult
-    public func removePin(_ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false, actor: String) throws -> PinChange {
+    public func removePin(_ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> PinChange {
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
-            let (hostID, _) = try change.host(hostname, of: owner)
+            let (hostID, current) = try change.host(hostname, of: owner)
+            try change.requireUnchanged(hostID: hostID, current: current, since: liveCheck)
             // A certificate-only pin is named by its certificate hash.
             let match = "host_id = ? AND (spki_sha256 = ? OR (spki_sha256 IS NULL AND certificate_sha256 = ?))"
             let matchArguments: StatementArguments = [hostID, Data(spkiSHA256.bytes), Data(spkiSHA256.bytes)]
@@ -145,7 +148,7 @@ extension PinStore {
             try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .removal(usableBefore: legacyUsableBefore))
             let version = try change.recordChange(
                 of: owner, .pinRemoved,
-                "\(hostname): removed pin \(spkiSHA256.base64) (\(label.isEmpty ? "no label" : label)); \(count - 1) pin(s) left"
+                "\(hostname): removed pin \(spkiSHA256.base64) (\(label.isEmpty ? "no label" : label)); \(count - 1) pin(s) left" + (liveCheck.map { "; \($0.auditNote)" } ?? "")
             )
             return PinChange(customer: owner.name, hostname: hostname, changed: [spkiSHA256], skipped: [],
                              pinCount: count - 1, version: version)

@@ -34,6 +34,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A restore was refused: the database is in use, the backup is damaged, or the current database
         /// cannot be read without `force`.
         case restoreRefused
+        /// The host's pins or port changed between the live-chain check and the write: the checked result is
+        /// not what would be committed.
+        case changedSinceCheck
     }
 
     public let code: Code

@@ -41,11 +41,13 @@ struct PinCommand: AsyncParsableCommand {
         @Option(name: .customLong("from-host"), help: ArgumentHelp("Fetch the chain from a live TLS server.", valueName: "host:port"))
         var liveHosts: [String] = []
 
-        @Option(help: ArgumentHelp("Connect --from-host to this address (and port, default the --from-host port) while sending and validating the --from-host name: check a name served by a staging machine or one load-balancer member.", valueName: "address[:port]"))
+        @Option(help: ArgumentHelp("Connect --from-host, and the live-chain check, to this address (and port, default the --from-host port or the host's port) while sending and validating the host name: check a name served by a staging machine or one load-balancer member.", valueName: "address[:port]"))
         var connectTo: String?
 
-        @Option(help: ArgumentHelp("PEM file of CA certificates to validate --from-host chains against instead of the system store.", valueName: "file"))
+        @Option(help: ArgumentHelp("PEM file of CA certificates to validate --from-host chains and the live-chain check against instead of the system store.", valueName: "file"))
         var caFile: String?
+
+        @OptionGroup var liveCheck: LiveCheckOptions
 
         @Flag(help: "Record a --from-host chain without validating it. Only for hosts reached over a network you trust.")
         var noVerify = false
@@ -57,8 +59,11 @@ struct PinCommand: AsyncParsableCommand {
             if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty && certificateHashes.isEmpty {
                 throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate-sha256, --certificate, --public-key or --from-host.")
             }
-            if connectTo != nil && liveHosts.count != 1 {
-                throw ArgumentParser.ValidationError("--connect-to goes with exactly one --from-host: it says where to reach that name.")
+            if connectTo != nil && liveHosts.count > 1 {
+                throw ArgumentParser.ValidationError("--connect-to goes with at most one --from-host: it says where to reach that name.")
+            }
+            if connectTo != nil && liveHosts.isEmpty && liveCheck.force {
+                throw ArgumentParser.ValidationError("--connect-to without --from-host only says where the live-chain check connects, and --force skips that check.")
             }
         }
 
@@ -104,7 +109,17 @@ struct PinCommand: AsyncParsableCommand {
                 }
             }
             let store = try options.openStore()
-            let change = try store.addPins(pins, to: host, of: customer, actor: options.resolvedActor)
+            let checked = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
+                .check { current in
+                    var result = current
+                    var edit = LiveChainGuard.Edit()
+                    for pin in pins where !result.pins.contains(where: { $0.isSameKeyOrCertificate(as: pin) }) {
+                        result.pins.append(pin)
+                        edit.added.append(pin)
+                    }
+                    return (result, edit)
+                }
+            let change = try store.addPins(pins, to: host, of: customer, liveCheck: checked, actor: options.resolvedActor)
             if options.json {
                 try Output.json([
                     "added": change.changed.map(\.base64), "alreadyPresent": change.skipped.map(\.base64),
@@ -139,6 +154,11 @@ struct PinCommand: AsyncParsableCommand {
         var certificateHash: String?
         @Flag(help: "Allow removing the host's last pin. The host is then not published until it has a pin again: a covering include-subdomains parent's pins apply to it, or none.")
         var allowLastPin = false
+        @Option(help: ArgumentHelp("Connect the live-chain check to this address (and port, default the host's port) while sending and validating the host name.", valueName: "address[:port]"))
+        var connectTo: String?
+        @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
+        var caFile: String?
+        @OptionGroup var liveCheck: LiveCheckOptions
 
         func run() async throws {
             let customer = try CustomerName(customer)
@@ -150,7 +170,16 @@ struct PinCommand: AsyncParsableCommand {
             default: throw CLIError("Give exactly one of --hash or --certificate-sha256.")
             }
             let store = try options.openStore()
-            let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, actor: options.resolvedActor)
+            let checked = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
+                .check { current in
+                    var result = current
+                    var edit = LiveChainGuard.Edit()
+                    // The store's rule: the pin with this SPKI hash, or the certificate-only pin with this certificate hash.
+                    edit.removed = current.pins.filter { $0.spkiSHA256 == fingerprint || ($0.spkiSHA256 == nil && $0.certificateSHA256 == fingerprint) }
+                    result.pins.removeAll { edit.removed.contains($0) }
+                    return (result, edit)
+                }
+            let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: checked, actor: options.resolvedActor)
             Output.note("Removed \(hash ?? certificateHash ?? "") from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
             if let pinSet = try store.pinSet(for: customer) {
                 if change.pinCount == 0 { Output.warn(UnpublishedHostNote.text(for: host, in: pinSet)) }

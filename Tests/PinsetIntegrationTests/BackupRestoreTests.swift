@@ -19,7 +19,7 @@ import Testing
         let cli = try PinsetCLI.initialized()
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.currentPin, "--hash", Self.backupPin]).status == 0)
+        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.currentPin, "--hash", Self.backupPin]).status == 0)
         return cli
     }
 
@@ -58,8 +58,8 @@ import Testing
         #expect(made.status == 0, "\(made.combined)")
 
         // After the backup: edits that the app picks up, so it holds a version newer than the backup's.
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.hash(0x31)]).status == 0)
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.hash(0x32)]).status == 0)
+        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x31)]).status == 0)
+        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x32)]).status == 0)
         let versionB = try await updateUntil(app, holds: Self.hash(0x32)).version
         #expect(versionB > versionA)
 
@@ -80,7 +80,7 @@ import Testing
 
         // One edit, a key rotation: the app must accept the next bundle and hold the new pin.
         let rotation = Self.hash(0x77)
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", rotation]).status == 0)
+        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", rotation]).status == 0)
         let latest = try await updateUntil(appAfterRestart, holds: rotation)
         let pins = Set(latest.hosts.first?.spkiSHA256.map(\.base64) ?? [])
         #expect(pins == [Self.currentPin, Self.backupPin, rotation])
@@ -102,7 +102,7 @@ import Testing
         defer { cli.remove() }
         let backup = cli.directory.file("pinset-backup.sqlite")
         #expect(try cli.run(["backup", backup]).status == 0)
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", Self.hash(0x41)]).status == 0)
+        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x41)]).status == 0)
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.database + suffix) }
         try FileManager.default.copyItem(atPath: backup, toPath: cli.database)
 

@@ -14,7 +14,7 @@ import Testing
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
         let leaf = try CLIPinSourceTests.makeCertificate(in: cli.directory, name: "api")
         let backupHash = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", leaf.cert, "--hash", backupHash]).status == 0)
+        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert, "--hash", backupHash]).status == 0)
         let server = try RunningServer(cli: cli)
         defer { server.stop() }
 
@@ -39,7 +39,7 @@ import Testing
 
         // The admin rotates: the leaf's pin is removed, the backup stays. The next update must drop the leaf.
         let leafPin = try #require(first.hosts[0].spkiSHA256.map(\.base64).first { $0 != backupHash })
-        #expect(try cli.run(["pin", "remove", "acme", "api.example.com", "--hash", leafPin]).status == 0)
+        #expect(try cli.run(["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", leafPin]).status == 0)
         var second = first
         for _ in 0..<40 where second.version == first.version {
             try await Task.sleep(for: .milliseconds(100))

@@ -36,10 +36,10 @@ struct PinsetCLI {
     func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> ProcessRunner.Output {
         var args = arguments
         // Subcommands that take the global options get this test's data directory and a fixed actor.
-        let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import"]
+        let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import", "check"]
         if let first = arguments.first, withData.contains(first) {
             args += ["--data-dir", dataDir]
-            if first != "init" && first != "sign" && first != "log" && first != "backup" { args += ["--actor", "test-admin"] }
+            if first != "init" && first != "sign" && first != "log" && first != "backup" && first != "check" { args += ["--actor", "test-admin"] }
         }
         return try ProcessRunner.run(Self.binary, args, stdin: stdin, environment: ["PINSET_DATA_DIR": dataDir], timeout: 60)
     }
