@@ -4,6 +4,7 @@ import PinsetClient
 import PinsetCore
 import PinsetFileSystem
 import PinsetSigning
+import X509
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,21 +32,37 @@ struct VerifyCommand: AsyncParsableCommand {
 
     @Flag(help: "Print JSON.") var json = false
 
-    func run() async throws {
+    // The helpers below are synchronous on purpose: typed throws caught or rethrown inside `run`'s async body
+    // crash the release optimizer (coroutine splitting) of the Swift 6.3 toolchain.
+
+    static func unwrap<Value>(_ result: Result<Value, CLIError>) throws -> Value {
+        try result.get()
+    }
+
+    private func inputs() throws -> (bundle: [UInt8], anchors: [Certificate]) {
         let bundle = try read(file)
         let anchors = try trustFiles.flatMap { path in try PinMaterial.certificates(fromFileContents: try read(path), origin: path) }
+        return (bundle, anchors)
+    }
+
+    static func customerName(in content: [UInt8]) throws -> CustomerName {
+        do {
+            return try BundlePayload.decode(content).customer
+        } catch {
+            throw CLIError("verification failed: malformedPayload: \(error)\(Self.payloadNote)")
+        }
+    }
+
+    func run() async throws {
+        let (bundle, anchors) = try inputs()
         let now = Date()
         let expected: CustomerName
         if let customer {
             expected = try CustomerName(customer)
         } else {
             // Learn the name from the signed content itself; the full verification below then checks it.
-            let content = try await SignatureVerifier.verify(bundle, trustAnchors: anchors, at: now).mapError { CLIError("verification failed: signature: \($0)") }.get()
-            do {
-                expected = try BundlePayload.decode(content.content).customer
-            } catch {
-                throw CLIError("verification failed: malformedPayload: \(error)\(Self.payloadNote)")
-            }
+            let signed = await SignatureVerifier.verify(bundle, trustAnchors: anchors, at: now)
+            expected = try Self.customerName(in: Self.unwrap(signed.mapError { CLIError("verification failed: signature: \($0)") }).content)
         }
         var configuration = try PinsetClientConfiguration(
             serverURL: URL(fileURLWithPath: "/"),
@@ -54,9 +71,10 @@ struct VerifyCommand: AsyncParsableCommand {
             stateDirectory: FileManager.default.temporaryDirectory.path
         )
         configuration.freshnessWindow = .seconds(freshness)
-        let verified = try await BundleVerifier.verify(
+        let result = await BundleVerifier.verify(
             bundle, configuration: configuration, lastAccepted: nil, source: ignoreFreshness ? .seed : .download, at: now
-        ).mapError { CLIError("verification failed: \($0)\($0.code == .malformedPayload ? Self.payloadNote : "")") }.get()
+        )
+        let verified = try Self.unwrap(result.mapError { CLIError("verification failed: \($0)\($0.code == .malformedPayload ? Self.payloadNote : "")") })
         let payload = verified.payload
         if json {
             print(String(decoding: payload.encoded(), as: UTF8.self))
