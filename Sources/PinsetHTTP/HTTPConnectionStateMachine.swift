@@ -82,6 +82,7 @@ public struct HTTPConnectionStateMachine: Sendable {
     private var state = State.reading
     private var draining = false
     private var inputClosed = false
+    private var clientAskedToClose = false
     private var headStartedAt: ContinuousClock.Instant?
     private var lastReceiveAt: ContinuousClock.Instant
     private var lastProgressAt: ContinuousClock.Instant
@@ -98,6 +99,14 @@ public struct HTTPConnectionStateMachine: Sendable {
     public var isClosing: Bool {
         if case .closing = state { return true }
         return false
+    }
+
+    /// Whether the connection is closing only because the client asked for it (`Connection: close`, or HTTP/1.0
+    /// without keep-alive) and no byte after that request was received. Requests carry no body, so such a client
+    /// has nothing more to send: the transport may close at once instead of lingering for input that will not
+    /// come. After an error response or while draining this is false, since the client may still be sending.
+    public var isClosingAtClientRequest: Bool {
+        isClosing && clientAskedToClose && !draining && !parser.hasBufferedBytes
     }
 
     /// Whether nothing is in progress: no partial request, no unanswered request and no unwritten output.
@@ -170,6 +179,7 @@ public struct HTTPConnectionStateMachine: Sendable {
         let summary = encoder.encode(response, omitBody: request.method == .head, connection: connection,
                                      unixSeconds: now.unixSeconds, into: &output)
         state = closes ? .closing : .reading
+        clientAskedToClose = !request.keepAlive
         lastProgressAt = now.instant
         return summary
     }

@@ -39,6 +39,33 @@ struct HTTPConnectionStateMachineTests {
         #expect(open.last.isReadMore)
     }
 
+    @Test func closingAtTheClientsRequestIsToldApartFromClosesThatMayStillMeetInput() {
+        var asked = ConnectionHarness()
+        _ = asked.feed("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+        #expect(asked.machine.isClosingAtClientRequest)
+
+        var moreAfterTheLastRequest = ConnectionHarness()
+        _ = moreAfterTheLastRequest.feed("GET / HTTP/1.0\r\n\r\nGET /more HTTP/1.0\r\n\r\n")
+        #expect(moreAfterTheLastRequest.machine.isClosing)
+        #expect(!moreAfterTheLastRequest.machine.isClosingAtClientRequest)
+
+        var refused = ConnectionHarness()
+        _ = refused.feed("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\n")
+        #expect(refused.machine.isClosing)
+        #expect(!refused.machine.isClosingAtClientRequest, "the client may still be sending the refused body")
+
+        var draining = ConnectionHarness()
+        _ = draining.feed("GET / HTTP/1.1\r\nHost: h\r\n")
+        draining.machine.beginDraining()
+        _ = draining.feed("\r\n")
+        #expect(draining.machine.isClosing)
+        #expect(!draining.machine.isClosingAtClientRequest)
+
+        var kept = ConnectionHarness()
+        _ = kept.feed("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(!kept.machine.isClosingAtClientRequest)
+    }
+
     @Test func exactBytesOfA405() {
         var harness = ConnectionHarness()
         let result = harness.feed("POST /bundles HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")

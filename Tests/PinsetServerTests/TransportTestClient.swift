@@ -71,6 +71,11 @@ final class TransportTestClient {
         close(fd)
     }
 
+    /// Sends a FIN: the server sees the end of input while this side can still read.
+    func shutdownWrite() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     func send(_ text: String) throws {
         try send(bytes: Array(text.utf8))
     }

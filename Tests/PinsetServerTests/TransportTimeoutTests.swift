@@ -53,4 +53,29 @@ struct TransportTimeoutTests {
         #expect(await transportEventually { server.openConnections == 0 })
         await server.shutdown(gracePeriod: .seconds(1))
     }
+    @Test func connectionCloseRequestIsClosedAtOnceWithoutWaitingForThePeer() async throws {
+        let (server, port) = try startTransportServer(SocketServerConfiguration(lingerTimeout: .seconds(60)))
+        let client = try TransportTestClient(port: port)
+        try client.send("GET /hello HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+        let result = client.readToEnd(timeout: .seconds(20))
+        #expect(result.ending == .closed)
+        #expect(String(decoding: result.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
+        // The client still holds its socket open; the server did not linger for it (60 s).
+        #expect(await transportEventually { server.openConnections == 0 })
+        withExtendedLifetime(client) {}
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    @Test func inputAfterTheLastRequestStillGetsALingeringClose() async throws {
+        let (server, port) = try startTransportServer(SocketServerConfiguration(lingerTimeout: .seconds(60)))
+        let client = try TransportTestClient(port: port)
+        try client.send("GET /hello HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /unanswered HTTP/1.1\r\n\r\n")
+        let result = client.readToEnd(timeout: .seconds(20))
+        #expect(result.ending == .closed, "the response arrives whole, followed by a FIN, not a reset")
+        #expect(String(decoding: result.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(server.openConnections == 1, "the server discards input until the peer closes")
+        client.shutdownWrite()
+        #expect(await transportEventually { server.openConnections == 0 })
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
 }

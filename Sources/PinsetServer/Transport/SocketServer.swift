@@ -34,8 +34,8 @@ public final class SocketServer: @unchecked Sendable {
 
     /// - Parameters:
     ///   - onRequest: called for every response, including protocol errors, on the worker queue that sent it.
-    ///   - onConnectionCountChange: called with the new number of open connections after each change, in order,
-    ///     on a private serial queue.
+    ///   - onConnectionCountChange: called with the number of open connections after changes, on a private serial
+    ///     queue; bursts of changes are coalesced into one call with the count as it then is.
     ///   - onConnectionLimit: called for each connection refused by a limit and each eviction, on the listener's
     ///     queue; it must be quick.
     public init(

@@ -61,6 +61,13 @@ enum TransportSocket {
     private static let accept4Function: Accept4? = dlsym(nil, "accept4").map { unsafeBitCast($0, to: Accept4.self) }
 
     /// Disables Nagle's algorithm: responses are written whole, so delaying them only adds latency.
+    /// Whether the peer has sent bytes not yet read (or closed its side): a non-blocking one-byte peek.
+    static func hasUnreadInput(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return peeked > 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     static func setNoDelay(_ fd: Int32) {
         try? setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
     }
