@@ -105,6 +105,16 @@ def proc_cpu_seconds(pids):
     return total / ticks
 
 
+def perf_shares(report, limit):
+    """The top `limit` rows of `perf report --stdio --no-children` as (name, percent), call graphs skipped."""
+    rows = []
+    for line in report.splitlines():
+        match = re.match(r"\s+([\d.]+)%\s+(.+?)\s*$", line)
+        if match and not line.lstrip().startswith(("|", "-", "#")):
+            rows.append((re.sub(r"\s+", " ", match.group(2)), float(match.group(1))))
+    return rows[:limit]
+
+
 def children(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -338,6 +348,46 @@ http {{
             raise StepFailed("wrk completed no request:\n" + completed.stdout)
         return result
 
+    def start_dispatch_floor(self, body_bytes):
+        floor = self.start("dispatch-floor", [self.bench, "dispatch-floor", "--body-bytes", str(body_bytes)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and floor.poll() is None:
+            match = re.search(r"dispatch floor listening on 127\.0\.0\.1:(\d+)", self.tail(floor.stdout_path, limit=10**6))
+            if match:
+                floor.port = int(match.group(1))
+                return floor
+            time.sleep(0.01)
+        raise StepFailed("pinset-bench dispatch-floor did not start:\n" + self.tail(floor.stderr_path))
+
+    def profile_close(self, path, targets):
+        """Where each server's CPU goes under `Connection: close` load: `perf record` of the server process during
+        one wrk run, summed by shared object (kernel, libdispatch, Swift runtime, libc, the binary itself), plus
+        the heaviest symbols. Empty when perf is missing or not permitted."""
+        perf = shutil.which("perf")
+        if perf is None:
+            log("perf is not installed; the Connection: close profile is skipped")
+            return {}
+        profiles = {}
+        seconds = self.sizes["wrk_seconds"]
+        for target, process in targets.items():
+            data = os.path.join(self.temp, f"perf-{target}.data")
+            recorder = self.start(f"perf-{target}", [perf, "record", "-F", "1999", "-g", "-o", data, "-p", str(process.pid),
+                                                     "--", "sleep", str(seconds)])
+            time.sleep(0.3)
+            self.wrk(process.port, path, close=True, seconds=seconds)
+            self.stop(recorder, sig=signal.SIGINT, timeout=seconds + 30)
+            if not os.path.exists(data):
+                log(f"perf recorded nothing for {target}: {self.tail(recorder.stderr_path, 500)}")
+                return {}
+            profiles[target] = {
+                "byObject": perf_shares(self.run([perf, "report", "-i", data, "--stdio", "--no-children", "--sort", "dso"],
+                                                 timeout=120, what="perf report").stdout, limit=8),
+                "bySymbol": perf_shares(self.run([perf, "report", "-i", data, "--stdio", "--no-children", "--sort", "dso,sym"],
+                                                 timeout=120, what="perf report").stdout, limit=12),
+            }
+            log(f"{target} close profile: " + ", ".join(f"{name} {share:.0f} %" for name, share in profiles[target]["byObject"]))
+        return profiles
+
     # ----- steps ---------------------------------------------------------------------------------------
 
     def step_serving(self):
@@ -365,22 +415,31 @@ http {{
             "pinsetHeaders": {k: v for k, v in headers_p.items() if k.lower() != "date"},
             "nginxHeaders": {k: v for k, v in headers_n.items() if k.lower() not in ("date", "last-modified", "etag")},
         }
+        # The Dispatch floor: accept, one read, one send, close, nothing else, with Pinset's body size. It runs in
+        # every `Connection: close` round beside Pinset and nginx, so the three are compared under the same load.
+        floor = self.start_dispatch_floor(len(body_p))
         targets = {"pinset": pinset, "nginx": nginx}
         if sizes["wrk_warmup_seconds"]:
-            for process in targets.values():
+            for process in [*targets.values(), floor]:
                 self.wrk(process.port, path, seconds=sizes["wrk_warmup_seconds"])
         runs = {f"{t}-{m}": [] for t in targets for m in ("keepalive", "close")}
+        runs["floor-close"] = []
         for round_number in range(sizes["wrk_rounds"]):
             for mode in ("keepalive", "close"):
-                for target, process in targets.items():
+                round_targets = dict(targets, floor=floor) if mode == "close" else targets
+                for target, process in round_targets.items():
                     pids = [process.pid] + (children(process.pid) if target == "nginx" else [])
                     cpu_before, wall_before = proc_cpu_seconds(pids), time.monotonic()
                     result = self.wrk(process.port, path, close=(mode == "close"))
                     cpu = proc_cpu_seconds(pids) - cpu_before
                     result["serverCpuPercent"] = 100.0 * cpu / (time.monotonic() - wall_before)
+                    result["serverCpuMicrosecondsPerRequest"] = 1e6 * cpu / max(result["requests"], 1)
                     runs[f"{target}-{mode}"].append(result)
                     log(f"round {round_number + 1} {target} {mode}: {result['requestsPerSecond']:.0f} req/s, "
-                        f"p50 {result.get('p50Microseconds', 0):.0f} us, p99 {result.get('p99Microseconds', 0):.0f} us")
+                        f"p50 {result.get('p50Microseconds', 0):.0f} us, p99 {result.get('p99Microseconds', 0):.0f} us, "
+                        f"server CPU {result['serverCpuMicrosecondsPerRequest']:.1f} us/request")
+        close_profile = self.profile_close(path, {"pinset": pinset, "floor": floor})
+        self.stop(floor)
         # Conditional requests answered 304 (wrk frames responses by Content-Length, so a 304 that announced the
         # 200's length would complete no request at all).
         not_modified = {}
@@ -392,19 +451,6 @@ http {{
             not_modified[target] = self.wrk(process.port, path, headers=[f"If-None-Match: {etag}"])
             log(f"{target} 304: {not_modified[target]['requestsPerSecond']:.0f} req/s")
         not_modified["ratio"] = not_modified["pinset"]["requestsPerSecond"] / not_modified["nginx"]["requestsPerSecond"]
-        # The Dispatch floor: accept, one read, one send, close, nothing else, with Pinset's body size.
-        floor = self.start("dispatch-floor", [self.bench, "dispatch-floor", "--body-bytes", str(len(body_p))])
-        deadline = time.monotonic() + 30
-        floor_port = None
-        while time.monotonic() < deadline and floor_port is None and floor.poll() is None:
-            match = re.search(r"dispatch floor listening on 127\.0\.0\.1:(\d+)", self.tail(floor.stdout_path, limit=10**6))
-            floor_port = int(match.group(1)) if match else None
-            time.sleep(0.01)
-        if floor_port is None:
-            raise StepFailed("pinset-bench dispatch-floor did not start:\n" + self.tail(floor.stderr_path))
-        dispatch_floor = self.wrk(floor_port, path, close=True)
-        self.stop(floor)
-        log(f"dispatch floor close: {dispatch_floor['requestsPerSecond']:.0f} req/s")
         memory = proc_status(pinset.pid)
         nginx_memory = {"VmHWM": 0, "VmRSS": 0}
         for pid in [nginx.pid] + children(nginx.pid):
@@ -421,6 +467,13 @@ http {{
             summary[key] = dict(chosen, allRequestsPerSecond=[r["requestsPerSecond"] for r in results])
         for mode in ("keepalive", "close"):
             summary[f"ratio-{mode}"] = summary[f"pinset-{mode}"]["requestsPerSecond"] / summary[f"nginx-{mode}"]["requestsPerSecond"]
+        # Ratios of one round's runs, which ran back to back under the same background load; the median round.
+        def round_ratios(numerator, denominator):
+            return sorted(n["requestsPerSecond"] / d["requestsPerSecond"] for n, d in zip(runs[numerator], runs[denominator]))
+        for name, (numerator, denominator) in {"pinsetOverFloor": ("pinset-close", "floor-close"),
+                                               "floorOverNginx": ("floor-close", "nginx-close")}.items():
+            ratios = round_ratios(numerator, denominator)
+            summary[f"close-{name}"] = {"median": ratios[len(ratios) // 2], "all": ratios}
 
         # One run with the access log on (written to a file), to show its cost.
         logged = self.start_pinset(directory, access_log=True, name="pinset-accesslog", per_address_limit=False)
@@ -435,7 +488,7 @@ http {{
         self.results["steps"]["serving"] = {
             "customersInDatabase": sizes["serving_customers"], "wrkThreads": WRK_THREADS, "wrkConnections": WRK_CONNECTIONS,
             "wrkSeconds": sizes["wrk_seconds"], "rounds": sizes["wrk_rounds"], "served": served, "runs": summary,
-            "notModified": not_modified, "dispatchFloorClose": dispatch_floor, "accessLogOn": access, "pinsetPeakRssKiB": memory.get("VmHWM", 0), "pinsetRssKiB": memory.get("VmRSS", 0),
+            "notModified": not_modified, "closeProfile": close_profile, "accessLogOn": access, "pinsetPeakRssKiB": memory.get("VmHWM", 0), "pinsetRssKiB": memory.get("VmRSS", 0),
             "nginxPeakRssKiBAllProcesses": nginx_memory["VmHWM"],
         }
         self.serving_directory = directory
@@ -713,15 +766,33 @@ def render(results):
                     + (f"**{n['ratio']:.2f}** | ≥ 0.8: {verdict(n['ratio'] >= 0.8)}" if target == "pinset" else " | ")
                     + " |"
                 )
-        if "dispatchFloorClose" in s:
-            d = s["dispatchFloorClose"]
-            nginx_close = runs["nginx-close"]["requestsPerSecond"]
+        if "floor-close" in runs:
+            d = runs["floor-close"]
             lines.append(
                 f"| `Connection: close` | minimal Dispatch loop (accept, one read, one send, close) | {d['requestsPerSecond']:,.0f} | "
-                f"{fmt_us(d.get('p50Microseconds'))} | {fmt_us(d.get('p99Microseconds'))} | – | {d['socketErrors'] + d['non2xx']} | "
-                f"{d['requestsPerSecond'] / nginx_close:.2f} (floor / nginx); Pinset / floor "
-                f"{runs['pinset-close']['requestsPerSecond'] / d['requestsPerSecond']:.2f} | – |"
+                f"{fmt_us(d.get('p50Microseconds'))} | {fmt_us(d.get('p99Microseconds'))} | {d['serverCpuPercent']:.0f} % | "
+                f"{d['socketErrors'] + d['non2xx']} | {runs['close-floorOverNginx']['median']:.2f} (floor / nginx) | – |"
             )
+            lines += [
+                "",
+                "`Connection: close`, per round (the three servers measured back to back): Pinset / Dispatch floor "
+                + ", ".join(f"{r:.2f}" for r in runs["close-pinsetOverFloor"]["all"])
+                + f" (median **{runs['close-pinsetOverFloor']['median']:.2f}**); floor / nginx "
+                + ", ".join(f"{r:.2f}" for r in runs["close-floorOverNginx"]["all"])
+                + f" (median **{runs['close-floorOverNginx']['median']:.2f}**). Server CPU per request: "
+                + ", ".join(f"{name} {runs[key]['serverCpuMicrosecondsPerRequest']:.1f} µs"
+                            for name, key in (("Pinset", "pinset-close"), ("floor", "floor-close"), ("nginx", "nginx-close")))
+                + ".",
+            ]
+        if s.get("closeProfile"):
+            lines += ["", "Where the CPU goes under `Connection: close` (`perf record -g` of the server during one wrk run, "
+                      "self time by shared object):", "",
+                      "| server | " + " | ".join(["1st", "2nd", "3rd", "4th", "5th"]) + " |",
+                      "| --- | --- | --- | --- | --- | --- |"]
+            for target, label in (("pinset", "Pinset"), ("floor", "Dispatch floor")):
+                rows = s["closeProfile"][target]["byObject"][:5]
+                lines.append(f"| {label} | " + " | ".join(f"{name} {share:.0f} %" for name, share in rows)
+                             + " |" * (6 - len(rows) - 1) + " |")
         if "floodGoodClient" in s:
             f = s["floodGoodClient"]
             lines += [
