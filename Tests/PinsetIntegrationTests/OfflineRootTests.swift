@@ -367,7 +367,7 @@ import Testing
         let installed = try pinset(cli, ["signer", "install", certificate, "--customer", "own", "--json"])
         #expect(installed.status == 0, "\(installed.combined)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(installed.stdout)) as? [String: Any])
-        #expect(report["customersWithNewVersion"] as? [String] == ["own"])
+        #expect(report["customersResigned"] as? [String] == ["own"])
         #expect(fileBytes("\(cli.dataDir)/signing-key.pem") == defaultKey)
 
         #expect(try cli.run(["sign", "--out", cli.directory.file("out")]).status == 0)
