@@ -9,10 +9,13 @@ extension AuditAction {
 extension PinStore {
     /// Records that a new signer certificate (issued by the same root) now signs the bundles of `customer` —
     /// or, with `nil`, of every customer that signs with the deployment's default identity. Each of those
-    /// customers gets an audit entry and a new version, so a bundle signed with the new certificate is
-    /// published at once.
+    /// customers gets an audit entry, and the change counter moves, so running servers re-sign at once.
     ///
-    /// - Returns: the customers whose version was raised.
+    /// The content version stays: the pins are the same, only the signature is new. Instances behind one load
+    /// balancer re-sign a moment apart (and each installs its own signer), so a new version would make a
+    /// client that got the new bundle from one instance refuse the other's as a rollback until it re-signs.
+    ///
+    /// - Returns: the customers whose bundles the new certificate signs.
     /// - Throws: `StoreError.customerNotFound`.
     @discardableResult
     public func recordSignerCertificateInstalled(for customer: CustomerName?, details: String, actor: String) throws -> [CustomerName] {
@@ -29,7 +32,7 @@ extension PinStore {
                     """).map { try StoredRows.customerRow($0) }
             }
             for row in rows {
-                try change.recordChange(of: row, .signerCertificateInstalled, "new signer certificate: " + details)
+                try change.recordSettingChange(of: row, .signerCertificateInstalled, "new signer certificate: " + details)
             }
             return rows.map(\.name)
         }

@@ -55,7 +55,7 @@ struct SignerInstallCommand: AsyncParsableCommand {
             throw CLIError("\(certificate): \(error.message) Nothing was changed.")
         }
         let summary = identity.auditSummary
-        let changed = try files.replace(with: identity) {
+        let resigned = try files.replace(with: identity) {
             try store.recordSignerCertificateInstalled(for: target.customer, details: summary, actor: options.resolvedActor)
         }
         // The replaced key is not needed to roll back (its certificate is expiring or it was the root key of
@@ -67,12 +67,12 @@ struct SignerInstallCommand: AsyncParsableCommand {
                 "identity": target.customer?.rawValue ?? "default", "keyFile": files.keyPath, "chainFile": files.certificatePEMPath,
                 "certificateSHA256": SHA256Fingerprint(of: identity.certificateDER).hex,
                 "notBefore": Output.date(identity.certificate.notValidBefore), "notAfter": Output.date(identity.certificate.notValidAfter),
-                "trustAnchor": PinMaterial.describe(identity.trustAnchor.subject), "customersWithNewVersion": changed.map(\.rawValue),
+                "trustAnchor": PinMaterial.describe(identity.trustAnchor.subject), "customersResigned": resigned.map(\.rawValue),
             ])
         }
         if replaceTrustAnchor != nil {
             Output.warn("The trust anchor is now '\(PinMaterial.describe(identity.trustAnchor.subject))'. Apps that do not embed it reject every new bundle. Embed this certificate (base64 DER): \(Base64.encode(try identity.trustAnchorDER))")
         }
-        Output.note("\(target.label.prefix(1).uppercased() + target.label.dropFirst()) now signs with \(summary), valid from \(Output.date(identity.certificate.notValidBefore)). Running servers switch at their next signing pass; \(changed.count) customer\(changed.count == 1 ? " gets" : "s get") a new version.")
+        Output.note("\(target.label.prefix(1).uppercased() + target.label.dropFirst()) now signs with \(summary), valid from \(Output.date(identity.certificate.notValidBefore)). Running servers switch at their next signing pass and re-sign the bundles of \(resigned.count) customer\(resigned.count == 1 ? "" : "s") with it (same content, same version).")
     }
 }

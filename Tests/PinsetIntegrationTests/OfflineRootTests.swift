@@ -8,13 +8,16 @@ import Testing
 /// The offline root and short-lived signers through the real binary, checked by the real `openssl` the way
 /// legacy clients verify (`PKCS7_verify` with the default S/MIME purpose and only the pinned root as store).
 @Suite(.serialized) struct OfflineRootTests {
-    /// `pinset root|signer …` with this test's data directory.
-    func pinset(_ cli: PinsetCLI, _ arguments: [String]) throws -> ProcessRunner.Output {
+    /// `pinset root|signer …` with this test's data directory, or with the instance data directory `dataDir`
+    /// (its own signer key) and this test's shared database.
+    func pinset(_ cli: PinsetCLI, _ arguments: [String], dataDir: String? = nil) throws -> ProcessRunner.Output {
         var args = arguments
+        let directory = dataDir ?? cli.dataDir
         if arguments.first == "signer" || arguments[..<min(2, arguments.count)] == ["root", "adopt"] {
-            args += ["--data-dir", cli.dataDir, "--actor", "test-admin"]
+            args += ["--data-dir", directory, "--actor", "test-admin"]
+            if dataDir != nil { args += ["--database", cli.database] }
         }
-        return try ProcessRunner.run(PinsetCLI.binary, args, environment: ["PINSET_DATA_DIR": cli.dataDir], timeout: 120)
+        return try ProcessRunner.run(PinsetCLI.binary, args, environment: ["PINSET_DATA_DIR": directory], timeout: 120)
     }
 
     func openssl(_ arguments: [String]) throws -> ProcessRunner.Output {
@@ -28,15 +31,16 @@ import Testing
         return smime.status == 0 && cms.status == 0
     }
 
-    /// request → issue → install for the default identity; returns the issued certificate's path.
+    /// request → issue → install for the default identity (of the instance data directory `dataDir`, if
+    /// given); returns the issued certificate's path.
     @discardableResult
-    func issueAndInstall(_ cli: PinsetCLI, rootDir: String, keyType: String = "p256", extra: [String] = []) throws -> String {
-        let request = try pinset(cli, ["signer", "request", "--key-type", keyType])
+    func issueAndInstall(_ cli: PinsetCLI, rootDir: String, keyType: String = "p256", extra: [String] = [], dataDir: String? = nil) throws -> String {
+        let request = try pinset(cli, ["signer", "request", "--key-type", keyType], dataDir: dataDir)
         guard request.status == 0 else { throw Failure("signer request: \(request.combined)") }
         let certificate = cli.directory.file("signer-\(UUID().uuidString.prefix(6)).pem")
-        let issued = try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--out", certificate])
+        let issued = try pinset(cli, ["root", "issue", "\(dataDir ?? cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--out", certificate])
         guard issued.status == 0 else { throw Failure("root issue: \(issued.combined)") }
-        let installed = try pinset(cli, ["signer", "install", certificate] + extra)
+        let installed = try pinset(cli, ["signer", "install", certificate] + extra, dataDir: dataDir)
         guard installed.status == 0 else { throw Failure("signer install: \(installed.combined)") }
         return certificate
     }
@@ -363,7 +367,7 @@ import Testing
         let installed = try pinset(cli, ["signer", "install", certificate, "--customer", "own", "--json"])
         #expect(installed.status == 0, "\(installed.combined)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(installed.stdout)) as? [String: Any])
-        #expect(report["customersWithNewVersion"] as? [String] == ["own"])
+        #expect(report["customersResigned"] as? [String] == ["own"])
         #expect(fileBytes("\(cli.dataDir)/signing-key.pem") == defaultKey)
 
         #expect(try cli.run(["sign", "--out", cli.directory.file("out")]).status == 0)

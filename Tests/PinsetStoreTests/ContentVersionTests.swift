@@ -45,6 +45,26 @@ import Testing
         #expect(try fixture.store.changeCounter() == 2)
     }
 
+    /// A new signer certificate re-signs the same pins: every customer of the identity is audited and servers
+    /// are told (the counter), but no version moves, so a bundle an instance signed before it switched is no
+    /// rollback for a client that already has one signed after.
+    @Test func installingASignerCertificateAuditsButKeepsTheVersions() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        try store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
+        var resigned: [CustomerName] = []
+        let moved = try deltas(store) {
+            resigned = try store.recordSignerCertificateInstalled(for: nil, details: "signer 2", actor: Sample.actor)
+        }
+        #expect(resigned == [try Sample.customer("acme"), try Sample.customer("other")])
+        #expect(moved.acme == 0 && moved.other == 0, "no content version moves")
+        #expect(moved.counter > 0, "running servers are told to re-sign")
+        let entries = try store.auditLog().filter { $0.action == .signerCertificateInstalled }
+        #expect(entries.map(\.customer).sorted() == ["acme", "other"])
+        #expect(entries.allSatisfy { $0.version == StoreFixture.firstVersion && $0.details.contains("signer 2") })
+    }
+
     @Test func updateWithoutDifferenceChangesNothing() throws {
         let fixture = try StoreFixture()
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
