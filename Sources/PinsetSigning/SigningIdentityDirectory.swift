@@ -50,6 +50,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 ?? "the certificates of this identity are not valid together at \(now)"
         }
 
+        /// Validity, then the revocation floor the pin sets signed by this identity carry.
+        func problem(at now: Date, bundleExpires: Date, signersNotBefore: Int64?) -> String? {
+            problem(at: now, bundleExpires: bundleExpires) ?? identity.revocationFloorProblem(signersNotBefore)
+        }
+
         /// The cheap comparison first: the full chain walk runs only within the longest warning interval.
         func warnings(at now: Date) -> [String] {
             window.upperBound.timeIntervalSince(now) < SigningIdentity.anchorExpiryWarningInterval ? identity.expiryWarnings(at: now) : []
@@ -92,16 +97,25 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     }
 
     /// Looks up every customer's identity for one pass: the default identity once, each own identity once.
+    /// An identity whose certificate is valid from before the revocation floor its pin sets carry
+    /// (`PinSet.signersNotBefore`, read from the store with the assignment) does not sign: its clients would
+    /// refuse the bundles.
     public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
-        let defaultResult: Result<Checked, Problem>? = pinSets.contains { $0.signer == .deploymentDefault }
-            ? defaultIdentity().flatMap { checked in
-                checked.problem(at: now, bundleExpires: bundleExpires).map { .failure(Problem($0)) } ?? .success(checked)
+        // Every customer of the default identity carries that identity's one floor.
+        let defaultPinSet = pinSets.first { $0.signer == .deploymentDefault }
+        let defaultResult: Result<Checked, Problem>? = defaultPinSet.map { pinSet in
+            defaultIdentity().flatMap { checked in
+                checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore).map { .failure(Problem($0)) } ?? .success(checked)
             }
-            : nil
+        }
         var warnings: [String] = []
         var expiry = SigningIdentityExpiry()
+        var figures: [SigningIdentityExpiry.Figures] = []
         if case .success(let checked) = defaultResult {
             expiry.include(checked.identity)
+        }
+        if case .success(let checked) = defaultResult ?? defaultIdentity() {
+            figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultPinSet?.signersNotBefore))
         }
         // Warned about even while no customer uses it: it signs the next customer added.
         if case .success(let checked) = defaultResult ?? defaultIdentity() {
@@ -120,7 +134,8 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 case .failure(let problem):
                     signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem.reason)))
                 case .success(let checked):
-                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+                    figures.append(.init(customer: pinSet.customer, identity: checked.identity, signersNotBefore: pinSet.signersNotBefore))
+                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore) {
                         signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem)))
                     } else {
                         warnings += checked.warnings(at: now).map { "customer '\(pinSet.customer)': \($0)" }
@@ -141,7 +156,9 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             defer { announcements = [] }
             return announcements
         }
-        return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings, expiry: expiry, loaded: loaded)
+        return SigningIdentityResolution(
+            identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings, expiry: expiry, identityExpiries: figures, loaded: loaded
+        )
     }
 
     // MARK: - Loading
@@ -203,6 +220,9 @@ public struct SigningIdentityResolution: Sendable {
     public let warnings: [String]
     /// When the first signer and the first root of the identities that signed expire.
     public let expiry: SigningIdentityExpiry
+    /// Each identity in use that could be loaded (the default first, then customers' own, by customer name),
+    /// with its certificates' expiry and revocation floor.
+    public let identityExpiries: [SigningIdentityExpiry.Figures]
     /// Identities (re)loaded with a new certificate since the previous pass, for the log: which certificate
     /// signs from when.
     public let loaded: [String]

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import PinsetCore
+import PinsetSigning
+
+struct SignerRevokeEarlierCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke-earlier",
+        abstract: "Revoke every signer certificate valid from before the installed one: set the revocation floor.",
+        discussion: """
+            Sets the identity's revocation floor (signers-not-before, in every bundle it signs) to the notBefore \
+            of the signer certificate installed now, or to --not-before. Pinset clients that accept a bundle with \
+            the floor refuse, from then on, every bundle signed by an older certificate: a leaked earlier signer \
+            key can no longer forge bundles for them, without an app update. Run it once every instance signs \
+            with the new signer ('pinset signer install' on each): an instance still on an older signer stops \
+            signing and reports why in /readyz and /status. The floor is stored in the database, shared by every \
+            instance, and never goes down. Refused, with nothing changed: a floor above the installed signer's \
+            notBefore (clients would refuse this server's own bundles) or below the current floor.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Work on this customer's own signing identity instead of the deployment's default.")
+    var customer: String?
+
+    @Option(help: ArgumentHelp("The floor as Unix seconds or ISO 8601 (2026-11-23T12:00:00Z); at most the installed signer's notBefore. Default: that notBefore.", valueName: "time"))
+    var notBefore: String?
+
+    func run() async throws {
+        let store = try options.openStore()
+        let target = try SignerTarget.resolve(customer: customer, options: options, store: store)
+        let identity: SigningIdentity
+        do {
+            identity = try SigningIdentity.load(keyPath: target.files.keyPath, certificatePath: target.files.certificatePEMPath)
+        } catch {
+            throw CLIError("The installed signer of \(target.label) cannot be read: \(error). Nothing was changed.")
+        }
+        let installed = Int64(identity.certificate.notValidBefore.timeIntervalSince1970.rounded(.down))
+        let floor = try notBefore.map(Self.parseTime) ?? installed
+        guard floor <= installed else {
+            throw CLIError("The floor \(Self.describe(floor)) is later than the notBefore \(Self.describe(installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.")
+        }
+        let details = "signers valid from before \(Self.describe(floor)) are revoked; installed signer \(identity.auditSummary)"
+        let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: options.resolvedActor)
+        if options.json {
+            try Output.json([
+                "identity": target.customer?.rawValue ?? "default", "signersNotBefore": floor,
+                "installedSignerNotBefore": installed, "customersWithNewVersion": changed.map(\.rawValue),
+            ])
+            return
+        }
+        if changed.isEmpty {
+            Output.note("The revocation floor of \(target.label) already is \(Self.describe(floor)); nothing was changed.")
+            return
+        }
+        Output.note("The revocation floor of \(target.label) is now \(Self.describe(floor)). Clients that accept the next bundle refuse bundles signed by any older certificate; \(changed.count) customer\(changed.count == 1 ? " gets" : "s get") a new version. Instances still signing with an older certificate stop signing until they install a newer one.")
+    }
+
+    /// Unix seconds, or an ISO 8601 date and time with a zone.
+    static func parseTime(_ text: String) throws -> Int64 {
+        if let seconds = Int64(text), seconds >= 0 { return seconds }
+        if let date = try? Date(text, strategy: .iso8601) { return Int64(date.timeIntervalSince1970.rounded(.down)) }
+        throw CLIError("--not-before '\(text)' is neither Unix seconds nor an ISO 8601 time such as 2026-11-23T12:00:00Z. Nothing was changed.")
+    }
+
+    static func describe(_ seconds: Int64) -> String {
+        "\(Output.date(Date(timeIntervalSince1970: TimeInterval(seconds)))) (\(seconds))"
+    }
+}
