@@ -15,9 +15,10 @@ import Testing
     func file(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     /// A payload for `acme` signed by the leaked key with `openssl smime`, as an attacker holding it would.
-    func forged(version: Int64, key: String, chain: String, in directory: TemporaryDirectory) throws -> [UInt8] {
+    func forged(version: Int64, key: String, chain: String, floor: Int64? = nil, in directory: TemporaryDirectory) throws -> [UInt8] {
         let now = Int64(Date().timeIntervalSince1970)
-        let payload = #"{"customer":"acme","timestamp":\#(now),"hashes":[],"format":1,"version":\#(version),"expires":\#(now + 3600)}"#
+        let floorMember = floor.map { #","signers-not-before":\#($0)"# } ?? ""
+        let payload = #"{"customer":"acme","timestamp":\#(now),"hashes":[],"format":1,"version":\#(version),"expires":\#(now + 3600)\#(floorMember)}"#
         let input = try directory.write("forged-\(version).json", payload)
         let output = directory.file("forged-\(version).der")
         let signed = try tool.openssl(["smime", "-sign", "-binary", "-nodetach", "-md", "sha256", "-in", input, "-signer", chain, "-inkey", key, "-outform", "der", "-out", output])
@@ -95,6 +96,15 @@ import Testing
         #expect(try tool.legacyVerifies(bundle, root: root))
         let verified = try cli.run(["verify", bundle, "--trust", root])
         #expect(verified.status == 0 && verified.stdoutText.contains("signers not before") && verified.stdoutText.contains("(\(floor))"), "\(verified.combined)")
+        // A bundle whose own signer is older than the floor it carries does not verify.
+        let selfRevoked = try cli.directory.write("self-revoked.json.signed", try forged(
+            version: current.version + 1, key: "\(cli.dataDir)/signing-key.pem", chain: cli.trustCertificate, floor: Int64(floor) + 3600, in: cli.directory
+        ))
+        let refusedByVerify = try cli.run(["verify", selfRevoked, "--trust", root])
+        #expect(refusedByVerify.status != 0 && refusedByVerify.stderr.contains("revokedSigner"), "\(refusedByVerify.combined)")
+        // `pinset status` shows the floor of the default identity.
+        let printed = try ProcessRunner.run(PinsetCLI.binary, ["status", "--url", server.baseURL], timeout: 30)
+        #expect(printed.status == 0 && printed.stdoutText.contains("signers not before:"), "\(printed.combined)")
 
         // The leaked key now forges nothing, before and after a restart; the pins stay as they were.
         let late = try forged(version: current.version + 1, key: leakedKey, chain: leakedChain, in: cli.directory)
