@@ -10,12 +10,12 @@ import X509
 ///    exactly one signer, chain and validity of the signer certificate at `now`);
 /// 2. the payload parses with every key of the right JSON type (`BundlePayload.decode`);
 /// 3. `customer` is the configured customer;
-/// 3a. the signer certificate's notBefore is not earlier than the revocation floor: the highest
+/// 4. the signer certificate's notBefore is not earlier than the revocation floor: the highest
 ///    `signers-not-before` of this bundle, of the last accepted one and of any accepted before (`signersNotBefore`);
-/// 4. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
+/// 5. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
 ///    than `allowedClockSkew`;
-/// 5. `expires` is later than `now` (at `now == expires` the bundle is already expired);
-/// 6. the version is not lower than the last accepted one (rollback), and an equal version carries the same
+/// 6. `expires` is later than `now` (at `now == expires` the bundle is already expired);
+/// 7. the version is not lower than the last accepted one (rollback), and an equal version carries the same
 ///    content digest.
 ///
 /// Nothing is parsed as JSON before the signature holds, so a hostile body only ever reaches the strict DER
@@ -65,7 +65,7 @@ public enum BundleVerifier {
         }
     }
 
-    /// Steps 2–6.
+    /// Steps 2–7.
     static func checkContent(
         _ content: SignatureVerifiedContent,
         signedBundle: [UInt8],

@@ -79,7 +79,7 @@ struct StoredPinState {
             contentSHA256: pinSet.contentDigest.hex,
             bundleLength: pinSet.signedBundle.count,
             acceptedAt: Int64(acceptedAt.timeIntervalSince1970.rounded(.down)),
-            signersNotBefore: floor(of: pinSet, evidence: evidence),
+            signersNotBefore: revocationFloor(of: pinSet, evidence: evidence),
             floorBundle: evidence.map { FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count) }
         )
         let encoder = JSONEncoder()
@@ -96,7 +96,8 @@ struct StoredPinState {
         return floor > (pinSet.payload.signersNotBefore ?? Int64.min) ? floorSource : nil
     }
 
-    static func floor(of pinSet: VerifiedPinSet, evidence: VerifiedPinSet?) -> Int64? {
+    /// The higher of the floors `pinSet` and its evidence carry.
+    static func revocationFloor(of pinSet: VerifiedPinSet, evidence: VerifiedPinSet?) -> Int64? {
         [pinSet.payload.signersNotBefore, evidence?.payload.signersNotBefore].compactMap { $0 }.max()
     }
 
@@ -144,7 +145,7 @@ struct StoredPinState {
             contentSHA256: verified.contentDigest.hex,
             bundleLength: parsed.bundle.count,
             acceptedAt: parsed.metadata.acceptedAt,
-            signersNotBefore: floor(of: verified, evidence: evidence),
+            signersNotBefore: revocationFloor(of: verified, evidence: evidence),
             floorBundle: separateEvidence(for: verified, floorSource: evidence).map {
                 FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count)
             }

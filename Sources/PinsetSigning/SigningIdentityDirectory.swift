@@ -114,7 +114,8 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         if case .success(let checked) = defaultResult {
             expiry.include(checked.identity)
         }
-        if case .success(let checked) = defaultResult ?? defaultIdentity() {
+        // Listed even when it cannot sign (its expiry is then what the operator looks for) or signs no one.
+        if case .success(let checked) = defaultIdentity() {
             figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultPinSet?.signersNotBefore))
         }
         // Warned about even while no customer uses it: it signs the next customer added.
@@ -220,8 +221,8 @@ public struct SigningIdentityResolution: Sendable {
     public let warnings: [String]
     /// When the first signer and the first root of the identities that signed expire.
     public let expiry: SigningIdentityExpiry
-    /// Each identity in use that could be loaded (the default first, then customers' own, by customer name),
-    /// with its certificates' expiry and revocation floor.
+    /// Each identity whose files could be loaded, usable or not (the default first, then customers' own, by
+    /// customer name), with its certificates' expiry and revocation floor.
     public let identityExpiries: [SigningIdentityExpiry.Figures]
     /// Identities (re)loaded with a new certificate since the previous pass, for the log: which certificate
     /// signs from when.
