@@ -185,4 +185,33 @@ struct SignatureVerifierTests {
             #expect(result.failureCode == .signerUsageNotAllowed, "\(result)")
         }
     }
+
+    /// Stricter than OpenSSL: a signer issued under the anchor must not be a CA, while the anchor itself — as
+    /// `openssl req -x509` makes it, CA:TRUE — still signs directly, as legacy deployments do.
+    @Test func aCASignerUnderTheAnchorIsRefusedButTheAnchorItselfSigns() async throws {
+        let ca = try OpenSSLSigner(
+            ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+            extensions: ["basicConstraints=critical,CA:TRUE", "keyUsage=critical,keyCertSign,digitalSignature"]
+        )
+        defer { ca.directory.remove() }
+        let direct = try ca.sign(Self.payload, tool: "cms")
+        #expect((try? await SignatureVerifier.verify(direct, trustAnchors: try ca.anchor(), at: Date()).get()) != nil)
+
+        let leafKey = ca.directory.file("ca-leaf-key.pem")
+        let leafRequest = ca.directory.file("ca-leaf.csr")
+        let leafCertificate = ca.directory.file("ca-leaf.pem")
+        let extensions = try ca.directory.write("ca-leaf.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature,keyCertSign\nextendedKeyUsage=emailProtection\n")
+        #expect(try ProcessRunner.run("openssl", [
+            "req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-keyout", leafKey, "-out", leafRequest, "-subj", "/CN=CA Signer",
+        ]).status == 0)
+        let issued = try ProcessRunner.run("openssl", [
+            "x509", "-req", "-in", leafRequest, "-CA", ca.certificate, "-CAkey", ca.key, "-CAcreateserial",
+            "-out", leafCertificate, "-days", "10", "-extfile", extensions,
+        ])
+        #expect(issued.status == 0, "\(issued.stderr)")
+        let bundle = try ca.sign(Self.payload, tool: "cms", signer: leafCertificate, key: leafKey)
+        #expect(try ca.opensslAccepts(bundle), "OpenSSL itself accepts a CA signer")
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try ca.anchor(), at: Date())
+        #expect(result.failureCode == .signerIsCertificateAuthority, "\(result)")
+    }
 }
