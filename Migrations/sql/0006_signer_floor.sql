@@ -5,8 +5,8 @@
 -- Stored here rather than beside the key files so that every instance using this database signs with, and
 -- refuses to sign below, the same floor.
 
--- The floor of a customer's own identity; NULL while none is set. It goes with the identity: clearing the
--- customer's own identity (deleting the row) drops it.
+-- The floor of a customer's own identity; NULL while none is set. It goes with the identity: removing the
+-- customer (which deletes the row) drops it.
 ALTER TABLE customer_signing_identity ADD COLUMN signers_not_before INTEGER
     CHECK (signers_not_before IS NULL OR signers_not_before >= 0);
 
