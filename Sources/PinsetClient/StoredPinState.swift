@@ -8,8 +8,8 @@ import PinsetFileSystem
 /// signed bundle, then — only when the revocation floor in force came from an earlier bundle than the one in
 /// force — exactly `floor-bundle.bundle-length` bytes of that earlier signed bundle, the floor's evidence. The
 /// floor never goes down, so it is kept when a later bundle carries a lower floor or none, and since it is
-/// kept as a signed bundle it is re-verified on load like the pins. The file is replaced atomically (`AtomicFile`: temporary file, fsync, rename, directory
-/// fsync), so a crash leaves the old or the new file.
+/// kept as a signed bundle it is re-verified on load like the pins. The file is replaced atomically
+/// (`AtomicFile`: temporary file, fsync, rename, directory fsync), so a crash leaves the old or the new file.
 ///
 /// Nothing in the file is believed on its own. On load the bundle's signature is verified again against the
 /// configured anchors, and the metadata must agree with the verified payload; a truncated, extended,
@@ -21,8 +21,7 @@ import PinsetFileSystem
 /// pins would let an attacker who blocks the trust server turn pinning off. The signer chain is checked at
 /// the bundle's own signing time for the same reason. What an attacker able to write the app's private
 /// state directory can still do is put back an older genuine bundle of the same customer (or drop the floor's
-/// evidence); that needs
-/// storage the attacker cannot write and is outside what a file can protect.
+/// evidence); that needs storage the attacker cannot write and is outside what a file can protect.
 struct StoredPinState {
     static let magic = Array("PINSET-STATE 1\n".utf8)
     /// State files are a signed bundle and a line of metadata; anything larger is not one.
@@ -178,8 +177,9 @@ struct StoredPinState {
         }
         let body = rest[(newline + 1)...]
         let floorLength = metadata.floorBundle?.bundleLength ?? 0
-        guard metadata.bundleLength >= 0, floorLength >= 0, body.count == metadata.bundleLength + floorLength else {
-            return .failure(PinUpdateError(.storage, "the state file holds \(body.count) bundle bytes, not the \(metadata.bundleLength + floorLength) it was written with"))
+        // Compared without adding the two lengths, which an edited file could make overflow.
+        guard metadata.bundleLength >= 0, floorLength >= 0, metadata.bundleLength <= body.count, body.count - metadata.bundleLength == floorLength else {
+            return .failure(PinUpdateError(.storage, "the state file holds \(body.count) bundle bytes, not the \(metadata.bundleLength) + \(floorLength) it was written with"))
         }
         let bundle = Array(body.prefix(metadata.bundleLength))
         let floorBundle = metadata.floorBundle == nil ? nil : Array(body.dropFirst(metadata.bundleLength))

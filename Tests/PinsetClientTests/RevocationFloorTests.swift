@@ -141,6 +141,21 @@ struct RevocationFloorTests {
         #expect(error.code == .storage, "\(error)")
     }
 
+    @Test func aStateFileWithLengthsThatDoNotFitIsRejectedWithoutTrapping() async throws {
+        let f = try ClientFixture()
+        defer { f.directory.remove() }
+        try FileManager.default.createDirectory(atPath: f.configuration.stateDirectory, withIntermediateDirectories: true)
+        for (main, evidence) in [(Int.max, 1), (1, Int.max), (-1, 2)] {
+            let metadata = #"{"accepted-at":1,"bundle-length":\#(main),"content-sha256":"00","customer":"acme","floor-bundle":{"bundle-length":\#(evidence),"timestamp":1},"signers-not-before":1,"timestamp":1,"version":1}"#
+            try Data(Array("PINSET-STATE 1\n\(metadata)\nxx".utf8)).write(to: URL(fileURLWithPath: f.configuration.stateFilePath))
+            guard case .rejected(let error) = await f.makeUpdater().loadStoredPins() else {
+                Issue.record("lengths \(main) + \(evidence) must be rejected")
+                continue
+            }
+            #expect(error.code == .storage, "\(error)")
+        }
+    }
+
     @Test func aCASignerUnderARootIsRefusedButAPinnedSelfSignedCAStillSigns() async throws {
         let root = try TestPKI.certificateAuthority(commonName: "CA Signer Test Root", extensions: Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
