@@ -47,7 +47,8 @@ public actor PinsetUpdater {
     public enum StoredState: Sendable {
         /// No state file exists yet.
         case missing
-        /// A state file exists but failed verification (truncated, tampered, other anchors, other customer);
+        /// A state file exists but failed verification (truncated, tampered, other anchors, other customer,
+        /// signed by a key revoked by the floor in force);
         /// it is ignored as if missing, and the next accepted bundle overwrites it.
         case rejected(PinUpdateError)
         /// The stored pins are now in force.
@@ -73,6 +74,12 @@ public actor PinsetUpdater {
             floorSource = Self.higherFloor(floorSource, storedFloorSource)
             if let current = evaluator.pinSet, current.version >= stored.version {
                 return .loaded(current)
+            }
+            // The file is only consistent with the floor it carries. Another updater on the same state
+            // directory (an app extension sharing it) that never saw the floor accepted here may have stored a
+            // newer version signed by a revoked key.
+            if let problem = BundleVerifier.revocationProblem(signer: stored.signer, floor: floorSource?.payload.signersNotBefore) {
+                return .rejected(problem)
             }
             evaluator.install(stored)
             return .loaded(stored)

@@ -108,6 +108,30 @@ struct RevocationFloorTests {
         #expect(try await #require(throws: PinUpdateError.self) { try await restarted.seed(withBundle: seed) }.code == .revokedSigner)
     }
 
+    /// Two updaters on one state directory (an app and its extension): the one that never saw the floor stores
+    /// a newer version signed by the revoked key; the one that accepted the floor does not take it from the file.
+    @Test func aStoredBundleBelowTheFloorInForceIsNotLoaded() async throws {
+        let signers = try Signers()
+        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        defer { f.directory.remove() }
+        let withFloor = f.makeUpdater()
+        let unaware = f.makeUpdater()
+        guard case .missing = await unaware.loadStoredPins() else {
+            Issue.record("the state directory must start empty")
+            return
+        }
+        try await withFloor.seed(withBundle: try f.signed(try payload(f, version: 1, floor: signers.newerNotBefore), by: signers.newer))
+        #expect(try await unaware.seed(withBundle: try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)).version == 2)
+
+        guard case .rejected(let error) = await withFloor.loadStoredPins() else {
+            Issue.record("a stored bundle signed below the floor in force must not be loaded")
+            return
+        }
+        #expect(error.code == .revokedSigner, "\(error)")
+        #expect(await withFloor.currentPinSet?.version == 1)
+        #expect(await withFloor.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
+    }
+
     @Test func aBundleWhoseSignerIsOlderThanItsOwnFloorIsRefused() async throws {
         let signers = try Signers()
         let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
