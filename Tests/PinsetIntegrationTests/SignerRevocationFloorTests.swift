@@ -142,6 +142,36 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// A certificate the root issued before the floor (kept from an earlier request) would stop the identity
+    /// signing: `signer install` refuses it and leaves the database and the installed signer as they were.
+    @Test func installRefusesASignerOlderThanTheFloor() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let rootDir = cli.directory.file("root")
+        #expect(try tool.pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
+        // Issued, never installed: its pending key is set aside while a later signer is installed.
+        #expect(try tool.pinset(cli, ["signer", "request"]).status == 0)
+        let stale = cli.directory.file("stale.pem")
+        #expect(try tool.pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--out", stale]).status == 0)
+        let staleKey = try cli.directory.write("stale-key.pem", try file("\(cli.dataDir)/signing-key.pending.pem"), mode: 0o600)
+        // Certificates carry whole seconds: the installed one must start at least a second later.
+        usleep(1_100_000)
+        try tool.issueAndInstall(cli, rootDir: rootDir)
+        #expect(try tool.pinset(cli, ["signer", "revoke-earlier"]).status == 0)
+
+        _ = try cli.directory.write("pending", try file(staleKey), mode: 0o600)
+        #expect(rename(cli.directory.file("pending"), "\(cli.dataDir)/signing-key.pending.pem") == 0)
+        let database = try cli.databaseDump()
+        let installedKey = try file("\(cli.dataDir)/signing-key.pem")
+        let installedChain = try file(cli.trustCertificate)
+        let refused = try tool.pinset(cli, ["signer", "install", stale])
+        #expect(refused.status != 0 && refused.stderr.contains("earlier than the revocation floor") && refused.stderr.contains("Nothing was changed"), "\(refused.combined)")
+        #expect(try cli.databaseDump() == database)
+        #expect(try file("\(cli.dataDir)/signing-key.pem") == installedKey)
+        #expect(try file(cli.trustCertificate) == installedChain)
+    }
+
     @Test func statusGivesSignerAndRootExpiryPerIdentityAndMarksTheNearOnes() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
