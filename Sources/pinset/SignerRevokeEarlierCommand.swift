@@ -13,7 +13,9 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
             the floor refuse, from then on, every bundle signed by an older certificate: a leaked earlier signer \
             key can no longer forge bundles for them, without an app update. Run it once every instance signs \
             with the new signer ('pinset signer install' on each): an instance still on an older signer stops \
-            signing and reports why in /readyz and /status. The floor is stored in the database, shared by every \
+            signing and reports why in /readyz and /status, and so does one whose new signer starts before the floor: \
+            with several instances, run it where the new signer was issued first or give --not-before the earliest \
+            notBefore of the new signers. The floor is stored in the database, shared by every \
             instance, and never goes down. Refused, with nothing changed: a floor above the installed signer's \
             notBefore (clients would refuse this server's own bundles) or below the current floor.
             """
