@@ -37,21 +37,15 @@ extension PinStore {
                 throw StoreError(.invalidInput, "The revocation floor of \(Self.identityLabel(customer)) is \(current) (\(Self.format(current))); \(floor) (\(Self.format(floor))) would lower it, and a floor never goes down: clients that accepted it keep refusing older signers. Nothing was changed.")
             }
             if floor == current { return [] }
-            let rows: [CustomerRow]
-            if let customer, let customerID {
+            if let customerID {
                 try db.execute(sql: "UPDATE customer_signing_identity SET signers_not_before = ? WHERE customer_id = ?", arguments: [floor, customerID])
-                rows = [try change.customer(customer)]
             } else {
                 try db.execute(sql: """
                     INSERT INTO default_signing_identity (id, signers_not_before, updated_at) VALUES (1, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET signers_not_before = excluded.signers_not_before, updated_at = excluded.updated_at
                     """, arguments: [floor, change.now])
-                rows = try Row.fetchAll(db, sql: """
-                    SELECT \(StoredRows.customerColumns) FROM customer
-                    WHERE NOT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = customer.id)
-                    ORDER BY name
-                    """).map { try StoredRows.customerRow($0) }
             }
+            let rows = try Self.customersSigned(by: customer, change)
             for row in rows {
                 try change.recordChange(of: row, .signerFloorRaised, "revocation floor signers-not-before \(floor) (\(Self.format(floor))): " + details)
             }
