@@ -74,12 +74,14 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         self.fixedDefault = Checked(defaultIdentity)
     }
 
-    /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires`.
+    /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires` and from no earlier
+    /// than the revocation floor `signersNotBefore` of that identity.
     public func identity(
         for customer: CustomerName,
         signer: SignerAssignment,
         now: Date,
-        bundleExpires: Date
+        bundleExpires: Date,
+        signersNotBefore: Int64? = nil
     ) -> Result<SigningIdentity, SigningIdentityFailure> {
         let loaded: Result<Checked, Problem> = switch signer {
         case .deploymentDefault: defaultIdentity()
@@ -89,7 +91,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         case .failure(let problem):
             return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem.reason))
         case .success(let checked):
-            if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+            if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: signersNotBefore) {
                 return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem))
             }
             return .success(checked.identity)
