@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import PinsetCore
+import PinsetFileSystem
 import PinsetSigning
+import X509
 
 struct SignerRevokeEarlierCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,11 +47,21 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
         }
         let details = "signers valid from before \(Self.describe(floor)) are revoked; installed signer \(identity.auditSummary)"
         let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: options.resolvedActor)
+        // The signer this instance replaced is usually the one to revoke; whole seconds make one issued within
+        // the same second as the installed signer (or after a --not-before) escape the floor unnoticed. The root
+        // of an adopted deployment is left out: no floor revokes the key that issues the signers.
+        let previous = Self.previousSignerNotBefore(target.files, root: identity.trustAnchor)
+        let previousStaysTrusted = previous.map { $0 >= floor } ?? false
+        if let previous, previousStaysTrusted {
+            Output.warn("The previous signer certificate of \(target.label) (\(target.files.certificatePEMPath).previous) is valid from \(Self.describe(previous)), not earlier than the floor \(Self.describe(floor)): it is not revoked. If its key may have leaked, install a signer certificate issued at least a second later ('pinset signer request', 'pinset root issue', 'pinset signer install') and run this again.")
+        }
         if options.json {
-            try Output.json([
+            var report: [String: Any] = [
                 "identity": target.customer?.rawValue ?? "default", "signersNotBefore": floor,
                 "installedSignerNotBefore": installed, "customersWithNewVersion": changed.map(\.rawValue),
-            ])
+            ]
+            if previous != nil { report["previousSignerRevoked"] = !previousStaysTrusted }
+            try Output.json(report)
             return
         }
         if changed.isEmpty {
@@ -57,6 +69,16 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
             return
         }
         Output.note("The revocation floor of \(target.label) is now \(Self.describe(floor)). Clients that accept the next bundle refuse bundles signed by any older certificate; \(changed.count) customer\(changed.count == 1 ? " gets" : "s get") a new version. Instances still signing with an older certificate stop signing until they install a newer one.")
+    }
+
+    /// The notBefore of the signer certificate `signer install` replaced, kept as `*.previous`; `nil` when there
+    /// is none, it cannot be read or it is `root`.
+    static func previousSignerNotBefore(_ files: IdentityFileSet, root: Certificate) -> Int64? {
+        let path = files.certificatePEMPath + ".previous"
+        guard AtomicFile.exists(path), let bytes = try? AtomicFile.read(path, limit: 1024 * 1024),
+              let certificate = try? PinMaterial.certificates(fromFileContents: bytes, origin: path).first,
+              certificate != root else { return nil }
+        return Int64(certificate.notValidBefore.timeIntervalSince1970.rounded(.down))
     }
 
     /// Unix seconds, or an ISO 8601 date and time with a zone.

@@ -172,6 +172,32 @@ import Testing
         #expect(try file(cli.trustCertificate) == installedChain)
     }
 
+    /// A floor that leaves the signer this instance replaced trusted (an explicit --not-before before it here;
+    /// one issued within the same second as the installed signer escapes the same way) is set with a warning
+    /// naming that certificate. The adopted root, which no floor revokes, is not warned about.
+    @Test func revokeEarlierSaysWhenThePreviousSignerStaysTrusted() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let rootDir = cli.directory.file("root")
+        #expect(try tool.pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
+        try tool.issueAndInstall(cli, rootDir: rootDir)
+        let afterAdoption = try tool.pinset(cli, ["signer", "revoke-earlier", "--not-before", "0", "--json"])
+        #expect(afterAdoption.status == 0 && !afterAdoption.stderr.contains("not revoked"), "\(afterAdoption.combined)")
+        let adoptionReport = try #require(try JSONSerialization.jsonObject(with: Data(afterAdoption.stdout)) as? [String: Any])
+        #expect(adoptionReport["signersNotBefore"] as? Int == 0 && adoptionReport["previousSignerRevoked"] == nil, "\(adoptionReport)")
+
+        // Certificates carry whole seconds: the replacement must start at least a second later.
+        usleep(1_100_000)
+        try tool.issueAndInstall(cli, rootDir: rootDir)
+        let early = try tool.pinset(cli, ["signer", "revoke-earlier", "--not-before", "1", "--json"])
+        #expect(early.status == 0 && early.stderr.contains("trust-cert.pem.previous") && early.stderr.contains("not revoked"), "\(early.combined)")
+        #expect((try JSONSerialization.jsonObject(with: Data(early.stdout)) as? [String: Any])?["previousSignerRevoked"] as? Bool == false)
+        let full = try tool.pinset(cli, ["signer", "revoke-earlier", "--json"])
+        #expect(full.status == 0 && !full.stderr.contains("not revoked"), "\(full.combined)")
+        #expect((try JSONSerialization.jsonObject(with: Data(full.stdout)) as? [String: Any])?["previousSignerRevoked"] as? Bool == true)
+    }
+
     @Test func statusGivesSignerAndRootExpiryPerIdentityAndMarksTheNearOnes() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
