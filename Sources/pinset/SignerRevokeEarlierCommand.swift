@@ -83,9 +83,18 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
 
     /// Unix seconds, or an ISO 8601 date and time with a zone.
     static func parseTime(_ text: String) throws -> Int64 {
-        if let seconds = Int64(text), seconds >= 0 { return seconds }
-        if let date = try? Date(text, strategy: .iso8601) { return Int64(date.timeIntervalSince1970.rounded(.down)) }
-        throw CLIError("--not-before '\(text)' is neither Unix seconds nor an ISO 8601 time such as 2026-11-23T12:00:00Z. Nothing was changed.")
+        let seconds: Int64
+        if let integer = Int64(text) {
+            seconds = integer
+        } else if let date = try? Date(text, strategy: .iso8601) {
+            seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        } else {
+            throw CLIError("--not-before '\(text)' is neither Unix seconds nor an ISO 8601 time such as 2026-11-23T12:00:00Z. Nothing was changed.")
+        }
+        guard seconds >= 0 else {
+            throw CLIError("--not-before '\(text)' is before 1970-01-01T00:00:00Z (Unix seconds \(seconds)); a revocation floor is a later time, normally the notBefore of a signer certificate. Nothing was changed.")
+        }
+        return seconds
     }
 
     static func describe(_ seconds: Int64) -> String {
