@@ -149,7 +149,7 @@ struct StoredPinState {
                 FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count)
             }
         )
-        guard expected == parsed.metadata else {
+        guard expected == parsed.metadata || parsed.metadata == writtenBeforeFloors(expected, verified) else {
             return .rejected(PinUpdateError(.storage, "the state file's metadata does not match its signed bundles"))
         }
         if let problem = BundleVerifier.revocationProblem(signer: verified.signer, floor: expected.signersNotBefore) {
@@ -157,6 +157,20 @@ struct StoredPinState {
         }
         let floorSource = evidence ?? (verified.payload.signersNotBefore == nil ? nil : verified)
         return .loaded(verified, floorSource: floorSource)
+    }
+
+    /// What a client library from before revocation floors wrote for `verified`: it stored a bundle carrying
+    /// `signers-not-before` without reading the key, so its metadata has no floor and a content digest without
+    /// it. Such a file stays loadable after an app update (refusing it would drop the last good pins), and the
+    /// floor is still taken from the verified bundle, never from the metadata.
+    static func writtenBeforeFloors(_ expected: Metadata, _ verified: VerifiedPinSet) -> Metadata? {
+        guard expected.floorBundle == nil, verified.payload.signersNotBefore != nil else { return nil }
+        var withoutFloor = verified.payload
+        withoutFloor.signersNotBefore = nil
+        var legacy = expected
+        legacy.signersNotBefore = nil
+        legacy.contentSHA256 = withoutFloor.contentDigest.hex
+        return legacy
     }
 
     /// Splits the file into metadata, bundle and the floor's evidence, refusing anything that is not exactly the

@@ -165,6 +165,38 @@ struct RevocationFloorTests {
         #expect(error.code == .storage, "\(error)")
     }
 
+    /// An app whose earlier client library stored a bundle carrying a floor (ignoring the key) keeps its pins
+    /// after updating the library, and takes the floor from the signed bundle.
+    @Test func aStateFileFromBeforeFloorsStillLoadsAndYieldsTheFloor() async throws {
+        let signers = try Signers()
+        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        defer { f.directory.remove() }
+        let accepted = try payload(f, version: 1, floor: signers.newerNotBefore)
+        try serve(f, accepted, by: signers.newer)
+        try await f.makeUpdater().update()
+        // Rewritten as that library wrote it: no floor, and the digest over customer, version and hosts alone.
+        let stored = try #require(f.stateFileBytes())
+        let header = Array("PINSET-STATE 1\n".utf8)
+        let newline = try #require(stored[header.count...].firstIndex(of: UInt8(ascii: "\n")))
+        var metadata = try #require(try JSONSerialization.jsonObject(with: Data(stored[header.count..<newline])) as? [String: Any])
+        var withoutFloor = accepted
+        withoutFloor.signersNotBefore = nil
+        #expect(metadata.removeValue(forKey: "signers-not-before") != nil)
+        metadata["content-sha256"] = withoutFloor.contentDigest.hex
+        let legacyLine = try JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys])
+        try Data(header + Array(legacyLine) + Array(stored[newline...])).write(to: URL(fileURLWithPath: f.configuration.stateFilePath))
+
+        let restarted = f.makeUpdater()
+        guard case .loaded(let loaded) = await restarted.loadStoredPins() else {
+            Issue.record("a state file written before floors existed must still load")
+            return
+        }
+        #expect(loaded.version == 1)
+        #expect(await restarted.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
+        let forged = try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)
+        #expect(try await #require(throws: PinUpdateError.self) { try await restarted.seed(withBundle: forged) }.code == .revokedSigner)
+    }
+
     @Test func aStateFileWithLengthsThatDoNotFitIsRejectedWithoutTrapping() async throws {
         let f = try ClientFixture()
         defer { f.directory.remove() }
