@@ -129,15 +129,7 @@ import Testing
             #expect(rename(staged, target) == 0)
         }
         #expect(try cli.run(["customer", "add", "beta"]).status == 0)
-        var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
-        for _ in 0..<100 where readiness.status == 200 {
-            usleep(100_000)
-            readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
-        }
-        #expect(readiness.status == 503)
-        #expect(String(decoding: readiness.body, as: UTF8.self).contains("revocation floor"), "\(String(decoding: readiness.body, as: UTF8.self))")
-        let status = String(decoding: try CurlResponse.get("\(server.baseURL)/status", in: cli.directory).body, as: UTF8.self)
-        #expect(status.contains("revocation floor"), "\(status)")
+        try tool.expectStopsSigning(server, cli, saying: "revocation floor")
         #expect(try await updater.update().version == current.version, "the last good bundle is still served and accepted")
         #expect(server.stop() == 0)
     }
