@@ -26,5 +26,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0003_customer_signing_identity", bytes: PackageResources._003_customer_signing_identity_sql),
         SchemaMigration(identifier: "0004_legacy_clients", bytes: PackageResources._004_legacy_clients_sql),
         SchemaMigration(identifier: "0005_host_monitoring", bytes: PackageResources._005_host_monitoring_sql),
+        SchemaMigration(identifier: "0006_signer_floor", bytes: PackageResources._006_signer_floor_sql),
     ]
 }

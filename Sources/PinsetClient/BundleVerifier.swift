@@ -10,10 +10,12 @@ import X509
 ///    exactly one signer, chain and validity of the signer certificate at `now`);
 /// 2. the payload parses with every key of the right JSON type (`BundlePayload.decode`);
 /// 3. `customer` is the configured customer;
-/// 4. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
+/// 4. the signer certificate's notBefore is not earlier than the revocation floor: the highest
+///    `signers-not-before` of this bundle, of the last accepted one and of any accepted before (`signersNotBefore`);
+/// 5. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
 ///    than `allowedClockSkew`;
-/// 5. `expires` is later than `now` (at `now == expires` the bundle is already expired);
-/// 6. the version is not lower than the last accepted one (rollback), and an equal version carries the same
+/// 6. `expires` is later than `now` (at `now == expires` the bundle is already expired);
+/// 7. the version is not lower than the last accepted one (rollback), and an equal version carries the same
 ///    content digest.
 ///
 /// Nothing is parsed as JSON before the signature holds, so a hostile body only ever reaches the strict DER
@@ -35,6 +37,7 @@ public enum BundleVerifier {
         _ signedBundle: [UInt8],
         configuration: PinsetClientConfiguration,
         lastAccepted: VerifiedPinSet?,
+        signersNotBefore: Int64? = nil,
         source: Source,
         at now: Date
     ) async -> Result<VerifiedPinSet, PinUpdateError> {
@@ -42,7 +45,10 @@ public enum BundleVerifier {
         case .failure(let error):
             return .failure(error)
         case .success(let content):
-            return checkContent(content, signedBundle: signedBundle, configuration: configuration, lastAccepted: lastAccepted, source: source, at: now)
+            return checkContent(
+                content, signedBundle: signedBundle, configuration: configuration, lastAccepted: lastAccepted,
+                signersNotBefore: signersNotBefore, source: source, at: now
+            )
         }
     }
 
@@ -59,12 +65,13 @@ public enum BundleVerifier {
         }
     }
 
-    /// Steps 2–6.
+    /// Steps 2–7.
     static func checkContent(
         _ content: SignatureVerifiedContent,
         signedBundle: [UInt8],
         configuration: PinsetClientConfiguration,
         lastAccepted: VerifiedPinSet?,
+        signersNotBefore: Int64?,
         source: Source,
         at now: Date
     ) -> Result<VerifiedPinSet, PinUpdateError> {
@@ -76,6 +83,10 @@ public enum BundleVerifier {
         }
         guard payload.customer == configuration.customer else {
             return .failure(PinUpdateError(.wrongCustomer, "the bundle is for customer '\(payload.customer)', not '\(configuration.customer)'"))
+        }
+        let floor = [signersNotBefore, lastAccepted?.payload.signersNotBefore, payload.signersNotBefore].compactMap { $0 }.max()
+        if let problem = revocationProblem(signer: content.signer, floor: floor) {
+            return .failure(problem)
         }
         let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
         if source == .download, nowSeconds - payload.timestamp > configuration.freshnessWindow.wholeSeconds {
@@ -95,7 +106,15 @@ public enum BundleVerifier {
                 return .failure(PinUpdateError(.versionContentMismatch, "version \(payload.version) was accepted before with different pins"))
             }
         }
-        return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: source == .download ? .downloaded : .seed))
+        return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: source == .download ? .downloaded : .seed, signer: content.signer))
+    }
+
+    /// Why a bundle signed by `signer` must be refused under the revocation floor `floor`, or `nil`.
+    static func revocationProblem(signer: Certificate, floor: Int64?) -> PinUpdateError? {
+        guard let floor else { return nil }
+        let notBefore = Int64(signer.notValidBefore.timeIntervalSince1970.rounded(.down))
+        guard notBefore < floor else { return nil }
+        return PinUpdateError(.revokedSigner, "the signer certificate '\(PinMaterial.describe(signer.subject))' is valid from \(notBefore), earlier than the revocation floor signers-not-before \(floor): its key was revoked")
     }
 
     /// Re-verifies a stored bundle: signature and customer only (see `StoredPinState` for why). The chain is
@@ -121,6 +140,6 @@ public enum BundleVerifier {
         guard payload.customer == configuration.customer else {
             return .failure(PinUpdateError(.wrongCustomer, "the stored bundle is for customer '\(payload.customer)', not '\(configuration.customer)'"))
         }
-        return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: .stored))
+        return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: .stored, signer: content.signer))
     }
 }

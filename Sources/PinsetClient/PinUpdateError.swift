@@ -19,6 +19,9 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
         case malformedPayload
         /// The bundle was issued for another customer.
         case wrongCustomer
+        /// The signer certificate's notBefore is earlier than the revocation floor (`signers-not-before`) this
+        /// client accepted before or the bundle itself carries: the signer was revoked.
+        case revokedSigner
         /// The bundle was signed longer ago than the freshness window: possibly a replayed old bundle.
         case stale
         /// The bundle's signing time lies further in the future than the allowed clock skew.
@@ -40,6 +43,7 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
             case .signature(let code): "signature(\(code.rawValue))"
             case .malformedPayload: "malformedPayload"
             case .wrongCustomer: "wrongCustomer"
+            case .revokedSigner: "revokedSigner"
             case .stale: "stale"
             case .fromTheFuture: "fromTheFuture"
             case .expired: "expired"

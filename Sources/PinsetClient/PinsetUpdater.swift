@@ -18,6 +18,9 @@ public actor PinsetUpdater {
     private let fetcher: any BundleFetcher
     private let now: @Sendable () -> Date
     private var loadedFromDisk = false
+    /// The accepted bundle carrying the highest revocation floor (`signers-not-before`), `nil` while none was
+    /// accepted. The floor only ever rises: it is kept when later bundles carry a lower one or none.
+    private var floorSource: VerifiedPinSet?
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -36,11 +39,16 @@ public actor PinsetUpdater {
     /// The pin set in force, or `nil` before any was loaded or accepted.
     public var currentPinSet: VerifiedPinSet? { evaluator.pinSet }
 
+    /// The revocation floor in force: bundles whose signer certificate is valid from an earlier time are
+    /// refused (`PinUpdateError.Code.revokedSigner`). `nil` while no bundle with a floor was accepted.
+    public var signersNotBefore: Date? { floorSource?.signersNotBefore }
+
     /// What `loadStoredPins()` found.
     public enum StoredState: Sendable {
         /// No state file exists yet.
         case missing
-        /// A state file exists but failed verification (truncated, tampered, other anchors, other customer);
+        /// A state file exists but failed verification (truncated, tampered, other anchors, other customer,
+        /// signed by a key revoked by the floor in force);
         /// it is ignored as if missing, and the next accepted bundle overwrites it.
         case rejected(PinUpdateError)
         /// The stored pins are now in force.
@@ -62,9 +70,16 @@ public actor PinsetUpdater {
             return .missing
         case .rejected(let error):
             return .rejected(error)
-        case .loaded(let stored):
+        case .loaded(let stored, let storedFloorSource):
+            floorSource = Self.higherFloor(floorSource, storedFloorSource)
             if let current = evaluator.pinSet, current.version >= stored.version {
                 return .loaded(current)
+            }
+            // The file is only consistent with the floor it carries. Another updater on the same state
+            // directory (an app extension sharing it) that never saw the floor accepted here may have stored a
+            // newer version signed by a revoked key.
+            if let problem = BundleVerifier.revocationProblem(signer: stored.signer, floor: floorSource?.payload.signersNotBefore) {
+                return .rejected(problem)
             }
             evaluator.install(stored)
             return .loaded(stored)
@@ -117,6 +132,7 @@ public actor PinsetUpdater {
             signedBundle: signedBundle,
             configuration: configuration,
             lastAccepted: current,
+            signersNotBefore: floorSource?.payload.signersNotBefore,
             source: source,
             at: time
         ).get()
@@ -124,8 +140,18 @@ public actor PinsetUpdater {
             // The same pins, signed no later than the ones in force: nothing to replace.
             return current
         }
-        try StoredPinState.write(verified, acceptedAt: time, configuration: configuration)
+        let newFloorSource = Self.higherFloor(floorSource, verified)
+        try StoredPinState.write(verified, floorSource: newFloorSource, acceptedAt: time, configuration: configuration)
+        floorSource = newFloorSource
         evaluator.install(verified)
         return verified
+    }
+
+    /// Of two accepted bundles, the one whose floor is higher (`candidate` on a tie, so the newest evidence is
+    /// kept); a bundle without a floor never replaces one with.
+    private static func higherFloor(_ current: VerifiedPinSet?, _ candidate: VerifiedPinSet?) -> VerifiedPinSet? {
+        guard let candidate, let candidateFloor = candidate.payload.signersNotBefore else { return current }
+        guard let current, let currentFloor = current.payload.signersNotBefore else { return candidate }
+        return candidateFloor >= currentFloor ? candidate : current
     }
 }

@@ -5,8 +5,11 @@ import PinsetFileSystem
 /// The on-disk form of the last good pin set: the verified signed bundle itself plus a little metadata.
 ///
 /// Layout: the line `PINSET-STATE 1`, one line of JSON metadata, then exactly `bundle-length` bytes of the
-/// signed bundle. The file is replaced atomically (`AtomicFile`: temporary file, fsync, rename, directory
-/// fsync), so a crash leaves the old or the new file.
+/// signed bundle, then — only when the revocation floor in force came from an earlier bundle than the one in
+/// force — exactly `floor-bundle.bundle-length` bytes of that earlier signed bundle, the floor's evidence. The
+/// floor never goes down, so it is kept when a later bundle carries a lower floor or none, and since it is
+/// kept as a signed bundle it is re-verified on load like the pins. The file is replaced atomically
+/// (`AtomicFile`: temporary file, fsync, rename, directory fsync), so a crash leaves the old or the new file.
 ///
 /// Nothing in the file is believed on its own. On load the bundle's signature is verified again against the
 /// configured anchors, and the metadata must agree with the verified payload; a truncated, extended,
@@ -17,8 +20,8 @@ import PinsetFileSystem
 /// stop replays of old bundles over the network), and this bundle was accepted under them. Dropping expired
 /// pins would let an attacker who blocks the trust server turn pinning off. The signer chain is checked at
 /// the bundle's own signing time for the same reason. What an attacker able to write the app's private
-/// state directory can still do is put back an older genuine bundle of the same customer; that needs
-/// storage the attacker cannot write and is outside what a file can protect.
+/// state directory can still do is put back an older genuine bundle of the same customer (or drop the floor's
+/// evidence); that needs storage the attacker cannot write and is outside what a file can protect.
 struct StoredPinState {
     static let magic = Array("PINSET-STATE 1\n".utf8)
     /// State files are a signed bundle and a line of metadata; anything larger is not one.
@@ -31,41 +34,76 @@ struct StoredPinState {
         var contentSHA256: String
         var bundleLength: Int
         var acceptedAt: Int64
+        /// The revocation floor in force; absent while none was ever accepted.
+        var signersNotBefore: Int64?
+        /// The earlier bundle that set the floor, when the bundle in force carries a lower one or none.
+        var floorBundle: FloorBundle?
 
         enum CodingKeys: String, CodingKey {
             case customer, version, timestamp
             case contentSHA256 = "content-sha256"
             case bundleLength = "bundle-length"
             case acceptedAt = "accepted-at"
+            case signersNotBefore = "signers-not-before"
+            case floorBundle = "floor-bundle"
+        }
+    }
+
+    struct FloorBundle: Codable, Equatable {
+        var timestamp: Int64
+        var bundleLength: Int
+
+        enum CodingKeys: String, CodingKey {
+            case timestamp
+            case bundleLength = "bundle-length"
         }
     }
 
     enum LoadOutcome {
         case missing
         case rejected(PinUpdateError)
-        case loaded(VerifiedPinSet)
+        /// The stored pins, and the accepted bundle whose `signers-not-before` is the floor in force (the pins'
+        /// own bundle or an earlier one), `nil` while no floor was accepted.
+        case loaded(VerifiedPinSet, floorSource: VerifiedPinSet?)
     }
 
-    static func encode(_ pinSet: VerifiedPinSet, acceptedAt: Date) -> [UInt8] {
+    /// `floorSource`: the accepted bundle that carries the highest floor, if any; stored as evidence only when
+    /// it is not `pinSet` and carries a higher floor than `pinSet`.
+    static func encode(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, acceptedAt: Date) -> [UInt8] {
+        let evidence = separateEvidence(for: pinSet, floorSource: floorSource)
         let metadata = Metadata(
             customer: pinSet.customer.rawValue,
             version: pinSet.version,
             timestamp: pinSet.payload.timestamp,
             contentSHA256: pinSet.contentDigest.hex,
             bundleLength: pinSet.signedBundle.count,
-            acceptedAt: Int64(acceptedAt.timeIntervalSince1970.rounded(.down))
+            acceptedAt: Int64(acceptedAt.timeIntervalSince1970.rounded(.down)),
+            signersNotBefore: revocationFloor(of: pinSet, evidence: evidence),
+            floorBundle: evidence.map { FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count) }
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a struct of strings and integers cannot fail.
         let json = (try? encoder.encode(metadata)) ?? Data()
-        return magic + Array(json) + [UInt8(ascii: "\n")] + pinSet.signedBundle
+        return magic + Array(json) + [UInt8(ascii: "\n")] + pinSet.signedBundle + (evidence?.signedBundle ?? [])
     }
 
-    static func write(_ pinSet: VerifiedPinSet, acceptedAt: Date, configuration: PinsetClientConfiguration) throws(PinUpdateError) {
+    /// The bundle to keep beside `pinSet` as the floor's evidence: `floorSource` when its floor is higher than
+    /// the one `pinSet` carries.
+    static func separateEvidence(for pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?) -> VerifiedPinSet? {
+        guard let floorSource, let floor = floorSource.payload.signersNotBefore else { return nil }
+        return floor > (pinSet.payload.signersNotBefore ?? Int64.min) ? floorSource : nil
+    }
+
+    /// The higher of the floors `pinSet` and its evidence carry.
+    static func revocationFloor(of pinSet: VerifiedPinSet, evidence: VerifiedPinSet?) -> Int64? {
+        [pinSet.payload.signersNotBefore, evidence?.payload.signersNotBefore].compactMap { $0 }.max()
+    }
+
+    static func write(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, acceptedAt: Date, configuration: PinsetClientConfiguration) throws(PinUpdateError) {
         do {
             try AtomicFile.createDirectory(configuration.stateDirectory, mode: 0o700)
-            try AtomicFile.write(encode(pinSet, acceptedAt: acceptedAt), to: configuration.stateFilePath, mode: 0o600)
+            try AtomicFile.write(encode(pinSet, floorSource: floorSource, acceptedAt: acceptedAt), to: configuration.stateFilePath, mode: 0o600)
         } catch {
             throw PinUpdateError(.storage, "the pin set could not be saved: \(error)")
         }
@@ -80,7 +118,7 @@ struct StoredPinState {
         } catch {
             return .rejected(PinUpdateError(.storage, "the state file could not be read: \(error)"))
         }
-        let parsed: (metadata: Metadata, bundle: [UInt8])
+        let parsed: (metadata: Metadata, bundle: [UInt8], floorBundle: [UInt8]?)
         switch parse(bytes) {
         case .failure(let error): return .rejected(error)
         case .success(let value): parsed = value
@@ -90,22 +128,54 @@ struct StoredPinState {
         case .failure(let error): return .rejected(error)
         case .success(let value): verified = value
         }
+        var evidence: VerifiedPinSet?
+        if let floorBundle = parsed.floorBundle, let timestamp = parsed.metadata.floorBundle?.timestamp {
+            switch await BundleVerifier.verifyStored(floorBundle, signedAt: timestamp, configuration: configuration) {
+            case .failure(let error): return .rejected(error)
+            case .success(let value): evidence = value
+            }
+        }
+        // What `encode` writes for these bundles: anything else (a floor without evidence, evidence that does not
+        // raise the floor, another length or time) was not written by this client.
         let expected = Metadata(
             customer: verified.customer.rawValue,
             version: verified.version,
             timestamp: verified.payload.timestamp,
             contentSHA256: verified.contentDigest.hex,
             bundleLength: parsed.bundle.count,
-            acceptedAt: parsed.metadata.acceptedAt
+            acceptedAt: parsed.metadata.acceptedAt,
+            signersNotBefore: revocationFloor(of: verified, evidence: evidence),
+            floorBundle: separateEvidence(for: verified, floorSource: evidence).map {
+                FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count)
+            }
         )
-        guard expected == parsed.metadata else {
-            return .rejected(PinUpdateError(.storage, "the state file's metadata does not match its signed bundle"))
+        guard expected == parsed.metadata || parsed.metadata == writtenBeforeFloors(expected, verified) else {
+            return .rejected(PinUpdateError(.storage, "the state file's metadata does not match its signed bundles"))
         }
-        return .loaded(verified)
+        if let problem = BundleVerifier.revocationProblem(signer: verified.signer, floor: expected.signersNotBefore) {
+            return .rejected(problem)
+        }
+        let floorSource = evidence ?? (verified.payload.signersNotBefore == nil ? nil : verified)
+        return .loaded(verified, floorSource: floorSource)
     }
 
-    /// Splits the file into metadata and bundle, refusing anything that is not exactly the written layout.
-    static func parse(_ bytes: [UInt8]) -> Result<(metadata: Metadata, bundle: [UInt8]), PinUpdateError> {
+    /// What a client library from before revocation floors wrote for `verified`: it stored a bundle carrying
+    /// `signers-not-before` without reading the key, so its metadata has no floor and a content digest without
+    /// it. Such a file stays loadable after an app update (refusing it would drop the last good pins), and the
+    /// floor is still taken from the verified bundle, never from the metadata.
+    static func writtenBeforeFloors(_ expected: Metadata, _ verified: VerifiedPinSet) -> Metadata? {
+        guard expected.floorBundle == nil, verified.payload.signersNotBefore != nil else { return nil }
+        var withoutFloor = verified.payload
+        withoutFloor.signersNotBefore = nil
+        var legacy = expected
+        legacy.signersNotBefore = nil
+        legacy.contentSHA256 = withoutFloor.contentDigest.hex
+        return legacy
+    }
+
+    /// Splits the file into metadata, bundle and the floor's evidence, refusing anything that is not exactly the
+    /// written layout.
+    static func parse(_ bytes: [UInt8]) -> Result<(metadata: Metadata, bundle: [UInt8], floorBundle: [UInt8]?), PinUpdateError> {
         guard bytes.starts(with: magic) else {
             return .failure(PinUpdateError(.storage, "the state file does not start with the state header"))
         }
@@ -119,10 +189,14 @@ struct StoredPinState {
         } catch {
             return .failure(PinUpdateError(.storage, "the state file's metadata is not valid: \(error)"))
         }
-        let bundle = Array(rest[(newline + 1)...])
-        guard bundle.count == metadata.bundleLength else {
-            return .failure(PinUpdateError(.storage, "the state file holds \(bundle.count) bundle bytes, not the \(metadata.bundleLength) it was written with"))
+        let body = rest[(newline + 1)...]
+        let floorLength = metadata.floorBundle?.bundleLength ?? 0
+        // Compared without adding the two lengths, which an edited file could make overflow.
+        guard metadata.bundleLength >= 0, floorLength >= 0, metadata.bundleLength <= body.count, body.count - metadata.bundleLength == floorLength else {
+            return .failure(PinUpdateError(.storage, "the state file holds \(body.count) bundle bytes, not the \(metadata.bundleLength) + \(floorLength) it was written with"))
         }
-        return .success((metadata, bundle))
+        let bundle = Array(body.prefix(metadata.bundleLength))
+        let floorBundle = metadata.floorBundle == nil ? nil : Array(body.dropFirst(metadata.bundleLength))
+        return .success((metadata, bundle, floorBundle))
     }
 }

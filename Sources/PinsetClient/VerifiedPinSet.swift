@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import X509
 
 /// A customer's pin set whose signed bundle passed every check. Only `BundleVerifier` creates one, so holding
 /// a `VerifiedPinSet` is proof that its pins came from a trusted signer (the initializer is not public).
@@ -23,12 +24,15 @@ public struct VerifiedPinSet: Hashable, Sendable {
     public let origin: Origin
     /// The signed bundle exactly as received, kept so that the stored state can be re-verified on load.
     let signedBundle: [UInt8]
+    /// The certificate that signed the bundle, checked against the revocation floor.
+    let signer: Certificate
 
-    init(payload: BundlePayload, signedBundle: [UInt8], origin: Origin) {
+    init(payload: BundlePayload, signedBundle: [UInt8], origin: Origin, signer: Certificate) {
         self.payload = payload
         self.contentDigest = payload.contentDigest
         self.signedBundle = signedBundle
         self.origin = origin
+        self.signer = signer
     }
 
     public var customer: CustomerName { payload.customer }
@@ -36,6 +40,8 @@ public struct VerifiedPinSet: Hashable, Sendable {
     public var hosts: [PinnedHost] { payload.hosts }
     public var signedAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.timestamp)) }
     public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.expires)) }
+    /// The revocation floor the bundle carries, if any.
+    public var signersNotBefore: Date? { payload.signersNotBefore.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
 
     /// The entry that governs connections to `hostname`: the nearest covering entry that lists pins (its own,
     /// otherwise the closest parent marked include-subdomains: `a.b.example.com` prefers `b.example.com` over

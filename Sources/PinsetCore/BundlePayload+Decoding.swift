@@ -18,9 +18,10 @@ extension BundlePayload {
     public static let maximumEncodedSize = 4 * 1024 * 1024
 
     /// The members that must be integers, written as such: no fraction, no exponent.
-    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires"]
+    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires", "signers-not-before"]
 
-    /// Parses and validates a payload. Every key Pinset writes is required with its exact JSON type; unknown
+    /// Parses and validates a payload. Every key Pinset always writes is required with its exact JSON type, and
+    /// the optional `signers-not-before`, when present, must be a non-negative integer (not `null`); unknown
     /// keys are ignored so that newer servers can add fields. The bytes must first pass `StrictJSONValidator`
     /// (UTF-8 without BOM, no duplicate keys, strict grammar), and integers must be written as integers, so
     /// that every JSON parser reads one signed payload the same way.
@@ -50,6 +51,24 @@ private struct WirePayload: Decodable {
     var format: Int
     var version: Int64
     var expires: Int64
+    var signersNotBefore: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case customer, timestamp, hashes, format, version, expires
+        case signersNotBefore = "signers-not-before"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        customer = try container.decode(String.self, forKey: .customer)
+        timestamp = try container.decode(Int64.self, forKey: .timestamp)
+        hashes = try container.decode([WireHost].self, forKey: .hashes)
+        format = try container.decode(Int.self, forKey: .format)
+        version = try container.decode(Int64.self, forKey: .version)
+        expires = try container.decode(Int64.self, forKey: .expires)
+        // Optional, but never null: `decode` rather than `decodeIfPresent`, which would read null as absent.
+        signersNotBefore = container.contains(.signersNotBefore) ? try container.decode(Int64.self, forKey: .signersNotBefore) : nil
+    }
 
     func validated() throws(PayloadError) -> BundlePayload {
         guard format == BundlePayload.currentFormat else {
@@ -60,6 +79,9 @@ private struct WirePayload: Decodable {
         guard version >= 0 else { throw PayloadError(path: "version", reason: "must not be negative") }
         guard timestamp >= 0 else { throw PayloadError(path: "timestamp", reason: "must not be negative") }
         guard expires > timestamp else { throw PayloadError(path: "expires", reason: "must be later than timestamp") }
+        if let signersNotBefore, signersNotBefore < 0 {
+            throw PayloadError(path: "signers-not-before", reason: "must not be negative")
+        }
         var hosts: [PinnedHost] = []
         var seen = Set<Hostname>()
         for (index, host) in hashes.enumerated() {
@@ -69,7 +91,7 @@ private struct WirePayload: Decodable {
             }
             hosts.append(entry)
         }
-        return BundlePayload(customer: name, timestamp: timestamp, expires: expires, version: version, hosts: hosts)
+        return BundlePayload(customer: name, timestamp: timestamp, expires: expires, version: version, hosts: hosts, signersNotBefore: signersNotBefore)
     }
 }
 

@@ -5,7 +5,8 @@ import Foundation
 /// The legacy keys (`customer`, `timestamp`, `hashes[].hostname/port/fp/pk`) are byte-for-byte what
 /// GCXTrustPolicy online-pinning clients parse; they crash on a missing key or a wrong type, so every one is
 /// always written, arrays even when empty. Pinset's own keys (`format`, `version`, `expires`,
-/// `hashes[].pin-sha256`, `hashes[].include-subdomains`) are ignored by those clients. See docs/bundle-format.md.
+/// `hashes[].pin-sha256`, `hashes[].include-subdomains`, `signers-not-before`) are ignored by those clients. See
+/// docs/bundle-format.md.
 public struct BundlePayload: Hashable, Sendable {
     public static let currentFormat = 1
 
@@ -19,13 +20,18 @@ public struct BundlePayload: Hashable, Sendable {
     /// Sorted by host name; one entry per host name. A decoded payload may hold entries without pins (legacy
     /// signers write them); `encoded()` and `encodedHosts(_:)` never publish those, see `publishedHosts`.
     public var hosts: [PinnedHost]
+    /// The revocation floor (Unix seconds), or `nil` when none is set: Pinset clients that accepted a bundle
+    /// with a floor refuse bundles whose signer certificate's notBefore is earlier than the highest floor they
+    /// have seen. Written only when set, so bundles without one keep their bytes and digests.
+    public var signersNotBefore: Int64?
 
-    public init(customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, hosts: [PinnedHost]) {
+    public init(customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, hosts: [PinnedHost], signersNotBefore: Int64? = nil) {
         self.customer = customer
         self.timestamp = timestamp
         self.expires = expires
         self.version = version
         self.hosts = hosts.sorted { $0.hostname < $1.hostname }
+        self.signersNotBefore = signersNotBefore
     }
 
     public init(pinSet: PinSet, timestamp: Int64, expires: Int64) {
@@ -34,7 +40,8 @@ public struct BundlePayload: Hashable, Sendable {
             timestamp: timestamp,
             expires: expires,
             version: pinSet.version,
-            hosts: Self.publishedHosts(of: pinSet)
+            hosts: Self.publishedHosts(of: pinSet),
+            signersNotBefore: pinSet.signersNotBefore
         )
     }
 
@@ -49,7 +56,8 @@ public struct BundlePayload: Hashable, Sendable {
     /// `hosts` without the entries that list no pins: what `encoded()` writes.
     public var publishedHosts: [PinnedHost] { hosts.filter(\.hasPins) }
 
-    /// SHA-256 over the pin content alone (customer, version, hosts), not the signing or expiry time: two
+    /// SHA-256 over the content alone (customer, version, hosts, and the revocation floor when set), not the
+    /// signing or expiry time: two
     /// bundles of one version must carry the same digest, or the later one is not genuine. Host names enter in
     /// their lower-case form, as `Hostname` compares them: payloads equal under `==` have equal digests, and a
     /// digest stored before bundles kept the operator's spelling still matches after an upgrade.
@@ -59,6 +67,7 @@ public struct BundlePayload: Hashable, Sendable {
         writer.key("customer"); writer.string(customer.rawValue)
         writer.key("version"); writer.integer(version)
         writer.key("hashes"); Self.writeHosts(hosts, spelled: false, to: &writer)
+        if let signersNotBefore { writer.key("signers-not-before"); writer.integer(signersNotBefore) }
         writer.endObject()
         return SHA256Fingerprint(of: writer.bytes)
     }
@@ -67,7 +76,10 @@ public struct BundlePayload: Hashable, Sendable {
     /// encode to equal bytes (payloads equal under `==` may differ in host-name case). Entries without pins
     /// are left out, so this decodes to a payload whose `hosts` are this one's `publishedHosts`.
     public func encoded() -> [UInt8] {
-        Self.encoded(customer: customer, timestamp: timestamp, expires: expires, version: version, encodedHosts: Self.encodedHosts(hosts))
+        Self.encoded(
+            customer: customer, timestamp: timestamp, expires: expires, version: version, encodedHosts: Self.encodedHosts(hosts),
+            signersNotBefore: signersNotBefore
+        )
     }
 
     /// The `hashes` array alone. It depends only on the pin content, so a signer may encode it once per
@@ -80,7 +92,9 @@ public struct BundlePayload: Hashable, Sendable {
     }
 
     /// The payload around an already encoded `hashes` array; `encoded()` is this with `encodedHosts(hosts)`.
-    public static func encoded(customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, encodedHosts: [UInt8]) -> [UInt8] {
+    public static func encoded(
+        customer: CustomerName, timestamp: Int64, expires: Int64, version: Int64, encodedHosts: [UInt8], signersNotBefore: Int64? = nil
+    ) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("customer"); writer.string(customer.rawValue)
@@ -89,6 +103,7 @@ public struct BundlePayload: Hashable, Sendable {
         writer.key("format"); writer.integer(Int64(Self.currentFormat))
         writer.key("version"); writer.integer(version)
         writer.key("expires"); writer.integer(expires)
+        if let signersNotBefore { writer.key("signers-not-before"); writer.integer(signersNotBefore) }
         writer.endObject()
         return writer.bytes
     }

@@ -30,15 +30,19 @@ public struct PinSet: Hashable, Sendable {
     public var servesLegacyClients: Bool
     /// Which key signs this customer's bundles.
     public var signer: SignerAssignment
+    /// The revocation floor of that signing identity (Unix seconds), published in the bundle as
+    /// `signers-not-before`; `nil` when none is set. Never signed with a certificate whose notBefore is earlier.
+    public var signersNotBefore: Int64?
 
     public init(
         customer: CustomerName, version: Int64, hosts: [HostPins],
-        servesLegacyClients: Bool = false, signer: SignerAssignment = .deploymentDefault
+        servesLegacyClients: Bool = false, signer: SignerAssignment = .deploymentDefault, signersNotBefore: Int64? = nil
     ) {
         self.customer = customer
         self.version = version
         self.hosts = hosts
         self.servesLegacyClients = servesLegacyClients
         self.signer = signer
+        self.signersNotBefore = signersNotBefore
     }
 }

@@ -29,6 +29,9 @@ public struct SignatureVerificationError: Error, Hashable, Sendable, CustomStrin
         case untrustedSigner
         /// The signer certificate's key usage does not allow signing bundles.
         case signerUsageNotAllowed
+        /// The signer certificate was issued under a trust anchor but is itself a CA (basicConstraints
+        /// CA:TRUE): an online signer must not be able to issue certificates.
+        case signerIsCertificateAuthority
     }
 
     public let code: Code
@@ -99,6 +102,9 @@ public enum SignatureVerifier {
             return .success(SignatureVerifiedContent(content: Array(envelope.content), signer: valid.signer))
         case .failure(.unableToValidateSigner(let failure)):
             let reasons = failure.policyFailures.map { String(describing: $0.policyFailureReason) }
+            if reasons.contains(where: { $0.contains(BundleSignerPolicy.certificateAuthorityFailureMarker) }) {
+                return .failure(.init(.signerIsCertificateAuthority, reasons.joined(separator: "; ")))
+            }
             if reasons.contains(where: { $0.contains(BundleSignerPolicy.usageFailureMarker) }) {
                 return .failure(.init(.signerUsageNotAllowed, reasons.joined(separator: "; ")))
             }
@@ -122,8 +128,13 @@ public enum SignatureVerifier {
 /// - the signer's Netscape certificate type, when present, includes S/MIME or SSL client;
 /// - every certificate of the chain, anchor included, has an extendedKeyUsage that includes emailProtection,
 ///   or none (anyExtendedKeyUsage alone does not do).
+///
+/// Beyond OpenSSL, a signer issued by an anchor must not be a CA itself: a leaked online key that could issue
+/// certificates would outlive its own revocation. A signer that is itself an anchor may be a CA (legacy
+/// deployments sign with the `openssl req -x509` certificate apps embed, which is CA:TRUE).
 struct BundleSignerPolicy: VerifierPolicy {
     static let usageFailureMarker = "bundle signer usage:"
+    static let certificateAuthorityFailureMarker = "bundle signer is a CA:"
     static let netscapeCertificateType = SMIMEUsage.netscapeCertificateType
 
     private var pathValidation: RFC5280Policy
@@ -159,6 +170,15 @@ struct BundleSignerPolicy: VerifierPolicy {
             }
         } catch {
             return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) malformed usage extension: \(error)")
+        }
+        if chain.count > 1 {
+            do {
+                if case .isCertificateAuthority = try leaf.extensions.basicConstraints {
+                    return .failsToMeetPolicy(reason: "\(Self.certificateAuthorityFailureMarker) '\(PinMaterial.describe(leaf.subject))' has basicConstraints CA:TRUE; online signers issued under a root must be CA:FALSE")
+                }
+            } catch {
+                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) malformed basicConstraints: \(error)")
+            }
         }
         if chain.count == 1 {
             let time = validationTime

@@ -50,6 +50,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 ?? "the certificates of this identity are not valid together at \(now)"
         }
 
+        /// Validity, then the revocation floor the pin sets signed by this identity carry.
+        func problem(at now: Date, bundleExpires: Date, signersNotBefore: Int64?) -> String? {
+            problem(at: now, bundleExpires: bundleExpires) ?? identity.revocationFloorProblem(signersNotBefore)
+        }
+
         /// The cheap comparison first: the full chain walk runs only within the longest warning interval.
         func warnings(at now: Date) -> [String] {
             window.upperBound.timeIntervalSince(now) < SigningIdentity.anchorExpiryWarningInterval ? identity.expiryWarnings(at: now) : []
@@ -69,12 +74,14 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         self.fixedDefault = Checked(defaultIdentity)
     }
 
-    /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires`.
+    /// The identity to sign `customer`'s bundle with, valid from `now` until `bundleExpires` and from no earlier
+    /// than the revocation floor `signersNotBefore` of that identity.
     public func identity(
         for customer: CustomerName,
         signer: SignerAssignment,
         now: Date,
-        bundleExpires: Date
+        bundleExpires: Date,
+        signersNotBefore: Int64? = nil
     ) -> Result<SigningIdentity, SigningIdentityFailure> {
         let loaded: Result<Checked, Problem> = switch signer {
         case .deploymentDefault: defaultIdentity()
@@ -84,7 +91,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         case .failure(let problem):
             return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem.reason))
         case .success(let checked):
-            if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+            if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: signersNotBefore) {
                 return .failure(SigningIdentityFailure(customer: customer, signer: signer, reason: problem))
             }
             return .success(checked.identity)
@@ -92,16 +99,26 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     }
 
     /// Looks up every customer's identity for one pass: the default identity once, each own identity once.
+    /// An identity whose certificate is valid from before the revocation floor its pin sets carry
+    /// (`PinSet.signersNotBefore`, read from the store with the assignment) does not sign: its clients would
+    /// refuse the bundles.
     public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
-        let defaultResult: Result<Checked, Problem>? = pinSets.contains { $0.signer == .deploymentDefault }
-            ? defaultIdentity().flatMap { checked in
-                checked.problem(at: now, bundleExpires: bundleExpires).map { .failure(Problem($0)) } ?? .success(checked)
+        // Every customer of the default identity carries that identity's one floor.
+        let defaultPinSet = pinSets.first { $0.signer == .deploymentDefault }
+        let defaultResult: Result<Checked, Problem>? = defaultPinSet.map { pinSet in
+            defaultIdentity().flatMap { checked in
+                checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore).map { .failure(Problem($0)) } ?? .success(checked)
             }
-            : nil
+        }
         var warnings: [String] = []
         var expiry = SigningIdentityExpiry()
+        var figures: [SigningIdentityExpiry.Figures] = []
         if case .success(let checked) = defaultResult {
             expiry.include(checked.identity)
+        }
+        // Listed even when it cannot sign (its expiry is then what the operator looks for) or signs no one.
+        if case .success(let checked) = defaultIdentity() {
+            figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultPinSet?.signersNotBefore))
         }
         // Warned about even while no customer uses it: it signs the next customer added.
         if case .success(let checked) = defaultResult ?? defaultIdentity() {
@@ -120,7 +137,8 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 case .failure(let problem):
                     signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem.reason)))
                 case .success(let checked):
-                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires) {
+                    figures.append(.init(customer: pinSet.customer, identity: checked.identity, signersNotBefore: pinSet.signersNotBefore))
+                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore) {
                         signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem)))
                     } else {
                         warnings += checked.warnings(at: now).map { "customer '\(pinSet.customer)': \($0)" }
@@ -141,7 +159,9 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             defer { announcements = [] }
             return announcements
         }
-        return SigningIdentityResolution(identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings, expiry: expiry, loaded: loaded)
+        return SigningIdentityResolution(
+            identities: signers, defaultIdentityProblem: defaultProblem, warnings: warnings, expiry: expiry, identityExpiries: figures, loaded: loaded
+        )
     }
 
     // MARK: - Loading
@@ -203,6 +223,9 @@ public struct SigningIdentityResolution: Sendable {
     public let warnings: [String]
     /// When the first signer and the first root of the identities that signed expire.
     public let expiry: SigningIdentityExpiry
+    /// Each identity whose files could be loaded, usable or not (the default first, then customers' own, by
+    /// customer name), with its certificates' expiry and revocation floor.
+    public let identityExpiries: [SigningIdentityExpiry.Figures]
     /// Identities (re)loaded with a new certificate since the previous pass, for the log: which certificate
     /// signs from when.
     public let loaded: [String]

@@ -16,6 +16,29 @@ public struct SigningIdentityExpiry: Hashable, Sendable {
         signer = min(signer ?? .distantFuture, identity.certificate.notValidAfter)
         root = min(root ?? .distantFuture, identity.trustAnchor.notValidAfter)
     }
+
+    /// One identity's figures, for `/status`: when its signer certificate and its root expire, and from how
+    /// long before expiry each is warned about.
+    public struct Figures: Hashable, Sendable {
+        /// `nil` for the deployment's default identity.
+        public let customer: CustomerName?
+        public let signerNotAfter: Date
+        public let rootNotAfter: Date
+        /// The signer's warning window: a self-signed signer is the root apps embed and warned about as one.
+        public let signerWarningInterval: TimeInterval
+        public let rootWarningInterval: TimeInterval
+        /// The identity's revocation floor (Unix seconds), if set.
+        public let signersNotBefore: Int64?
+
+        public init(customer: CustomerName?, identity: SigningIdentity, signersNotBefore: Int64?) {
+            self.customer = customer
+            self.signerNotAfter = identity.certificate.notValidAfter
+            self.rootNotAfter = identity.trustAnchor.notValidAfter
+            self.signerWarningInterval = identity.intermediates.isEmpty ? SigningIdentity.anchorExpiryWarningInterval : SigningIdentity.expiryWarningInterval
+            self.rootWarningInterval = SigningIdentity.anchorExpiryWarningInterval
+            self.signersNotBefore = signersNotBefore
+        }
+    }
 }
 
 extension SigningIdentity {

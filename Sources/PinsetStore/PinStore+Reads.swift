@@ -114,10 +114,17 @@ enum PinSetLoader {
             hostsByCustomer[customerID, default: []].append(host)
         }
 
-        let ownSigners = try Set(Int64.fetchAll(db, sql: customer == nil
-            ? "SELECT customer_id FROM customer_signing_identity"
-            : "SELECT customer_id FROM customer_signing_identity JOIN customer ON customer.id = customer_id WHERE customer.name = ?",
-            arguments: arguments))
+        // The one place that decides which identity signs each customer, and so which revocation floor its
+        // bundles carry: the customer's own identity's, or the default identity's.
+        var ownSigners: [Int64: Int64?] = [:]
+        let ownRows = try Row.fetchCursor(db, sql: customer == nil
+            ? "SELECT customer_id, signers_not_before FROM customer_signing_identity"
+            : "SELECT customer_id, signers_not_before FROM customer_signing_identity JOIN customer ON customer.id = customer_id WHERE customer.name = ?",
+            arguments: arguments)
+        while let row = try ownRows.next() {
+            ownSigners[try row.decode(atIndex: 0) as Int64] = try row.decode(atIndex: 1) as Int64?
+        }
+        let defaultFloor = try Int64.fetchOne(db, sql: "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
 
         var pinSets: [PinSet] = []
         let customerRows = try Row.fetchCursor(db, sql: """
@@ -126,10 +133,13 @@ enum PinSetLoader {
             """, arguments: arguments)
         while let row = try customerRows.next() {
             let customer = try StoredRows.customerRow(row)
+            let (signer, floor): (SignerAssignment, Int64?) = switch ownSigners[customer.id] {
+            case .some(let ownFloor): (.customerOwn, ownFloor)
+            case .none: (.deploymentDefault, defaultFloor)
+            }
             pinSets.append(PinSet(
                 customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? [],
-                servesLegacyClients: customer.servesLegacyClients,
-                signer: ownSigners.contains(customer.id) ? .customerOwn : .deploymentDefault
+                servesLegacyClients: customer.servesLegacyClients, signer: signer, signersNotBefore: floor
             ))
         }
         return pinSets

@@ -56,7 +56,9 @@ extension PinStore {
 
             let restored = try PinStore(path: temporary, allowingUnrestoredBackup: true, clock: clock)
             let note = marker.map { "restored from a backup of \($0.source) taken \($0.takenAt.formatted(.iso8601))" } ?? "restored from \(backup)"
-            let customers = try restored.raiseVersionsAfterRestore(above: replaced.versions, changeCounter: replaced.changeCounter, note: note, actor: actor)
+            let customers = try restored.raiseVersionsAfterRestore(
+                above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors, note: note, actor: actor
+            )
             try restored.pool.close()
 
             // One self-contained file, so that the rename is the whole switch-over.
@@ -78,16 +80,32 @@ extension PinStore {
         }
     }
 
-    /// In one transaction: carries the replaced database's high-water marks and change counter over, moves
-    /// every customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry, and
-    /// clears the backup mark.
-    func raiseVersionsAfterRestore(above floors: [String: Int64], changeCounter: Int64, note: String, actor: String) throws -> [RestoreReport.Customer] {
+    /// In one transaction: carries the replaced database's high-water marks, change counter and revocation
+    /// floors over (a backup older than a floor must not bring back the signers it revoked), moves every
+    /// customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry, and clears the
+    /// backup mark.
+    func raiseVersionsAfterRestore(
+        above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(), note: String, actor: String
+    ) throws -> [RestoreReport.Customer] {
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             for (name, version) in floors where version >= 1 {
                 try change.raiseHighWater(name, to: version)
             }
             try db.execute(sql: "UPDATE change_counter SET value = max(value, ?) WHERE id = 1", arguments: [changeCounter])
+            if let floor = signerFloors.deploymentDefault {
+                try db.execute(sql: """
+                    INSERT INTO default_signing_identity (id, signers_not_before, updated_at) VALUES (1, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET signers_not_before = max(signers_not_before, excluded.signers_not_before), updated_at = excluded.updated_at
+                    """, arguments: [floor, change.now])
+            }
+            for (name, floor) in signerFloors.own {
+                // Only where the restored customer still signs with its own identity: the floor belongs to it.
+                try db.execute(sql: """
+                    UPDATE customer_signing_identity SET signers_not_before = max(coalesce(signers_not_before, 0), ?)
+                    WHERE customer_id = (SELECT id FROM customer WHERE name = ?)
+                    """, arguments: [floor, name])
+            }
             var raised: [RestoreReport.Customer] = []
             let rows = try Row.fetchAll(db, sql: "SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE BINARY")
             for row in rows {

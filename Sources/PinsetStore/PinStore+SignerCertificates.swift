@@ -21,20 +21,22 @@ extension PinStore {
     public func recordSignerCertificateInstalled(for customer: CustomerName?, details: String, actor: String) throws -> [CustomerName] {
         try pool.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
-            let rows: [CustomerRow]
-            if let customer {
-                rows = [try change.customer(customer)]
-            } else {
-                rows = try Row.fetchAll(db, sql: """
-                    SELECT \(StoredRows.customerColumns) FROM customer
-                    WHERE NOT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = customer.id)
-                    ORDER BY name
-                    """).map { try StoredRows.customerRow($0) }
-            }
+            let rows = try Self.customersSigned(by: customer, change)
             for row in rows {
                 try change.recordSettingChange(of: row, .signerCertificateInstalled, "new signer certificate: " + details)
             }
             return rows.map(\.name)
         }
+    }
+
+    /// The customers whose bundles `customer`'s own identity signs (itself) or, with `nil`, the deployment's
+    /// default identity signs (every customer without an own one): those a change to that identity affects.
+    static func customersSigned(by customer: CustomerName?, _ change: ChangeRecorder) throws -> [CustomerRow] {
+        if let customer { return [try change.customer(customer)] }
+        return try Row.fetchAll(change.db, sql: """
+            SELECT \(StoredRows.customerColumns) FROM customer
+            WHERE NOT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = customer.id)
+            ORDER BY name
+            """).map { try StoredRows.customerRow($0) }
     }
 }

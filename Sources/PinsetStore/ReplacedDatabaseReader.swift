@@ -9,6 +9,14 @@ enum ReplacedDatabaseReader {
         var versions: [String: Int64]
         var changeCounter: Int64
         var state: RestoreReport.ReplacedDatabase
+        /// The revocation floors it published, which a restore must not lower.
+        var signerFloors = SignerFloors()
+    }
+
+    /// Revocation floors: the default identity's, and those of customers' own identities by lower-cased name.
+    struct SignerFloors {
+        var deploymentDefault: Int64?
+        var own: [String: Int64] = [:]
     }
 
     static func read(_ path: String, force: Bool) throws -> Result {
@@ -40,7 +48,7 @@ enum ReplacedDatabaseReader {
                     versions[name.lowercased()] = max(versions[name.lowercased()] ?? 0, version)
                 }
                 let counter = try Int64.fetchOne(db, sql: "SELECT value FROM change_counter WHERE id = 1") ?? 0
-                return Result(versions: versions, changeCounter: counter, state: .read)
+                return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: try signerFloors(db))
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             throw inUse(path)
@@ -52,6 +60,25 @@ enum ReplacedDatabaseReader {
             }
             return Result(versions: [:], changeCounter: 0, state: .unreadable(reason: "\(error)"))
         }
+    }
+
+    /// Absent from databases created before revocation floors existed.
+    static func signerFloors(_ db: Database) throws -> SignerFloors {
+        var floors = SignerFloors()
+        if try db.tableExists("default_signing_identity") {
+            floors.deploymentDefault = try Int64.fetchOne(db, sql: "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
+        }
+        if try db.tableExists("customer_signing_identity"), try db.columns(in: "customer_signing_identity").contains(where: { $0.name == "signers_not_before" }) {
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT customer.name, customer_signing_identity.signers_not_before FROM customer_signing_identity
+                JOIN customer ON customer.id = customer_signing_identity.customer_id
+                WHERE customer_signing_identity.signers_not_before IS NOT NULL
+                """)
+            while let row = try rows.next() {
+                floors.own[(try row.decode(atIndex: 0) as String).lowercased()] = try row.decode(atIndex: 1)
+            }
+        }
+        return floors
     }
 
     static func inUse(_ path: String) -> StoreError {

@@ -18,10 +18,13 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         @Argument var name: String
 
         func run() async throws {
-            let (customer, signer, keyType) = try options.openStore().signerAssignment(of: try CustomerName(name))
+            let store = try options.openStore()
+            let (customer, signer, keyType) = try store.signerAssignment(of: try CustomerName(name))
             let locations = options.layout.signingIdentityLocations
             let now = Date()
-            let lookup = SigningIdentityDirectory(locations: locations).identity(for: customer, signer: signer, now: now, bundleExpires: now)
+            // Usable means what the server decides: below the floor it does not sign.
+            let floor = try store.signersNotBefore(of: signer == .customerOwn ? customer : nil)
+            let lookup = SigningIdentityDirectory(locations: locations).identity(for: customer, signer: signer, now: now, bundleExpires: now, signersNotBefore: floor)
             var report: [String: Any] = ["customer": customer.rawValue, "signer": signer.rawValue]
             switch signer {
             case .deploymentDefault:
@@ -92,6 +95,11 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
             let sameAnchor = (try? current.get().anchorDER) == new.anchorDER
             if !sameAnchor && !replaceTrustAnchor {
                 throw CLIError("The new certificate does not chain to the trust anchor that the apps of '\(customer)' embed now, so they would reject every new bundle. Ship the new certificate (base64 DER below) in the apps first, then run again with --replace-trust-anchor.\n\(Base64.encode(new.anchorDER))")
+            }
+            // The customer's apps keep the floor of the identity that signed for them so far (the default one's
+            // until its first own identity): a certificate older than it would sign bundles they refuse.
+            if let problem = new.revocationFloorProblem(try store.signersNotBefore(of: signer == .customerOwn ? customer : nil)) {
+                throw CLIError("The new identity of '\(customer)': \(problem) Nothing was changed.")
             }
             let files = CustomerIdentityFiles(locations: locations, customer: customer)
             try files.replace(with: new) {

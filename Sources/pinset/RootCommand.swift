@@ -10,11 +10,11 @@ struct RootCommand: AsyncParsableCommand {
     )
 }
 
-/// `pinset signer request|install`: the online signer key of an instance and its certificate from the root.
+/// `pinset signer request|install|revoke-earlier`: the online signer key of an instance and its certificate from the root.
 struct SignerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "signer",
-        abstract: "Request and install the short-lived signer certificate an instance signs bundles with.",
-        subcommands: [SignerRequestCommand.self, SignerInstallCommand.self]
+        abstract: "Request and install the short-lived signer certificate an instance signs bundles with; revoke older ones.",
+        subcommands: [SignerRequestCommand.self, SignerInstallCommand.self, SignerRevokeEarlierCommand.self]
     )
 }

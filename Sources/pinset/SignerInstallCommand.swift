@@ -12,7 +12,8 @@ struct SignerInstallCommand: AsyncParsableCommand {
         discussion: """
             The certificate must be for the key 'pinset signer request' made, issued by the root this identity's \
             apps embed (trust-cert.der), with keyUsage digitalSignature, extendedKeyUsage emailProtection, CA:FALSE, \
-            and valid now. Anything else is refused and nothing changes. The key and chain (signer, then root) \
+            valid now, and valid from no earlier than the identity's revocation floor ('pinset signer revoke-earlier'). \
+            Anything else is refused and nothing changes. The key and chain (signer, then root) \
             replace the identity's files atomically; a running server signs with them from its next pass, without \
             a restart. The previous key is deleted (it may be the root key of an adopted deployment); the previous \
             certificates are kept as *.previous.
@@ -53,6 +54,10 @@ struct SignerInstallCommand: AsyncParsableCommand {
             identity = try SigningIdentity.issuedSigner(certificate: issued[0], privateKey: pendingKey, anchor: anchors[0], now: Date())
         } catch {
             throw CLIError("\(certificate): \(error.message) Nothing was changed.")
+        }
+        // Installed, it would stop this identity's signing: the server never signs below the floor.
+        if let problem = identity.revocationFloorProblem(try store.signersNotBefore(of: target.customer)) {
+            throw CLIError("\(certificate): \(problem) Nothing was changed.")
         }
         let summary = identity.auditSummary
         let resigned = try files.replace(with: identity) {

@@ -42,7 +42,29 @@ struct StatusCommand: AsyncParsableCommand {
         for failure in report["customersNotSigned"] as? [[String: Any]] ?? [] {
             Output.line("NOT SIGNED:           \(failure["customer"] ?? "?") — \(failure["reason"] ?? "")")
         }
+        for identity in report["signingIdentities"] as? [[String: Any]] ?? [] {
+            Output.line("signing identity:     \(identity["identity"] ?? "?")")
+            Output.line("  signer expires:     \(Self.expiry(identity, role: "signer"))")
+            Output.line("  root expires:       \(Self.expiry(identity, role: "root"))")
+            if let floor = identity["signersNotBefore"] as? Int {
+                Output.line("  signers not before: \(Output.date(Date(timeIntervalSince1970: TimeInterval(floor)))) (revocation floor)")
+            }
+        }
         for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
         if !ready { throw ExitCode(2) }
+    }
+
+    /// `2026-12-01T00:00:00Z, in 37 days (5 h)`, marked when inside the server's warning window for the role.
+    static func expiry(_ identity: [String: Any], role: String) -> String {
+        let date = identity["\(role)NotAfter"] as? String ?? "?"
+        guard let seconds = identity["\(role)ExpiresInSeconds"] as? Int else { return date }
+        let left = seconds < 0 ? "EXPIRED \(Self.duration(-seconds)) ago" : "in \(Self.duration(seconds))"
+        let soon = identity["\(role)ExpiresSoon"] as? Bool ?? false
+        let window = identity["\(role)WarningDays"].map { " (warned from \($0) days before)" } ?? ""
+        return "\(date), \(left)\(soon ? "  <-- RENEW SOON\(window)" : "")"
+    }
+
+    static func duration(_ seconds: Int) -> String {
+        seconds >= 86_400 ? "\(seconds / 86_400) days" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(seconds) s"
     }
 }

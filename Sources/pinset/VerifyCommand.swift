@@ -12,7 +12,8 @@ struct VerifyCommand: AsyncParsableCommand {
         abstract: "Verify a signed bundle as the Pinset client does, and print its content.",
         discussion: """
             Runs the client library's own verifier: signature against --trust only, payload types, customer, \
-            freshness (unless --ignore-freshness), expiry. Exits non-zero naming the first check that failed.
+            the revocation floor the bundle carries (its signer must not be older), freshness (unless \
+            --ignore-freshness), expiry. Exits non-zero naming the first check that failed.
             """
     )
 
@@ -82,6 +83,10 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         print("OK: customer '\(payload.customer)', version \(payload.version)")
         print("signed \(Output.date(verified.signedAt)), expires \(Output.date(Date(timeIntervalSince1970: TimeInterval(payload.expires))))")
+        if let floor = payload.signersNotBefore {
+            // The verifier refused a signer older than the bundle's own floor, so reaching here means it holds.
+            print("signers not before \(Output.date(verified.signersNotBefore)) (\(floor)): revocation floor; this bundle's signer satisfies it")
+        }
         for host in payload.hosts {
             print("\nhost \(host.hostname.spelling):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
             for pin in host.spkiSHA256 { print("  pin-sha256 \(pin.base64)") }

@@ -42,6 +42,23 @@ struct BundlePayloadTests {
         #expect(decoded.contentDigest == payload.contentDigest)
     }
 
+    /// Bundles without a floor keep their bytes and digests: the key is written, and digested, only when set.
+    @Test func theRevocationFloorIsWrittenAndDigestedOnlyWhenSet() throws {
+        var payload = try Self.samplePayload()
+        let hashes = #"[{"hostname":"api.example.com","port":"8443","fp":["\#(String(repeating: "ab", count: 32))"],"pk":[],"pin-sha256":["\#(Base64.encode(Array(repeating: UInt8(1), count: 32)))"],"include-subdomains":true}]"#
+        let withoutFloor = #"{"customer":"acme","timestamp":1700000000,"hashes":\#(hashes),"format":1,"version":3,"expires":1700086400}"#
+        #expect(String(decoding: payload.encoded(), as: UTF8.self) == withoutFloor)
+        #expect(payload.contentDigest == SHA256Fingerprint(of: Array(#"{"customer":"acme","version":3,"hashes":\#(hashes)}"#.utf8)))
+
+        payload.signersNotBefore = 1_699_990_000
+        #expect(String(decoding: payload.encoded(), as: UTF8.self) == String(withoutFloor.dropLast()) + #","signers-not-before":1699990000}"#)
+        #expect(payload.contentDigest == SHA256Fingerprint(of: Array(#"{"customer":"acme","version":3,"hashes":\#(hashes),"signers-not-before":1699990000}"#.utf8)))
+        let decoded = try BundlePayload.decode(payload.encoded())
+        #expect(decoded.signersNotBefore == 1_699_990_000)
+        #expect(decoded == payload)
+        #expect(try BundlePayload.decode(Array(withoutFloor.utf8)).signersNotBefore == nil)
+    }
+
     @Test func contentDigestIgnoresSigningTimeButNotPins() throws {
         var payload = try Self.samplePayload()
         let original = payload.contentDigest
@@ -67,6 +84,10 @@ struct BundlePayloadTests {
         (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"customer":"evil"}"#, ""),
         (#"{"customer":"acme","timestamp":1,"hashes":[{"hostname":"a.com","hostname":"b.com","port":"443","fp":[],"pk":[],"pin-sha256":[],"include-subdomains":false}],"format":1,"version":1,"expires":2}"#, "hashes[0]"),
         ("\u{FEFF}" + #"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2}"#, ""),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"signers-not-before":null}"#, "signers-not-before"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"signers-not-before":"1"}"#, "signers-not-before"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"signers-not-before":1.0}"#, "signers-not-before"),
+        (#"{"customer":"acme","timestamp":1,"hashes":[],"format":1,"version":1,"expires":2,"signers-not-before":-1}"#, "signers-not-before"),
         (#"[1,2,3]"#, ""),
         ("not json", ""),
     ])

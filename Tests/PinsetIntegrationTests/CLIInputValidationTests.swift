@@ -24,6 +24,15 @@ import Testing
         #expect(try cli.databaseDump() == before, "'\(arguments.joined(separator: " "))' changed the database")
     }
 
+    /// A time before 1970 is named as such, whether given as Unix seconds or ISO 8601.
+    @Test func revocationFloorBefore1970() throws {
+        try withPopulatedDatabase { cli in
+            for time in ["-5", "1960-01-01T00:00:00Z"] {
+                try expectRejected(cli, ["signer", "revoke-earlier", "--not-before=\(time)", "--data-dir", cli.dataDir], mentioning: "is before 1970")
+            }
+        }
+    }
+
     @Test func badBase64() throws {
         try withPopulatedDatabase { cli in
             try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "not*base64"], mentioning: "not valid base64")

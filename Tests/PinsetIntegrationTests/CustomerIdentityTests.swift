@@ -172,6 +172,40 @@ import Testing
         #expect(try verifies("\(out)/acme.json.signed", under: "\(cli.dataDir)/customers/acme/trust-cert.pem"))
     }
 
+    /// The customer's revocation floor: `rotate` refuses to import a certificate valid from before it (the
+    /// previous one, say), changing nothing; and `identity show` calls such a certificate unusable, as the server
+    /// does, when it is put in place by hand.
+    @Test func aCertificateOlderThanTheFloorIsRefusedByRotateAndShownUnusable() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+        #expect(try cli.run(["customer", "add", "acme", "--key-type", "p256"]).status == 0)
+        let directory = "\(cli.dataDir)/customers/acme"
+        let oldKey = try cli.directory.write("old-key.pem", try bytes("\(directory)/signing-key.pem"), mode: 0o600)
+        let oldCertificate = try cli.directory.write("old-cert.pem", try bytes("\(directory)/trust-cert.pem"))
+        // Certificates carry whole seconds: the new one must start at least a second later.
+        usleep(1_100_000)
+        #expect(try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"]).status == 0)
+        let revoked = try OfflineRootTests().pinset(cli, ["signer", "revoke-earlier", "--customer", "acme"])
+        #expect(revoked.status == 0, "\(revoked.combined)")
+
+        let database = try cli.databaseDump()
+        let installedKey = try bytes("\(directory)/signing-key.pem")
+        let refused = try cli.run(["customer", "identity", "rotate", "acme", "--import-key", oldKey, "--import-certificate", oldCertificate, "--replace-trust-anchor"])
+        #expect(refused.status != 0 && refused.stderr.contains("earlier than the revocation floor") && refused.stderr.contains("Nothing was changed"), "\(refused.combined)")
+        #expect(try cli.databaseDump() == database)
+        #expect(try bytes("\(directory)/signing-key.pem") == installedKey)
+
+        for (source, target) in [(oldCertificate, "\(directory)/trust-cert.pem"), (oldKey, "\(directory)/signing-key.pem")] {
+            let staged = try cli.directory.write("staged", try bytes(source), mode: 0o600)
+            #expect(rename(staged, target) == 0)
+        }
+        let shown = try cli.run(["customer", "identity", "show", "acme", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout)) as? [String: Any])
+        #expect(report["usable"] as? Bool == false)
+        #expect((report["problem"] as? String)?.contains("revocation floor") == true, "\(report)")
+    }
+
     /// An imported signer certificate issued by the customer's anchor: the anchor is what apps embed, so it is
     /// what `customer add` prints, and the bundle carries the chain.
     @Test func anImportedChainPrintsItsAnchor() throws {

@@ -47,6 +47,20 @@ import Testing
 
     func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
+    /// Waits (at most 10 s) for the server to report not ready once its signer cannot sign, then checks that
+    /// `/readyz` and `/status` give `reason`.
+    func expectStopsSigning(_ server: RunningServer, _ cli: PinsetCLI, saying reason: String) throws {
+        var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        for _ in 0..<100 where readiness.status == 200 {
+            usleep(100_000)
+            readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
+        }
+        #expect(readiness.status == 503)
+        #expect(String(decoding: readiness.body, as: UTF8.self).contains(reason), "\(String(decoding: readiness.body, as: UTF8.self))")
+        let status = String(decoding: try CurlResponse.get("\(server.baseURL)/status", in: cli.directory).body, as: UTF8.self)
+        #expect(status.contains(reason), "\(status)")
+    }
+
     @Test(arguments: ["p256", "rsa2048"], ["p256", "p384", "rsa2048"])
     func issuedSignersVerifyWithLegacyOpenSSL(rootKeyType: String, signerKeyType: String) throws {
         let cli = try PinsetCLI.initialized()
@@ -325,21 +339,14 @@ import Testing
         #expect(try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--days", "1", "--out", short]).status == 0)
         let installed = try pinset(cli, ["signer", "install", short])
         #expect(installed.status == 0 && installed.stderr.contains("warning:"), "install warns of the near expiry: \(installed.combined)")
-        var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
-        for _ in 0..<100 where readiness.status == 200 {
-            usleep(100_000)
-            readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
-        }
-        #expect(readiness.status == 503)
-        #expect(String(decoding: readiness.body, as: UTF8.self).contains("before the bundles' expiry"), "\(String(decoding: readiness.body, as: UTF8.self))")
-        let status = String(decoding: try CurlResponse.get("\(server.baseURL)/status", in: cli.directory).body, as: UTF8.self)
-        #expect(status.contains("before the bundles' expiry"), "\(status)")
+        try expectStopsSigning(server, cli, saying: "before the bundles' expiry")
         let served = try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory)
         #expect(served.status == 200, "the last good bundle is served while fresh")
         let bundle = try cli.directory.write("served.json.signed", served.body)
         #expect(try legacyVerifies(bundle, root: "\(rootDir)/root-cert.pem"))
 
         try issueAndInstall(cli, rootDir: rootDir)
+        var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
         for _ in 0..<100 where readiness.status != 200 {
             usleep(100_000)
             readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)

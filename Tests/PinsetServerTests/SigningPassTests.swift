@@ -49,6 +49,26 @@ struct SigningPassTests {
         let content = try await SignatureVerifier.verify(bundles[0].bytes, trustAnchors: [identity.certificate], at: Date()).get().content
         #expect(try BundlePayload.decode(content).hosts.count == 1)
     }
+
+    /// The floor a pin set carries is published, and an identity older than it never signs.
+    @Test func theRevocationFloorIsPublishedAndAnOlderSignerIsNotUsed() async throws {
+        let identity = try TestPKI.signingIdentity()
+        let notBefore = Int64(identity.certificate.notValidBefore.timeIntervalSince1970.rounded(.down))
+        let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600, hostsCache: EncodedHostsCache())
+        var sets = try Self.pinSets(1)
+        sets[0].signersNotBefore = notBefore
+        let met = pass.run(sets, now: Date())
+        #expect(met.failures.isEmpty && met.defaultIdentityProblem == nil)
+        let content = try await SignatureVerifier.verify(try #require(met.bundles.first).bytes, trustAnchors: [identity.certificate], at: Date()).get().content
+        #expect(try BundlePayload.decode(content).signersNotBefore == notBefore)
+        #expect(met.identityExpiries.map(\.signersNotBefore) == [notBefore])
+
+        sets[0].signersNotBefore = notBefore + 1
+        let refused = pass.run(sets, now: Date())
+        #expect(refused.bundles.isEmpty)
+        #expect(refused.failures.first?.reason.contains("revocation floor") == true, "\(refused.failures)")
+        #expect(refused.defaultIdentityProblem?.contains("revocation floor") == true)
+    }
 }
 
 /// One customer's unusable identity costs only that customer its new bundle.

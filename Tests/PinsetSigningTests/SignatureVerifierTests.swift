@@ -53,6 +53,25 @@ struct SignatureVerifierTests {
         func anchor(_ path: String? = nil) throws -> [Certificate] {
             try PinMaterial.certificates(fromFileContents: try AtomicFileBytes.read(path ?? certificate), origin: path ?? certificate)
         }
+
+        /// A P-256 signer certificate issued by this one with `openssl x509 -req`, with the extensions of the
+        /// `.ext` file text `extensions`; returns the certificate's and the key's paths.
+        func issueSigner(_ name: String, commonName: String, extensions: String) throws -> (certificate: String, key: String) {
+            let leafKey = directory.file("\(name)-key.pem")
+            let leafRequest = directory.file("\(name).csr")
+            let leafCertificate = directory.file("\(name).pem")
+            let extensionFile = try directory.write("\(name).ext", extensions)
+            let requested = try ProcessRunner.run("openssl", [
+                "req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-keyout", leafKey, "-out", leafRequest, "-subj", "/CN=\(commonName)",
+            ])
+            guard requested.status == 0 else { throw CLIFailure(message: "openssl req -new: \(requested.stderr)") }
+            let issued = try ProcessRunner.run("openssl", [
+                "x509", "-req", "-in", leafRequest, "-CA", certificate, "-CAkey", key, "-CAcreateserial",
+                "-out", leafCertificate, "-days", "10", "-extfile", extensionFile,
+            ])
+            guard issued.status == 0 else { throw CLIFailure(message: "openssl x509 -req: \(issued.stderr)") }
+            return (leafCertificate, leafKey)
+        }
     }
 
     struct CLIFailure: Error, CustomStringConvertible {
@@ -164,19 +183,8 @@ struct SignatureVerifierTests {
                 + (issuerUsage.map { ["extendedKeyUsage=\($0)"] } ?? [])
         )
         defer { ca.directory.remove() }
-        let leafKey = ca.directory.file("leaf-key.pem")
-        let leafRequest = ca.directory.file("leaf.csr")
-        let leafCertificate = ca.directory.file("leaf.pem")
-        let extensions = try ca.directory.write("leaf.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n")
-        #expect(try ProcessRunner.run("openssl", [
-            "req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-keyout", leafKey, "-out", leafRequest, "-subj", "/CN=Signer",
-        ]).status == 0)
-        let issued = try ProcessRunner.run("openssl", [
-            "x509", "-req", "-in", leafRequest, "-CA", ca.certificate, "-CAkey", ca.key, "-CAcreateserial",
-            "-out", leafCertificate, "-days", "10", "-extfile", extensions,
-        ])
-        #expect(issued.status == 0, "\(issued.stderr)")
-        let bundle = try ca.sign(Self.payload, tool: "cms", signer: leafCertificate, key: leafKey)
+        let leaf = try ca.issueSigner("leaf", commonName: "Signer", extensions: "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n")
+        let bundle = try ca.sign(Self.payload, tool: "cms", signer: leaf.certificate, key: leaf.key)
         #expect(try ca.opensslAccepts(bundle) == accepted)
         let result = await SignatureVerifier.verify(bundle, trustAnchors: try ca.anchor(), at: Date())
         if accepted {
@@ -184,5 +192,23 @@ struct SignatureVerifierTests {
         } else {
             #expect(result.failureCode == .signerUsageNotAllowed, "\(result)")
         }
+    }
+
+    /// Stricter than OpenSSL: a signer issued under the anchor must not be a CA, while the anchor itself — as
+    /// `openssl req -x509` makes it, CA:TRUE — still signs directly, as legacy deployments do.
+    @Test func aCASignerUnderTheAnchorIsRefusedButTheAnchorItselfSigns() async throws {
+        let ca = try OpenSSLSigner(
+            ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+            extensions: ["basicConstraints=critical,CA:TRUE", "keyUsage=critical,keyCertSign,digitalSignature"]
+        )
+        defer { ca.directory.remove() }
+        let direct = try ca.sign(Self.payload, tool: "cms")
+        #expect((try? await SignatureVerifier.verify(direct, trustAnchors: try ca.anchor(), at: Date()).get()) != nil)
+
+        let caLeaf = try ca.issueSigner("ca-leaf", commonName: "CA Signer", extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature,keyCertSign\nextendedKeyUsage=emailProtection\n")
+        let bundle = try ca.sign(Self.payload, tool: "cms", signer: caLeaf.certificate, key: caLeaf.key)
+        #expect(try ca.opensslAccepts(bundle), "OpenSSL itself accepts a CA signer")
+        let result = await SignatureVerifier.verify(bundle, trustAnchors: try ca.anchor(), at: Date())
+        #expect(result.failureCode == .signerIsCertificateAuthority, "\(result)")
     }
 }

@@ -68,6 +68,27 @@ import Testing
         #expect(try #require(try restored.pinSet(for: gone)?.version) > goneServed)
     }
 
+    /// A backup taken before a signer was revoked must not bring it back: the floors the replaced database
+    /// published are carried over, the default identity's and a customer's own.
+    @Test func revocationFloorsNeverGoDownAcrossBackupAndRestore() throws {
+        let (fixture, backups, _) = try backedUp()
+        defer { backups.remove() }
+        let own = try Sample.customer("own")
+        try fixture.store.addCustomer(own, actor: Sample.actor)
+        try fixture.store.setOwnSigningIdentity(of: own, OwnSigningIdentityRecord(keyType: "p256", details: "test"), actor: Sample.actor)
+        try fixture.store.backup(to: backups.file("with-own.sqlite"))
+        try fixture.store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor)
+        try fixture.store.raiseSignersNotBefore(to: 1_700_000_000, for: own, details: "test", actor: Sample.actor)
+        try fixture.store.pool.close()
+
+        // The backup was taken before either floor was set.
+        _ = try PinStore.restore(backup: backups.file("with-own.sqlite"), over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+        let restored = try fixture.openAnother()
+        #expect(try restored.pinSet(for: acme)?.signersNotBefore == 1_800_000_000)
+        #expect(try restored.pinSet(for: own)?.signersNotBefore == 1_700_000_000)
+        #expect(try restored.signersNotBefore(of: nil) == 1_800_000_000)
+    }
+
     /// A backup copied over the database by hand carries its mark: opening it to serve or edit is refused
     /// with the command that fixes it, and that command (restore onto itself) works.
     @Test func aBackupPutInPlaceByHandIsRefusedUntilRestored() throws {

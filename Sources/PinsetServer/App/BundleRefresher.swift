@@ -26,6 +26,8 @@ public final class BundleRefresher: @unchecked Sendable {
         public var defaultIdentityProblem: String?
         /// Certificates close to expiry, as of the last pass.
         public var warnings: [String] = []
+        /// Per signing identity in use, as of the last pass: signer and root expiry, revocation floor.
+        public var identityExpiries: [SigningIdentityExpiry.Figures] = []
     }
 
     private let source: any PinSetSource
@@ -132,6 +134,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.customerFailures = result.failures
                 $0.defaultIdentityProblem = result.defaultIdentityProblem
                 $0.warnings = result.warnings
+                $0.identityExpiries = result.identityExpiries
             }
             metrics?.recordSigningPass(bundles: result.bundles.count, duration: duration)
             metrics?.recordCustomersNotSigned(result.failures.count)

@@ -142,6 +142,27 @@ public final class PinsetService: Sendable {
         return .ready
     }
 
+    /// One identity in `/status`: seconds left (negative once expired) and dates, each marked when inside its
+    /// warning window, so an operator sees which certificate to renew first.
+    static func identityReport(_ figures: SigningIdentityExpiry.Figures, now: Date) -> [String: Any] {
+        let signerLeft = Int64(figures.signerNotAfter.timeIntervalSince(now).rounded(.down))
+        let rootLeft = Int64(figures.rootNotAfter.timeIntervalSince(now).rounded(.down))
+        var report: [String: Any] = [
+            "identity": figures.customer.map { "customer \($0)" } ?? "default",
+            "signerNotAfter": figures.signerNotAfter.formatted(.iso8601),
+            "signerExpiresInSeconds": signerLeft,
+            "signerExpiresSoon": Double(signerLeft) < figures.signerWarningInterval,
+            "signerWarningDays": Int(figures.signerWarningInterval / 86_400),
+            "rootNotAfter": figures.rootNotAfter.formatted(.iso8601),
+            "rootExpiresInSeconds": rootLeft,
+            "rootExpiresSoon": Double(rootLeft) < figures.rootWarningInterval,
+            "rootWarningDays": Int(figures.rootWarningInterval / 86_400),
+        ]
+        if let customer = figures.customer { report["customer"] = customer.rawValue }
+        if let floor = figures.signersNotBefore { report["signersNotBefore"] = floor }
+        return report
+    }
+
     static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = []) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
@@ -161,6 +182,7 @@ public final class PinsetService: Sendable {
             }
         }
         if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
+        report["signingIdentities"] = status.identityExpiries.map { identityReport($0, now: Date()) }
         let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
         return [UInt8](data) + [UInt8(ascii: "\n")]
     }

@@ -47,7 +47,8 @@ public struct SigningPass: Sendable {
                 }
                 let hosts = hostsCache?.encodedHosts(for: pinSet) ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
                 let content = BundlePayload.encoded(
-                    customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts
+                    customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts,
+                    signersNotBefore: pinSet.signersNotBefore
                 )
                 do {
                     let bytes = try BundleSigner(identity: identity).sign(content: content)
@@ -71,7 +72,7 @@ public struct SigningPass: Sendable {
         hostsCache?.retain(only: Set(pinSets.map(\.customer)))
         return SigningPassResult(
             bundles: bundles, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings,
-            expiry: resolution.expiry, loadedIdentities: resolution.loaded
+            expiry: resolution.expiry, identityExpiries: resolution.identityExpiries, loadedIdentities: resolution.loaded
         )
     }
 }
@@ -87,6 +88,8 @@ public struct SigningPassResult: Sendable {
     public let warnings: [String]
     /// The earliest signer and root expiry among the identities that signed.
     public var expiry = SigningIdentityExpiry()
+    /// Per identity in use: signer and root expiry, revocation floor.
+    public var identityExpiries: [SigningIdentityExpiry.Figures] = []
     /// Identities that sign with a new certificate from this pass on.
     public var loadedIdentities: [String] = []
 }
