@@ -1,0 +1,38 @@
+import PinsetLiveCheck
+import X509
+
+extension LiveChainFetcher {
+    /// The roots of `--ca-file`, or the system's.
+    static func roots(caFile: String?) throws -> TrustRoots {
+        do {
+            return try caFile.map { try TrustRoots.file($0) } ?? .system
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+
+    /// The chain of `endpoint` (`HOST:PORT`) for a one-off command, reached at `connectTo` (`ADDRESS[:PORT]`)
+    /// when given.
+    ///
+    /// - Throws: `CLIError` saying what failed and, for a chain that does not validate, how to get past it.
+    static func fetchChain(endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil) async throws -> [Certificate] {
+        let fetcher = LiveChainFetcher(roots: try roots(caFile: caFile))
+        let target: ConnectTarget?
+        do {
+            target = try connectTo.map { try ConnectTarget.parse($0) }
+        } catch {
+            throw CLIError("--connect-to: \(error)")
+        }
+        do throws(LiveChainError) {
+            let (host, port) = try parseEndpoint(endpoint)
+            return try await fetcher.fetchChain(host: host, port: port, connectTo: target, verify: verify)
+        } catch {
+            switch error.kind {
+            case .notValidated:
+                throw CLIError("\(error) Nothing was changed. Pass --ca-file with the right CA, or --no-verify (pin add --from-host) if you have checked the server by other means.")
+            case .unreachable, .invalidInput:
+                throw CLIError("\(error)")
+            }
+        }
+    }
+}
