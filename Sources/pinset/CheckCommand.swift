@@ -37,16 +37,7 @@ struct CheckCommand: AsyncParsableCommand {
     }
 
     func connectToMap() throws -> ConnectToMap {
-        var map = ConnectToMap()
-        for value in connectTo {
-            let (name, target) = value.firstIndex(of: "=").map { (String(value[..<$0]), String(value[value.index(after: $0)...])) } ?? ("*", value)
-            do {
-                try map.add(name, try ConnectTarget.parse(target))
-            } catch {
-                throw ArgumentParser.ValidationError("--connect-to '\(value)': \(error)")
-            }
-        }
-        return map
+        try ConnectToMap.parse(commandLine: connectTo)
     }
 
     func run() async throws {

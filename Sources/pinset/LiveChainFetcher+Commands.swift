@@ -1,3 +1,4 @@
+import ArgumentParser
 import PinsetLiveCheck
 import X509
 
@@ -34,5 +35,24 @@ extension LiveChainFetcher {
                 throw CLIError("\(error)")
             }
         }
+    }
+}
+
+extension ConnectToMap {
+    /// `--connect-to` values of commands that check many hosts: `ADDRESS[:PORT]` for every host, or
+    /// `NAME=ADDRESS[:PORT]` (NAME may be NAME:PORT) for one.
+    ///
+    /// - Throws: `ValidationError` naming the value that is wrong.
+    static func parse(commandLine values: [String]) throws -> ConnectToMap {
+        var map = ConnectToMap()
+        for value in values {
+            let (name, target) = value.firstIndex(of: "=").map { (String(value[..<$0]), String(value[value.index(after: $0)...])) } ?? ("*", value)
+            do {
+                try map.add(name, try ConnectTarget.parse(target))
+            } catch {
+                throw ArgumentParser.ValidationError("--connect-to '\(value)': \(error)")
+            }
+        }
+        return map
     }
 }
