@@ -92,6 +92,7 @@ public struct HostChecker: Sendable {
     }
 
     /// Checks `jobs` with at most `concurrency` connections open at once; results in the order of `jobs`.
+    /// Once the calling task is cancelled no further check starts, and only the finished ones are returned.
     public func check(_ jobs: [HostCheckJob], concurrency: Int) async -> [HostCheckResult] {
         await withTaskGroup(of: (Int, HostCheckResult).self) { group in
             var results = [HostCheckResult?](repeating: nil, count: jobs.count)
@@ -104,7 +105,7 @@ public struct HostChecker: Sendable {
             }
             while let (index, result) = await group.next() {
                 results[index] = result
-                if next < jobs.count {
+                if next < jobs.count && !Task.isCancelled {
                     let index = next
                     group.addTask { (index, await check(jobs[index])) }
                     next += 1

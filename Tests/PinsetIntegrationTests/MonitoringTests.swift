@@ -38,6 +38,31 @@ import Testing
 
     static func counts(_ monitoring: [String: Any]) -> [String: Int] { monitoring["counts"] as? [String: Int] ?? [:] }
 
+    /// Customer `bulk` with `hosts` pinned hosts, in one transaction through the store.
+    static func addBulkCustomer(_ cli: PinsetCLI, hosts count: Int) throws {
+        let store = try PinStore.open(path: cli.database)
+        let spare = try PinMaterial.pin(base64SPKIHash: LiveChainGuardTests.spareHash)
+        let hosts = try (1...count).map { HostPins(hostname: try Hostname(String(format: "h%04d.bulk.example.test", $0)), pins: [spare]) }
+        try store.importCustomers([CustomerImport(name: try CustomerName("bulk"), hosts: hosts, ownSigningIdentity: nil, origin: "test")], actor: "test-admin")
+    }
+
+    /// SIGTERM in the middle of a long pass: no further check starts, so the server exits cleanly instead of
+    /// holding shutdown until every host has been checked (200 hosts × 1 s, 2 at a time, would take 100 s).
+    @Test func stoppingTheServerDoesNotWaitForTheRestOfAPass() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 200)
+        let listener = try ConnectionCountingListener(hold: 1)
+        defer { listener.stop() }
+        let server = try RunningServer(cli: cli, extraConfiguration: [
+            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 3, "concurrency": 2, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
+        ])
+        #expect(server.process.waitFor(timeout: 30) { listener.accepted >= 2 })
+        // RunningServer.stop sends SIGTERM and kills the server if it has not exited after 15 s.
+        #expect(server.stop() == 0, "\(server.process.stderr)")
+        #expect(listener.accepted < 40, "\(listener.accepted) checks started")
+    }
+
     @Test func aHostMovedToAnUnpinnedKeyFailsWithinOneIntervalAndRecovers() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
@@ -131,10 +156,7 @@ import Testing
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
         let hostCount = 1_000, concurrency = 4
-        let store = try PinStore.open(path: cli.database)
-        let spare = try PinMaterial.pin(base64SPKIHash: LiveChainGuardTests.spareHash)
-        let hosts = try (1...hostCount).map { HostPins(hostname: try Hostname(String(format: "h%04d.bulk.example.test", $0)), pins: [spare]) }
-        try store.importCustomers([CustomerImport(name: try CustomerName("bulk"), hosts: hosts, ownSigningIdentity: nil, origin: "test")], actor: "test-admin")
+        try Self.addBulkCustomer(cli, hosts: hostCount)
 
         let listener = try ConnectionCountingListener(hold: 0.02)
         defer { listener.stop() }

@@ -81,7 +81,8 @@ public final class HostMonitor: Sendable {
         loop.update { $0 = task }
     }
 
-    /// Stops the schedule after the pass in progress, if any, and closes the monitor's connections.
+    /// Stops the schedule: no new check starts, the ones in progress finish (each within `timeoutSeconds`),
+    /// and the monitor's event loop is shut down.
     public func stop() async {
         let task = loop.update { task in
             defer { task = nil }
@@ -105,6 +106,8 @@ public final class HostMonitor: Sendable {
             return
         }
         let results = await checker.check(jobs, concurrency: configuration.concurrency)
+        // Stopped mid-pass: the checks that did not run say nothing about their hosts.
+        guard !Task.isCancelled else { return }
         let duration = ContinuousClock.now - clock
         let completed = now()
         let (changes, counts) = reportBox.update { report in
