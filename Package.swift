@@ -81,6 +81,20 @@ let package = Package(
             name: "PinsetHTTP",
             swiftSettings: strictSwift6
         ),
+        // Fetches the chain a host serves and checks its pins against it: `pinset check`, the edit guard and the
+        // server's monitor share it.
+        .target(
+            name: "PinsetLiveCheck",
+            dependencies: [
+                "PinsetCore",
+                "PinsetFileSystem",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The server: Dispatch socket transport, routes, bundle cache, re-signing scheduler, metrics.
         .target(
             name: "PinsetServer",
@@ -89,6 +103,7 @@ let package = Package(
                 "PinsetSigning",
                 "PinsetStore",
                 "PinsetHTTP",
+                "PinsetLiveCheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -127,6 +142,7 @@ let package = Package(
                 "PinsetServer",
                 "PinsetClient",
                 "PinsetFileSystem",
+                "PinsetLiveCheck",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
@@ -169,7 +185,7 @@ let package = Package(
         .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
-        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetClientTests",
             dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",
@@ -179,6 +195,6 @@ let package = Package(
                            .product(name: "NIOSSL", package: "swift-nio-ssl")],
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore"], swiftSettings: strictSwift6),
     ]
 )

@@ -41,6 +41,7 @@ FULL = {
     "allocations": True,
     "scale_sizes": [1, 1000, 10000],
     "scale_runs": 3,
+    "monitor_customers": 200,  # 5 hosts each: 1,000 monitored hosts
 }
 SMOKE = {
     "serving_customers": 3,
@@ -56,6 +57,7 @@ SMOKE = {
     "allocations": False,  # glibc mtrace over a debug build takes minutes; the full run counts them
     "scale_sizes": [1, 20],
     "scale_runs": 1,
+    "monitor_customers": 4,
 }
 WRK_THREADS = 2
 MALLOC_DEBUG_LIBRARY = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
@@ -64,6 +66,50 @@ WRK_CONNECTIONS = 64
 
 class StepFailed(Exception):
     pass
+
+
+class HoldingListener:
+    """A loopback TCP listener that holds each connection `hold` seconds without speaking TLS, then closes it:
+    an unreachable host to the monitor. It records the most connections open at once."""
+
+    def __init__(self, hold):
+        import threading
+        self.hold = hold
+        self.lock = threading.Lock()
+        self.open = self.peak = self.accepted = 0
+        self.stopping = False
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(1024)
+        self.socket.settimeout(0.1)
+        self.port = self.socket.getsockname()[1]
+        self.thread = threading.Thread(target=self.accept_loop, daemon=True)
+        self.thread.start()
+
+    def accept_loop(self):
+        import threading
+        while not self.stopping:
+            try:
+                connection, _ = self.socket.accept()
+            except socket.timeout:
+                continue
+            with self.lock:
+                self.open += 1
+                self.accepted += 1
+                self.peak = max(self.peak, self.open)
+            threading.Thread(target=self.release, args=(connection,), daemon=True).start()
+
+    def release(self, connection):
+        time.sleep(self.hold)
+        with self.lock:
+            self.open -= 1
+        connection.close()
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join(timeout=10)
+        self.socket.close()
 
 
 def log(message):
@@ -243,11 +289,13 @@ class Suite:
         return self.bench_json(["populate", "--db", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
                                timeout=1800)
 
-    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True):
+    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True, monitoring=None):
         config = {
             "host": "127.0.0.1", "port": 0, "dataDirectory": directory,
             "accessLog": access_log, "logLevel": "info", "logFormat": "text", "maxConnections": 4096,
         }
+        if monitoring is not None:
+            config["monitoring"] = monitoring
         if not per_address_limit:
             # wrk's connections all come from 127.0.0.1; the default of 32 per address would refuse half of them.
             config["maxConnectionsPerAddress"] = 4096
@@ -632,6 +680,49 @@ http {{
             })
         self.results["steps"]["scale"] = results
 
+    def step_monitoring(self):
+        """Bundle latency with and without the host monitor checking every host continuously."""
+        sizes = self.sizes
+        directory = self.init_data("monitoring", "p256")
+        self.populate(directory, sizes["monitor_customers"])
+        hosts = sizes["monitor_customers"] * 5
+        path = "/customer-00001.json.signed"
+        concurrency = 8
+        runs = {}
+        listener = HoldingListener(hold=0.02)
+        try:
+            for mode in ("off", "on"):
+                monitoring = None
+                if mode == "on":
+                    # Every host is reached at the holding listener; a pass starts every second (or as soon as the
+                    # previous one ends), so checks run during the whole wrk run.
+                    monitoring = {"intervalSeconds": 1, "timeoutSeconds": 0.5, "concurrency": concurrency,
+                                  "connectTo": {"*": f"127.0.0.1:{listener.port}"}}
+                server = self.start_pinset(directory, name=f"pinset-monitoring-{mode}", per_address_limit=False, monitoring=monitoring)
+                if sizes["wrk_warmup_seconds"]:
+                    self.wrk(server.port, path, seconds=sizes["wrk_warmup_seconds"])
+                result = self.wrk(server.port, path)
+                if mode == "on":
+                    status, _, body = http_get(server.port, "/status")
+                    report = json.loads(body)["monitoring"]
+                    if status != 200 or report.get("passes", 0) < 1:
+                        raise StepFailed(f"the monitor completed no pass during the run: {report}")
+                    if report["counts"].get("unreachable") != hosts:
+                        raise StepFailed(f"expected {hosts} unreachable hosts, /status counts {report['counts']}")
+                    result.update(passes=report["passes"], lastPassMilliseconds=report.get("lastPassMilliseconds"),
+                                  checkConnections=listener.accepted, peakCheckConnections=listener.peak)
+                    if listener.peak > concurrency:
+                        raise StepFailed(f"the monitor held {listener.peak} connections at once; its concurrency is {concurrency}")
+                code = self.stop(server)
+                if code != 0:
+                    raise StepFailed(f"pinset serve exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
+                runs[mode] = result
+                log(f"monitoring {mode}: {result['requestsPerSecond']:.0f} req/s, p50 {result.get('p50Microseconds', 0):.0f} us, "
+                    f"p99 {result.get('p99Microseconds', 0):.0f} us")
+        finally:
+            listener.stop()
+        self.results["steps"]["monitoring"] = {"hosts": hosts, "concurrency": concurrency, "holdSeconds": 0.02, "runs": runs}
+
     # ----- the whole run -------------------------------------------------------------------------------
 
     def machine(self):
@@ -674,7 +765,8 @@ http {{
         self.wait_for_idle()
         self.results["loadAverageAtStart"] = os.getloadavg()
         self.results["startedAt"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        steps = [("serving", self.step_serving), ("signing", self.step_signing), ("client", self.step_client), ("scale", self.step_scale)]
+        steps = [("serving", self.step_serving), ("signing", self.step_signing), ("client", self.step_client), ("scale", self.step_scale),
+                 ("monitoring", self.step_monitoring)]
         for name, step in steps:
             if self.options.only and name not in self.options.only:
                 continue
@@ -916,6 +1008,25 @@ def render(results):
                 f"{(r['rssKiB'] - base['rssKiB']) * 1024 / extra / 1024:.1f} KiB per customer above the {base['customers']}-customer baseline"
             )
         lines += ["", "Marginal cost per customer — " + "; ".join(growth) + ".", ""]
+    if "monitoring" in steps:
+        m = steps["monitoring"]
+        on = m["runs"]["on"]
+        lines += [
+            f"### 5. Serving while the host monitor checks {m['hosts']:,} hosts",
+            "",
+            f"The same `wrk` run against one bundle, with monitoring off and with every host checked continuously (a pass "
+            f"every second, at most {m['concurrency']} connections at once, each to a loopback listener that holds it "
+            f"{m['holdSeconds'] * 1000:.0f} ms and closes it, so every host is unreachable).",
+            "",
+            "| monitoring | requests/s | p50 | p99 | monitor passes | last pass | check connections | most at once |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for mode in ("off", "on"):
+            r = m["runs"][mode]
+            extra = (f"{r['passes']} | {fmt_s(r['lastPassMilliseconds'] / 1000) if r.get('lastPassMilliseconds') is not None else '–'} | "
+                     f"{r['checkConnections']:,} | {r['peakCheckConnections']}") if mode == "on" else "– | – | – | –"
+            lines.append(f"| {mode} | {r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {extra} |")
+        lines.append("")
     if results["failures"]:
         lines += ["### Failed steps", ""] + [f"- {f['step']}: {f['error'].splitlines()[0]}" for f in results["failures"]] + [""]
     return "\n".join(lines)
@@ -940,7 +1051,7 @@ def main():
                         help="measure nothing: rewrite BENCHMARKS.md and the .md next to RESULTS_JSON from that file")
     parser.add_argument("--configuration", default="release")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, 2-second wrk runs; results are printed, not saved")
-    parser.add_argument("--only", nargs="*", choices=["serving", "signing", "client", "scale"])
+    parser.add_argument("--only", nargs="*", choices=["serving", "signing", "client", "scale", "monitoring"])
     parser.add_argument("--wait-for-idle", type=int, default=0, metavar="SECONDS",
                         help="wait up to this long for the 1-minute load average to fall below 1 before measuring")
     parser.add_argument("--output", help="results JSON (default: Benchmarks/results/latest.json; with --smoke or --only: none)")

@@ -13,10 +13,19 @@ public struct PinEntryResolution: Hashable, Sendable {
     /// Covering entries without pins that are nearer to the host than `pinned`, nearest first. When `pinned` is
     /// `nil` and this is not empty, the host is listed but has no usable pins, and the evaluator refuses it.
     public let pinless: [PinnedHost]
+    /// Include-subdomains entries that would cover the host through a single-label name (`com`, `corp`) or a
+    /// public suffix (`co.uk`, `github.io`), nearest first. Such an entry would pin every site under it, third
+    /// parties included, so it is ignored: it neither pins the host nor counts as covering it.
+    public let ignoredSuffixEntries: [PinnedHost]
 
-    init(covering hostname: Hostname, in hosts: [PinnedHost]) {
-        let covering = hosts.filter { $0.covers(hostname) }
+    init(covering hostname: Hostname, in hosts: [PinnedHost], publicSuffixes: PublicSuffixList? = nil) {
+        let all = hosts.filter { $0.covers(hostname) }
             .sorted { $0.hostname.rawValue.utf8.count > $1.hostname.rawValue.utf8.count }
+        let isSuffixWide = { (entry: PinnedHost) in
+            entry.hostname != hostname && Self.isSuffix(entry.hostname, publicSuffixes: publicSuffixes)
+        }
+        ignoredSuffixEntries = all.filter(isSuffixWide)
+        let covering = all.filter { !isSuffixWide($0) }
         let pinnedIndex = covering.firstIndex(where: \.hasPins)
         pinned = pinnedIndex.map { covering[$0] }
         pinless = Array(covering[..<(pinnedIndex ?? covering.endIndex)])
@@ -24,11 +33,17 @@ public struct PinEntryResolution: Hashable, Sendable {
 
     /// Whether no entry at all mentions the host: only then does the unpinned-host policy apply.
     public var isUncovered: Bool { pinned == nil && pinless.isEmpty }
+
+    /// A single-label name always; a public suffix when the list is given.
+    static func isSuffix(_ name: Hostname, publicSuffixes: PublicSuffixList?) -> Bool {
+        !name.rawValue.contains(".") || publicSuffixes?.isPublicSuffix(name) == true
+    }
 }
 
 extension VerifiedPinSet {
-    /// The entries that govern connections to `hostname`; see `PinEntryResolution`.
-    public func resolution(for hostname: Hostname) -> PinEntryResolution {
-        PinEntryResolution(covering: hostname, in: payload.hosts)
+    /// The entries that govern connections to `hostname`; see `PinEntryResolution`. Include-subdomains entries
+    /// for single-label names, and for the public suffixes of `publicSuffixes` when given, are ignored.
+    public func resolution(for hostname: Hostname, publicSuffixes: PublicSuffixList? = nil) -> PinEntryResolution {
+        PinEntryResolution(covering: hostname, in: payload.hosts, publicSuffixes: publicSuffixes)
     }
 }

@@ -7,9 +7,11 @@ public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
     /// first: they pin nothing, so `entry` decided.
     case pinnedMatch(host: String, entry: Hostname, match: PinMatch, skippedPinless: [Hostname] = [])
     /// No pin entry covers the host and the policy allows such hosts: normal validation alone decides.
-    case notPinned(host: String)
-    /// No pin entry covers the host and the policy refuses such hosts.
-    case unpinnedHostRefused(host: String)
+    /// `ignoredSuffixEntries`: include-subdomains entries for a single-label name or a public suffix that would
+    /// have covered the host and were ignored (see `PinEntryResolution`), nearest first.
+    case notPinned(host: String, ignoredSuffixEntries: [Hostname] = [])
+    /// No pin entry covers the host and the policy refuses such hosts. `ignoredSuffixEntries` as for `notPinned`.
+    case unpinnedHostRefused(host: String, ignoredSuffixEntries: [Hostname] = [])
     /// The host is pinned but no certificate of the chain matches. `presented` lists the SPKI SHA-256 of every
     /// certificate in the chain, leaf first, for the log or a report. `skippedPinless` as for `pinnedMatch`.
     case pinMismatch(host: String, entry: Hostname, presented: [SHA256Fingerprint], skippedPinless: [Hostname] = [])
@@ -31,10 +33,10 @@ public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .pinnedMatch(let host, let entry, let match, let skipped):
             "\(host): pinned by '\(entry)'\(Self.skippedNote(skipped)), matched \(match)"
-        case .notPinned(let host):
-            "\(host): not pinned, allowed by policy"
-        case .unpinnedHostRefused(let host):
-            "\(host): not pinned, refused by policy"
+        case .notPinned(let host, let ignored):
+            "\(host): not pinned\(Self.ignoredNote(ignored)), allowed by policy"
+        case .unpinnedHostRefused(let host, let ignored):
+            "\(host): not pinned\(Self.ignoredNote(ignored)), refused by policy"
         case .pinMismatch(let host, let entry, let presented, let skipped):
             "\(host): pinned by '\(entry)'\(Self.skippedNote(skipped)) but no certificate matches; presented SPKI SHA-256: \(presented.map(\.base64).joined(separator: ", "))"
         case .pinlessEntryRefused(let host, let entries):
@@ -44,6 +46,10 @@ public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
 
     private static func quoted(_ names: [Hostname]) -> String {
         names.map { "'\($0)'" }.joined(separator: ", ")
+    }
+
+    private static func ignoredNote(_ ignored: [Hostname]) -> String {
+        ignored.isEmpty ? "" : " (the include-subdomains \(ignored.count == 1 ? "entry" : "entries") \(quoted(ignored)) \(ignored.count == 1 ? "was" : "were") ignored: a single-label name or public suffix would pin every site under it)"
     }
 
     private static func skippedNote(_ skipped: [Hostname]) -> String {

@@ -13,11 +13,14 @@ import X509
 /// intermediate must only match an intermediate that really issued the leaf.
 public final class PinEvaluator: @unchecked Sendable {
     public let unpinnedHostPolicy: UnpinnedHostPolicy
+    /// Include-subdomains entries for these suffixes are ignored, as are those for single-label names always.
+    public let publicSuffixes: PublicSuffixList?
     private let lock = NSLock()
     private var current: VerifiedPinSet?
 
-    public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow) {
+    public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = nil) {
         self.unpinnedHostPolicy = unpinnedHostPolicy
+        self.publicSuffixes = publicSuffixes
     }
 
     /// The pin set in force, or `nil` before any was loaded.
@@ -37,11 +40,16 @@ public final class PinEvaluator: @unchecked Sendable {
     /// its bytes) but not by key; an empty chain never matches. An entry that lists no pins at all (legacy
     /// bundles may carry such hosts) is skipped in favour of the nearest covering include-subdomains parent
     /// with pins; with no such parent the host is refused, whatever the unpinned-host policy — such an entry is
-    /// never read as "not pinned" (see `PinEntryResolution`).
+    /// never read as "not pinned" (see `PinEntryResolution`). An include-subdomains entry for a single-label
+    /// name or a public suffix is ignored, and the evaluation names it.
     public func evaluate(host: String, chain: [[UInt8]]) -> PinEvaluation {
         let snapshot = pinSet
-        guard let name = try? Hostname(host), let resolution = snapshot?.resolution(for: name), !resolution.isUncovered else {
-            return unpinnedHostPolicy == .allow ? .notPinned(host: host) : .unpinnedHostRefused(host: host)
+        let resolution = (try? Hostname(host)).flatMap { snapshot?.resolution(for: $0, publicSuffixes: publicSuffixes) }
+        guard let resolution, !resolution.isUncovered else {
+            let ignored = resolution?.ignoredSuffixEntries.map(\.hostname) ?? []
+            return unpinnedHostPolicy == .allow
+                ? .notPinned(host: host, ignoredSuffixEntries: ignored)
+                : .unpinnedHostRefused(host: host, ignoredSuffixEntries: ignored)
         }
         let skipped = resolution.pinless.map(\.hostname)
         guard let entry = resolution.pinned else {

@@ -31,7 +31,7 @@ public actor PinsetUpdater {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
-        self.evaluator = PinEvaluator(unpinnedHostPolicy: configuration.unpinnedHostPolicy)
+        self.evaluator = PinEvaluator(unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes)
         self.fetcher = fetcher
         self.now = now
     }

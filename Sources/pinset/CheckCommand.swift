@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetCore
+import PinsetLiveCheck
 import PinsetStore
 
 /// `pinset check`: every monitored host's pins against the chain it serves now, once. Exits non-zero when any
@@ -12,9 +13,9 @@ struct CheckCommand: AsyncParsableCommand {
         discussion: """
             Each host is reached at its name and port with SNI, the chain validated against the system trust store \
             (or --ca-file), within a bounded time. States: matches, matches-only-backup (the host serves a spare key; \
-            pin a new spare), matches-nothing (apps fail now), unreachable, unmonitored (skipped, with its reason). \
-            Warnings flag sets with no pin outside the live chain (RFC 7469) and leaves about to expire whose key is \
-            the only one pinned. Exit status 1 when any host matches nothing or is unreachable.
+            pin a new spare), sole-key-expiring (the live leaf expires within --expiry-days and its key is the only \
+            match: a renewal with a new key would lock apps out), matches-nothing (apps fail now), unreachable, \
+            unmonitored (skipped, with its reason). Warnings also flag sets with no pin outside the live chain (RFC 7469). Exit status 1 when any host matches nothing or is unreachable.
             """
     )
     @OptionGroup var options: GlobalOptions
@@ -24,19 +25,19 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "Warn when the live leaf expires within this many days and its key is the only one pinned.")
     var expiryDays: Int = 30
     @Option(help: "How many hosts are checked at once.") var concurrency: Int = 8
+    @Option(help: "Seconds to connect and complete the handshake with one host.") var timeout: Double = 10
+    @Option(help: ArgumentHelp("Reach hosts at another address while sending and validating their names (repeatable): ADDRESS[:PORT] for every host, or NAME=ADDRESS[:PORT] (NAME may be NAME:PORT) for one. The server's monitoring.connectTo takes the same.", valueName: "[name=]address[:port]"))
+    var connectTo: [String] = []
 
     func validate() throws {
         guard (0...3650).contains(expiryDays) else { throw ArgumentParser.ValidationError("--expiry-days must be from 0 to 3650.") }
         guard (1...64).contains(concurrency) else { throw ArgumentParser.ValidationError("--concurrency must be from 1 to 64.") }
+        guard (0.1...120).contains(timeout) else { throw ArgumentParser.ValidationError("--timeout must be from 0.1 to 120 seconds.") }
+        _ = try connectToMap()
     }
 
-    struct Result: Sendable {
-        var customer: CustomerName
-        var host: HostPins
-        var state: String
-        var failing: Bool
-        var detail: String
-        var warnings: [String]
+    func connectToMap() throws -> ConnectToMap {
+        try ConnectToMap.parse(commandLine: connectTo)
     }
 
     func run() async throws {
@@ -52,75 +53,32 @@ struct CheckCommand: AsyncParsableCommand {
             pinSets = try store.allPinSets()
         }
         let unmonitored = try store.unmonitoredHosts(of: customer.map { try CustomerName($0) })
-        var jobs: [(CustomerName, HostPins, String?)] = []
-        for pinSet in pinSets {
-            for host in pinSet.hosts {
-                let reason = unmonitored.first { $0.customer == pinSet.customer && $0.hostname == host.hostname }?.reason
-                jobs.append((pinSet.customer, host, reason))
-            }
+        let jobs = HostCheckJob.jobs(for: pinSets) { customer, hostname in
+            unmonitored.first { $0.customer == customer && $0.hostname == hostname }?.reason
         }
-        let results = await Self.check(jobs, caFile: caFile, expiryDays: expiryDays, concurrency: concurrency)
+        let checker = HostChecker(
+            fetcher: LiveChainFetcher(roots: try LiveChainFetcher.roots(caFile: caFile), timeout: .milliseconds(Int64(timeout * 1000))),
+            connectTo: try connectToMap(),
+            expiryWarningDays: expiryDays
+        )
+        let results = await checker.check(jobs, concurrency: concurrency)
         if options.json {
             try Output.json(results.map {
                 ["customer": $0.customer.rawValue, "hostname": $0.host.hostname.rawValue, "port": Int($0.host.port),
-                 "state": $0.state, "failing": $0.failing, "detail": $0.detail, "warnings": $0.warnings] as [String: Any]
+                 "state": $0.state.rawValue, "failing": $0.state.isFailing, "detail": $0.detail, "warnings": $0.warnings] as [String: Any]
             })
         } else {
             Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
-                [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state, $0.detail]
+                [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
             })
             for result in results {
                 for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
             }
         }
-        let failing = results.filter(\.failing).count
+        let failing = results.filter(\.state.isFailing).count
         if failing > 0 {
             Output.note("\(failing) of \(results.count) host(s) would fail or could not be checked.")
             throw ExitCode.failure
-        }
-    }
-
-    /// Checks the hosts with at most `concurrency` connections at once; results in the order of `jobs`.
-    static func check(_ jobs: [(CustomerName, HostPins, String?)], caFile: String?, expiryDays: Int, concurrency: Int) async -> [Result] {
-        await withTaskGroup(of: (Int, Result).self) { group in
-            var results = [Result?](repeating: nil, count: jobs.count)
-            var next = 0
-            func start(_ index: Int) {
-                let (customer, host, unmonitoredReason) = jobs[index]
-                group.addTask { (index, await checkOne(customer: customer, host: host, unmonitoredReason: unmonitoredReason, caFile: caFile, expiryDays: expiryDays)) }
-            }
-            while next < min(concurrency, jobs.count) {
-                start(next)
-                next += 1
-            }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                if next < jobs.count {
-                    start(next)
-                    next += 1
-                }
-            }
-            return results.compactMap { $0 }
-        }
-    }
-
-    static func checkOne(customer: CustomerName, host: HostPins, unmonitoredReason: String?, caFile: String?, expiryDays: Int) async -> Result {
-        if let unmonitoredReason {
-            return Result(customer: customer, host: host, state: "unmonitored", failing: false, detail: unmonitoredReason, warnings: [])
-        }
-        let endpoint = "\(host.hostname.rawValue):\(host.port)"
-        do {
-            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true)
-            let live = try LiveCertificate.chain(fromDER: chain.map { try PinMaterial.derBytes(of: $0) })
-            let check = LiveChainCheck(pins: host.pins, chain: live, now: Date(), expiryWarningDays: expiryDays)
-            let matched = check.matches.filter { !$0.certificates.isEmpty }
-                .map { "\($0.pin.displayName) = \($0.certificates.map(\.role).joined(separator: "+"))" }
-            let detail = check.fails
-                ? "live: " + live.map { "\($0.role) \($0.spkiSHA256.base64)" }.joined(separator: ", ")
-                : matched.joined(separator: ", ") + (check.leafDaysLeft.map { "; leaf expires in \($0) day(s)" } ?? "")
-            return Result(customer: customer, host: host, state: check.state.rawValue, failing: check.fails, detail: detail, warnings: check.warnings)
-        } catch {
-            return Result(customer: customer, host: host, state: "unreachable", failing: true, detail: "\(error)", warnings: [])
         }
     }
 }

@@ -1,13 +1,14 @@
 import ArgumentParser
 import Foundation
 import PinsetCore
+import PinsetLiveCheck
 import PinsetStore
 
 /// Refuses pin edits that would lock apps out: the pins a host would have after the edit are checked against
 /// the chain the host serves now, and the edit goes ahead only if they match at least one of its certificates.
 ///
 /// The check reads the host, computes the result, fetches the chain (SNI, validated against the system roots
-/// or `--ca-file`, bounded by `LiveChainFetcher.timeout`) and returns a `LiveCheckRecord`; the store then
+/// or `--ca-file`, bounded by `LiveChainFetcher.defaultTimeout`) and returns a `LiveCheckRecord`; the store then
 /// commits only if the host still has the pins and port that were checked.
 struct LiveChainGuard {
     let store: PinStore

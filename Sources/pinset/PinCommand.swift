@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetCore
+import PinsetLiveCheck
 import PinsetFileSystem
 import PinsetStore
 import X509

@@ -51,6 +51,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
         }
         for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
+        if let monitoring = report["monitoring"] as? [String: Any] { Self.printMonitoring(monitoring) }
         if !ready { throw ExitCode(2) }
     }
 
@@ -66,5 +67,28 @@ struct StatusCommand: AsyncParsableCommand {
 
     static func duration(_ seconds: Int) -> String {
         seconds >= 86_400 ? "\(seconds / 86_400) days" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(seconds) s"
+    }
+
+    /// The server's live-chain monitoring: counts by state, then every host not in state `matches`.
+    static func printMonitoring(_ monitoring: [String: Any]) {
+        guard monitoring["enabled"] as? Bool == true else {
+            Output.line("host monitoring:      off (set 'monitoring' in the server configuration)")
+            return
+        }
+        guard let completed = monitoring["lastPassCompleted"] else {
+            Output.line("host monitoring:      first pass not finished yet")
+            return
+        }
+        let counts = monitoring["counts"] as? [String: Int] ?? [:]
+        let order = ["matches", "matches-only-backup", "sole-key-expiring", "matches-nothing", "unreachable", "unmonitored"]
+        let known = order.filter { counts[$0] != nil } + counts.keys.sorted().filter { !order.contains($0) }
+        Output.line("host monitoring:      last pass \(completed) (\(monitoring["lastPassMilliseconds"] ?? "-") ms)")
+        Output.line("hosts by state:       " + known.map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", "))
+        if let error = monitoring["lastError"] { Output.line("monitoring error:     \(error)") }
+        for host in monitoring["hosts"] as? [[String: Any]] ?? [] {
+            let failing = host["failing"] as? Bool == true
+            let label = failing ? "HOST FAILING:" : "host:"
+            Output.line("\(label.padding(toLength: 22, withPad: " ", startingAt: 0))\(host["customer"] ?? "?") \(host["hostname"] ?? "?"):\(host["port"] ?? "?") \(host["state"] ?? "?") since \(host["since"] ?? "?") — \(host["detail"] ?? "")")
+        }
     }
 }

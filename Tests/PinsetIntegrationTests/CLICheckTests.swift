@@ -32,8 +32,13 @@ import Testing
         #expect(down.stdoutText.contains("unreachable"), "\(down.stdoutText)")
 
         let good = try serve(pinned)
-        let passing = try cli.run(["check", "acme", "--ca-file", roots, "--json"])
+        // The 30-day leaf's key is the only match: a renewal with a new key would lock apps out.
+        let expiring = try cli.run(["check", "acme", "--ca-file", roots, "--json"])
+        let passing = try cli.run(["check", "acme", "--ca-file", roots, "--json", "--expiry-days", "7"])
         good.stop()
+        #expect(expiring.status == 0, "\(expiring.combined)")
+        let expiringRows = try #require(try JSONSerialization.jsonObject(with: Data(expiring.stdout)) as? [[String: Any]])
+        #expect(expiringRows.first { $0["hostname"] as? String == "localhost" }?["state"] as? String == "sole-key-expiring", "\(expiring.stdoutText)")
         #expect(passing.status == 0, "\(passing.combined)")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(passing.stdout)) as? [[String: Any]])
         #expect(rows.count == 2)

@@ -45,7 +45,7 @@ struct SignerPyFixture {
     static func hostCertificate(root: String, name: String) throws -> (fp: String, pk: String) {
         let key = "\(root)/hosts/\(name).key", pem = "\(root)/hosts/\(name).pem", der = "\(root)/hosts/\(name).der", spki = "\(root)/hosts/\(name).spki"
         try openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key])
-        try openssl(["req", "-new", "-x509", "-key", key, "-out", pem, "-days", "90", "-subj", "/CN=\(name)"])
+        try openssl(["req", "-new", "-x509", "-key", key, "-out", pem, "-days", "90", "-subj", "/CN=\(name)", "-addext", "subjectAltName=DNS:\(name)"])
         try openssl(["x509", "-in", pem, "-outform", "der", "-out", der])
         try openssl(["pkey", "-in", key, "-pubout", "-outform", "der", "-out", spki])
         let digest = try ProcessRunner.run("openssl", ["dgst", "-sha256", "-r", der])

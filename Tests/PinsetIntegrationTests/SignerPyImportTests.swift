@@ -9,6 +9,63 @@ import Testing
 /// with `openssl smime -verify` exactly as signer.py checks its own output and GCX clients check bundles.
 @Suite(.serialized) struct SignerPyImportTests {
     static let customers = ["alpha", "bravo", "charlie"]
+    /// The fixture's hosts are not served: these imports skip the live-chain check.
+    static let unserved = ["--force", "--reason", "fixture hosts are not served"]
+
+    /// The imported hosts' pins are checked against the chains they serve: an import whose hosts cannot be
+    /// reached is refused and changes nothing; served with their pinned certificates (one loopback s_server
+    /// choosing the certificate by SNI), the import goes ahead and the audit log says what was checked.
+    @Test func importedHostsAreCheckedAgainstTheirLiveChains() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let signer = try SignerPyFixture.make(in: cli.directory, customers: ["alpha"])
+        let hosts = "\(signer.root)/hosts"
+        let roots = try cli.directory.write("roots.pem", try ["api.alpha.example", "www.alpha.example"]
+            .map { try String(contentsOfFile: "\(hosts)/\($0).pem", encoding: .utf8) }.joined())
+        let port = try FreePort.pick()
+        let reach = ["--connect-to", "127.0.0.1:\(port)", "--ca-file", roots]
+
+        // Nothing listens yet: refused, nothing changed.
+        let dump = try cli.databaseDump()
+        let files = SignerPyFixture.listing(cli.dataDir)
+        let refused = try cli.run(["import", "signer-py", signer.root] + reach)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("Nothing was imported"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("alpha/api.alpha.example:443 (unreachable)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--force --reason"), "\(refused.stderr)")
+        #expect(try cli.databaseDump() == dump)
+        #expect(SignerPyFixture.listing(cli.dataDir) == files)
+
+        let server = try BackgroundProcess("openssl", [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(hosts)/www.alpha.example.pem", "-key", "\(hosts)/www.alpha.example.key",
+            "-servername", "api.alpha.example", "-cert2", "\(hosts)/api.alpha.example.pem", "-key2", "\(hosts)/api.alpha.example.key", "-www", "-quiet",
+        ], logDirectory: cli.directory.path, name: "s_server")
+        defer { server.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+
+        let dryRun = try cli.run(["import", "signer-py", signer.root, "--dry-run"] + reach)
+        #expect(dryRun.status == 0, "\(dryRun.combined)")
+        #expect(dryRun.stdoutText.contains("matches"), "\(dryRun.stdoutText)")
+        #expect(try cli.databaseDump() == dump)
+
+        let imported = try cli.run(["import", "signer-py", signer.root] + reach)
+        #expect(imported.status == 0, "\(imported.combined)")
+        let log = try cli.run(["log", "--json"])
+        #expect(log.stdoutText.contains("live chains checked: 2 host(s), 2 matches"), "\(log.stdoutText)")
+    }
+
+    @Test func aForcedImportRecordsItsReason() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let signer = try SignerPyFixture.make(in: cli.directory, customers: ["alpha"])
+        let imported = try cli.run(["import", "signer-py", signer.root, "--force", "--reason", "hosts only reachable from the office"])
+        #expect(imported.status == 0, "\(imported.combined)")
+        let log = try cli.run(["log", "--json"])
+        #expect(log.stdoutText.contains("live-chain check skipped with --force: hosts only reachable from the office"), "\(log.stdoutText)")
+        let unexplained = try cli.run(["import", "signer-py", signer.root, "--force"])
+        #expect(unexplained.status != 0)
+        #expect(unexplained.stderr.contains("--force needs --reason"), "\(unexplained.stderr)")
+    }
 
     @Test func importedCustomersAreServedUnderTheirOwnCertificates() throws {
         let cli = try PinsetCLI.initialized()
@@ -16,12 +73,12 @@ import Testing
         // One RSA-4096 key as signer.py makes them; the others 2048 bits to keep the test quick.
         let signer = try SignerPyFixture.make(in: cli.directory, customers: Self.customers, rsaBits: ["alpha": 4096])
 
-        let dryRun = try cli.run(["import", "signer-py", signer.root, "--dry-run"])
+        let dryRun = try cli.run(["import", "signer-py", signer.root, "--dry-run"] + Self.unserved)
         #expect(dryRun.status == 0, "\(dryRun.combined)")
         #expect(dryRun.stdoutText.contains("would import alpha"))
         #expect(try cli.run(["customer", "list", "--json"]).stdoutText.contains("alpha") == false)
 
-        let imported = try cli.run(["import", "signer-py", signer.root])
+        let imported = try cli.run(["import", "signer-py", signer.root] + Self.unserved)
         #expect(imported.status == 0, "\(imported.combined)")
         for customer in Self.customers {
             let key = "\(cli.dataDir)/customers/\(customer)/signing-key.pem"
@@ -58,7 +115,7 @@ import Testing
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
         let signer = try SignerPyFixture.make(in: cli.directory, customers: ["delta"])
-        #expect(try cli.run(["import", "signer-py", signer.root]).status == 0)
+        #expect(try cli.run(["import", "signer-py", signer.root] + Self.unserved).status == 0)
 
         let entries = try #require(signer.hashes["delta"])
         let legacyPayload = "{\"customer\": \"delta\", \"hashes\": \(SignerPyFixture.pythonJSON(entries)), \"timestamp\": \(Int(Date().timeIntervalSince1970))}"
@@ -104,7 +161,7 @@ import Testing
             defer { try? restore() }
             let dump = try cli.databaseDump()
             let files = SignerPyFixture.listing(cli.dataDir)
-            let result = try cli.run(["import", "signer-py", signer.root])
+            let result = try cli.run(["import", "signer-py", signer.root] + Self.unserved)
             #expect(result.status != 0)
             for text in expected {
                 #expect(result.stderr.contains(text), "expected '\(text)' in: \(result.stderr)")

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PinsetCore
 import PinsetHTTP
+import PinsetLiveCheck
 import PinsetSigning
 import PinsetStore
 
@@ -15,6 +16,8 @@ public final class PinsetService: Sendable {
     private let refresher: BundleRefresher
     private let server: SocketServer
     private let adminServer: SocketServer?
+    /// Scheduled live-chain checks, when configured.
+    public let monitor: HostMonitor?
     private let logger: Logger
 
     /// Loads the key (refusing one readable by group or others) and opens the database. Nothing listens yet.
@@ -40,6 +43,8 @@ public final class PinsetService: Sendable {
             changePollInterval: configuration.changePollIntervalSeconds
         )
         self.refresher = refresher
+        let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger) }
+        self.monitor = monitor
         let cache = self.cache
         let freshness = configuration.freshnessWindowSeconds
         // Settings that will break clients in the field: logged now, reported by /status with the certificate
@@ -51,7 +56,10 @@ public final class PinsetService: Sendable {
                 cache: cache,
                 readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
                 statusReport: {
-                    Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings)
+                    Self.statusReport(
+                        status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
+                        monitoring: monitor?.statusObject() ?? ["enabled": false]
+                    )
                 },
                 metrics: metrics,
                 freshnessWindow: freshness,
@@ -105,6 +113,13 @@ public final class PinsetService: Sendable {
             logger.error("The first signing pass failed; serving nothing until a pass succeeds (see the error above). /readyz reports not ready.")
         }
         let port = try server.start()
+        if let monitor {
+            monitor.start()
+            logger.info("Monitoring pinned hosts", metadata: [
+                "interval_s": "\(monitor.configuration.intervalSeconds)", "concurrency": "\(monitor.configuration.concurrency)",
+                "timeout_s": "\(monitor.configuration.timeoutSeconds)",
+            ])
+        }
         if let adminServer {
             // A failure here ends `serve` (the caller exits), which closes the public listener with it.
             let adminPort = try adminServer.start()
@@ -124,6 +139,7 @@ public final class PinsetService: Sendable {
         logger.info("Shutting down: no new connections; finishing in-flight responses")
         await server.shutdown(gracePeriod: gracePeriod)
         await adminServer?.shutdown(gracePeriod: .seconds(1))
+        await monitor?.stop()
         refresher.stop()
         logger.info("Stopped")
     }
@@ -163,13 +179,17 @@ public final class PinsetService: Sendable {
         return report
     }
 
-    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = []) -> [UInt8] {
+    static func statusReport(
+        status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
+        monitoring: [String: Any] = ["enabled": false]
+    ) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
             "ready": readiness.isReady,
             "customers": snapshot.bundles.count,
             "consecutiveSigningFailures": status.consecutiveFailures,
             "warnings": configurationWarnings + status.warnings,
+            "monitoring": monitoring,
         ]
         if !readiness.isReady { report["notReadyReason"] = readiness.reason }
         if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }
@@ -189,3 +209,13 @@ public final class PinsetService: Sendable {
 }
 
 extension PinStore: PinSetSource {}
+
+extension PinStore: MonitoredHostSource {
+    public func monitoringJobs() throws -> [HostCheckJob] {
+        let unmonitored = try unmonitoredHosts()
+        let reasons = Dictionary(unmonitored.map { ("\($0.customer.rawValue)\u{0}\($0.hostname.rawValue)", $0.reason) }, uniquingKeysWith: { first, _ in first })
+        return HostCheckJob.jobs(for: try allPinSets()) { customer, hostname in
+            reasons["\(customer.rawValue)\u{0}\(hostname.rawValue)"]
+        }
+    }
+}

@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logFormat: LogFormat = .text
     public var accessLog = true
     public var metricsEnabled = true
+    /// Scheduled live-chain checks of the pinned hosts; `nil` (the default): none.
+    public var monitoring: Monitoring?
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
@@ -70,7 +72,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
         "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
-        "metricsEnabled",
+        "metricsEnabled", "monitoring",
     ]
 }
 
@@ -140,6 +142,9 @@ extension ServerConfiguration {
         if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
         if let v = try reader.bool("accessLog") { config.accessLog = v }
         if let v = try reader.bool("metricsEnabled") { config.metricsEnabled = v }
+        if let object = try reader.object("monitoring", example: "{\"intervalSeconds\": 300, \"concurrency\": 8}") {
+            config.monitoring = try Monitoring.parse(object, origin: "\(origin): 'monitoring'")
+        }
         try config.validate(origin: origin)
         return config
     }
@@ -211,7 +216,7 @@ extension ServerConfiguration.AdminListener {
     }
 }
 
-private struct KeyReader {
+struct KeyReader {
     let object: [String: JSONValue]
     let origin: String
 
@@ -225,9 +230,9 @@ private struct KeyReader {
         ConfigurationError(message: "\(origin): '\(key)' must be \(expected), but it is \(actual.summary).")
     }
 
-    func object(_ key: String) throws(ConfigurationError) -> [String: JSONValue]? {
+    func object(_ key: String, example: String = "{\"host\": \"127.0.0.1\", \"port\": 9090}") throws(ConfigurationError) -> [String: JSONValue]? {
         guard let raw = value(key) else { return nil }
-        guard case .object(let members) = raw else { throw typeError(key, "an object such as {\"host\": \"127.0.0.1\", \"port\": 9090}", raw) }
+        guard case .object(let members) = raw else { throw typeError(key, "an object such as \(example)", raw) }
         return members
     }
 

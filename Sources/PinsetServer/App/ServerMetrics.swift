@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Metrics
+import PinsetLiveCheck
 import PinsetSigning
 import Prometheus
 
@@ -27,6 +28,9 @@ public final class ServerMetrics: Sendable {
     private let signerExpiry: Gauge
     private let rootExpiry: Gauge
     private let identityExpiry = LockedValue(SigningIdentityExpiry())
+    private let monitoredHosts: [HostCheckState: Gauge]
+    private let monitorPassDuration: Gauge
+    private let monitorPasses: Counter
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -51,6 +55,19 @@ public final class ServerMetrics: Sendable {
         evictions = Counter(label: "pinset_http_connections_evicted_total", factory: factory)
         signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
         rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
+        // One series per state, never per host: the hosts themselves are in /status.
+        monitoredHosts = Dictionary(uniqueKeysWithValues: HostCheckState.allCases.map {
+            ($0, Gauge(label: "pinset_monitored_hosts", dimensions: [("state", $0.rawValue)], factory: factory))
+        })
+        monitorPassDuration = Gauge(label: "pinset_monitor_pass_duration_seconds", factory: factory)
+        monitorPasses = Counter(label: "pinset_monitor_passes_total", factory: factory)
+    }
+
+    /// Hosts per state after a monitoring pass, and how long the pass took.
+    func recordMonitorPass(counts: [HostCheckState: Int], duration: Duration) {
+        for (state, gauge) in monitoredHosts { gauge.record(counts[state] ?? 0) }
+        monitorPassDuration.record(Double(duration.nanoseconds) / 1e9)
+        monitorPasses.increment()
     }
 
     /// The earliest signer and root expiry of the last pass; exported as seconds left at scrape time

@@ -1,0 +1,177 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PinsetCore
+import PinsetFileSystem
+import X509
+
+/// Connects to a live TLS server and returns the certificate chain it presents, leaf first.
+///
+/// Unless told not to, the chain is validated like a client would (RFC 5280 path to a trusted root and the
+/// host name), so a pin is never recorded from, or checked against, an interceptor's certificate by accident.
+/// Connecting and the handshake together take at most `timeout`.
+public struct LiveChainFetcher: Sendable {
+    public static let defaultTimeout = Duration.seconds(10)
+
+    /// The roots the chain must lead to: the system's store, or the CAs of a file.
+    public enum TrustRoots: Sendable {
+        case system
+        case certificates([Certificate])
+
+        /// The CA certificates of a PEM or DER file (at most 1 MiB).
+        ///
+        /// - Throws: `LiveChainError` saying which file and why.
+        public static func file(_ path: String) throws(LiveChainError) -> TrustRoots {
+            do {
+                let bytes = try AtomicFile.read(path, limit: 1024 * 1024)
+                return .certificates(try PinMaterial.certificates(fromFileContents: bytes, origin: path))
+            } catch let error as ValidationError {
+                throw LiveChainError(error.message, kind: .invalidInput)
+            } catch {
+                throw LiveChainError("\(error) Check the path of the CA file.", kind: .invalidInput)
+            }
+        }
+    }
+
+    public var roots: TrustRoots
+    public var timeout: Duration
+    /// Runs the connections; `nil` makes a one-thread group per fetch (one-off commands).
+    public var group: (any EventLoopGroup)?
+
+    public init(roots: TrustRoots = .system, timeout: Duration = defaultTimeout, group: (any EventLoopGroup)? = nil) {
+        self.roots = roots
+        self.timeout = timeout
+        self.group = group
+    }
+
+    /// The chain `host` presents on `port` (reached at `connectTo` when given), validated unless `verify` is false.
+    ///
+    /// - Throws: `LiveChainError` when the server cannot be reached, completes no handshake in time, presents
+    ///   no certificate, or its chain does not validate.
+    public func fetchChain(host: String, port: Int, connectTo: ConnectTarget? = nil, verify: Bool = true) async throws(LiveChainError) -> [Certificate] {
+        let address = connectTo?.address ?? host
+        let addressPort = connectTo?.port ?? port
+        let shownEndpoint = connectTo.map { "\(Self.endpoint(host: host, port: port)) (connecting to \($0))" } ?? Self.endpoint(host: host, port: port)
+        let activeGroup: any EventLoopGroup
+        var ownGroup: MultiThreadedEventLoopGroup?
+        if let group {
+            activeGroup = group
+        } else {
+            let made = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            ownGroup = made
+            activeGroup = made
+        }
+        defer { ownGroup?.shutdownGracefully { _ in } }
+        let chain = try await handshake(host: host, address: address, port: addressPort, endpoint: shownEndpoint, group: activeGroup)
+        if verify {
+            try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, endpoint: shownEndpoint)
+        }
+        return chain
+    }
+
+    public static func endpoint(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    private func handshake(host: String, address: String, port: Int, endpoint: String, group: any EventLoopGroup) async throws(LiveChainError) -> [Certificate] {
+        let timeout = TimeAmount.nanoseconds(Int64(self.timeout.components.seconds) * 1_000_000_000 + self.timeout.components.attoseconds / 1_000_000_000)
+        let started = NIODeadline.now()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .noHostnameVerification
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw LiveChainError("Could not set up TLS: \(error).")
+        }
+        let presented = group.next().makePromise(of: [NIOSSLCertificate].self)
+        let isIPAddress = Self.isIPAddress(host)
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(timeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // Verification happens below with swift-certificates; here the chain is only captured.
+                    let handler = try NIOSSLClientHandler(
+                        context: context,
+                        serverHostname: isIPAddress ? nil : host,
+                        customVerificationCallback: { certificates, verification in
+                            presented.succeed(certificates)
+                            verification.succeed(.certificateVerified)
+                        }
+                    )
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: address, port: port).get()
+        } catch {
+            presented.fail(error)
+            throw LiveChainError("Could not connect to \(endpoint): \(error). Check the host, port and that the server is up.")
+        }
+        // One bound for connecting and the handshake together.
+        let seconds = Double(timeout.nanoseconds) / 1e9
+        let deadline = channel.eventLoop.scheduleTask(deadline: started + timeout) {
+            presented.fail(LiveChainError("\(endpoint) did not complete a TLS handshake within \(seconds) s."))
+        }
+        channel.closeFuture.whenComplete { _ in
+            presented.fail(LiveChainError("\(endpoint) closed the connection before presenting a certificate."))
+        }
+        let nioChain: [NIOSSLCertificate]
+        do {
+            nioChain = try await presented.futureResult.get()
+        } catch {
+            deadline.cancel()
+            // Closed before returning, so callers that bound their connections never exceed the bound.
+            try? await channel.close().get()
+            throw error as? LiveChainError ?? LiveChainError("The TLS handshake with \(endpoint) failed: \(error).")
+        }
+        deadline.cancel()
+        try? await channel.close().get()
+        do {
+            let chain = try nioChain.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+            guard !chain.isEmpty else { throw LiveChainError("\(endpoint) presented no certificate.") }
+            return chain
+        } catch let error as LiveChainError {
+            throw error
+        } catch {
+            throw LiveChainError("\(endpoint) presented a certificate that does not parse: \(error).")
+        }
+    }
+
+    private static func isIPAddress(_ host: String) -> Bool {
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+
+    private func validate(leaf: Certificate, intermediates: [Certificate], host: String, endpoint: String) async throws(LiveChainError) {
+        let isIPAddress = Self.isIPAddress(host)
+        let store: CertificateStore
+        switch roots {
+        case .system: store = CertificateStore.systemTrustRoots
+        case .certificates(let certificates): store = CertificateStore(certificates)
+        }
+        var verifier = Verifier(rootCertificates: store) {
+            RFC5280Policy()
+            ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
+        if case .couldNotValidate(let failures) = result {
+            let reasons = failures.map { String(describing: $0.policyFailureReason) }.joined(separator: "; ")
+            throw LiveChainError("The chain presented by \(endpoint) does not validate (\(reasons.isEmpty ? "no path to a trusted root" : reasons)).", kind: .notValidated)
+        }
+    }
+
+    /// `HOST:PORT`, with an IPv6 host in brackets.
+    ///
+    /// - Throws: `LiveChainError` when `endpoint` has no host or no valid port.
+    public static func parseEndpoint(_ endpoint: String) throws(LiveChainError) -> (host: String, port: Int) {
+        guard let colon = endpoint.lastIndex(of: ":"), let port = Int(endpoint[endpoint.index(after: colon)...]), (1...65535).contains(port) else {
+            throw LiveChainError("'\(endpoint)' is not host:port. Example: --from-host api.example.com:443", kind: .invalidInput)
+        }
+        var host = String(endpoint[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw LiveChainError("'\(endpoint)' has no host name before the port.", kind: .invalidInput) }
+        return (host, port)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import NIOPosix
+import PinsetCore
+import PinsetLiveCheck
+
+/// Where the monitor reads the hosts to check. The SQLite store in production.
+public protocol MonitoredHostSource: Sendable {
+    /// Every pinned host of every customer, and every unmonitored one with its reason.
+    func monitoringJobs() throws -> [HostCheckJob]
+}
+
+/// Checks every pinned, monitored host on a schedule, with the same check as `pinset check`, and keeps the
+/// results for `/status`, the metrics and the log.
+///
+/// Runs in its own task with its own event loop thread for the outgoing connections, never on the serving
+/// path: at most `concurrency` connections are open at once, each bounded by `timeoutSeconds`. Every instance
+/// runs its own monitor, so several instances are several vantage points.
+public final class HostMonitor: Sendable {
+    /// What `/status` reports.
+    public struct Report: Sendable {
+        public var ledger = MonitorLedger()
+        public var passes = 0
+        public var lastPassStartedAt: Date?
+        public var lastPassCompletedAt: Date?
+        public var lastPassDuration: Duration?
+        /// Why the last pass could not read the hosts, if it could not.
+        public var lastError: String?
+    }
+
+    public let configuration: ServerConfiguration.Monitoring
+    private let source: any MonitoredHostSource
+    private let checker: HostChecker
+    private let group: MultiThreadedEventLoopGroup
+    private let metrics: ServerMetrics?
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private let reportBox = LockedValue(Report())
+    private let loop = LockedValue<Task<Void, Never>?>(nil)
+
+    /// - Throws: `ConfigurationError` when `caFile` cannot be read: a monitor that would report every host
+    ///   unreachable is refused at start.
+    public init(
+        configuration: ServerConfiguration.Monitoring, source: any MonitoredHostSource, metrics: ServerMetrics?, logger: Logger,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) throws(ConfigurationError) {
+        var roots = LiveChainFetcher.TrustRoots.system
+        if let caFile = configuration.caFile {
+            do {
+                roots = try LiveChainFetcher.TrustRoots.file(caFile)
+            } catch {
+                throw ConfigurationError(message: "monitoring: 'caFile': \(error)")
+            }
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.group = group
+        self.configuration = configuration
+        self.source = source
+        self.checker = HostChecker(
+            fetcher: LiveChainFetcher(roots: roots, timeout: .milliseconds(Int64(configuration.timeoutSeconds * 1000)), group: group),
+            connectTo: configuration.connectTo,
+            expiryWarningDays: configuration.expiryWarningDays
+        )
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+    }
+
+    public var report: Report { reportBox.value }
+
+    /// Starts the schedule: a pass now, then one every `intervalSeconds` from the start of the previous one.
+    public func start() {
+        let interval = Duration.milliseconds(Int64(configuration.intervalSeconds * 1000))
+        let task = Task.detached { [self] in
+            while !Task.isCancelled {
+                let started = ContinuousClock.now
+                await runPass()
+                try? await Task.sleep(until: started + interval, clock: .continuous)
+            }
+        }
+        loop.update { $0 = task }
+    }
+
+    /// Stops the schedule: no new check starts, the ones in progress finish (each within `timeoutSeconds`),
+    /// and the monitor's event loop is shut down.
+    public func stop() async {
+        let task = loop.update { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        try? await group.shutdownGracefully()
+    }
+
+    /// Checks every host once and records the results.
+    public func runPass() async {
+        let started = now()
+        let clock = ContinuousClock.now
+        let jobs: [HostCheckJob]
+        do {
+            jobs = try source.monitoringJobs()
+        } catch {
+            logger.error("Host monitoring could not read the hosts to check", metadata: ["error": "\(error)"])
+            reportBox.update { $0.lastError = "\(error)" }
+            return
+        }
+        let results = await checker.check(jobs, concurrency: configuration.concurrency)
+        // Stopped mid-pass: the checks that did not run say nothing about their hosts.
+        guard !Task.isCancelled else { return }
+        let duration = ContinuousClock.now - clock
+        let completed = now()
+        let (changes, counts) = reportBox.update { report in
+            let changes = report.ledger.record(results, at: completed)
+            report.passes += 1
+            report.lastPassStartedAt = started
+            report.lastPassCompletedAt = completed
+            report.lastPassDuration = duration
+            report.lastError = nil
+            return (changes, report.ledger.counts)
+        }
+        metrics?.recordMonitorPass(counts: counts, duration: duration)
+        for change in changes { log(change) }
+    }
+
+    private func log(_ change: MonitorLedger.StateChange) {
+        let metadata: Logger.Metadata = [
+            "customer": "\(change.customer)", "host": "\(change.hostname)", "port": "\(change.port)",
+            "from": "\(change.from?.rawValue ?? "unchecked")", "to": "\(change.to.rawValue)", "detail": "\(change.detail)",
+        ]
+        if change.to.isFailing {
+            logger.warning("Monitored host changed state", metadata: metadata)
+        } else {
+            logger.notice("Monitored host changed state", metadata: metadata)
+        }
+    }
+
+    /// The `monitoring` object of `/status`.
+    public func statusObject() -> [String: Any] {
+        let report = self.report
+        var object: [String: Any] = [
+            "enabled": true,
+            "intervalSeconds": configuration.intervalSeconds,
+            "concurrency": configuration.concurrency,
+            "timeoutSeconds": configuration.timeoutSeconds,
+            "passes": report.passes,
+            "counts": Dictionary(uniqueKeysWithValues: report.ledger.counts.map { ($0.key.rawValue, $0.value) }),
+            "hosts": report.ledger.needingAttention.map { entry in
+                [
+                    "customer": entry.result.customer.rawValue, "hostname": entry.result.host.hostname.rawValue,
+                    "port": Int(entry.result.host.port), "state": entry.result.state.rawValue,
+                    "failing": entry.result.state.isFailing, "detail": entry.result.detail,
+                    "warnings": entry.result.warnings, "since": entry.since.formatted(.iso8601),
+                ] as [String: Any]
+            },
+        ]
+        if let at = report.lastPassStartedAt { object["lastPassStarted"] = at.formatted(.iso8601) }
+        if let at = report.lastPassCompletedAt { object["lastPassCompleted"] = at.formatted(.iso8601) }
+        if let duration = report.lastPassDuration { object["lastPassMilliseconds"] = duration.milliseconds }
+        if let error = report.lastError { object["lastError"] = error }
+        return object
+    }
+}

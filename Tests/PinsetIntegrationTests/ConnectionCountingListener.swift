@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A loopback TCP listener that accepts every connection, holds it for `hold` seconds without a byte of TLS,
+/// and closes it: what a monitor sees as an unreachable host. It counts the connections open at once, so a
+/// test can prove the monitor never holds more than it is allowed.
+final class ConnectionCountingListener: @unchecked Sendable {
+    // `@unchecked Sendable`: the counters are touched only under `lock`.
+    let port: Int
+    private let fd: Int32
+    private let hold: TimeInterval
+    private let lock = NSLock()
+    private var open = 0
+    private var peakOpen = 0
+    private var acceptedCount = 0
+    private var stopping = false
+    private let acceptLoopDone = DispatchSemaphore(value: 0)
+
+    init(hold: TimeInterval) throws {
+        self.hold = hold
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var reuse: Int32 = 1
+        setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) } }
+        guard bound == 0, listen(listening, 1024) == 0 else {
+            close(listening)
+            throw Failure("the counting listener could not bind 127.0.0.1")
+        }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) } }
+        fd = listening
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// The most connections that were open at the same time.
+    var peak: Int { lock.withLock { peakOpen } }
+    /// Connections accepted so far.
+    var accepted: Int { lock.withLock { acceptedCount } }
+
+    private func acceptLoop() {
+        defer { acceptLoopDone.signal() }
+        while !lock.withLock({ stopping }) {
+            var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollfd, 1, 100) > 0 else { continue }
+            let connection = accept(fd, nil, nil)
+            guard connection >= 0 else { continue }
+            lock.withLock {
+                open += 1
+                acceptedCount += 1
+                peakOpen = max(peakOpen, open)
+            }
+            let hold = self.hold
+            Thread.detachNewThread { [self] in
+                usleep(useconds_t(hold * 1_000_000))
+                // Counted as closed before the peer can see the close and open its next connection.
+                lock.withLock { open -= 1 }
+                close(connection)
+            }
+        }
+    }
+
+    func stop() {
+        lock.withLock { stopping = true }
+        acceptLoopDone.wait()
+        close(fd)
+    }
+}
