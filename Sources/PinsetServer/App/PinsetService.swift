@@ -12,6 +12,7 @@ public final class PinsetService: Sendable {
     public let configuration: ServerConfiguration
     public let cache = BundleCache()
     public let metrics: ServerMetrics?
+    public let uptake = UptakeCounter()
     private let refresher: BundleRefresher
     private let server: SocketServer
     private let adminServer: SocketServer?
@@ -41,6 +42,7 @@ public final class PinsetService: Sendable {
         )
         self.refresher = refresher
         let cache = self.cache
+        let uptake = self.uptake
         let freshness = configuration.freshnessWindowSeconds
         // Settings that will break clients in the field: logged now, reported by /status with the certificate
         // expiry warnings of the latest signing pass.
@@ -51,9 +53,14 @@ public final class PinsetService: Sendable {
                 cache: cache,
                 readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
                 statusReport: {
-                    Self.statusReport(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings)
+                    let snapshot = cache.snapshot
+                    return Self.statusReport(
+                        status: refresher.status, snapshot: snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
+                        uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date())
+                    )
                 },
                 metrics: metrics,
+                uptake: uptake,
                 freshnessWindow: freshness,
                 endpoints: endpoints
             )
@@ -142,7 +149,7 @@ public final class PinsetService: Sendable {
         return .ready
     }
 
-    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = []) -> [UInt8] {
+    static func statusReport(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [], uptake: [String: Any]? = nil) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
             "ready": readiness.isReady,
@@ -161,6 +168,7 @@ public final class PinsetService: Sendable {
             }
         }
         if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
+        if let uptake { report["uptake"] = uptake }
         let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
         return [UInt8](data) + [UInt8(ascii: "\n")]
     }

@@ -27,6 +27,8 @@ public final class ServerMetrics: Sendable {
     private let signerExpiry: Gauge
     private let rootExpiry: Gauge
     private let identityExpiry = LockedValue(SigningIdentityExpiry())
+    /// Per-customer uptake gauges, refreshed at scrape time.
+    let uptake: UptakeMetrics
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -51,6 +53,7 @@ public final class ServerMetrics: Sendable {
         evictions = Counter(label: "pinset_http_connections_evicted_total", factory: factory)
         signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
         rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
+        uptake = UptakeMetrics(registry: registry)
     }
 
     /// The earliest signer and root expiry of the last pass; exported as seconds left at scrape time
