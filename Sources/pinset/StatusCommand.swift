@@ -43,6 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("NOT SIGNED:           \(failure["customer"] ?? "?") — \(failure["reason"] ?? "")")
         }
         for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
+        for line in UptakeStatusLines.lines(from: report) { Output.line(line) }
         if !ready { throw ExitCode(2) }
     }
 }
