@@ -85,25 +85,34 @@ public final class UptakeCounter: Sendable {
     /// Customers with no fetch in the window are left out, and forgotten.
     public func summary(latest: [CustomerName: Int64], at time: Date) -> [CustomerName: UptakeSummary] {
         let oldestMinute = Self.minute(of: time) - Int64(Self.bucketCount) + 1
-        return buckets.update { all in
-            var result: [CustomerName: UptakeSummary] = [:]
-            for (customer, ring) in all {
-                var versions: [Int64: Int] = [:]
-                var other = 0
-                var unknown = 0
-                for bucket in ring where bucket.minute >= oldestMinute {
-                    versions.merge(bucket.versions, uniquingKeysWith: +)
-                    other += bucket.other
-                    unknown += bucket.unknown
-                }
-                if versions.isEmpty && other == 0 && unknown == 0 {
-                    all[customer] = nil
-                    continue
-                }
+        // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
+        let rings = buckets.value
+        var result: [CustomerName: UptakeSummary] = [:]
+        var idle: [CustomerName] = []
+        for (customer, ring) in rings {
+            var versions: [Int64: Int] = [:]
+            var other = 0
+            var unknown = 0
+            for bucket in ring where bucket.minute >= oldestMinute {
+                versions.merge(bucket.versions, uniquingKeysWith: +)
+                other += bucket.other
+                unknown += bucket.unknown
+            }
+            if versions.isEmpty && other == 0 && unknown == 0 {
+                idle.append(customer)
+            } else {
                 result[customer] = UptakeSummary(latestVersion: latest[customer], versions: versions, otherVersions: other, unknown: unknown)
             }
-            return result
         }
+        if !idle.isEmpty {
+            buckets.update { all in
+                // Checked again: a fetch may have arrived since the copy.
+                for customer in idle where all[customer]?.allSatisfy({ $0.minute < oldestMinute }) == true {
+                    all[customer] = nil
+                }
+            }
+        }
+        return result
     }
 
     static func minute(of time: Date) -> Int64 {
