@@ -11,9 +11,9 @@ enum UptakeStatusLines {
         for name in customers.keys.sorted() {
             guard let customer = customers[name] as? [String: Any] else { continue }
             let fetches = customer["fetches"] as? Int ?? 0
-            let reported = customer["reportedVersion"] as? Int ?? 0
-            let onLatest = customer["onLatestVersion"] as? Int ?? 0
-            let unknown = customer["unknownVersion"] as? Int ?? 0
+            let reported = customer["fetchesReportingVersion"] as? Int ?? 0
+            let onLatest = customer["fetchesOnLatest"] as? Int ?? 0
+            let unknown = customer["unknownVersionFetches"] as? Int ?? 0
             let latest = (customer["latestVersion"] as? Int).map { "v\($0)" } ?? "not served"
             let share = (customer["shareOnLatest"] as? Double).map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
             let oldest = (customer["oldestVersionSeen"] as? Int).map { "v\($0)" } ?? "-"

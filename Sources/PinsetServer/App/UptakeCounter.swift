@@ -143,11 +143,11 @@ public struct UptakeSummary: Sendable, Equatable {
     var statusObject: [String: Any] {
         var object: [String: Any] = [
             "fetches": fetches,
-            "reportedVersion": reported,
-            "onLatestVersion": onLatest,
-            "unknownVersion": unknown,
-            "otherVersions": otherVersions,
-            "versions": Dictionary(uniqueKeysWithValues: versions.map { (String($0.key), $0.value) }),
+            "fetchesReportingVersion": reported,
+            "fetchesOnLatest": onLatest,
+            "unknownVersionFetches": unknown,
+            "otherVersionFetches": otherVersions,
+            "fetchesByVersion": Dictionary(uniqueKeysWithValues: versions.map { (String($0.key), $0.value) }),
         ]
         if let latestVersion { object["latestVersion"] = latestVersion }
         if let shareOnLatest { object["shareOnLatest"] = (shareOnLatest * 1000).rounded() / 1000 }
