@@ -20,4 +20,16 @@ public struct FetchedBundle: Sendable {
 /// `.transport`. The updater checks the status and the size again, so a lax fetcher cannot weaken either.
 public protocol BundleFetcher: Sendable {
     func fetch(from url: URL, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle
+
+    /// Like `fetch(from:timeout:maximumBodySize:)`, telling the server the content version of the verified
+    /// pins in force (nil when there are none) so that its operator can see how far a pin change has spread.
+    /// Send it as the `Pinset-Version` request header (decimal digits), and send no header when it is nil.
+    /// The default implementation ignores it, so fetchers written before it keep working.
+    func fetch(from url: URL, heldVersion: Int64?, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle
+}
+
+extension BundleFetcher {
+    public func fetch(from url: URL, heldVersion: Int64?, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
+        try await fetch(from: url, timeout: timeout, maximumBodySize: maximumBodySize)
+    }
 }

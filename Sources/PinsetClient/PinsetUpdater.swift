@@ -96,6 +96,7 @@ public actor PinsetUpdater {
         do {
             response = try await fetcher.fetch(
                 from: configuration.bundleURL,
+                heldVersion: evaluator.pinSet?.version,
                 timeout: configuration.fetchTimeout,
                 maximumBodySize: configuration.maximumBundleSize
             )

@@ -16,9 +16,16 @@ import FoundationNetworking
 ///
 /// Thread-safe: a stateless value; concurrent fetches use separate sessions.
 public struct URLSessionBundleFetcher: BundleFetcher {
+    /// The request header naming the content version the client holds.
+    public static let heldVersionHeader = "Pinset-Version"
+
     public init() {}
 
     public func fetch(from url: URL, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
+        try await fetch(from: url, heldVersion: nil, timeout: timeout, maximumBodySize: maximumBodySize)
+    }
+
+    public func fetch(from url: URL, heldVersion: Int64?, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
         let seconds = max(timeout.timeInterval, 0.001)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = seconds
@@ -29,6 +36,7 @@ public struct URLSessionBundleFetcher: BundleFetcher {
         configuration.urlCredentialStorage = nil
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
         request.setValue("application/pkcs7-mime, application/octet-stream", forHTTPHeaderField: "Accept")
+        if let heldVersion { request.setValue(String(heldVersion), forHTTPHeaderField: Self.heldVersionHeader) }
 
         let collector = LimitedBodyCollector(limit: maximumBodySize)
         let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)

@@ -52,6 +52,26 @@ struct URLSessionBundleFetcherTests {
         }
     }
 
+    @Test func tellsTheServerTheVersionItHoldsOnceItHoldsOne() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let bundle = try fixture.signed(try fixture.payload(version: 4))
+        let response = CannedHTTPServer.response(
+            status: "200 OK",
+            headers: ["Content-Type: application/pkcs7-mime", "Content-Length: \(bundle.count)"],
+            body: bundle
+        )
+        try await withServer(response) { server in
+            let clock = fixture.clock
+            let updater = PinsetUpdater(configuration: try configuration(fixture, port: server.port), now: { clock.now })
+            try await updater.update()
+            try await updater.update()
+            let versionFields = server.requestFields.map { fields in fields.filter { $0.lowercased().hasPrefix("pinset-version:") } }
+            // No pins before the first fetch: nothing to report. Then the version accepted.
+            #expect(versionFields == [[], ["Pinset-Version: 4"]])
+        }
+    }
+
     @Test func notFoundIsReportedWithItsStatus() async throws {
         let response = CannedHTTPServer.response(status: "404 Not Found", headers: ["Content-Length: 9"], body: Array("not found".utf8))
         let fixture = try ClientFixture()

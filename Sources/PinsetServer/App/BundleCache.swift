@@ -17,6 +17,9 @@ public final class BundleCache: Sendable {
 
         /// The signing time of the oldest bundle, for the "age of the oldest served bundle" metric.
         public var oldestTimestamp: Int64? { bundles.values.lazy.map(\.timestamp).min() }
+
+        /// The content version served to each customer, what uptake is measured against.
+        public var latestVersions: [CustomerName: Int64] { bundles.mapValues(\.version) }
     }
 
     private let current = LockedValue(Snapshot.empty)

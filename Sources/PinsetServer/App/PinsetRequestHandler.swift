@@ -14,6 +14,8 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
     /// JSON for `/status` (what `pinset status` prints).
     public let statusReport: @Sendable () -> [UInt8]
     public let metrics: ServerMetrics?
+    /// Counts bundle fetches by the version clients hold; nil counts nothing.
+    public let uptake: UptakeCounter?
     /// How long after signing clients accept a bundle (legacy clients: `timestamp + 600 >= now`).
     public let freshnessWindow: Int64
     /// How much freshness a cached copy must keep for the client that finally receives it.
@@ -36,6 +38,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         readiness: @escaping @Sendable () -> Readiness,
         statusReport: @escaping @Sendable () -> [UInt8],
         metrics: ServerMetrics?,
+        uptake: UptakeCounter? = nil,
         freshnessWindow: Int64 = 600,
         minimumRemainingFreshness: Int64 = 300,
         now: @escaping @Sendable () -> Date = Date.init,
@@ -46,6 +49,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         self.readiness = readiness
         self.statusReport = statusReport
         self.metrics = metrics
+        self.uptake = uptake
         self.freshnessWindow = freshnessWindow
         self.minimumRemainingFreshness = minimumRemainingFreshness
         self.now = now
@@ -69,6 +73,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             return HTTPResponse(status: .ok, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: statusReport())
         case "/metrics":
             guard let metrics else { return .text(.notFound, "not found\n") }
+            if let uptake { metrics.uptake.record(uptake.summary(latest: cache.snapshot.latestVersions, at: now())) }
             let body = metrics.render(oldestBundleTimestamp: cache.snapshot.oldestTimestamp, now: now())
             return HTTPResponse(status: .ok, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")], body: body)
         default:
@@ -83,10 +88,13 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             if cache.failure(for: customer) != nil { return Self.notSignedInTime }
             return .text(.notFound, "not found\n")
         }
-        let nowSeconds = Int64(now().timeIntervalSince1970)
+        let time = now()
+        let nowSeconds = Int64(time.timeIntervalSince1970)
         let freshUntil = bundle.timestamp + freshnessWindow
         // Clients would refuse it anyway; saying so lets a load balancer or client try elsewhere.
         guard nowSeconds <= freshUntil else { return Self.notSignedInTime }
+        // Counted whether the answer is 200 or 304: a conditional fetch is a fetch.
+        uptake?.record(UptakeCounter.reported(in: request), customer: customer, at: time)
         let maxAge = max(0, freshUntil - nowSeconds - minimumRemainingFreshness)
         let headers: [(String, String)] = [
             ("Content-Type", "application/pkcs7-mime"),

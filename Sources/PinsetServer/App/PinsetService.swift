@@ -13,6 +13,7 @@ public final class PinsetService: Sendable {
     public let configuration: ServerConfiguration
     public let cache = BundleCache()
     public let metrics: ServerMetrics?
+    public let uptake = UptakeCounter()
     private let refresher: BundleRefresher
     private let server: SocketServer
     private let adminServer: SocketServer?
@@ -46,6 +47,7 @@ public final class PinsetService: Sendable {
         let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger) }
         self.monitor = monitor
         let cache = self.cache
+        let uptake = self.uptake
         let freshness = configuration.freshnessWindowSeconds
         // Settings that will break clients in the field: logged now, reported by /status with the certificate
         // expiry warnings of the latest signing pass.
@@ -56,12 +58,15 @@ public final class PinsetService: Sendable {
                 cache: cache,
                 readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
                 statusReport: {
-                    Self.statusReport(
-                        status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-                        monitoring: monitor?.statusObject() ?? ["enabled": false]
+                    let snapshot = cache.snapshot
+                    return Self.statusReport(
+                        status: refresher.status, snapshot: snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
+                        monitoring: monitor?.statusObject() ?? ["enabled": false],
+                        uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date())
                     )
                 },
                 metrics: metrics,
+                uptake: uptake,
                 freshnessWindow: freshness,
                 endpoints: endpoints
             )
@@ -181,7 +186,7 @@ public final class PinsetService: Sendable {
 
     static func statusReport(
         status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
-        monitoring: [String: Any] = ["enabled": false]
+        monitoring: [String: Any] = ["enabled": false], uptake: [String: Any]? = nil
     ) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
@@ -203,6 +208,7 @@ public final class PinsetService: Sendable {
         }
         if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
         report["signingIdentities"] = status.identityExpiries.map { identityReport($0, now: Date()) }
+        if let uptake { report["uptake"] = uptake }
         let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
         return [UInt8](data) + [UInt8(ascii: "\n")]
     }

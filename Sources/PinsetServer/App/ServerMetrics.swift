@@ -31,6 +31,8 @@ public final class ServerMetrics: Sendable {
     private let monitoredHosts: [HostCheckState: Gauge]
     private let monitorPassDuration: Gauge
     private let monitorPasses: Counter
+    /// Per-customer uptake gauges, refreshed at scrape time.
+    let uptake: UptakeMetrics
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -55,6 +57,7 @@ public final class ServerMetrics: Sendable {
         evictions = Counter(label: "pinset_http_connections_evicted_total", factory: factory)
         signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
         rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
+        uptake = UptakeMetrics(registry: registry)
         // One series per state, never per host: the hosts themselves are in /status.
         monitoredHosts = Dictionary(uniqueKeysWithValues: HostCheckState.allCases.map {
             ($0, Gauge(label: "pinset_monitored_hosts", dimensions: [("state", $0.rawValue)], factory: factory))

@@ -3,7 +3,7 @@ import NIOCore
 import NIOPosix
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 (port chosen by the kernel) that answers every request with the same
-/// bytes and closes the connection. Records the request lines it saw.
+/// bytes and closes the connection. Records the request heads it saw.
 final class CannedHTTPServer: Sendable {
     let channel: any Channel
     let port: Int
@@ -11,12 +11,14 @@ final class CannedHTTPServer: Sendable {
 
     final class RequestLog: @unchecked Sendable {
         private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
+        private var heads: [[String]] = []
+        func append(_ head: [String]) { lock.withLock { heads.append(head) } }
+        var all: [[String]] { lock.withLock { heads } }
     }
 
-    var requestLines: [String] { log.all }
+    var requestLines: [String] { log.all.map { $0.first ?? "" } }
+    /// Each request's header fields, as sent.
+    var requestFields: [[String]] { log.all.map { Array($0.dropFirst()) } }
 
     /// `response` is written verbatim: status line, headers, blank line, body.
     init(group: any EventLoopGroup, response: [UInt8]) async throws {
@@ -64,7 +66,7 @@ final class CannedHTTPServer: Sendable {
             guard !responded, let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
             responded = true
             let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
-            log.append(head.components(separatedBy: "\r\n").first ?? "")
+            log.append(head.components(separatedBy: "\r\n"))
             let context = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.value.writeAndFlush(wrapOutboundOut(context.value.channel.allocator.buffer(bytes: response)))
                 .whenComplete { _ in context.value.close(promise: nil) }

@@ -1,0 +1,169 @@
+import Foundation
+import PinsetCore
+import PinsetHTTP
+
+/// Counts, per customer, the bundle fetches of the last hour by the content version the client said it held
+/// (`Pinset-Version`), so that an operator can see how far a pin change has spread.
+///
+/// Memory is bounded whatever clients send: one bucket per minute of the window, and in each bucket at most
+/// ``maximumVersionsPerBucket`` distinct versions; further versions are counted as "other". Customers are
+/// only those the server has a bundle for, a set the operator bounds. Nothing about the client is kept.
+///
+/// Thread-safe: called on connection queues for every bundle request; one short critical section each.
+public final class UptakeCounter: Sendable {
+    /// The request header carrying the version the client holds.
+    public static let headerName = "Pinset-Version"
+    /// Enough for the versions of a rollout in flight; beyond it a flood of invented versions lands in "other".
+    public static let maximumVersionsPerBucket = 16
+    /// Content versions are positive `Int64`; 18 digits always fit one.
+    static let maximumHeaderDigits = 18
+    static let bucketSeconds: Int64 = 60
+    static let bucketCount = 60
+    public static let windowSeconds = bucketSeconds * Int64(bucketCount)
+
+    /// What one fetch reported.
+    public enum Reported: Hashable, Sendable {
+        case version(Int64)
+        /// No header, a malformed one, or several: a legacy client, curl, or a client without verified pins.
+        case unknown
+    }
+
+    struct Bucket: Sendable {
+        var minute: Int64
+        var versions: [Int64: Int] = [:]
+        var other = 0
+        var unknown = 0
+    }
+
+    private let buckets = LockedValue<[CustomerName: [Bucket]]>([:])
+
+    public init() {}
+
+    /// Strict on purpose: decimal digits only, at most ``maximumHeaderDigits``, exactly one field. Anything else
+    /// is "unknown" and never fails the request.
+    public static func reported(in request: HTTPRequestHead) -> Reported {
+        let values = request.headers(named: headerName)
+        guard values.count == 1 else { return .unknown }
+        return parse(values[0])
+    }
+
+    static func parse(_ value: String) -> Reported {
+        let utf8 = value.utf8
+        guard !utf8.isEmpty, utf8.count <= maximumHeaderDigits,
+              utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let version = Int64(value), version > 0
+        else { return .unknown }
+        return .version(version)
+    }
+
+    public func record(_ reported: Reported, customer: CustomerName, at time: Date) {
+        let minute = Self.minute(of: time)
+        let count = Int64(Self.bucketCount)
+        let slot = Int((minute % count + count) % count)
+        buckets.update { all in
+            if all[customer] == nil { all[customer] = Array(repeating: Bucket(minute: .min), count: Self.bucketCount) }
+            // In place: the ring and its bucket are not copied on every request.
+            Self.count(reported, minute: minute, into: &all[customer]![slot])
+        }
+    }
+
+    private static func count(_ reported: Reported, minute: Int64, into bucket: inout Bucket) {
+        if bucket.minute != minute { bucket = Bucket(minute: minute) }
+        switch reported {
+        case .unknown:
+            bucket.unknown += 1
+        case .version(let version):
+            if bucket.versions[version] != nil || bucket.versions.count < maximumVersionsPerBucket {
+                bucket.versions[version, default: 0] += 1
+            } else {
+                bucket.other += 1
+            }
+        }
+    }
+
+    /// The last hour per customer, measured against `latest` (the version each customer is served now).
+    /// Customers with no fetch in the window are left out, and forgotten.
+    public func summary(latest: [CustomerName: Int64], at time: Date) -> [CustomerName: UptakeSummary] {
+        let oldestMinute = Self.minute(of: time) - Int64(Self.bucketCount) + 1
+        // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
+        let rings = buckets.value
+        var result: [CustomerName: UptakeSummary] = [:]
+        var idle: [CustomerName] = []
+        for (customer, ring) in rings {
+            var versions: [Int64: Int] = [:]
+            var other = 0
+            var unknown = 0
+            for bucket in ring where bucket.minute >= oldestMinute {
+                versions.merge(bucket.versions, uniquingKeysWith: +)
+                other += bucket.other
+                unknown += bucket.unknown
+            }
+            if versions.isEmpty && other == 0 && unknown == 0 {
+                idle.append(customer)
+            } else {
+                result[customer] = UptakeSummary(latestVersion: latest[customer], versions: versions, otherVersions: other, unknown: unknown)
+            }
+        }
+        if !idle.isEmpty {
+            buckets.update { all in
+                // Checked again: a fetch may have arrived since the copy.
+                for customer in idle where all[customer]?.allSatisfy({ $0.minute < oldestMinute }) == true {
+                    all[customer] = nil
+                }
+            }
+        }
+        return result
+    }
+
+    static func minute(of time: Date) -> Int64 {
+        Int64(time.timeIntervalSince1970.rounded(.down)) / bucketSeconds
+    }
+}
+
+/// One customer's fetches in the uptake window.
+public struct UptakeSummary: Sendable, Equatable {
+    /// The version served now; nil when the customer is no longer served.
+    public let latestVersion: Int64?
+    /// Fetches per reported version (at most ``UptakeCounter/maximumVersionsPerBucket`` per minute).
+    public let versions: [Int64: Int]
+    /// Fetches whose version did not fit the per-minute bound.
+    public let otherVersions: Int
+    /// Fetches that reported no valid version.
+    public let unknown: Int
+
+    public var fetches: Int { reported + unknown }
+    public var reported: Int { versions.values.reduce(0, +) + otherVersions }
+    public var onLatest: Int { latestVersion.flatMap { versions[$0] } ?? 0 }
+    /// Of the fetches that reported a version, the fraction already on the latest; nil when none reported.
+    /// Unknown fetches are left out: legacy clients never report, and would hold the share below 1 for ever.
+    public var shareOnLatest: Double? { reported == 0 ? nil : Double(onLatest) / Double(reported) }
+    public var oldestVersion: Int64? { versions.keys.min() }
+
+    /// The `/status` object.
+    var statusObject: [String: Any] {
+        var object: [String: Any] = [
+            "fetches": fetches,
+            "fetchesReportingVersion": reported,
+            "fetchesOnLatest": onLatest,
+            "unknownVersionFetches": unknown,
+            "otherVersionFetches": otherVersions,
+            "fetchesByVersion": Dictionary(uniqueKeysWithValues: versions.map { (String($0.key), $0.value) }),
+        ]
+        if let latestVersion { object["latestVersion"] = latestVersion }
+        if let shareOnLatest { object["shareOnLatest"] = (shareOnLatest * 1000).rounded() / 1000 }
+        if let oldestVersion { object["oldestVersionSeen"] = oldestVersion }
+        return object
+    }
+}
+
+extension UptakeCounter {
+    /// The `/status` `uptake` object: the window, and one self-contained object per customer.
+    func statusObject(latest: [CustomerName: Int64], at time: Date) -> [String: Any] {
+        let customers = summary(latest: latest, at: time)
+        return [
+            "windowSeconds": Self.windowSeconds,
+            "scope": "this instance",
+            "customers": Dictionary(uniqueKeysWithValues: customers.map { ($0.key.rawValue, $0.value.statusObject) }),
+        ]
+    }
+}
