@@ -18,7 +18,7 @@ public final class PinEvaluator: @unchecked Sendable {
     private let lock = NSLock()
     private var current: VerifiedPinSet?
 
-    public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = nil) {
+    public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = .bundled) {
         self.unpinnedHostPolicy = unpinnedHostPolicy
         self.publicSuffixes = publicSuffixes
     }

@@ -33,10 +33,11 @@ public struct PinsetClientConfiguration: Sendable {
     public var maximumBundleSize: Int = 1024 * 1024
     /// `UnpinnedHostPolicy`, default `.allow` — how to treat hosts no pin entry covers.
     public var unpinnedHostPolicy: UnpinnedHostPolicy = .allow
-    /// `PublicSuffixList?`, default `nil` — include-subdomains entries for these public suffixes (`co.uk`,
-    /// `github.io`) are ignored, so a bundle can never pin every site under one. Entries for single-label names
-    /// (`com`, `corp`) are ignored whatever this is. The app ships the list it trusts (docs/client.md).
-    public var publicSuffixes: PublicSuffixList?
+    /// `PublicSuffixList?`, default ``PublicSuffixList/bundled`` (the list shipped with this library) —
+    /// include-subdomains entries for these public suffixes (`co.uk`, `github.io`) are ignored, so a bundle can
+    /// never pin every site under one. Entries for single-label names (`com`, `corp`) are ignored whatever this
+    /// is. An app that ships a newer list passes it here (docs/client.md).
+    public var publicSuffixes: PublicSuffixList? = .bundled
 
     /// Creates a configuration from trust-server certificates as an app bundles them: each element is one
     /// file's contents, DER or PEM (a PEM file may hold several certificates).

@@ -52,6 +52,33 @@ struct PublicSuffixEntryTests {
         #expect(entry == (try Hostname("co.uk")))
     }
 
+    @Test func theDefaultConfigurationIgnoresPublicSuffixesFromTheBundledList() async throws {
+        var fixture = try ClientFixture(policy: .allow)
+        defer { fixture.directory.remove() }
+        #expect(fixture.configuration.publicSuffixes != nil, "the library's own list is the default")
+        let updater = fixture.makeUpdater()
+        try await fixture.update(updater, with: try fixture.payload(hosts: [
+            try ClientFixture.host("co.uk", pins: ["stale-a", "stale-b"], includeSubdomains: true),
+            try ClientFixture.host("github.io", pins: ["stale-a", "stale-b"], includeSubdomains: true),
+            try ClientFixture.host("example.co.uk", pins: ["stale-a", "stale-b"], includeSubdomains: true),
+        ]))
+        let pins = updater.evaluator
+        let uk = pins.evaluate(host: "www.shop.co.uk", chain: try TestChain(host: "www.shop.co.uk").validated)
+        #expect(uk == .notPinned(host: "www.shop.co.uk", ignoredSuffixEntries: [try Hostname("co.uk")]))
+        let pages = pins.evaluate(host: "someone.github.io", chain: try TestChain(host: "someone.github.io").validated)
+        #expect(pages == .notPinned(host: "someone.github.io", ignoredSuffixEntries: [try Hostname("github.io")]))
+        // A registrable domain under the suffix is still enforced.
+        #expect(!pins.evaluate(host: "api.example.co.uk", chain: try TestChain(host: "api.example.co.uk").validated).isTrusted)
+    }
+
+    @Test func theBundledListAgreesWithTheSystemListTheServerReads() throws {
+        let system = try PublicSuffixList(text: String(contentsOfFile: "/usr/share/publicsuffix/public_suffix_list.dat", encoding: .utf8))
+        for name in ["com", "co.uk", "github.io", "pvt.k12.ma.us", "kawasaki.jp", "example.com", "city.kawasaki.jp"] {
+            let host = try Hostname(name)
+            #expect(PublicSuffixList.bundled.isPublicSuffix(host) == system.isPublicSuffix(host), "\(name)")
+        }
+    }
+
     @Test func anEntryForTheSuffixItselfStillAppliesToThatName() async throws {
         let pins = try await evaluator(publicSuffixes: Self.suffixes)
         #expect(!pins.evaluate(host: "com", chain: []).isTrusted)
