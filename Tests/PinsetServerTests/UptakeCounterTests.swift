@@ -79,6 +79,18 @@ struct UptakeCounterTests {
         #expect(summaries[globex]?.oldestVersion == nil)
     }
 
+    @Test func hasNoShareWhileNothingIsServed() throws {
+        let counter = UptakeCounter()
+        let acme = try CustomerName("acme")
+        counter.record(.version(3), customer: acme, at: Self.start)
+        // The customer's bundle can no longer be signed: there is no latest to be on.
+        let summary = try #require(counter.summary(latest: [:], at: Self.start)[acme])
+        #expect(summary.latestVersion == nil)
+        #expect(summary.reported == 1)
+        #expect(summary.shareOnLatest == nil)
+        #expect(summary.oldestVersion == 3)
+    }
+
     @Test func parsesOnlyPlainDecimalVersions() {
         #expect(UptakeCounter.reported(in: Self.request([("Pinset-Version", "42")])) == .version(42))
         #expect(UptakeCounter.reported(in: Self.request([("pinset-version", " 42 ")])) == .version(42))

@@ -139,9 +139,14 @@ public struct UptakeSummary: Sendable, Equatable {
     public var fetches: Int { reported + unknown }
     public var reported: Int { versions.values.reduce(0, +) + otherVersions }
     public var onLatest: Int { latestVersion.flatMap { versions[$0] } ?? 0 }
-    /// Of the fetches that reported a version, the fraction already on the latest; nil when none reported.
-    /// Unknown fetches are left out: legacy clients never report, and would hold the share below 1 for ever.
-    public var shareOnLatest: Double? { reported == 0 ? nil : Double(onLatest) / Double(reported) }
+    /// Of the fetches that reported a version, the fraction already on the latest; nil when none reported, or
+    /// when nothing is served now (a customer that cannot be signed): 0 would read as "no app updated" in the
+    /// middle of that incident. Unknown fetches are left out: legacy clients never report, and would hold the
+    /// share below 1 for ever.
+    public var shareOnLatest: Double? {
+        guard latestVersion != nil, reported > 0 else { return nil }
+        return Double(onLatest) / Double(reported)
+    }
     public var oldestVersion: Int64? { versions.keys.min() }
 
     /// The `/status` object.
