@@ -65,6 +65,17 @@ struct UptakeCounterTests {
         #expect(summary.onLatest == 0)
     }
 
+    @Test func leavesOutMinutesAheadOfTheClock() throws {
+        let counter = UptakeCounter()
+        let acme = try CustomerName("acme")
+        counter.record(.version(2), customer: acme, at: Self.start)
+        // Counted while the wall clock ran two hours ahead; it has since been stepped back.
+        counter.record(.version(9), customer: acme, at: Self.start.addingTimeInterval(2 * 3600 + 5 * 60))
+        let summary = try #require(counter.summary(latest: [acme: 9], at: Self.start.addingTimeInterval(60))[acme])
+        #expect(summary.versions == [2: 1])
+        #expect(summary.shareOnLatest == 0)
+    }
+
     @Test func keepsCustomersApart() throws {
         let counter = UptakeCounter()
         let acme = try CustomerName("acme")

@@ -88,7 +88,8 @@ public final class UptakeCounter: Sendable {
     /// The last hour per customer, measured against `latest` (the version each customer is served now).
     /// Customers with no fetch in the window are left out, and forgotten.
     public func summary(latest: [CustomerName: Int64], at time: Date) -> [CustomerName: UptakeSummary] {
-        let oldestMinute = Self.minute(of: time) - Int64(Self.bucketCount) + 1
+        let currentMinute = Self.minute(of: time)
+        let oldestMinute = currentMinute - Int64(Self.bucketCount) + 1
         // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
         let rings = buckets.value
         var result: [CustomerName: UptakeSummary] = [:]
@@ -97,7 +98,8 @@ public final class UptakeCounter: Sendable {
             var versions: [Int64: Int] = [:]
             var other = 0
             var unknown = 0
-            for bucket in ring where bucket.minute >= oldestMinute {
+            // Bounded above too: after the wall clock steps back, minutes "from the future" are not the last hour.
+            for bucket in ring where bucket.minute >= oldestMinute && bucket.minute <= currentMinute {
                 versions.merge(bucket.versions, uniquingKeysWith: +)
                 other += bucket.other
                 unknown += bucket.unknown
