@@ -10,23 +10,14 @@ import Testing
     @Test func statusShowsWhichVersionsClientsHold() async throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
-        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
-        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        let leaf = try CLIPinSourceTests.makeCertificate(in: cli.directory, name: "api")
-        let backupHash = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert, "--hash", backupHash]).status == 0)
+        _ = try cli.addAcmePinnedToLeafAndBackup()
+        let backupHash = PinsetCLI.backupPin
         let server = try RunningServer(cli: cli)
         defer { server.stop() }
 
         let state = try TemporaryDirectory(prefix: "pinset-client-state")
         defer { state.remove() }
-        let trust = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/trust-cert.der")))
-        let configuration = try PinsetClientConfiguration(
-            serverURL: try #require(URL(string: server.baseURL)),
-            customer: try CustomerName("acme"),
-            trustCertificates: [trust],
-            stateDirectory: state.path
-        )
+        let configuration = try cli.acmeClientConfiguration(server: server, stateDirectory: state)
         // First launch: no verified pins yet, so no version to report.
         let old = try await PinsetUpdater(configuration: configuration).update()
 

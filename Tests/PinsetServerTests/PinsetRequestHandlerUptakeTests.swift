@@ -40,6 +40,21 @@ struct PinsetRequestHandlerUptakeTests {
         #expect(counted.oldestVersion == 3)
     }
 
+    @Test func inventedVersionsCannotPushTheServedVersionIntoOther() throws {
+        let uptake = UptakeCounter()
+        let handler = try Self.handler(uptake: uptake)
+        // One client fills the minute's distinct versions before any real client fetches.
+        for version in 100..<(100 + UptakeCounter.maximumVersionsPerBucket + 5) {
+            _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", String(version))]))
+        }
+        for _ in 0..<3 { _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", "4")])) }
+        let counted = try #require(try summary(uptake))
+        #expect(counted.onLatest == 3)
+        #expect(counted.versions[4] == 3)
+        #expect(counted.otherVersions == 5)
+        #expect(counted.versions.count == UptakeCounter.maximumVersionsPerBucket + 1)
+    }
+
     @Test func aMalformedVersionIsUnknownAndTheBundleIsStillServed() throws {
         let uptake = UptakeCounter()
         let handler = try Self.handler(uptake: uptake)

@@ -53,6 +53,7 @@ struct TransportTimeoutTests {
         #expect(await transportEventually { server.openConnections == 0 })
         await server.shutdown(gracePeriod: .seconds(1))
     }
+
     @Test func connectionCloseRequestIsClosedAtOnceWithoutWaitingForThePeer() async throws {
         let (server, port) = try startTransportServer(SocketServerConfiguration(lingerTimeout: .seconds(60)))
         let client = try TransportTestClient(port: port)
@@ -63,6 +64,24 @@ struct TransportTimeoutTests {
         // The client still holds its socket open; the server did not linger for it (60 s).
         #expect(await transportEventually { server.openConnections == 0 })
         withExtendedLifetime(client) {}
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    @Test func aLargeResponseStillInFlightWhenClosedAtOnceArrivesWhole() async throws {
+        let (server, port) = try startTransportServer(SocketServerConfiguration(lingerTimeout: .seconds(60)))
+        let client = try TransportTestClient(port: port)
+        let size = 4 * 1024 * 1024
+        try client.send("GET /big?n=\(size) HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+        // Nothing is read until the socket buffers are full, so that the server closes while the end of the
+        // response is still queued in the kernel: closing must send it, then a FIN, never a reset.
+        try await Task.sleep(for: .milliseconds(300))
+        let result = client.readToEnd(timeout: .seconds(20))
+        #expect(result.ending == .closed)
+        let separator = Array("\r\n\r\n".utf8)
+        let headEnd = try #require(result.bytes.indices.first { result.bytes[$0...].starts(with: separator) }) + separator.count
+        #expect(String(decoding: result.bytes[..<headEnd], as: UTF8.self).contains("Content-Length: \(size)\r\n"))
+        #expect(result.bytes.count - headEnd == size)
+        #expect(await transportEventually { server.openConnections == 0 })
         await server.shutdown(gracePeriod: .seconds(1))
     }
 

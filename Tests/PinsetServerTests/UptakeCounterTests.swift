@@ -65,6 +65,17 @@ struct UptakeCounterTests {
         #expect(summary.onLatest == 0)
     }
 
+    @Test func leavesOutMinutesAheadOfTheClock() throws {
+        let counter = UptakeCounter()
+        let acme = try CustomerName("acme")
+        counter.record(.version(2), customer: acme, at: Self.start)
+        // Counted while the wall clock ran two hours ahead; it has since been stepped back.
+        counter.record(.version(9), customer: acme, at: Self.start.addingTimeInterval(2 * 3600 + 5 * 60))
+        let summary = try #require(counter.summary(latest: [acme: 9], at: Self.start.addingTimeInterval(60))[acme])
+        #expect(summary.versions == [2: 1])
+        #expect(summary.shareOnLatest == 0)
+    }
+
     @Test func keepsCustomersApart() throws {
         let counter = UptakeCounter()
         let acme = try CustomerName("acme")
@@ -77,6 +88,18 @@ struct UptakeCounterTests {
         #expect(summaries[globex]?.unknown == 1)
         #expect(summaries[globex]?.shareOnLatest == nil)
         #expect(summaries[globex]?.oldestVersion == nil)
+    }
+
+    @Test func hasNoShareWhileNothingIsServed() throws {
+        let counter = UptakeCounter()
+        let acme = try CustomerName("acme")
+        counter.record(.version(3), customer: acme, at: Self.start)
+        // The customer's bundle can no longer be signed: there is no latest to be on.
+        let summary = try #require(counter.summary(latest: [:], at: Self.start)[acme])
+        #expect(summary.latestVersion == nil)
+        #expect(summary.reported == 1)
+        #expect(summary.shareOnLatest == nil)
+        #expect(summary.oldestVersion == 3)
     }
 
     @Test func parsesOnlyPlainDecimalVersions() {

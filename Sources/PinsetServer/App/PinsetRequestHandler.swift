@@ -94,7 +94,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         // Clients would refuse it anyway; saying so lets a load balancer or client try elsewhere.
         guard nowSeconds <= freshUntil else { return Self.notSignedInTime }
         // Counted whether the answer is 200 or 304: a conditional fetch is a fetch.
-        uptake?.record(UptakeCounter.reported(in: request), customer: customer, at: time)
+        uptake?.record(UptakeCounter.reported(in: request), customer: customer, servedVersion: bundle.version, at: time)
         let maxAge = max(0, freshUntil - nowSeconds - minimumRemainingFreshness)
         let headers: [(String, String)] = [
             ("Content-Type", "application/pkcs7-mime"),

@@ -6,8 +6,10 @@ import PinsetHTTP
 /// (`Pinset-Version`), so that an operator can see how far a pin change has spread.
 ///
 /// Memory is bounded whatever clients send: one bucket per minute of the window, and in each bucket at most
-/// ``maximumVersionsPerBucket`` distinct versions; further versions are counted as "other". Customers are
-/// only those the server has a bundle for, a set the operator bounds. Nothing about the client is kept.
+/// ``maximumVersionsPerBucket`` distinct versions besides the ones served in that minute; further versions are
+/// counted as "other". The served version keeps its own count so that a client inventing versions cannot push
+/// the fetches on the latest into "other" and make the share on latest read zero. Customers are only those the
+/// server has a bundle for, a set the operator bounds. Nothing about the client is kept.
 ///
 /// Thread-safe: called on connection queues for every bundle request; one short critical section each.
 public final class UptakeCounter: Sendable {
@@ -56,24 +58,26 @@ public final class UptakeCounter: Sendable {
         return .version(version)
     }
 
-    public func record(_ reported: Reported, customer: CustomerName, at time: Date) {
+    /// - Parameter servedVersion: the version this fetch was answered with; counted under its own key even when
+    ///   the minute already holds ``maximumVersionsPerBucket`` others.
+    public func record(_ reported: Reported, customer: CustomerName, servedVersion: Int64? = nil, at time: Date) {
         let minute = Self.minute(of: time)
         let count = Int64(Self.bucketCount)
         let slot = Int((minute % count + count) % count)
         buckets.update { all in
             if all[customer] == nil { all[customer] = Array(repeating: Bucket(minute: .min), count: Self.bucketCount) }
             // In place: the ring and its bucket are not copied on every request.
-            Self.count(reported, minute: minute, into: &all[customer]![slot])
+            Self.count(reported, servedVersion: servedVersion, minute: minute, into: &all[customer]![slot])
         }
     }
 
-    private static func count(_ reported: Reported, minute: Int64, into bucket: inout Bucket) {
+    private static func count(_ reported: Reported, servedVersion: Int64?, minute: Int64, into bucket: inout Bucket) {
         if bucket.minute != minute { bucket = Bucket(minute: minute) }
         switch reported {
         case .unknown:
             bucket.unknown += 1
         case .version(let version):
-            if bucket.versions[version] != nil || bucket.versions.count < maximumVersionsPerBucket {
+            if version == servedVersion || bucket.versions[version] != nil || bucket.versions.count < maximumVersionsPerBucket {
                 bucket.versions[version, default: 0] += 1
             } else {
                 bucket.other += 1
@@ -84,7 +88,8 @@ public final class UptakeCounter: Sendable {
     /// The last hour per customer, measured against `latest` (the version each customer is served now).
     /// Customers with no fetch in the window are left out, and forgotten.
     public func summary(latest: [CustomerName: Int64], at time: Date) -> [CustomerName: UptakeSummary] {
-        let oldestMinute = Self.minute(of: time) - Int64(Self.bucketCount) + 1
+        let currentMinute = Self.minute(of: time)
+        let oldestMinute = currentMinute - Int64(Self.bucketCount) + 1
         // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
         let rings = buckets.value
         var result: [CustomerName: UptakeSummary] = [:]
@@ -93,7 +98,8 @@ public final class UptakeCounter: Sendable {
             var versions: [Int64: Int] = [:]
             var other = 0
             var unknown = 0
-            for bucket in ring where bucket.minute >= oldestMinute {
+            // Bounded above too: after the wall clock steps back, minutes "from the future" are not the last hour.
+            for bucket in ring where bucket.minute >= oldestMinute && bucket.minute <= currentMinute {
                 versions.merge(bucket.versions, uniquingKeysWith: +)
                 other += bucket.other
                 unknown += bucket.unknown
@@ -124,7 +130,8 @@ public final class UptakeCounter: Sendable {
 public struct UptakeSummary: Sendable, Equatable {
     /// The version served now; nil when the customer is no longer served.
     public let latestVersion: Int64?
-    /// Fetches per reported version (at most ``UptakeCounter/maximumVersionsPerBucket`` per minute).
+    /// Fetches per reported version (at most ``UptakeCounter/maximumVersionsPerBucket`` per minute, and the
+    /// versions served in it).
     public let versions: [Int64: Int]
     /// Fetches whose version did not fit the per-minute bound.
     public let otherVersions: Int
@@ -134,9 +141,14 @@ public struct UptakeSummary: Sendable, Equatable {
     public var fetches: Int { reported + unknown }
     public var reported: Int { versions.values.reduce(0, +) + otherVersions }
     public var onLatest: Int { latestVersion.flatMap { versions[$0] } ?? 0 }
-    /// Of the fetches that reported a version, the fraction already on the latest; nil when none reported.
-    /// Unknown fetches are left out: legacy clients never report, and would hold the share below 1 for ever.
-    public var shareOnLatest: Double? { reported == 0 ? nil : Double(onLatest) / Double(reported) }
+    /// Of the fetches that reported a version, the fraction already on the latest; nil when none reported, or
+    /// when nothing is served now (a customer that cannot be signed): 0 would read as "no app updated" in the
+    /// middle of that incident. Unknown fetches are left out: legacy clients never report, and would hold the
+    /// share below 1 for ever.
+    public var shareOnLatest: Double? {
+        guard latestVersion != nil, reported > 0 else { return nil }
+        return Double(onLatest) / Double(reported)
+    }
     public var oldestVersion: Int64? { versions.keys.min() }
 
     /// The `/status` object.

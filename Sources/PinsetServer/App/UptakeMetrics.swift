@@ -31,7 +31,8 @@ final class UptakeMetrics: Sendable {
                 all[customer] = customerSeries
                 customerSeries.fetches.set(Double(summary.fetches))
                 customerSeries.unknown.set(Double(summary.unknown))
-                // -1 when no fetch reported a version: a gauge has no "absent", and 0 would read as "nobody updated".
+                // -1 when there is no share (no fetch reported a version, or nothing is served now): a gauge has
+                // no "absent", and 0 would read as "nobody updated".
                 customerSeries.shareOnLatest.set(summary.shareOnLatest ?? -1)
                 customerSeries.oldestVersion.set(summary.oldestVersion.map(Double.init) ?? -1)
             }
@@ -43,7 +44,7 @@ final class UptakeMetrics: Sendable {
         return Series(
             fetches: gauge("fetches", help: "Bundle fetches in the last hour served by this instance.", labels: labels),
             unknown: gauge("unknown_version_fetches", help: "Fetches of the last hour that reported no valid Pinset-Version.", labels: labels),
-            shareOnLatest: gauge("share_on_latest", help: "Of the last hour's fetches that reported a version, the share on the version served now; -1 when none reported.", labels: labels),
+            shareOnLatest: gauge("share_on_latest", help: "Of the last hour's fetches that reported a version, the share on the version served now; -1 when none reported or nothing is served.", labels: labels),
             oldestVersion: gauge("oldest_version", help: "The oldest content version reported in the last hour; -1 when none reported.", labels: labels)
         )
     }

@@ -60,14 +60,16 @@ enum TransportSocket {
 
     private static let accept4Function: Accept4? = dlsym(nil, "accept4").map { unsafeBitCast($0, to: Accept4.self) }
 
-    /// Disables Nagle's algorithm: responses are written whole, so delaying them only adds latency.
-    /// Whether the peer has sent bytes not yet read (or closed its side): a non-blocking one-byte peek.
+    /// Whether the peer has sent bytes not yet read: a non-blocking one-byte peek. Closing a socket with unread
+    /// bytes makes the kernel send a reset, which can destroy the response still in flight; an end of input
+    /// (the peer closed its side) is not such a byte. A failed peek answers true, so the caller lingers.
     static func hasUnreadInput(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0
         let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         return peeked > 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
+    /// Disables Nagle's algorithm: responses are written whole, so delaying them only adds latency.
     static func setNoDelay(_ fd: Int32) {
         try? setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
     }
