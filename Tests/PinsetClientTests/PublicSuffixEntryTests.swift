@@ -53,7 +53,7 @@ struct PublicSuffixEntryTests {
     }
 
     @Test func theDefaultConfigurationIgnoresPublicSuffixesFromTheBundledList() async throws {
-        var fixture = try ClientFixture(policy: .allow)
+        let fixture = try ClientFixture(policy: .allow)
         defer { fixture.directory.remove() }
         #expect(fixture.configuration.publicSuffixes != nil, "the library's own list is the default")
         let updater = fixture.makeUpdater()
