@@ -1,3 +1,5 @@
+import PinsetCore
+
 /// Where to connect instead of a host name's own address, like curl's `--connect-to`: the handshake still
 /// sends and validates the host name, so what is checked is the certificate for the name, wherever it is
 /// served from (a load-balancer member, an origin behind a CDN, a split-horizon address, a loopback test).
@@ -71,20 +73,31 @@ public struct ConnectToMap: Equatable, Sendable {
 
     /// - Throws: `LiveChainError` when `key` is not `*`, a host name or `NAME:PORT`.
     public mutating func add(_ key: String, _ target: ConnectTarget) throws(LiveChainError) {
-        let normalized = key.lowercased()
-        if normalized != "*" {
-            var name = Substring(normalized)
-            if let colon = name.lastIndex(of: ":") {
-                guard let port = Int(name[name.index(after: colon)...]), (1...65535).contains(port) else {
-                    throw LiveChainError("'\(key)' has a port that is not from 1 to 65535. Use NAME, NAME:PORT or *.", kind: .invalidInput)
-                }
-                name = name[..<colon]
-            }
-            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-".contains($0)) }) else {
-                throw LiveChainError("'\(key)' is not a host name. Use NAME, NAME:PORT or *, e.g. api.example.com:443.", kind: .invalidInput)
-            }
+        guard key != "*" else {
+            entries[key] = target
+            return
         }
-        entries[normalized] = target
+        var name = Substring(key)
+        var portSuffix = ""
+        if let colon = name.lastIndex(of: ":") {
+            guard let port = Int(name[name.index(after: colon)...]), (1...65535).contains(port) else {
+                throw LiveChainError("'\(key)' has a port that is not from 1 to 65535. Use NAME, NAME:PORT or *.", kind: .invalidInput)
+            }
+            portSuffix = ":\(port)"
+            name = name[..<colon]
+        }
+        // Normalised as pinned host names are (case, trailing dot): a key spelled differently from the host it
+        // means would never be looked up, and the host would silently be reached through DNS instead.
+        guard !name.hasPrefix("*.") else {
+            throw LiveChainError("'\(key)' is a wildcard; keys are one host name each. Use NAME, NAME:PORT, or * for every host not named.", kind: .invalidInput)
+        }
+        let hostname: Hostname
+        do {
+            hostname = try Hostname(String(name))
+        } catch {
+            throw LiveChainError("'\(key)' is not a host name (\(error.message)). Use NAME, NAME:PORT or *, e.g. api.example.com:443.", kind: .invalidInput)
+        }
+        entries[hostname.rawValue + portSuffix] = target
     }
 
     public var isEmpty: Bool { entries.isEmpty }

@@ -34,6 +34,17 @@ struct MonitoringConfigurationTests {
         #expect(ConnectToMap().target(host: "api.example.com", port: 443) == nil)
     }
 
+    /// A key is the host name as pinned hosts are normalised: spelled with capitals or a trailing dot it still
+    /// maps its host, rather than leaving that host to be reached through DNS.
+    @Test func connectToKeysAreNormalisedLikeHostNames() throws {
+        let monitoring = try #require(try parse("""
+            {"monitoring": {"connectTo": {"API.Example.com.": "10.0.0.5", "Shop.Example.com.:8443": "10.0.0.6"}}}
+            """).monitoring)
+        #expect(monitoring.connectTo.target(host: "api.example.com", port: 443) == ConnectTarget(address: "10.0.0.5"))
+        #expect(monitoring.connectTo.target(host: "shop.example.com", port: 8443) == ConnectTarget(address: "10.0.0.6"))
+        #expect(monitoring.connectTo.target(host: "shop.example.com", port: 443) == nil)
+    }
+
     @Test(arguments: [
         (#"{"monitoring": true}"#, "'monitoring' must be an object"),
         (#"{"monitoring": {"interval": 60}}"#, "unknown key 'interval'"),
@@ -48,6 +59,8 @@ struct MonitoringConfigurationTests {
         (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5:99999"}}}"#, "port that is not from 1 to 65535"),
         (#"{"monitoring": {"connectTo": {"api example.com": "10.0.0.5"}}}"#, "'api example.com' is not a host name"),
         (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5/24"}}}"#, "is not an address or host name"),
+        (#"{"monitoring": {"connectTo": {"*.example.com": "10.0.0.5"}}}"#, "'*.example.com' is a wildcard"),
+        (#"{"monitoring": {"connectTo": {"api..example.com": "10.0.0.5"}}}"#, "'api..example.com' is not a host name"),
     ])
     func refusesWithAMessageNamingTheKey(json: String, expected: String) {
         let error = #expect(throws: ConfigurationError.self) { try parse(json) }
