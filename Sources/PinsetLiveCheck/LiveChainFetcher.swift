@@ -10,7 +10,8 @@ import X509
 ///
 /// Unless told not to, the chain is validated like a client would (RFC 5280 path to a trusted root and the
 /// host name), so a pin is never recorded from, or checked against, an interceptor's certificate by accident.
-/// Connecting and the handshake together take at most `timeout`.
+/// Connecting and the handshake together take at most `timeout`; cancelling the calling task ends the wait
+/// for the handshake at once.
 public struct LiveChainFetcher: Sendable {
     public static let defaultTimeout = Duration.seconds(10)
 
@@ -120,7 +121,13 @@ public struct LiveChainFetcher: Sendable {
         }
         let nioChain: [NIOSSLCertificate]
         do {
-            nioChain = try await presented.futureResult.get()
+            // A stopping monitor cancels its pass: a peer that sends nothing must not hold the stop for the
+            // rest of its timeout.
+            nioChain = try await withTaskCancellationHandler {
+                try await presented.futureResult.get()
+            } onCancel: {
+                presented.fail(LiveChainError("The check of \(endpoint) was cancelled before a TLS handshake completed."))
+            }
         } catch {
             deadline.cancel()
             // Closed before returning, so callers that bound their connections never exceed the bound.

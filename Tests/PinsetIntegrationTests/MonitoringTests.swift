@@ -63,6 +63,21 @@ import Testing
         #expect(listener.accepted < 40, "\(listener.accepted) checks started")
     }
 
+    /// SIGTERM while a check waits on a peer that accepts and then sends nothing: the check is abandoned, so
+    /// the server exits within RunningServer's 15 s instead of waiting out the 60 s handshake timeout.
+    @Test func stoppingTheServerAbandonsAHandshakeInProgress() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 1)
+        let listener = try ConnectionCountingListener(hold: 40)
+        defer { listener.stop() }
+        let server = try RunningServer(cli: cli, extraConfiguration: [
+            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 60, "concurrency": 1, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
+        ])
+        #expect(server.process.waitFor(timeout: 30) { listener.accepted >= 1 })
+        #expect(server.stop() == 0, "\(server.process.stderr)")
+    }
+
     @Test func aHostMovedToAnUnpinnedKeyFailsWithinOneIntervalAndRecovers() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
