@@ -78,6 +78,27 @@ import Testing
         #expect(server.stop() == 0, "\(server.process.stderr)")
     }
 
+    /// A monitor that cannot read its hosts never completes a pass: `pinset status` still shows why, read from
+    /// a /status document served by a plain loopback HTTP server.
+    @Test func statusPrintsTheMonitoringErrorBeforeAnyPassCompleted() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let served = directory.file("served")
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        _ = try directory.write("served/status", """
+            {"ready": true, "customers": 1, "consecutiveSigningFailures": 0, "warnings": [],
+             "monitoring": {"enabled": true, "passes": 0, "counts": {}, "hosts": [], "lastError": "database disk image is malformed"}}
+            """)
+        let port = try FreePort.pick()
+        let http = try BackgroundProcess("python3", ["-m", "http.server", "--bind", "127.0.0.1", "--directory", served, "\(port)"],
+                                         logDirectory: directory.path, name: "http-server")
+        defer { http.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+        let printed = try ProcessRunner.run(PinsetCLI.binary, ["status", "--url", "http://127.0.0.1:\(port)"], timeout: 30)
+        #expect(printed.stdoutText.contains("monitoring error:     database disk image is malformed"), "\(printed.stdoutText)")
+        #expect(printed.stdoutText.contains("first pass not finished yet"), "\(printed.stdoutText)")
+    }
+
     @Test func aHostMovedToAnUnpinnedKeyFailsWithinOneIntervalAndRecovers() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
