@@ -78,6 +78,20 @@ import Testing
         #expect(server.stop() == 0, "\(server.process.stderr)")
     }
 
+    /// A peer that accepts the connection and then sends nothing is reported unreachable once the timeout has
+    /// passed, not when the peer finally gives up (20 s later).
+    @Test func aPeerThatSendsNothingTimesOut() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 1)
+        let listener = try ConnectionCountingListener(hold: 20)
+        defer { listener.stop() }
+        let check = try cli.run(["check", "bulk", "--timeout", "1", "--connect-to", "127.0.0.1:\(listener.port)"])
+        #expect(check.status != 0)
+        #expect(check.stdoutText.contains("unreachable"), "\(check.stdoutText)")
+        #expect(check.stdoutText.contains("did not complete a TLS handshake within 1.0 s"), "\(check.stdoutText)")
+    }
+
     /// A monitor that cannot read its hosts never completes a pass: `pinset status` still shows why, read from
     /// a /status document served by a plain loopback HTTP server.
     @Test func statusPrintsTheMonitoringErrorBeforeAnyPassCompleted() throws {
