@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
+import PinsetServer
 import PinsetStore
 
 /// `pinset check`: every monitored host's pins against the chain it serves now, once. Exits non-zero when any
@@ -52,10 +53,7 @@ struct CheckCommand: AsyncParsableCommand {
         } else {
             pinSets = try store.allPinSets()
         }
-        let unmonitored = try store.unmonitoredHosts(of: customer.map { try CustomerName($0) })
-        let jobs = HostCheckJob.jobs(for: pinSets) { customer, hostname in
-            unmonitored.first { $0.customer == customer && $0.hostname == hostname }?.reason
-        }
+        let jobs = try store.monitoringJobs(for: pinSets)
         let checker = HostChecker(
             fetcher: LiveChainFetcher(roots: try LiveChainFetcher.roots(caFile: caFile), timeout: .milliseconds(Int64(timeout * 1000))),
             connectTo: try connectToMap(),
