@@ -74,7 +74,7 @@ public struct ConnectToMap: Equatable, Sendable {
     /// - Throws: `LiveChainError` when `key` is not `*`, a host name or `NAME:PORT`.
     public mutating func add(_ key: String, _ target: ConnectTarget) throws(LiveChainError) {
         guard key != "*" else {
-            entries[key] = target
+            try insert(key, target, given: key)
             return
         }
         var name = Substring(key)
@@ -97,7 +97,16 @@ public struct ConnectToMap: Equatable, Sendable {
         } catch {
             throw LiveChainError("'\(key)' is not a host name (\(error.message)). Use NAME, NAME:PORT or *, e.g. api.example.com:443.", kind: .invalidInput)
         }
-        entries[hostname.rawValue + portSuffix] = target
+        try insert(hostname.rawValue + portSuffix, target, given: key)
+    }
+
+    /// Two keys for one host (`API.example.com` and `api.example.com.`) would leave it to chance which
+    /// address is used.
+    private mutating func insert(_ normalized: String, _ target: ConnectTarget, given key: String) throws(LiveChainError) {
+        if let existing = entries[normalized], existing != target {
+            throw LiveChainError("'\(key)' names the same host as another key, which maps it to \(existing). Give each host one address.", kind: .invalidInput)
+        }
+        entries[normalized] = target
     }
 
     public var isEmpty: Bool { entries.isEmpty }

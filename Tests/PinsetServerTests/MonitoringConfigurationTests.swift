@@ -60,6 +60,7 @@ struct MonitoringConfigurationTests {
         (#"{"monitoring": {"connectTo": {"api example.com": "10.0.0.5"}}}"#, "'api example.com' is not a host name"),
         (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5/24"}}}"#, "is not an address or host name"),
         (#"{"monitoring": {"connectTo": {"*.example.com": "10.0.0.5"}}}"#, "'*.example.com' is a wildcard"),
+        (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5", "API.example.com.": "10.0.0.6"}}}"#, "names the same host as another key, which maps it to 10.0.0."),
         (#"{"monitoring": {"connectTo": {"api..example.com": "10.0.0.5"}}}"#, "'api..example.com' is not a host name"),
     ])
     func refusesWithAMessageNamingTheKey(json: String, expected: String) {
