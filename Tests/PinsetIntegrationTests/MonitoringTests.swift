@@ -78,6 +78,19 @@ import Testing
         #expect(server.stop() == 0, "\(server.process.stderr)")
     }
 
+    /// A CA file the monitor cannot read would make every host unreachable: the server refuses to start and
+    /// says which setting and which file.
+    @Test func anUnreadableCAFileStopsTheServerAtStart() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let missing = cli.directory.file("no-such-ca.pem")
+        let error = #expect(throws: Failure.self) {
+            try RunningServer(cli: cli, extraConfiguration: ["monitoring": ["caFile": missing]])
+        }
+        #expect(error?.description.contains("'caFile'") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains(missing) == true, "\(error?.description ?? "")")
+    }
+
     /// A peer that accepts the connection and then sends nothing is reported unreachable once the timeout has
     /// passed, not when the peer finally gives up (20 s later).
     @Test func aPeerThatSendsNothingTimesOut() throws {
