@@ -41,12 +41,8 @@ struct ImportCommand: AsyncParsableCommand {
         var reason: String?
 
         func validate() throws {
-            if force && (reason?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) {
-                throw ArgumentParser.ValidationError("--force needs --reason TEXT saying why the live-chain check is skipped; it goes to the audit log.")
-            }
-            if reason != nil && !force {
-                throw ArgumentParser.ValidationError("--reason goes with --force.")
-            }
+            // --dry-run with --force is allowed here: it checks the import itself while the hosts are unreachable.
+            try LiveCheckOptions.validate(force: force, reason: reason)
             _ = try ConnectToMap.parse(commandLine: connectTo)
         }
 
