@@ -66,17 +66,22 @@ struct CheckCommand: AsyncParsableCommand {
                  "state": $0.state.rawValue, "failing": $0.state.isFailing, "detail": $0.detail, "warnings": $0.warnings] as [String: Any]
             })
         } else {
-            Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
-                [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
-            })
-            for result in results {
-                for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
-            }
+            Self.printTable(results)
         }
         let failing = results.filter(\.state.isFailing).count
         if failing > 0 {
             Output.note("\(failing) of \(results.count) host(s) would fail or could not be checked.")
             throw ExitCode.failure
+        }
+    }
+
+    /// One row per host, then each host's warnings: what `check` and `import signer-py` print.
+    static func printTable(_ results: [HostCheckResult]) {
+        Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
+            [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
+        })
+        for result in results {
+            for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
         }
     }
 }

@@ -109,12 +109,7 @@ struct ImportCommand: AsyncParsableCommand {
                 connectTo: try ConnectToMap.parse(commandLine: connectTo)
             )
             let results = await checker.check(jobs, concurrency: 8)
-            Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
-                [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
-            })
-            for result in results {
-                for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
-            }
+            CheckCommand.printTable(results)
             let failing = results.filter(\.state.isFailing)
             guard failing.isEmpty else {
                 if dryRun {
