@@ -1,3 +1,4 @@
+import NIOCore
 import PinsetCore
 
 /// Where to connect instead of a host name's own address, like curl's `--connect-to`: the handshake still
@@ -26,6 +27,7 @@ public struct ConnectTarget: Hashable, Sendable, CustomStringConvertible {
     public static func parse(_ value: String) throws(LiveChainError) -> ConnectTarget {
         var rest = Substring(value)
         var address: Substring
+        let isIPv6Form = rest.hasPrefix("[") || rest.filter({ $0 == ":" }).count > 1
         if rest.hasPrefix("[") {
             guard let close = rest.firstIndex(of: "]") else { throw LiveChainError("'\(value)' opens '[' without closing it. \(usage).", kind: .invalidInput) }
             address = rest[rest.index(after: rest.startIndex)..<close]
@@ -46,9 +48,16 @@ public struct ConnectTarget: Hashable, Sendable, CustomStringConvertible {
         guard address.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:".contains($0)) }) else {
             throw LiveChainError("'\(value)' is not an address or host name. \(usage).", kind: .invalidInput)
         }
+        // Otherwise a mistyped ADDRESS:PORT:PORT would pass as an IPv6 address and only fail on every check.
+        if isIPv6Form {
+            guard case .v6? = try? SocketAddress(ipAddress: String(address), port: 0) else {
+                throw LiveChainError("'\(value)' is not an IPv6 address; only an IPv6 address has more than one ':' or brackets. \(usage).", kind: .invalidInput)
+            }
+        }
         var port: Int?
         if rest.hasPrefix(":") {
-            guard let parsed = Int(rest.dropFirst()), (1...65535).contains(parsed) else {
+            let digits = rest.dropFirst()
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let parsed = Int(digits), (1...65535).contains(parsed) else {
                 throw LiveChainError("'\(value)' has a port that is not from 1 to 65535. \(usage).", kind: .invalidInput)
             }
             port = parsed
