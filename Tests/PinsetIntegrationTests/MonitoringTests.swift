@@ -78,6 +78,23 @@ import Testing
         #expect(server.stop() == 0, "\(server.process.stderr)")
     }
 
+    /// SIGTERM while a check waits on a connection attempt that gets no answer: the check is abandoned, so the
+    /// server exits within RunningServer's 15 s instead of waiting out the 60 s timeout.
+    @Test func stoppingTheServerAbandonsAConnectionAttemptInProgress() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 1)
+        let listener = try ConnectionCountingListener(hold: 0, accepting: false)
+        defer { listener.stop() }
+        let server = try RunningServer(cli: cli, extraConfiguration: [
+            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 60, "concurrency": 1, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
+        ])
+        // The first pass starts as soon as the server listens; give it time to send its SYN.
+        usleep(1_000_000)
+        #expect(try Self.monitoring(server, in: cli.directory)["passes"] as? Int == 0)
+        #expect(server.stop() == 0, "\(server.process.stderr)")
+    }
+
     /// A CA file the monitor cannot read would make every host unreachable: the server refuses to start and
     /// says which setting and which file.
     @Test func anUnreadableCAFileStopsTheServerAtStart() throws {
