@@ -46,6 +46,15 @@ import Testing
         try store.importCustomers([CustomerImport(name: try CustomerName("bulk"), hosts: hosts, ownSigningIdentity: nil, origin: "test")], actor: "test-admin")
     }
 
+    /// A server whose monitor reaches every host at `listener`, one pass every 10 minutes: the first pass runs
+    /// while the test looks.
+    static func serverMonitoring(_ cli: PinsetCLI, at listener: ConnectionCountingListener, timeoutSeconds: Double, concurrency: Int) throws -> RunningServer {
+        try RunningServer(cli: cli, extraConfiguration: [
+            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": timeoutSeconds, "concurrency": concurrency,
+                           "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
+        ])
+    }
+
     /// SIGTERM in the middle of a long pass: no further check starts, so the server exits cleanly instead of
     /// holding shutdown until every host has been checked (200 hosts × 1 s, 2 at a time, would take 100 s).
     @Test func stoppingTheServerDoesNotWaitForTheRestOfAPass() throws {
@@ -54,9 +63,7 @@ import Testing
         try Self.addBulkCustomer(cli, hosts: 200)
         let listener = try ConnectionCountingListener(hold: 1)
         defer { listener.stop() }
-        let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 3, "concurrency": 2, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
-        ])
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 3, concurrency: 2)
         #expect(server.process.waitFor(timeout: 30) { listener.accepted >= 2 })
         // RunningServer.stop sends SIGTERM and kills the server if it has not exited after 15 s.
         #expect(server.stop() == 0, "\(server.process.stderr)")
@@ -71,9 +78,7 @@ import Testing
         try Self.addBulkCustomer(cli, hosts: 1)
         let listener = try ConnectionCountingListener(hold: 40)
         defer { listener.stop() }
-        let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 60, "concurrency": 1, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
-        ])
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 60, concurrency: 1)
         #expect(server.process.waitFor(timeout: 30) { listener.accepted >= 1 })
         #expect(server.stop() == 0, "\(server.process.stderr)")
     }
@@ -86,9 +91,7 @@ import Testing
         try Self.addBulkCustomer(cli, hosts: 1)
         let listener = try ConnectionCountingListener(hold: 0, accepting: false)
         defer { listener.stop() }
-        let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 60, "concurrency": 1, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
-        ])
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 60, concurrency: 1)
         // The first pass starts as soon as the server listens; give it time to send its SYN.
         usleep(1_000_000)
         #expect(try Self.monitoring(server, in: cli.directory)["passes"] as? Int == 0)
@@ -240,10 +243,7 @@ import Testing
 
         let listener = try ConnectionCountingListener(hold: 0.02)
         defer { listener.stop() }
-        let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 5, "concurrency": concurrency,
-                           "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
-        ])
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 5, concurrency: concurrency)
         defer { server.stop() }
 
         var statuses: [Int: Int] = [:]
