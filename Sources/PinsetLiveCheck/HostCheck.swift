@@ -92,7 +92,8 @@ public struct HostChecker: Sendable {
     }
 
     /// Checks `jobs` with at most `concurrency` connections open at once; results in the order of `jobs`.
-    /// Once the calling task is cancelled no further check starts, and only the finished ones are returned.
+    /// Once the calling task is cancelled no further check starts, the ones in flight end at once (as
+    /// unreachable), and only the checks that ran are returned.
     public func check(_ jobs: [HostCheckJob], concurrency: Int) async -> [HostCheckResult] {
         await withTaskGroup(of: (Int, HostCheckResult).self) { group in
             var results = [HostCheckResult?](repeating: nil, count: jobs.count)

@@ -10,7 +10,8 @@ import X509
 ///
 /// Unless told not to, the chain is validated like a client would (RFC 5280 path to a trusted root and the
 /// host name), so a pin is never recorded from, or checked against, an interceptor's certificate by accident.
-/// Connecting and the handshake together take at most `timeout`.
+/// Connecting and the handshake together take at most `timeout`; cancelling the calling task ends the wait
+/// for the connection or the handshake at once.
 public struct LiveChainFetcher: Sendable {
     public static let defaultTimeout = Duration.seconds(10)
 
@@ -105,7 +106,17 @@ public struct LiveChainFetcher: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: address, port: port).get()
+            let connecting = bootstrap.connect(host: address, port: port)
+            let connected = connecting.eventLoop.makePromise(of: (any Channel).self)
+            connecting.cascade(to: connected)
+            // A host that drops the connection attempt would otherwise hold a stopping monitor for the rest of
+            // the timeout. The attempt goes on until its own timeout; a connection it still makes is closed.
+            channel = try await withTaskCancellationHandler {
+                try await connected.futureResult.get()
+            } onCancel: {
+                connecting.whenSuccess { $0.close(promise: nil) }
+                connected.fail(LiveChainError("The check of \(endpoint) was cancelled before the connection was made."))
+            }
         } catch {
             presented.fail(error)
             throw LiveChainError("Could not connect to \(endpoint): \(error). Check the host, port and that the server is up.")
@@ -120,7 +131,13 @@ public struct LiveChainFetcher: Sendable {
         }
         let nioChain: [NIOSSLCertificate]
         do {
-            nioChain = try await presented.futureResult.get()
+            // A stopping monitor cancels its pass: a peer that sends nothing must not hold the stop for the
+            // rest of its timeout.
+            nioChain = try await withTaskCancellationHandler {
+                try await presented.futureResult.get()
+            } onCancel: {
+                presented.fail(LiveChainError("The check of \(endpoint) was cancelled before a TLS handshake completed."))
+            }
         } catch {
             deadline.cancel()
             // Closed before returning, so callers that bound their connections never exceed the bound.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
+import PinsetServer
 import PinsetStore
 
 /// `pinset check`: every monitored host's pins against the chain it serves now, once. Exits non-zero when any
@@ -52,10 +53,7 @@ struct CheckCommand: AsyncParsableCommand {
         } else {
             pinSets = try store.allPinSets()
         }
-        let unmonitored = try store.unmonitoredHosts(of: customer.map { try CustomerName($0) })
-        let jobs = HostCheckJob.jobs(for: pinSets) { customer, hostname in
-            unmonitored.first { $0.customer == customer && $0.hostname == hostname }?.reason
-        }
+        let jobs = try store.monitoringJobs(for: pinSets)
         let checker = HostChecker(
             fetcher: LiveChainFetcher(roots: try LiveChainFetcher.roots(caFile: caFile), timeout: .milliseconds(Int64(timeout * 1000))),
             connectTo: try connectToMap(),
@@ -68,17 +66,22 @@ struct CheckCommand: AsyncParsableCommand {
                  "state": $0.state.rawValue, "failing": $0.state.isFailing, "detail": $0.detail, "warnings": $0.warnings] as [String: Any]
             })
         } else {
-            Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
-                [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
-            })
-            for result in results {
-                for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
-            }
+            Self.printTable(results)
         }
         let failing = results.filter(\.state.isFailing).count
         if failing > 0 {
             Output.note("\(failing) of \(results.count) host(s) would fail or could not be checked.")
             throw ExitCode.failure
+        }
+    }
+
+    /// One row per host, then each host's warnings: what `check` and `import signer-py` print.
+    static func printTable(_ results: [HostCheckResult]) {
+        Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
+            [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
+        })
+        for result in results {
+            for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
         }
     }
 }

@@ -41,12 +41,8 @@ struct ImportCommand: AsyncParsableCommand {
         var reason: String?
 
         func validate() throws {
-            if force && (reason?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) {
-                throw ArgumentParser.ValidationError("--force needs --reason TEXT saying why the live-chain check is skipped; it goes to the audit log.")
-            }
-            if reason != nil && !force {
-                throw ArgumentParser.ValidationError("--reason goes with --force.")
-            }
+            // --dry-run with --force is allowed here: it checks the import itself while the hosts are unreachable.
+            try LiveCheckOptions.validate(force: force, reason: reason)
             _ = try ConnectToMap.parse(commandLine: connectTo)
         }
 
@@ -113,12 +109,7 @@ struct ImportCommand: AsyncParsableCommand {
                 connectTo: try ConnectToMap.parse(commandLine: connectTo)
             )
             let results = await checker.check(jobs, concurrency: 8)
-            Output.table(["CUSTOMER", "HOST", "PORT", "STATE", "DETAIL"], results.map {
-                [$0.customer.rawValue, $0.host.hostname.rawValue, String($0.host.port), $0.state.rawValue, $0.detail]
-            })
-            for result in results {
-                for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
-            }
+            CheckCommand.printTable(results)
             let failing = results.filter(\.state.isFailing)
             guard failing.isEmpty else {
                 if dryRun {

@@ -12,14 +12,19 @@ struct LiveCheckOptions: ParsableArguments {
     var reason: String?
 
     func validate() throws {
+        try Self.validate(force: force, reason: reason)
+        if force && dryRun {
+            throw ValidationError("--dry-run runs the live-chain check; --force skips it. Give one of them.")
+        }
+    }
+
+    /// An override of the live-chain check always says why, for the audit log; a reason alone overrides nothing.
+    static func validate(force: Bool, reason: String?) throws {
         if force && (reason?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) {
             throw ValidationError("--force needs --reason TEXT saying why the live-chain check is skipped; it goes to the audit log.")
         }
         if reason != nil && !force {
             throw ValidationError("--reason goes with --force.")
-        }
-        if force && dryRun {
-            throw ValidationError("--dry-run runs the live-chain check; --force skips it. Give one of them.")
         }
     }
 }

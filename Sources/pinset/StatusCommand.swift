@@ -76,6 +76,8 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("host monitoring:      off (set 'monitoring' in the server configuration)")
             return
         }
+        // Before any pass completed too: a monitor that cannot read its hosts never completes one.
+        if let error = monitoring["lastError"] { Output.line("monitoring error:     \(error)") }
         guard let completed = monitoring["lastPassCompleted"] else {
             Output.line("host monitoring:      first pass not finished yet")
             return
@@ -85,7 +87,6 @@ struct StatusCommand: AsyncParsableCommand {
         let known = order.filter { counts[$0] != nil } + counts.keys.sorted().filter { !order.contains($0) }
         Output.line("host monitoring:      last pass \(completed) (\(monitoring["lastPassMilliseconds"] ?? "-") ms)")
         Output.line("hosts by state:       " + known.map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", "))
-        if let error = monitoring["lastError"] { Output.line("monitoring error:     \(error)") }
         for host in monitoring["hosts"] as? [[String: Any]] ?? [] {
             let failing = host["failing"] as? Bool == true
             let label = failing ? "HOST FAILING:" : "host:"

@@ -18,7 +18,12 @@ final class ConnectionCountingListener: @unchecked Sendable {
     private var stopping = false
     private let acceptLoopDone = DispatchSemaphore(value: 0)
 
-    init(hold: TimeInterval) throws {
+    /// A connection that fills the queue of a listener that does not accept.
+    private var backlogFiller: Int32 = -1
+
+    /// `accepting` false: the listener never accepts and its queue is full, so a new connection attempt gets
+    /// no answer at all, like a host behind a firewall that drops it.
+    init(hold: TimeInterval, accepting: Bool = true) throws {
         self.hold = hold
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var reuse: Int32 = 1
@@ -29,13 +34,21 @@ final class ConnectionCountingListener: @unchecked Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) } }
-        guard bound == 0, listen(listening, 1024) == 0 else {
+        guard bound == 0, listen(listening, accepting ? 1024 : 0) == 0 else {
             close(listening)
             throw Failure("the counting listener could not bind 127.0.0.1")
         }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) } }
         fd = listening
         port = Int(UInt16(bigEndian: address.sin_port))
+        guard accepting else {
+            // Linux queues one connection beyond a backlog of 0 and drops the SYNs of every further one.
+            backlogFiller = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let filled = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(backlogFiller, $0, length) } }
+            acceptLoopDone.signal()
+            guard filled == 0 else { throw Failure("the counting listener could not fill its own queue") }
+            return
+        }
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -69,6 +82,7 @@ final class ConnectionCountingListener: @unchecked Sendable {
     func stop() {
         lock.withLock { stopping = true }
         acceptLoopDone.wait()
+        if backlogFiller >= 0 { close(backlogFiller) }
         close(fd)
     }
 }

@@ -46,6 +46,15 @@ import Testing
         try store.importCustomers([CustomerImport(name: try CustomerName("bulk"), hosts: hosts, ownSigningIdentity: nil, origin: "test")], actor: "test-admin")
     }
 
+    /// A server whose monitor reaches every host at `listener`, one pass every 10 minutes: the first pass runs
+    /// while the test looks.
+    static func serverMonitoring(_ cli: PinsetCLI, at listener: ConnectionCountingListener, timeoutSeconds: Double, concurrency: Int) throws -> RunningServer {
+        try RunningServer(cli: cli, extraConfiguration: [
+            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": timeoutSeconds, "concurrency": concurrency,
+                           "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
+        ])
+    }
+
     /// SIGTERM in the middle of a long pass: no further check starts, so the server exits cleanly instead of
     /// holding shutdown until every host has been checked (200 hosts × 1 s, 2 at a time, would take 100 s).
     @Test func stoppingTheServerDoesNotWaitForTheRestOfAPass() throws {
@@ -54,13 +63,87 @@ import Testing
         try Self.addBulkCustomer(cli, hosts: 200)
         let listener = try ConnectionCountingListener(hold: 1)
         defer { listener.stop() }
-        let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 3, "concurrency": 2, "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
-        ])
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 3, concurrency: 2)
         #expect(server.process.waitFor(timeout: 30) { listener.accepted >= 2 })
         // RunningServer.stop sends SIGTERM and kills the server if it has not exited after 15 s.
         #expect(server.stop() == 0, "\(server.process.stderr)")
         #expect(listener.accepted < 40, "\(listener.accepted) checks started")
+    }
+
+    /// SIGTERM while a check waits on a peer that accepts and then sends nothing: the check is abandoned, so
+    /// the server exits within RunningServer's 15 s instead of waiting out the 60 s handshake timeout.
+    @Test func stoppingTheServerAbandonsAHandshakeInProgress() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 1)
+        let listener = try ConnectionCountingListener(hold: 40)
+        defer { listener.stop() }
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 60, concurrency: 1)
+        #expect(server.process.waitFor(timeout: 30) { listener.accepted >= 1 })
+        #expect(server.stop() == 0, "\(server.process.stderr)")
+    }
+
+    /// SIGTERM while a check waits on a connection attempt that gets no answer: the check is abandoned, so the
+    /// server exits within RunningServer's 15 s instead of waiting out the 60 s timeout.
+    @Test func stoppingTheServerAbandonsAConnectionAttemptInProgress() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 1)
+        let listener = try ConnectionCountingListener(hold: 0, accepting: false)
+        defer { listener.stop() }
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 60, concurrency: 1)
+        // The first pass starts as soon as the server listens; give it time to send its SYN.
+        usleep(1_000_000)
+        #expect(try Self.monitoring(server, in: cli.directory)["passes"] as? Int == 0)
+        #expect(server.stop() == 0, "\(server.process.stderr)")
+    }
+
+    /// A CA file the monitor cannot read would make every host unreachable: the server refuses to start and
+    /// says which setting and which file.
+    @Test func anUnreadableCAFileStopsTheServerAtStart() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let missing = cli.directory.file("no-such-ca.pem")
+        let error = #expect(throws: Failure.self) {
+            try RunningServer(cli: cli, extraConfiguration: ["monitoring": ["caFile": missing]])
+        }
+        #expect(error?.description.contains("'caFile'") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains(missing) == true, "\(error?.description ?? "")")
+    }
+
+    /// A peer that accepts the connection and then sends nothing is reported unreachable once the timeout has
+    /// passed, not when the peer finally gives up (20 s later).
+    @Test func aPeerThatSendsNothingTimesOut() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        try Self.addBulkCustomer(cli, hosts: 1)
+        let listener = try ConnectionCountingListener(hold: 20)
+        defer { listener.stop() }
+        let check = try cli.run(["check", "bulk", "--timeout", "1", "--connect-to", "127.0.0.1:\(listener.port)"])
+        #expect(check.status != 0)
+        #expect(check.stdoutText.contains("unreachable"), "\(check.stdoutText)")
+        #expect(check.stdoutText.contains("did not complete a TLS handshake within 1.0 s"), "\(check.stdoutText)")
+    }
+
+    /// A monitor that cannot read its hosts never completes a pass: `pinset status` still shows why, read from
+    /// a /status document served by a plain loopback HTTP server.
+    @Test func statusPrintsTheMonitoringErrorBeforeAnyPassCompleted() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let served = directory.file("served")
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        _ = try directory.write("served/status", """
+            {"ready": true, "customers": 1, "consecutiveSigningFailures": 0, "warnings": [],
+             "monitoring": {"enabled": true, "passes": 0, "counts": {}, "hosts": [], "lastError": "database disk image is malformed"}}
+            """)
+        let port = try FreePort.pick()
+        let http = try BackgroundProcess("python3", ["-m", "http.server", "--bind", "127.0.0.1", "--directory", served, "\(port)"],
+                                         logDirectory: directory.path, name: "http-server")
+        defer { http.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+        let printed = try ProcessRunner.run(PinsetCLI.binary, ["status", "--url", "http://127.0.0.1:\(port)"], timeout: 30)
+        #expect(printed.stdoutText.contains("monitoring error:     database disk image is malformed"), "\(printed.stdoutText)")
+        #expect(printed.stdoutText.contains("first pass not finished yet"), "\(printed.stdoutText)")
     }
 
     @Test func aHostMovedToAnUnpinnedKeyFailsWithinOneIntervalAndRecovers() throws {
@@ -160,10 +243,7 @@ import Testing
 
         let listener = try ConnectionCountingListener(hold: 0.02)
         defer { listener.stop() }
-        let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 5, "concurrency": concurrency,
-                           "connectTo": ["*": "127.0.0.1:\(listener.port)"]],
-        ])
+        let server = try Self.serverMonitoring(cli, at: listener, timeoutSeconds: 5, concurrency: concurrency)
         defer { server.stop() }
 
         var statuses: [Int: Int] = [:]

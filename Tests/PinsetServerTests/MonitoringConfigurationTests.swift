@@ -32,6 +32,19 @@ struct MonitoringConfigurationTests {
         #expect(monitoring.connectTo.target(host: "shop.example.com", port: 443) == ConnectTarget(address: "origin.internal", port: 443))
         #expect(monitoring.connectTo.target(host: "other.example.com", port: 443) == ConnectTarget(address: "origin.internal", port: 443))
         #expect(ConnectToMap().target(host: "api.example.com", port: 443) == nil)
+        #expect(try ConnectTarget.parse("2001:db8::5") == ConnectTarget(address: "2001:db8::5"))
+        #expect(try ConnectTarget.parse("[::1]") == ConnectTarget(address: "::1"))
+    }
+
+    /// A key is the host name as pinned hosts are normalised: spelled with capitals or a trailing dot it still
+    /// maps its host, rather than leaving that host to be reached through DNS.
+    @Test func connectToKeysAreNormalisedLikeHostNames() throws {
+        let monitoring = try #require(try parse("""
+            {"monitoring": {"connectTo": {"API.Example.com.": "10.0.0.5", "Shop.Example.com.:8443": "10.0.0.6"}}}
+            """).monitoring)
+        #expect(monitoring.connectTo.target(host: "api.example.com", port: 443) == ConnectTarget(address: "10.0.0.5"))
+        #expect(monitoring.connectTo.target(host: "shop.example.com", port: 8443) == ConnectTarget(address: "10.0.0.6"))
+        #expect(monitoring.connectTo.target(host: "shop.example.com", port: 443) == nil)
     }
 
     @Test(arguments: [
@@ -48,6 +61,12 @@ struct MonitoringConfigurationTests {
         (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5:99999"}}}"#, "port that is not from 1 to 65535"),
         (#"{"monitoring": {"connectTo": {"api example.com": "10.0.0.5"}}}"#, "'api example.com' is not a host name"),
         (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5/24"}}}"#, "is not an address or host name"),
+        (#"{"monitoring": {"connectTo": {"*.example.com": "10.0.0.5"}}}"#, "'*.example.com' is a wildcard"),
+        (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5:443:8443"}}}"#, "'10.0.0.5:443:8443' is not an IPv6 address"),
+        (#"{"monitoring": {"connectTo": {"api.example.com": "[origin.internal]:443"}}}"#, "'[origin.internal]:443' is not an IPv6 address"),
+        (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5:+443"}}}"#, "port that is not from 1 to 65535"),
+        (#"{"monitoring": {"connectTo": {"api.example.com": "10.0.0.5", "API.example.com.": "10.0.0.6"}}}"#, "names the same host as another key, which maps it to 10.0.0."),
+        (#"{"monitoring": {"connectTo": {"api..example.com": "10.0.0.5"}}}"#, "'api..example.com' is not a host name"),
     ])
     func refusesWithAMessageNamingTheKey(json: String, expected: String) {
         let error = #expect(throws: ConfigurationError.self) { try parse(json) }

@@ -81,8 +81,8 @@ public final class HostMonitor: Sendable {
         loop.update { $0 = task }
     }
 
-    /// Stops the schedule: no new check starts, the ones in progress finish (each within `timeoutSeconds`),
-    /// and the monitor's event loop is shut down.
+    /// Stops the schedule: no new check starts, the ones waiting for a handshake are abandoned (their
+    /// connections closed), and the monitor's event loop is shut down.
     public func stop() async {
         let task = loop.update { task in
             defer { task = nil }
