@@ -111,10 +111,8 @@ public enum BundleVerifier {
 
     /// Why a bundle signed by `signer` must be refused under the revocation floor `floor`, or `nil`.
     static func revocationProblem(signer: Certificate, floor: Int64?) -> PinUpdateError? {
-        guard let floor else { return nil }
-        let notBefore = Int64(signer.notValidBefore.timeIntervalSince1970.rounded(.down))
-        guard notBefore < floor else { return nil }
-        return PinUpdateError(.revokedSigner, "the signer certificate '\(PinMaterial.describe(signer.subject))' is valid from \(notBefore), earlier than the revocation floor signers-not-before \(floor): its key was revoked")
+        guard let floor, signer.isRevoked(bySignersNotBefore: floor) else { return nil }
+        return PinUpdateError(.revokedSigner, "the signer certificate '\(PinMaterial.describe(signer.subject))' is valid from \(signer.notBeforeUnixSeconds), earlier than the revocation floor signers-not-before \(floor): its key was revoked")
     }
 
     /// Re-verifies a stored bundle: signature and customer only (see `StoredPinState` for why). The chain is

@@ -27,9 +27,7 @@ extension SigningIdentity {
     /// Why this identity must not sign bundles that carry the revocation floor `signersNotBefore` (Unix
     /// seconds), or `nil`: clients refuse a bundle whose signer certificate is valid from an earlier time.
     public func revocationFloorProblem(_ signersNotBefore: Int64?) -> String? {
-        guard let signersNotBefore else { return nil }
-        let notBefore = Int64(certificate.notValidBefore.timeIntervalSince1970.rounded(.down))
-        guard notBefore < signersNotBefore else { return nil }
+        guard let signersNotBefore, certificate.isRevoked(bySignersNotBefore: signersNotBefore) else { return nil }
         return "the signing certificate is valid from \(Self.format(certificate.notValidBefore)), earlier than the revocation floor \(Self.format(Date(timeIntervalSince1970: TimeInterval(signersNotBefore)))) (signers-not-before \(signersNotBefore)); clients refuse bundles it signs. Install a signer certificate issued after the floor ('pinset signer request', 'pinset root issue', 'pinset signer install')."
     }
 

@@ -40,7 +40,7 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("The installed signer of \(target.label) cannot be read: \(error). Nothing was changed.")
         }
-        let installed = Int64(identity.certificate.notValidBefore.timeIntervalSince1970.rounded(.down))
+        let installed = identity.certificate.notBeforeUnixSeconds
         let floor = try notBefore.map(Self.parseTime) ?? installed
         guard floor <= installed else {
             throw CLIError("The floor \(Self.describe(floor)) is later than the notBefore \(Self.describe(installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.")
@@ -78,7 +78,7 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
         guard AtomicFile.exists(path), let bytes = try? AtomicFile.read(path, limit: 1024 * 1024),
               let certificate = try? PinMaterial.certificates(fromFileContents: bytes, origin: path).first,
               certificate != root else { return nil }
-        return Int64(certificate.notValidBefore.timeIntervalSince1970.rounded(.down))
+        return certificate.notBeforeUnixSeconds
     }
 
     /// Unix seconds, or an ISO 8601 date and time with a zone.
