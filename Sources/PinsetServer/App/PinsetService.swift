@@ -61,7 +61,7 @@ public final class PinsetService: Sendable {
                     let snapshot = cache.snapshot
                     return Self.statusReport(
                         status: refresher.status, snapshot: snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-                        monitoring: monitor?.statusObject() ?? ["enabled": false],
+                        monitoring: monitor?.statusObject(),
                         uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date())
                     )
                 },
@@ -186,7 +186,7 @@ public final class PinsetService: Sendable {
 
     static func statusReport(
         status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
-        monitoring: [String: Any] = ["enabled": false], uptake: [String: Any]? = nil
+        monitoring: [String: Any]? = nil, uptake: [String: Any]? = nil
     ) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
@@ -194,7 +194,7 @@ public final class PinsetService: Sendable {
             "customers": snapshot.bundles.count,
             "consecutiveSigningFailures": status.consecutiveFailures,
             "warnings": configurationWarnings + status.warnings,
-            "monitoring": monitoring,
+            "monitoring": monitoring ?? ["enabled": false],
         ]
         if !readiness.isReady { report["notReadyReason"] = readiness.reason }
         if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }
