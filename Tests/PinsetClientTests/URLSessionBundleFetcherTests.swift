@@ -33,9 +33,8 @@ struct URLSessionBundleFetcherTests {
         return configuration
     }
 
-    @Test func updateThroughURLSessionIsAcceptedAndStored() async throws {
-        let fixture = try ClientFixture()
-        defer { fixture.directory.remove() }
+    /// A server answering every request with a valid bundle of version 4, and an updater pointed at it.
+    private func withVersion4Served(_ fixture: ClientFixture, _ body: (CannedHTTPServer, PinsetUpdater) async throws -> Void) async throws {
         let bundle = try fixture.signed(try fixture.payload(version: 4))
         let response = CannedHTTPServer.response(
             status: "200 OK",
@@ -44,7 +43,14 @@ struct URLSessionBundleFetcherTests {
         )
         try await withServer(response) { server in
             let clock = fixture.clock
-            let updater = PinsetUpdater(configuration: try configuration(fixture, port: server.port), now: { clock.now })
+            try await body(server, PinsetUpdater(configuration: try configuration(fixture, port: server.port), now: { clock.now }))
+        }
+    }
+
+    @Test func updateThroughURLSessionIsAcceptedAndStored() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        try await withVersion4Served(fixture) { server, updater in
             let accepted = try await updater.update()
             #expect(accepted.version == 4)
             #expect(server.requestLines == ["GET /acme.json.signed HTTP/1.1"])
@@ -55,15 +61,7 @@ struct URLSessionBundleFetcherTests {
     @Test func tellsTheServerTheVersionItHoldsOnceItHoldsOne() async throws {
         let fixture = try ClientFixture()
         defer { fixture.directory.remove() }
-        let bundle = try fixture.signed(try fixture.payload(version: 4))
-        let response = CannedHTTPServer.response(
-            status: "200 OK",
-            headers: ["Content-Type: application/pkcs7-mime", "Content-Length: \(bundle.count)"],
-            body: bundle
-        )
-        try await withServer(response) { server in
-            let clock = fixture.clock
-            let updater = PinsetUpdater(configuration: try configuration(fixture, port: server.port), now: { clock.now })
+        try await withVersion4Served(fixture) { server, updater in
             try await updater.update()
             try await updater.update()
             let versionFields = server.requestFields.map { fields in fields.filter { $0.lowercased().hasPrefix("pinset-version:") } }
