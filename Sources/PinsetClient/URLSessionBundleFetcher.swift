@@ -1,4 +1,5 @@
 import Foundation
+import PinsetCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -16,8 +17,8 @@ import FoundationNetworking
 ///
 /// Thread-safe: a stateless value; concurrent fetches use separate sessions.
 public struct URLSessionBundleFetcher: BundleFetcher {
-    /// The request header naming the content version the client holds.
-    public static let heldVersionHeader = "Pinset-Version"
+    /// The request header naming the content version the client holds (``HeldVersionHeader/name``).
+    public static let heldVersionHeader = HeldVersionHeader.name
 
     public init() {}
 

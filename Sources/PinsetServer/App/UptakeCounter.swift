@@ -13,8 +13,6 @@ import PinsetHTTP
 ///
 /// Thread-safe: called on connection queues for every bundle request; one short critical section each.
 public final class UptakeCounter: Sendable {
-    /// The request header carrying the version the client holds.
-    public static let headerName = "Pinset-Version"
     /// Enough for the versions of a rollout in flight; beyond it a flood of invented versions lands in "other".
     public static let maximumVersionsPerBucket = 16
     /// Content versions are positive `Int64`; 18 digits always fit one.
@@ -44,7 +42,7 @@ public final class UptakeCounter: Sendable {
     /// Strict on purpose: decimal digits only, at most ``maximumHeaderDigits``, exactly one field. Anything else
     /// is "unknown" and never fails the request.
     public static func reported(in request: HTTPRequestHead) -> Reported {
-        let values = request.headers(named: headerName)
+        let values = request.headers(named: HeldVersionHeader.name)
         guard values.count == 1 else { return .unknown }
         return parse(values[0])
     }
