@@ -105,8 +105,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
         // Every customer of the default identity carries that identity's one floor.
         let defaultPinSet = pinSets.first { $0.signer == .deploymentDefault }
+        // Loaded once per pass, so the identity that signs is the one reported and warned about, even when its
+        // files are replaced during the pass.
+        let loadedDefault = defaultIdentity()
         let defaultResult: Result<Checked, Problem>? = defaultPinSet.map { pinSet in
-            defaultIdentity().flatMap { checked in
+            loadedDefault.flatMap { checked in
                 checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore).map { .failure(Problem($0)) } ?? .success(checked)
             }
         }
@@ -117,11 +120,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             expiry.include(checked.identity)
         }
         // Listed even when it cannot sign (its expiry is then what the operator looks for) or signs no one.
-        if case .success(let checked) = defaultIdentity() {
+        if case .success(let checked) = loadedDefault {
             figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultPinSet?.signersNotBefore))
         }
         // Warned about even while no customer uses it: it signs the next customer added.
-        if case .success(let checked) = defaultResult ?? defaultIdentity() {
+        if case .success(let checked) = defaultResult ?? loadedDefault {
             warnings += checked.warnings(at: now).map { "default signing identity: \($0)" }
         }
         var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []
