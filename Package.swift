@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Value types, the wire payload and key/certificate helpers. No I/O.
@@ -63,16 +64,19 @@ let package = Package(
         .target(
             name: "PinsetMigrations",
             path: "Migrations",
-            resources: [.embedInCode("sql")],
+            resources: [.embedInCode("sql"), .embedInCode("postgresql")],
             swiftSettings: strictSwift6
         ),
-        // Customers, hosts, pins and the audit log in SQLite (GRDB, WAL).
+        // Customers, hosts, pins and the audit log, behind one interface: SQLite (GRDB, WAL) embedded, or a
+        // shared PostgreSQL database (PostgresNIO) for instances on several hosts.
         .target(
             name: "PinsetStore",
             dependencies: [
                 "PinsetCore",
                 "PinsetMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
         ),

@@ -4,8 +4,10 @@
 public enum DataDirectoryPolicy {
     /// Throws a `FileTrust.Refusal` naming the first path another user owns or can write. Paths that do not
     /// exist yet pass: creating them is the caller's decision (`init` creates, the others refuse).
-    public static func check(directory: String, databasePath: String) throws {
+    /// `databasePath` is `nil` when the data is on a database server.
+    public static func check(directory: String, databasePath: String?) throws {
         try FileTrust.checkIfPresent(directory, as: .directory)
+        guard let databasePath else { return }
         let databaseDirectory = AtomicFile.parentDirectory(of: databasePath)
         if databaseDirectory != directory {
             try FileTrust.checkIfPresent(databaseDirectory, as: .directory)

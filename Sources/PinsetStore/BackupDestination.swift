@@ -7,7 +7,7 @@ import Foundation
 /// renamed onto the resolved file. Comparing resolved paths is what stops `ln -s data/signing-key.pem b.sqlite`
 /// or `elsewhere/../data/pinset.sqlite-wal` from reaching the data directory.
 enum BackupDestination {
-    static func resolve(_ destination: String, database: String, protectedDirectories: [String], replacingExisting: Bool) throws -> URL {
+    static func resolve(_ destination: String, database: String?, protectedDirectories: [String], replacingExisting: Bool) throws -> URL {
         let given = URL(fileURLWithPath: destination)
         let name = given.lastPathComponent
         guard !destination.hasSuffix("/"), !name.isEmpty, name != ".", name != ".." else {
@@ -27,8 +27,8 @@ enum BackupDestination {
             target = linked
         }
 
-        let databaseDirectory = URL(fileURLWithPath: database).deletingLastPathComponent().path
-        for directory in [databaseDirectory] + protectedDirectories {
+        let databaseDirectory = database.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+        for directory in (databaseDirectory.map { [$0] } ?? []) + protectedDirectories {
             let resolved = realPath(directory) ?? URL(fileURLWithPath: directory).standardizedFileURL.path
             guard resolved == "/" || target == resolved || target.hasPrefix(resolved + "/") else { continue }
             throw StoreError(.invalidInput, "The backup destination \(destination) resolves to \(target), inside the data directory \(directory), where a backup could replace the database, its -wal file or the signing key. Nothing was written. Write backups outside the data directory, e.g. /var/backups/pinset/pinset-backup.sqlite.")

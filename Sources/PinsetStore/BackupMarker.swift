@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The row `PinStore.backup` writes into its copy, and only there: "this file is a backup; raise its versions
 /// before serving it".
@@ -14,18 +13,20 @@ public struct BackupMarker: Hashable, Sendable {
     /// The database file it was copied from.
     public var source: String
 
-    static func mark(_ db: Database, source: String, at date: Date) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO backup_marker (id, taken_at, source) VALUES (1, ?, ?)", arguments: [date, source])
+    static func mark(_ db: any StoreConnection, source: String, at date: Date) throws {
+        try db.execute("""
+            INSERT INTO backup_marker (id, taken_at, source) VALUES (1, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET taken_at = excluded.taken_at, source = excluded.source
+            """, [date, source])
     }
 
-    static func read(_ db: Database) throws -> BackupMarker? {
-        guard try db.tableExists("backup_marker"),
-              let row = try Row.fetchOne(db, sql: "SELECT taken_at, source FROM backup_marker WHERE id = 1")
-        else { return nil }
-        return BackupMarker(takenAt: try row.decode(atIndex: 0), source: try row.decode(atIndex: 1))
+    static func read(_ db: any StoreConnection) throws -> BackupMarker? {
+        try db.fetchOne("SELECT taken_at, source FROM backup_marker WHERE id = 1") { row in
+            BackupMarker(takenAt: try row.decode(atIndex: 0), source: try row.decode(atIndex: 1))
+        }
     }
 
-    static func clear(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM backup_marker")
+    static func clear(_ db: any StoreConnection) throws {
+        try db.execute("DELETE FROM backup_marker")
     }
 }

@@ -1,15 +1,11 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension ChangeRecorder {
     /// The host's pins as stored now, inside this transaction.
     func pins(ofHost hostID: Int64) throws -> [Pin] {
         var decoder = StoredRows.PinDecoder()
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(StoredRows.pinColumns) FROM pin WHERE pin.host_id = ?", arguments: [hostID])
-        var pins: [Pin] = []
-        while let row = try rows.next() { pins.append(try decoder.pin(row).pin) }
-        return pins
+        return try db.fetchAll("SELECT \(StoredRows.pinColumns) FROM pin WHERE pin.host_id = ?", [hostID]) { try decoder.pin($0).pin }
     }
 
     /// How many of the host's pins a legacy GCX client can match at the time of this change.

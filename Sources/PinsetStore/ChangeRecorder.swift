@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 /// The bookkeeping every write does inside its transaction: look up what it changes, then increase the
@@ -19,12 +18,12 @@ struct ChangeRecorder {
     /// exactly. Milliseconds reach it in the year 287396.
     static let maximumVersion: Int64 = 9_007_199_254_740_991
 
-    let db: Database
+    let db: any StoreConnection
     let actor: String
     /// One timestamp for the whole transaction, so the audit entry, `updated_at` and the version agree.
     let now: Date
 
-    init(_ db: Database, actor: String, now: Date) throws {
+    init(_ db: any StoreConnection, actor: String, now: Date) throws {
         guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
         }
@@ -35,9 +34,11 @@ struct ChangeRecorder {
 
     /// The customer, matched ignoring case, or `StoreError.customerNotFound`.
     func customer(_ name: CustomerName) throws -> CustomerRow {
-        let row = try Row.fetchOne(db, sql: "SELECT \(StoredRows.customerColumns) FROM customer WHERE name = ?", arguments: [name.rawValue])
-        guard let row else { throw StoreError.customerNotFound(name.rawValue) }
-        return try StoredRows.customerRow(row)
+        let customer = try db.fetchOne("SELECT \(StoredRows.customerColumns) FROM customer WHERE name = ?", [name.rawValue]) {
+            try StoredRows.customerRow($0)
+        }
+        guard let customer else { throw StoreError.customerNotFound(name.rawValue) }
+        return customer
     }
 
     /// The host's id and current settings, or `StoreError.hostNotFound`.
@@ -50,14 +51,14 @@ struct ChangeRecorder {
 
     /// The host's id and current settings, or `nil` if the customer has no such host.
     func existingHost(_ hostname: Hostname, of customer: CustomerRow) throws -> (id: Int64, host: HostPins)? {
-        let row = try Row.fetchOne(db, sql: "SELECT \(StoredRows.hostColumns) FROM host WHERE customer_id = ? AND hostname = ?", arguments: [customer.id, hostname.rawValue])
-        guard let row else { return nil }
-        let (id, _, host) = try StoredRows.host(row)
-        return (id, host)
+        try db.fetchOne("SELECT \(StoredRows.hostColumns) FROM host WHERE customer_id = ? AND hostname = ?", [customer.id, hostname.rawValue]) { row in
+            let (id, _, host) = try StoredRows.host(row)
+            return (id, host)
+        }
     }
 
     func pinCount(ofHost hostID: Int64) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM pin WHERE host_id = ?", arguments: [hostID]) ?? 0
+        try db.fetchValue(Int.self, "SELECT count(*) FROM pin WHERE host_id = ?", [hostID]) ?? 0
     }
 
     /// The version a new customer of this name starts at: above any version the name ever had, and at least
@@ -68,7 +69,7 @@ struct ChangeRecorder {
 
     /// max(`current` + 1, the name's high-water mark + 1, now in milliseconds).
     func nextVersion(after current: Int64, for name: CustomerName) throws -> Int64 {
-        let highWater = try Int64.fetchOne(db, sql: "SELECT version FROM customer_version_high_water WHERE name = ?", arguments: [name.rawValue]) ?? 0
+        let highWater = try db.fetchValue(Int64.self, "SELECT version FROM customer_version_high_water WHERE name = ?", [name.rawValue]) ?? 0
         let milliseconds = (now.timeIntervalSince1970 * 1000).rounded(.down)
         let clock = Int64(exactly: milliseconds) ?? (milliseconds > 0 ? Self.maximumVersion : 0)
         let floor = max(current, highWater)
@@ -83,7 +84,7 @@ struct ChangeRecorder {
     @discardableResult
     func recordChange(of customer: CustomerRow, _ action: AuditAction, _ details: String) throws -> Int64 {
         let version = try nextVersion(after: customer.version, for: customer.name)
-        try db.execute(sql: "UPDATE customer SET version = ?, updated_at = ? WHERE id = ?", arguments: [version, now, customer.id])
+        try db.execute("UPDATE customer SET version = ?, updated_at = ? WHERE id = ?", [version, now, customer.id])
         try raiseHighWater(customer.name.rawValue, to: version)
         try audit(customer.name, action, details, version: version)
         return version
@@ -93,7 +94,7 @@ struct ChangeRecorder {
     /// an audit entry at the current version. The version stays, since apps would otherwise fetch a bundle
     /// whose pins are the same under a new number.
     func recordSettingChange(of customer: CustomerRow, _ action: AuditAction, _ details: String) throws {
-        try db.execute(sql: "UPDATE customer SET updated_at = ? WHERE id = ?", arguments: [now, customer.id])
+        try db.execute("UPDATE customer SET updated_at = ? WHERE id = ?", [now, customer.id])
         try audit(customer.name, action, details, version: customer.version)
     }
 
@@ -107,16 +108,16 @@ struct ChangeRecorder {
 
     /// Raises the highest version recorded for a name (matched ignoring case); never lowers it.
     func raiseHighWater(_ name: String, to version: Int64) throws {
-        try db.execute(sql: """
+        try db.execute("""
             INSERT INTO customer_version_high_water (name, version) VALUES (?, ?)
-            ON CONFLICT (name) DO UPDATE SET version = max(version, excluded.version)
-            """, arguments: [name, version])
+            ON CONFLICT (name) DO UPDATE SET version = \(db.dialect.greatest("customer_version_high_water.version", "excluded.version"))
+            """, [name, version])
     }
 
     private func audit(_ name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
-        try db.execute(sql: """
+        try db.execute("""
             INSERT INTO audit_log (at, actor, customer, action, details, version) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [now, actor, name.rawValue, action.rawValue, details, version])
-        try db.execute(sql: "UPDATE change_counter SET value = value + 1 WHERE id = 1")
+            """, [now, actor, name.rawValue, action.rawValue, details, version])
+        try db.execute("UPDATE change_counter SET value = value + 1 WHERE id = 1")
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension PinStore {
@@ -15,32 +14,32 @@ extension PinStore {
     public func addCustomer(
         _ name: CustomerName, servesLegacyClients: Bool = false, ownSigningIdentity: OwnSigningIdentityRecord? = nil, actor: String
     ) throws {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
-            let version = try Self.insertCustomer(name, servesLegacyClients: servesLegacyClients, change: change)
+            let (customerID, version) = try Self.insertCustomer(name, servesLegacyClients: servesLegacyClients, change: change)
             var details = "added customer '\(name)'\(servesLegacyClients ? ", serves legacy clients" : "")"
             if let ownSigningIdentity {
-                try Self.recordOwnSigningIdentity(ownSigningIdentity, customerID: db.lastInsertedRowID, change: change)
+                try Self.recordOwnSigningIdentity(ownSigningIdentity, customerID: customerID, change: change)
                 details += " with its own signing identity: \(ownSigningIdentity.details)"
             }
             try change.recordMembership(of: name, .customerAdded, details, version: version)
         }
     }
 
-    /// Inserts the customer row at its first version; the caller records the audit entry. Afterwards
-    /// `db.lastInsertedRowID` is the customer's id.
-    static func insertCustomer(_ name: CustomerName, servesLegacyClients: Bool, change: ChangeRecorder) throws -> Int64 {
+    /// Inserts the customer row at its first version; the caller records the audit entry. Returns the new
+    /// customer's id and version.
+    static func insertCustomer(_ name: CustomerName, servesLegacyClients: Bool, change: ChangeRecorder) throws -> (id: Int64, version: Int64) {
         let db = change.db
-        if let existing = try String.fetchOne(db, sql: "SELECT name FROM customer WHERE name = ?", arguments: [name.rawValue]) {
+        if let existing = try db.fetchValue(String.self, "SELECT name FROM customer WHERE name = ?", [name.rawValue]) {
             let sameSpelling = existing == name.rawValue
             throw StoreError(.customerExists, sameSpelling
                 ? "Customer '\(existing)' already exists. List customers with 'pinset customer list'."
                 : "Customer '\(existing)' already exists, and names are unique ignoring case, so '\(name)' cannot be added. Use '\(existing)' or choose another name.")
         }
         let version = try change.firstVersion(for: name)
-        try db.execute(sql: "INSERT INTO customer (name, version, legacy_clients, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [name.rawValue, version, servesLegacyClients, change.now, change.now])
-        return version
+        let id = try db.insertReturningID("INSERT INTO customer (name, version, legacy_clients, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                                          [name.rawValue, version, servesLegacyClients, change.now, change.now])
+        return (id, version)
     }
 
     /// Marks whether the customer's apps include legacy GCX clients. While set, every pin edit that would
@@ -51,11 +50,11 @@ extension PinStore {
     /// - Throws: `StoreError.customerNotFound`.
     @discardableResult
     public func setServesLegacyClients(_ serves: Bool, for name: CustomerName, actor: String) throws -> Bool {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let customer = try change.customer(name)
             guard customer.servesLegacyClients != serves else { return false }
-            try db.execute(sql: "UPDATE customer SET legacy_clients = ? WHERE id = ?", arguments: [serves, customer.id])
+            try db.execute("UPDATE customer SET legacy_clients = ? WHERE id = ?", [serves, customer.id])
             // Only which pin edits are refused changes; bundles stay the same.
             try change.recordSettingChange(of: customer, .customerUpdated, "legacy clients \(Self.onOff(customer.servesLegacyClients)) -> \(Self.onOff(serves))")
             return true
@@ -67,13 +66,13 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`.
     public func removeCustomer(_ name: CustomerName, actor: String) throws {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let customer = try change.customer(name)
-            let hostCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM host WHERE customer_id = ?", arguments: [customer.id]) ?? 0
-            let pinCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = ?", arguments: [customer.id]) ?? 0
+            let hostCount = try db.fetchValue(Int.self, "SELECT count(*) FROM host WHERE customer_id = ?", [customer.id]) ?? 0
+            let pinCount = try db.fetchValue(Int.self, "SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = ?", [customer.id]) ?? 0
             // Hosts and pins go with it: ON DELETE CASCADE.
-            try db.execute(sql: "DELETE FROM customer WHERE id = ?", arguments: [customer.id])
+            try db.execute("DELETE FROM customer WHERE id = ?", [customer.id])
             try change.recordMembership(
                 of: customer.name, .customerRemoved,
                 "removed customer '\(customer.name)' at version \(customer.version) with \(hostCount) host(s) and \(pinCount) pin(s)",

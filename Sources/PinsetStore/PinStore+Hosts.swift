@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension PinStore {
@@ -16,17 +15,16 @@ extension PinStore {
     public func addHost(_ hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin] = [], to customer: CustomerName, liveCheckNote: String? = nil, actor: String) throws {
         try Self.validate(port: port, hostname: hostname)
         try Self.validateKeyMaterial(pins, of: hostname)
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             if let existing = try change.existingHost(hostname, of: owner) {
                 throw StoreError(.hostExists, "Customer '\(owner.name)' already has host '\(hostname)' (port \(existing.host.port), include-subdomains \(Self.onOff(existing.host.includeSubdomains))). Change its settings with 'pinset host update' or remove it first.")
             }
             // The spelling is kept only when it differs, so a lower-case name has one stored form.
-            try db.execute(sql: """
+            let hostID = try db.insertReturningID("""
                 INSERT INTO host (customer_id, hostname, published_hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [owner.id, hostname.rawValue, hostname.hasMixedCase ? hostname.spelling : nil, Int64(port), includeSubdomains, change.now])
-            let hostID = db.lastInsertedRowID
+                """, [owner.id, hostname.rawValue, hostname.hasMixedCase ? hostname.spelling : nil, Int64(port), includeSubdomains, change.now])
             var seen = Set<String>()
             let added = pins.filter { seen.insert($0.displayName).inserted }
             for pin in added { try Self.insert(pin, hostID: hostID, at: change.now, db) }
@@ -49,7 +47,7 @@ extension PinStore {
     @discardableResult
     public func updateHost(_ hostname: Hostname, of customer: CustomerName, port: UInt16? = nil, includeSubdomains: Bool? = nil, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> Bool {
         if let port { try Self.validate(port: port, hostname: hostname) }
-        return try pool.write { db in
+        return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, current) = try change.host(hostname, of: owner)
@@ -62,8 +60,8 @@ extension PinStore {
                 differences.append("include-subdomains \(Self.onOff(current.includeSubdomains)) -> \(Self.onOff(newIncludeSubdomains))")
             }
             guard !differences.isEmpty else { return false }
-            try db.execute(sql: "UPDATE host SET port = ?, include_subdomains = ? WHERE id = ?",
-                           arguments: [Int64(newPort), newIncludeSubdomains, hostID])
+            try db.execute("UPDATE host SET port = ?, include_subdomains = ? WHERE id = ?",
+                           [Int64(newPort), newIncludeSubdomains, hostID])
             if let liveCheck { differences.append(liveCheck.auditNote) }
             try change.recordChange(of: owner, .hostUpdated, "\(hostname): " + differences.joined(separator: "; "))
             return true
@@ -78,17 +76,17 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, or `.lastHostOfCustomer`.
     public func removeHost(_ hostname: Hostname, from customer: CustomerName, allowRemovingLastHost: Bool = false, actor: String) throws {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
-            let hostCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM host WHERE customer_id = ?", arguments: [owner.id]) ?? 0
+            let hostCount = try db.fetchValue(Int.self, "SELECT count(*) FROM host WHERE customer_id = ?", [owner.id]) ?? 0
             if hostCount == 1 && !allowRemovingLastHost {
                 throw StoreError(.lastHostOfCustomer, "\(hostname) is the last host of '\(owner.name)'; removing it would publish an empty pin set, and apps replace their pins with it, so they would stop pinning every host of '\(owner.name)'. Add the customer's other hosts first, or pass --allow-last-host to do it anyway.")
             }
             let pinCount = try change.pinCount(ofHost: hostID)
             // Its pins go with it: ON DELETE CASCADE.
-            try db.execute(sql: "DELETE FROM host WHERE id = ?", arguments: [hostID])
+            try db.execute("DELETE FROM host WHERE id = ?", [hostID])
             try change.recordChange(of: owner, .hostRemoved, "removed host \(hostname) with \(pinCount) pin(s)")
         }
     }

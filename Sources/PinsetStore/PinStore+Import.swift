@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension AuditAction {
@@ -20,29 +19,28 @@ extension PinStore {
                 }
             }
         }
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             for customer in imports {
-                let version = try Self.insertCustomer(customer.name, servesLegacyClients: customer.servesLegacyClients, change: change)
-                let customerID = db.lastInsertedRowID
+                let (customerID, version) = try Self.insertCustomer(customer.name, servesLegacyClients: customer.servesLegacyClients, change: change)
                 if let identity = customer.ownSigningIdentity {
                     try Self.recordOwnSigningIdentity(identity, customerID: customerID, change: change)
                 }
                 var pinCount = 0
                 for host in customer.hosts {
+                    let hostID: Int64
                     do {
-                        try db.execute(sql: """
+                        hostID = try db.insertReturningID("""
                             INSERT INTO host (customer_id, hostname, published_hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?, ?)
-                            """, arguments: [customerID, host.hostname.rawValue, host.hostname.hasMixedCase ? host.hostname.spelling : nil,
+                            """, [customerID, host.hostname.rawValue, host.hostname.hasMixedCase ? host.hostname.spelling : nil,
                                              Int64(host.port), host.includeSubdomains, change.now])
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    } catch is SQLConstraintViolation {
                         throw StoreError(.invalidInput, "\(customer.origin): host \(host.hostname) is listed twice for '\(customer.name)'.")
                     }
-                    let hostID = db.lastInsertedRowID
                     for pin in host.pins {
                         do {
                             try Self.insert(pin, hostID: hostID, at: change.now, db)
-                        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        } catch is SQLConstraintViolation {
                             throw StoreError(.invalidInput, "\(customer.origin): \(customer.name)/\(host.hostname) lists the pin \(pin.displayName) twice.")
                         }
                         pinCount += 1

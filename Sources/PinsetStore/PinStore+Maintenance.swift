@@ -4,14 +4,18 @@ import GRDB
 extension PinStore {
     /// The rows of `PRAGMA integrity_check`: `["ok"]` when the file is healthy, otherwise descriptions of
     /// each problem found (https://www.sqlite.org/pragma.html#pragma_integrity_check).
+    /// Only SQLite files have it: a backup is always one, whatever the backend it was taken from.
     public func integrityCheck() throws -> [String] {
-        try pool.read { db in
-            try String.fetchAll(db, sql: "PRAGMA integrity_check")
+        guard location.filePath != nil else {
+            throw StoreError(.invalidInput, "\(path) is a PostgreSQL database; its integrity is the server's to check (e.g. with pg_amcheck). 'pinset backup' checks the SQLite file it writes.")
+        }
+        return try database.read { db in
+            try db.fetchAll("PRAGMA integrity_check") { try $0.decode(String.self, atIndex: 0) }
         }
     }
 
-    /// Copies the database to `destination` with SQLite's online backup API, while other connections keep
-    /// reading and writing; the copy is one consistent snapshot, marked as a backup (see `BackupMarker`) so
+    /// Copies the database to the SQLite file `destination` while other connections keep reading and writing
+    /// (SQLite's online backup API, or one snapshot of a PostgreSQL database); the copy is one consistent snapshot, marked as a backup (see `BackupMarker`) so
     /// that it is never served before `restore` raised its versions.
     ///
     /// The copy is written to a temporary file beside `destination`, switched to rollback-journal mode (so it
@@ -20,13 +24,13 @@ extension PinStore {
     /// partial copy. The file is created with `newFileMode`.
     ///
     /// A destination is refused, with nothing written, when it exists and `replacingExisting` is false, or
-    /// when it lies (after resolving symbolic links and `..`) in the database's directory or in one of
+    /// when it lies (after resolving symbolic links and `..`) in a SQLite database's directory or in one of
     /// `protectedDirectories`: a backup must never replace the database, its `-wal` file or a signing key.
     ///
     /// - Throws: `StoreError.invalidInput` for a refused destination or one that cannot be written.
     public func backup(to destination: String, replacingExisting: Bool = false, protectedDirectories: [String] = []) throws {
         let target = try BackupDestination.resolve(
-            destination, database: path, protectedDirectories: protectedDirectories, replacingExisting: replacingExisting
+            destination, database: location.filePath, protectedDirectories: protectedDirectories, replacingExisting: replacingExisting
         )
         let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial-\(UUID().uuidString)").path
         let descriptor = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, Self.newFileMode)
@@ -34,11 +38,11 @@ extension PinStore {
             let reason = String(cString: strerror(errno))
             throw StoreError(.invalidInput, "Cannot create a file in \(target.deletingLastPathComponent().path) for the backup: \(reason). Choose a writable directory.")
         }
-        close(descriptor)
+        Foundation.close(descriptor)
         do {
+            try database.copy(toSQLiteFile: temporary)
             let copy = try DatabaseQueue(path: temporary)
-            try pool.backup(to: copy)
-            try copy.write { db in try BackupMarker.mark(db, source: path, at: clock()) }
+            try copy.write { db in try BackupMarker.mark(SQLiteConnection(db: db), source: path, at: clock()) }
             try copy.writeWithoutTransaction { db in
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
             }
@@ -59,6 +63,6 @@ extension PinStore {
         let descriptor = Foundation.open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         fsync(descriptor)
-        close(descriptor)
+        Foundation.close(descriptor)
     }
 }

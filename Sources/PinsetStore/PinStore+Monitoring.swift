@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 /// A host the trust server cannot reach, and why.
@@ -29,13 +28,13 @@ extension PinStore {
         if let reason, reason.isEmpty || reason.count > 500 {
             throw StoreError(.invalidInput, "The reason a host is unmonitored must be 1 to 500 characters, e.g. --unmonitored 'internal network, checked from the office VPN'.")
         }
-        return try pool.write { db in
+        return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, _) = try change.host(hostname, of: owner)
-            let current = try String.fetchOne(db, sql: "SELECT unmonitored_reason FROM host WHERE id = ?", arguments: [hostID])
+            let current = try db.fetchValue(String.self, "SELECT unmonitored_reason FROM host WHERE id = ?", [hostID])
             guard current != reason else { return false }
-            try db.execute(sql: "UPDATE host SET unmonitored_reason = ? WHERE id = ?", arguments: [reason, hostID])
+            try db.execute("UPDATE host SET unmonitored_reason = ? WHERE id = ?", [reason, hostID])
             let details = reason.map { "\(hostname): unmonitored (live-chain checks skipped): \($0)" } ?? "\(hostname): monitored again (live-chain checks on)"
             try change.recordMembership(of: owner.name, .hostUpdated, details, version: owner.version)
             return true
@@ -44,14 +43,13 @@ extension PinStore {
 
     /// Hosts marked unmonitored, of one customer or all, with their reasons.
     public func unmonitoredHosts(of customer: CustomerName? = nil) throws -> [UnmonitoredHost] {
-        try pool.read { db in
-            let rows = try Row.fetchAll(db, sql: """
+        try database.read { db in
+            try db.fetchAll("""
                 SELECT customer.name, coalesce(host.published_hostname, host.hostname), host.unmonitored_reason
                 FROM host JOIN customer ON customer.id = host.customer_id
                 WHERE host.unmonitored_reason IS NOT NULL \(customer == nil ? "" : "AND customer.name = ?")
-                ORDER BY customer.name, host.hostname
-                """, arguments: customer.map { [$0.rawValue] } ?? [])
-            return try rows.map { row in
+                ORDER BY customer.name COLLATE \(db.dialect.binaryCollation), host.hostname COLLATE \(db.dialect.binaryCollation)
+                """, customer.map { [$0.rawValue] } ?? []) { row in
                 let hostname: String = try row.decode(atIndex: 1)
                 guard let parsed = try? Hostname(hostname) else {
                     throw StoreError(.corruptData, "The stored host name '\(hostname)' is not valid. Fix or remove the row with the sqlite3 tool.")
@@ -68,8 +66,7 @@ extension ChangeRecorder {
     func requireUnchanged(hostID: Int64, current: HostPins, since record: LiveCheckRecord?) throws {
         guard let record else { return }
         var decoder = StoredRows.PinDecoder()
-        let stored = try Row.fetchAll(db, sql: "SELECT \(StoredRows.pinColumns) FROM pin WHERE host_id = ?", arguments: [hostID])
-            .map { try decoder.pin($0).pin }
+        let stored = try db.fetchAll("SELECT \(StoredRows.pinColumns) FROM pin WHERE host_id = ?", [hostID]) { try decoder.pin($0).pin }
         func identities(_ pins: [Pin]) -> Set<String> {
             Set(pins.map { "\($0.spkiSHA256?.base64 ?? "-") \($0.certificateSHA256?.hex ?? "-")" })
         }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension PinStore {
@@ -23,7 +22,7 @@ extension PinStore {
             throw StoreError(.invalidInput, "No pins were given for \(hostname). Give at least one certificate, public key or hash.")
         }
         try Self.validateKeyMaterial(pins, of: hostname)
-        return try pool.write { db in
+        return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, current) = try change.host(hostname, of: owner)
@@ -31,9 +30,9 @@ extension PinStore {
             let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
             var bySPKI: [[UInt8]: [UInt8]?] = [:]
             var certificates: Set<[UInt8]> = []
-            for row in try Row.fetchAll(db, sql: "SELECT spki_sha256, certificate_sha256 FROM pin WHERE host_id = ?", arguments: [hostID]) {
-                let spki = (row[0] as Data?).map { [UInt8]($0) }
-                let certificate = (row[1] as Data?).map { [UInt8]($0) }
+            try db.forEachRow("SELECT spki_sha256, certificate_sha256 FROM pin WHERE host_id = ?", [hostID]) { row in
+                let spki = try row.decode([UInt8]?.self, atIndex: 0)
+                let certificate = try row.decode([UInt8]?.self, atIndex: 1)
                 if let spki { bySPKI[spki] = .some(certificate) }
                 if let certificate { certificates.insert(certificate) }
             }
@@ -46,11 +45,11 @@ extension PinStore {
                 if let spki = pin.spkiSHA256?.bytes, let existing = bySPKI[spki] {
                     // The key is pinned; it gains the certificate hash it lacks.
                     if existing == nil, let certificate, !certificates.contains(certificate) {
-                        try db.execute(sql: """
+                        try db.execute("""
                             UPDATE pin SET certificate_sha256 = ?, not_after = coalesce(?, not_after), source = ?,
                                            label = CASE WHEN label = '' THEN ? ELSE label END
                             WHERE host_id = ? AND spki_sha256 = ?
-                            """, arguments: [Data(certificate), StoredRows.storedNotAfter(pin.notAfter), pin.source.storedForm, pin.label, hostID, Data(spki)])
+                            """, [certificate, StoredRows.storedNotAfter(pin.notAfter), pin.source.storedForm, pin.label, hostID, spki])
                         bySPKI[spki] = .some(certificate)
                         certificates.insert(certificate)
                         upgraded.append(pin)
@@ -62,13 +61,13 @@ extension PinStore {
                 if let certificate, certificates.contains(certificate) {
                     // Pinned by certificate hash alone; it gains the key when this pin carries it.
                     if let spki = pin.spkiSHA256?.bytes {
-                        try db.execute(sql: """
+                        let changed = try db.execute("""
                             UPDATE pin SET spki_sha256 = ?, spki_der = ?, not_after = coalesce(?, not_after), source = ?,
                                            label = CASE WHEN label = '' THEN ? ELSE label END
                             WHERE host_id = ? AND certificate_sha256 = ? AND spki_sha256 IS NULL
-                            """, arguments: [Data(spki), pin.subjectPublicKeyInfo.map { Data($0) }, StoredRows.storedNotAfter(pin.notAfter),
-                                             pin.source.storedForm, pin.label, hostID, Data(certificate)])
-                        if db.changesCount > 0 {
+                            """, [spki, pin.subjectPublicKeyInfo, StoredRows.storedNotAfter(pin.notAfter),
+                                             pin.source.storedForm, pin.label, hostID, certificate])
+                        if changed > 0 {
                             bySPKI[spki] = .some(certificate)
                             upgraded.append(pin)
                             continue
@@ -104,13 +103,13 @@ extension PinStore {
     }
 
     /// Inserts one pin row; the caller has checked that the host does not have it.
-    static func insert(_ pin: Pin, hostID: Int64, at now: Date, _ db: Database) throws {
-        try db.execute(sql: """
+    static func insert(_ pin: Pin, hostID: Int64, at now: Date, _ db: any StoreConnection) throws {
+        try db.execute("""
             INSERT INTO pin (host_id, spki_sha256, spki_der, certificate_sha256, label, source, not_after, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [
-                hostID, pin.spkiSHA256.map { Data($0.bytes) }, pin.subjectPublicKeyInfo.map { Data($0) },
-                pin.certificateSHA256.map { Data($0.bytes) }, pin.label, pin.source.storedForm,
+            """, [
+                hostID, pin.spkiSHA256?.bytes, pin.subjectPublicKeyInfo,
+                pin.certificateSHA256?.bytes, pin.label, pin.source.storedForm,
                 StoredRows.storedNotAfter(pin.notAfter), now,
             ])
     }
@@ -127,15 +126,15 @@ extension PinStore {
     ///   than two pins they can use.
     @discardableResult
     public func removePin(_ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> PinChange {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let owner = try change.customer(customer)
             let (hostID, current) = try change.host(hostname, of: owner)
             try change.requireUnchanged(hostID: hostID, current: current, since: liveCheck)
             // A certificate-only pin is named by its certificate hash.
             let match = "host_id = ? AND (spki_sha256 = ? OR (spki_sha256 IS NULL AND certificate_sha256 = ?))"
-            let matchArguments: StatementArguments = [hostID, Data(spkiSHA256.bytes), Data(spkiSHA256.bytes)]
-            let label = try String.fetchOne(db, sql: "SELECT label FROM pin WHERE \(match)", arguments: matchArguments)
+            let matchArguments: [any SQLArgument] = [hostID, spkiSHA256.bytes, spkiSHA256.bytes]
+            let label = try db.fetchValue(String.self, "SELECT label FROM pin WHERE \(match)", matchArguments)
             guard let label else {
                 throw StoreError(.pinNotFound, "Host \(hostname) of customer '\(owner.name)' has no pin \(spkiSHA256.base64). List its pins with 'pinset pin list \(owner.name) \(hostname)'.")
             }
@@ -144,7 +143,7 @@ extension PinStore {
                 throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would stop publishing the host, and apps would then apply a covering include-subdomains parent's pins to it, or none. If the new certificate has a new key, add its pin first and then remove this one. If it keeps this key, this pin already matches it: keep it (the key, not the certificate, is pinned). To stop pinning the host, remove it with 'pinset host remove', or pass --allow-last-pin.")
             }
             let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
-            try db.execute(sql: "DELETE FROM pin WHERE \(match)", arguments: matchArguments)
+            try db.execute("DELETE FROM pin WHERE \(match)", matchArguments)
             try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .removal(usableBefore: legacyUsableBefore))
             let version = try change.recordChange(
                 of: owner, .pinRemoved,

@@ -1,22 +1,19 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension PinStore {
     /// Every customer with its content version and host and pin counts, sorted by name.
     public func customers() throws -> [CustomerSummary] {
-        try pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: """
+        try database.read { db in
+            try db.fetchAll("""
                 SELECT customer.name, customer.version, customer.created_at, customer.updated_at,
                        (SELECT count(*) FROM host WHERE host.customer_id = customer.id),
                        (SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = customer.id),
                        customer.legacy_clients
                 FROM customer
-                ORDER BY customer.name COLLATE BINARY
-                """)
-            var summaries: [CustomerSummary] = []
-            while let row = try rows.next() {
-                summaries.append(CustomerSummary(
+                ORDER BY customer.name COLLATE \(db.dialect.binaryCollation)
+                """) { row in
+                CustomerSummary(
                     name: try StoredRows.customerName(row.decode(atIndex: 0)),
                     version: try row.decode(atIndex: 1),
                     hostCount: try row.decode(atIndex: 4),
@@ -24,9 +21,8 @@ extension PinStore {
                     servesLegacyClients: try row.decode(atIndex: 6),
                     createdAt: try row.decode(atIndex: 2),
                     updatedAt: try row.decode(atIndex: 3)
-                ))
+                )
             }
-            return summaries
         }
     }
 
@@ -35,7 +31,7 @@ extension PinStore {
     ///
     /// Hosts are sorted by host name and each host's pins by SPKI hash, so equal content compares equal.
     public func pinSet(for customer: CustomerName) throws -> PinSet? {
-        try pool.read { db in
+        try database.read { db in
             try PinSetLoader.load(db, customer: customer).first
         }
     }
@@ -45,7 +41,7 @@ extension PinStore {
     /// Three set-based queries — customers, hosts, pins — each walking its table in index order, however
     /// many customers there are.
     public func allPinSets() throws -> [PinSet] {
-        try pool.read { db in
+        try database.read { db in
             try PinSetLoader.load(db, customer: nil)
         }
     }
@@ -53,32 +49,29 @@ extension PinStore {
     /// The global change counter: increased by every committed change. A server polls it to learn cheaply
     /// whether anything needs re-signing; it never decreases and is never reset.
     public func changeCounter() throws -> Int64 {
-        try pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT value FROM change_counter WHERE id = 1") ?? 0
+        try database.read { db in
+            try db.fetchValue(Int64.self, "SELECT value FROM change_counter WHERE id = 1") ?? 0
         }
     }
 
     /// The latest audit entries, newest first: all customers', or those of one customer name (ignoring case,
     /// including entries from before the customer was removed and re-added).
     public func auditLog(customer: CustomerName? = nil, limit: Int = 100) throws -> [AuditEntry] {
-        try pool.read { db in
+        try database.read { db in
             let columns = "id, at, actor, customer, action, details, version"
-            let rows: RowCursor
-            if let customer {
-                rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM audit_log WHERE customer = ? ORDER BY id DESC LIMIT ?", arguments: [customer.rawValue, max(limit, 0)])
+            let (sql, arguments): (String, [any SQLArgument]) = if let customer {
+                ("SELECT \(columns) FROM audit_log WHERE customer = ? ORDER BY id DESC LIMIT ?", [customer.rawValue, max(limit, 0)])
             } else {
-                rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM audit_log ORDER BY id DESC LIMIT ?", arguments: [max(limit, 0)])
+                ("SELECT \(columns) FROM audit_log ORDER BY id DESC LIMIT ?", [max(limit, 0)])
             }
-            var entries: [AuditEntry] = []
-            while let row = try rows.next() {
-                entries.append(AuditEntry(
+            return try db.fetchAll(sql, arguments) { row in
+                AuditEntry(
                     id: try row.decode(atIndex: 0), at: try row.decode(atIndex: 1), actor: try row.decode(atIndex: 2),
                     customer: try row.decode(atIndex: 3),
                     action: AuditAction(rawValue: try row.decode(atIndex: 4)), details: try row.decode(atIndex: 5),
                     version: try row.decode(atIndex: 6)
-                ))
+                )
             }
-            return entries
         }
     }
 }
@@ -89,26 +82,24 @@ extension PinStore {
 /// instead costs a table lookup per pin, about three times the whole scan.
 enum PinSetLoader {
     /// All customers' pin sets (sorted by name), or the one customer's (an empty array when it does not exist).
-    static func load(_ db: Database, customer: CustomerName?) throws -> [PinSet] {
+    static func load(_ db: any StoreConnection, customer: CustomerName?) throws -> [PinSet] {
         let onlyCustomer = "JOIN customer ON host.customer_id = customer.id WHERE customer.name = ?"
-        let arguments: StatementArguments = customer.map { [$0.rawValue] } ?? []
+        let arguments: [any SQLArgument] = customer.map { [$0.rawValue] } ?? []
 
         var pinsByHost: [Int64: [Pin]] = [:]
         var decoder = StoredRows.PinDecoder()
-        let pinRows = try Row.fetchCursor(db, sql: customer == nil
+        try db.forEachRow(customer == nil
             ? "SELECT \(StoredRows.pinColumns) FROM pin"
             : "SELECT \(StoredRows.pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(onlyCustomer)",
-            arguments: arguments)
-        while let row = try pinRows.next() {
+            arguments) { row in
             let (hostID, pin) = try decoder.pin(row)
             pinsByHost[hostID, default: []].append(pin)
         }
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
-        let hostRows = try Row.fetchCursor(db, sql: """
-            SELECT \(StoredRows.hostColumns) FROM host \(customer == nil ? "" : onlyCustomer) ORDER BY host.customer_id, host.hostname
-            """, arguments: arguments)
-        while let row = try hostRows.next() {
+        try db.forEachRow("""
+            SELECT \(StoredRows.hostColumns) FROM host \(customer == nil ? "" : onlyCustomer) ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
+            """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
             hostsByCustomer[customerID, default: []].append(host)
@@ -117,21 +108,19 @@ enum PinSetLoader {
         // The one place that decides which identity signs each customer, and so which revocation floor its
         // bundles carry: the customer's own identity's, or the default identity's.
         var ownSigners: [Int64: Int64?] = [:]
-        let ownRows = try Row.fetchCursor(db, sql: customer == nil
+        try db.forEachRow(customer == nil
             ? "SELECT customer_id, signers_not_before FROM customer_signing_identity"
             : "SELECT customer_id, signers_not_before FROM customer_signing_identity JOIN customer ON customer.id = customer_id WHERE customer.name = ?",
-            arguments: arguments)
-        while let row = try ownRows.next() {
+            arguments) { row in
             ownSigners[try row.decode(atIndex: 0) as Int64] = try row.decode(atIndex: 1) as Int64?
         }
-        let defaultFloor = try Int64.fetchOne(db, sql: "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
+        let defaultFloor = try db.fetchValue(Int64.self, "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
 
         var pinSets: [PinSet] = []
-        let customerRows = try Row.fetchCursor(db, sql: """
+        try db.forEachRow("""
             SELECT \(StoredRows.customerColumns) FROM customer \(customer == nil ? "" : "WHERE customer.name = ?")
-            ORDER BY customer.name COLLATE BINARY
-            """, arguments: arguments)
-        while let row = try customerRows.next() {
+            ORDER BY customer.name COLLATE \(db.dialect.binaryCollation)
+            """, arguments) { row in
             let customer = try StoredRows.customerRow(row)
             let (signer, floor): (SignerAssignment, Int64?) = switch ownSigners[customer.id] {
             case .some(let ownFloor): (.customerOwn, ownFloor)

@@ -44,7 +44,7 @@ extension PinStore {
         if stat(databasePath, &replacedInfo) == 0 {
             _ = fchown(descriptor, replacedInfo.st_uid, replacedInfo.st_gid)
         }
-        close(descriptor)
+        Foundation.close(descriptor)
         do {
             var readOnly = Configuration()
             readOnly.readonly = true
@@ -59,7 +59,7 @@ extension PinStore {
             let customers = try restored.raiseVersionsAfterRestore(
                 above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors, note: note, actor: actor
             )
-            try restored.pool.close()
+            try restored.close()
 
             // One self-contained file, so that the rename is the whole switch-over.
             let single = try DatabaseQueue(path: temporary)
@@ -87,29 +87,30 @@ extension PinStore {
     func raiseVersionsAfterRestore(
         above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(), note: String, actor: String
     ) throws -> [RestoreReport.Customer] {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             for (name, version) in floors where version >= 1 {
                 try change.raiseHighWater(name, to: version)
             }
-            try db.execute(sql: "UPDATE change_counter SET value = max(value, ?) WHERE id = 1", arguments: [changeCounter])
+            try db.execute("UPDATE change_counter SET value = \(db.dialect.greatest("value", "?")) WHERE id = 1", [changeCounter])
             if let floor = signerFloors.deploymentDefault {
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO default_signing_identity (id, signers_not_before, updated_at) VALUES (1, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET signers_not_before = max(signers_not_before, excluded.signers_not_before), updated_at = excluded.updated_at
-                    """, arguments: [floor, change.now])
+                    ON CONFLICT (id) DO UPDATE SET signers_not_before = \(db.dialect.greatest("default_signing_identity.signers_not_before", "excluded.signers_not_before")), updated_at = excluded.updated_at
+                    """, [floor, change.now])
             }
             for (name, floor) in signerFloors.own {
                 // Only where the restored customer still signs with its own identity: the floor belongs to it.
-                try db.execute(sql: """
-                    UPDATE customer_signing_identity SET signers_not_before = max(coalesce(signers_not_before, 0), ?)
+                try db.execute("""
+                    UPDATE customer_signing_identity SET signers_not_before = \(db.dialect.greatest("coalesce(signers_not_before, 0)", "?"))
                     WHERE customer_id = (SELECT id FROM customer WHERE name = ?)
-                    """, arguments: [floor, name])
+                    """, [floor, name])
             }
             var raised: [RestoreReport.Customer] = []
-            let rows = try Row.fetchAll(db, sql: "SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE BINARY")
-            for row in rows {
-                let customer = try StoredRows.customerRow(row)
+            let customers = try db.fetchAll("SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE \(db.dialect.binaryCollation)") {
+                try StoredRows.customerRow($0)
+            }
+            for customer in customers {
                 let version = try change.recordChange(of: customer, .restored, "\(note); version \(customer.version) raised above every version served")
                 raised.append(RestoreReport.Customer(name: customer.name, backupVersion: customer.version, version: version))
             }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension AuditAction {
@@ -19,7 +18,7 @@ extension PinStore {
     /// - Throws: `StoreError.customerNotFound`.
     @discardableResult
     public func recordSignerCertificateInstalled(for customer: CustomerName?, details: String, actor: String) throws -> [CustomerName] {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let rows = try Self.customersSigned(by: customer, change)
             for row in rows {
@@ -33,10 +32,10 @@ extension PinStore {
     /// default identity signs (every customer without an own one): those a change to that identity affects.
     static func customersSigned(by customer: CustomerName?, _ change: ChangeRecorder) throws -> [CustomerRow] {
         if let customer { return [try change.customer(customer)] }
-        return try Row.fetchAll(change.db, sql: """
+        return try change.db.fetchAll("""
             SELECT \(StoredRows.customerColumns) FROM customer
             WHERE NOT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = customer.id)
-            ORDER BY name
-            """).map { try StoredRows.customerRow($0) }
+            ORDER BY name COLLATE \(change.db.dialect.binaryCollation)
+            """) { try StoredRows.customerRow($0) }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension AuditAction {
@@ -12,7 +11,7 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`; `invalidInput` when the customer signs with the default identity.
     public func signersNotBefore(of customer: CustomerName?) throws -> Int64? {
-        try pool.read { db in try Self.currentFloor(db, customer: customer).floor }
+        try database.read { db in try Self.currentFloor(db, customer: customer).floor }
     }
 
     /// Raises the revocation floor of `customer`'s own signing identity or, with `nil`, of the deployment's
@@ -30,7 +29,7 @@ extension PinStore {
         guard floor >= 0 else {
             throw StoreError(.invalidInput, "The revocation floor \(floor) is negative; give Unix seconds.")
         }
-        return try pool.write { db in
+        return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let (current, customerID) = try Self.currentFloor(db, customer: customer)
             if let current, floor < current {
@@ -38,12 +37,12 @@ extension PinStore {
             }
             if floor == current { return [] }
             if let customerID {
-                try db.execute(sql: "UPDATE customer_signing_identity SET signers_not_before = ? WHERE customer_id = ?", arguments: [floor, customerID])
+                try db.execute("UPDATE customer_signing_identity SET signers_not_before = ? WHERE customer_id = ?", [floor, customerID])
             } else {
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO default_signing_identity (id, signers_not_before, updated_at) VALUES (1, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET signers_not_before = excluded.signers_not_before, updated_at = excluded.updated_at
-                    """, arguments: [floor, change.now])
+                    """, [floor, change.now])
             }
             let rows = try Self.customersSigned(by: customer, change)
             for row in rows {
@@ -54,20 +53,23 @@ extension PinStore {
     }
 
     /// The floor and, for a customer, the id of its own identity's row.
-    private static func currentFloor(_ db: Database, customer: CustomerName?) throws -> (floor: Int64?, customerID: Int64?) {
+    private static func currentFloor(_ db: any StoreConnection, customer: CustomerName?) throws -> (floor: Int64?, customerID: Int64?) {
         guard let customer else {
-            return (try Int64.fetchOne(db, sql: "SELECT signers_not_before FROM default_signing_identity WHERE id = 1"), nil)
+            return (try db.fetchValue(Int64.self, "SELECT signers_not_before FROM default_signing_identity WHERE id = 1"), nil)
         }
-        let row = try Row.fetchOne(db, sql: """
+        let row = try db.fetchOne("""
             SELECT customer.id, customer.name, customer_signing_identity.customer_id, customer_signing_identity.signers_not_before
             FROM customer LEFT JOIN customer_signing_identity ON customer_signing_identity.customer_id = customer.id
             WHERE customer.name = ?
-            """, arguments: [customer.rawValue])
+            """, [customer.rawValue]) { row in
+            (customerID: try row.decode(Int64.self, atIndex: 0), hasOwnIdentity: try row.decode(Int64?.self, atIndex: 2) != nil,
+             floor: try row.decode(Int64?.self, atIndex: 3))
+        }
         guard let row else { throw StoreError.customerNotFound(customer.rawValue) }
-        guard (try row.decode(atIndex: 2) as Int64?) != nil else {
+        guard row.hasOwnIdentity else {
             throw StoreError(.invalidInput, "Customer '\(customer)' signs with the deployment's default identity, whose revocation floor applies to it. Leave out --customer to set that one.")
         }
-        return (try row.decode(atIndex: 3), try row.decode(atIndex: 0))
+        return (row.floor, row.customerID)
     }
 
     private static func identityLabel(_ customer: CustomerName?) -> String {

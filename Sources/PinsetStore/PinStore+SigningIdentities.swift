@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension AuditAction {
@@ -26,15 +25,16 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.customerNotFound`.
     public func signerAssignment(of name: CustomerName) throws -> (customer: CustomerName, signer: SignerAssignment, keyType: String?) {
-        try pool.read { db in
-            let row = try Row.fetchOne(db, sql: """
+        try database.read { db in
+            let found = try db.fetchOne("""
                 SELECT customer.name, customer_signing_identity.key_type FROM customer
                 LEFT JOIN customer_signing_identity ON customer_signing_identity.customer_id = customer.id
                 WHERE customer.name = ?
-                """, arguments: [name.rawValue])
-            guard let row else { throw StoreError.customerNotFound(name.rawValue) }
-            let keyType: String? = try row.decode(atIndex: 1)
-            return (try StoredRows.customerName(row.decode(atIndex: 0)), keyType == nil ? .deploymentDefault : .customerOwn, keyType)
+                """, [name.rawValue]) { row in
+                (name: try StoredRows.customerName(row.decode(atIndex: 0)), keyType: try row.decode(String?.self, atIndex: 1))
+            }
+            guard let found else { throw StoreError.customerNotFound(name.rawValue) }
+            return (found.name, found.keyType == nil ? .deploymentDefault : .customerOwn, found.keyType)
         }
     }
 
@@ -44,14 +44,14 @@ extension PinStore {
     /// - Throws: `StoreError.customerNotFound`.
     @discardableResult
     public func setOwnSigningIdentity(of name: CustomerName, _ identity: OwnSigningIdentityRecord, actor: String) throws -> Int64 {
-        try pool.write { db in
+        try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let customer = try change.customer(name)
-            let existed = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = ?)", arguments: [customer.id]) ?? false
-            try db.execute(sql: """
+            let existed = try db.fetchValue(Bool.self, "SELECT EXISTS (SELECT 1 FROM customer_signing_identity WHERE customer_id = ?)", [customer.id]) ?? false
+            try db.execute("""
                 INSERT INTO customer_signing_identity (customer_id, key_type, created_at) VALUES (?, ?, ?)
                 ON CONFLICT (customer_id) DO UPDATE SET key_type = excluded.key_type, created_at = excluded.created_at
-                """, arguments: [customer.id, identity.keyType, change.now])
+                """, [customer.id, identity.keyType, change.now])
             return try change.recordChange(
                 of: customer, existed ? .signingIdentityRotated : .signingIdentitySet,
                 (existed ? "replaced its own signing identity: " : "now signs with its own signing identity: ") + identity.details
@@ -61,7 +61,7 @@ extension PinStore {
 
     /// Records that the customer signs with its own key (the key itself is a file, never stored here).
     static func recordOwnSigningIdentity(_ identity: OwnSigningIdentityRecord, customerID: Int64, change: ChangeRecorder) throws {
-        try change.db.execute(sql: "INSERT INTO customer_signing_identity (customer_id, key_type, created_at) VALUES (?, ?, ?)",
-                              arguments: [customerID, identity.keyType, change.now])
+        try change.db.execute("INSERT INTO customer_signing_identity (customer_id, key_type, created_at) VALUES (?, ?, ?)",
+                              [customerID, identity.keyType, change.now])
     }
 }

@@ -37,6 +37,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The host's pins or port changed between the live-chain check and the write: the checked result is
         /// not what would be committed.
         case changedSinceCheck
+        /// The database server could not be reached, or the connection failed.
+        case unavailable
     }
 
     public let code: Code
@@ -66,4 +68,23 @@ extension StoreError {
     static func unrestoredBackup(_ path: String, _ marker: BackupMarker) -> StoreError {
         StoreError(.unrestoredBackup, "The database \(path) is a copy made by 'pinset backup' of \(marker.source) (at \(marker.takenAt.formatted(.iso8601))) that was put in place without 'pinset restore'. Serving or editing it as it is would give apps versions they already passed, and they would refuse every update. Stop the servers, then run 'pinset restore \(path)' (with the same --data-dir or --database): it raises every customer's version above anything served and clears this mark.")
     }
+}
+
+extension StoreError {
+    static func databaseTooNew(_ database: String, unknown: [String]) -> StoreError {
+        StoreError(.databaseTooNew, "The database \(database) was written by a newer pinset (it has schema migrations \(unknown.joined(separator: ", ")) that this program does not know). Upgrade pinset on this machine before using this database.")
+    }
+
+    /// The database could not be reached or answered with an error that is not about the data: a PostgreSQL
+    /// server that is down, refuses the login, or lost the connection.
+    static func unavailable(_ database: String, _ reason: String) -> StoreError {
+        StoreError(.unavailable, "The database \(database) is unavailable: \(reason). Nothing was changed. Check that the server is running and reachable from this host, and the user name, password (PGPASSWORD or ~/.pgpass) and sslmode.")
+    }
+}
+
+/// A row broke a UNIQUE, CHECK or foreign-key constraint. Backends raise this for their own constraint errors,
+/// so the store reacts the same way to both.
+struct SQLConstraintViolation: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

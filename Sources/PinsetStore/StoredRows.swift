@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 /// Decoding of stored rows into the core model.
@@ -18,7 +17,7 @@ enum StoredRows {
     /// `pin` columns for `PinDecoder.pin(_:at:)`.
     static let pinColumns = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after"
 
-    static func customerRow(_ row: Row, at offset: Int = 0) throws -> CustomerRow {
+    static func customerRow(_ row: any StoreRow, at offset: Int = 0) throws -> CustomerRow {
         CustomerRow(
             id: try row.decode(atIndex: offset),
             name: try customerName(row.decode(atIndex: offset + 1)),
@@ -31,22 +30,22 @@ enum StoredRows {
         do {
             return try CustomerName(stored)
         } catch {
-            throw StoreError(.corruptData, "The stored customer name '\(stored)' is not valid: \(error.message) Fix or remove the row with the sqlite3 tool.")
+            throw StoreError(.corruptData, "The stored customer name '\(stored)' is not valid: \(error.message) Fix or remove the row with the database's own tool (sqlite3 or psql).")
         }
     }
 
     /// Returns the host's id, its customer's id, and the host without pins.
-    static func host(_ row: Row, at offset: Int = 0) throws -> (id: Int64, customerID: Int64, host: HostPins) {
+    static func host(_ row: any StoreRow, at offset: Int = 0) throws -> (id: Int64, customerID: Int64, host: HostPins) {
         let stored: String = try row.decode(atIndex: offset + 2)
         let hostname: Hostname
         do {
             hostname = try Hostname(stored)
         } catch {
-            throw StoreError(.corruptData, "The stored host name '\(stored)' is not valid: \(error.message) Fix or remove the row with the sqlite3 tool.")
+            throw StoreError(.corruptData, "The stored host name '\(stored)' is not valid: \(error.message) Fix or remove the row with the database's own tool (sqlite3 or psql).")
         }
         let port: Int64 = try row.decode(atIndex: offset + 3)
         guard let validPort = UInt16(exactly: port), validPort > 0 else {
-            throw StoreError(.corruptData, "Host '\(stored)' has the invalid stored port \(port). Fix the row with the sqlite3 tool.")
+            throw StoreError(.corruptData, "Host '\(stored)' has the invalid stored port \(port). Fix the row with the database's own tool (sqlite3 or psql).")
         }
         let host = HostPins(hostname: hostname, port: validPort, includeSubdomains: try row.decode(atIndex: offset + 4), pins: [])
         return (try row.decode(atIndex: offset), try row.decode(atIndex: offset + 1), host)
@@ -58,7 +57,7 @@ enum StoredRows {
         private var sources: [String: PinSource] = [:]
 
         /// Returns the pin's host id and the pin.
-        mutating func pin(_ row: Row, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin) {
+        mutating func pin(_ row: any StoreRow, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin) {
             let spkiHash = try bytes(row, offset + 1).map(fingerprint)
             let certificateHash = try bytes(row, offset + 3).map(fingerprint)
             let name = spkiHash?.base64 ?? certificateHash?.hex ?? "without hashes"
@@ -86,9 +85,8 @@ enum StoredRows {
         }
     }
 
-    /// A blob column's bytes, copied once straight from SQLite's buffer.
-    private static func bytes(_ row: Row, _ index: Int) throws -> [UInt8]? {
-        try row.decode(StoredBytes?.self, atIndex: index)?.bytes
+    private static func bytes(_ row: any StoreRow, _ index: Int) throws -> [UInt8]? {
+        try row.decode([UInt8]?.self, atIndex: index)
     }
 
     /// Stored form of `Pin.notAfter`: whole seconds since 1970, rounded down (X.509 times have no fractions).
@@ -100,7 +98,7 @@ enum StoredRows {
         do {
             return try SHA256Fingerprint(bytes: bytes)
         } catch {
-            throw StoreError(.corruptData, "A stored SHA-256 hash is \(bytes.count) bytes instead of 32. The database was edited by hand or is damaged; fix the row with the sqlite3 tool.")
+            throw StoreError(.corruptData, "A stored SHA-256 hash is \(bytes.count) bytes instead of 32. The database was edited by hand or is damaged; fix the row with the database's own tool (sqlite3 or psql).")
         }
     }
 }

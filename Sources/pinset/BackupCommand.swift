@@ -22,6 +22,6 @@ struct BackupCommand: AsyncParsableCommand {
         let layout = options.layout
         try store.backup(to: destination, replacingExisting: force, protectedDirectories: [layout.directory])
         let problems = try PinStore.open(path: destination, readOnly: true).integrityCheck()
-        Output.note("Backed up \(layout.databasePath) to \(destination) (integrity: \(problems.joined(separator: "; "))). Restore it with 'pinset restore \(destination)'.")
+        Output.note("Backed up \(store.location) to \(destination) (integrity: \(problems.joined(separator: "; "))). Restore it with 'pinset restore \(destination)'.")
     }
 }

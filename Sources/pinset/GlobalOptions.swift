@@ -10,7 +10,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Directory holding the database, signing key and certificate.", valueName: "dir"))
     var dataDir: String = ProcessInfo.processInfo.environment["PINSET_DATA_DIR"] ?? ".pinset-data"
 
-    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite), or a postgres:// URL (password from PGPASSWORD or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
     var database: String?
 
     @Option(name: .long, help: ArgumentHelp("Keys of customers with their own signing identity (default: <data-dir>/customers).", valueName: "dir"))
@@ -43,24 +43,24 @@ struct GlobalOptions: ParsableArguments {
             ?? ProcessInfo.processInfo.userName
     }
 
-    /// Opens the existing database; a missing one is an error that says to run `pinset init`.
+    /// Opens the existing database; a missing SQLite file is an error that says to run `pinset init`.
     func openStore() throws -> PinStore {
         try checkTrust()
-        let path = layout.databasePath
-        guard FileManager.default.fileExists(atPath: path) else {
+        let location = try layout.storeLocation()
+        if let path = location.filePath, !FileManager.default.fileExists(atPath: path) {
             throw CLIError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
         }
         do {
-            return try PinStore.open(path: path)
+            return try PinStore.open(location)
         } catch let error as StoreError where error.code == .unrestoredBackup {
-            let location = database == nil ? "--data-dir '\(dataDir)'" : "--database '\(path)'"
-            throw CLIError("\(error.message) The command: pinset restore '\(path)' \(location)")
+            let option = database == nil ? "--data-dir '\(dataDir)'" : "--database '\(location)'"
+            throw CLIError("\(error.message) The command: pinset restore '\(location)' \(option)")
         }
     }
 
-    /// Refuses a data directory or database that another user owns or can write.
+    /// Refuses a data directory or database file that another user owns or can write.
     func checkTrust() throws {
-        try DataDirectoryPolicy.check(directory: dataDir, databasePath: layout.databasePath)
+        try DataDirectoryPolicy.check(directory: dataDir, databasePath: try layout.storeLocation().filePath)
     }
 }
 
@@ -71,6 +71,11 @@ struct DataLayout {
     var customerKeyDirectoryOverride: String? = nil
 
     var databasePath: String { databaseOverride ?? "\(directory)/pinset.sqlite" }
+
+    /// The store: `--database` parsed (a path or a postgres:// URL), else the SQLite file in the directory.
+    func storeLocation() throws -> StoreLocation {
+        try StoreLocation(parsing: databasePath)
+    }
     var keyPath: String { "\(directory)/signing-key.pem" }
     var certificatePEMPath: String { "\(directory)/trust-cert.pem" }
     var certificateDERPath: String { "\(directory)/trust-cert.der" }

@@ -61,7 +61,7 @@ struct InitCommand: AsyncParsableCommand {
         let warnings = result.expiryWarnings(at: Date())
         if options.json {
             try Output.json([
-                "database": layout.databasePath, "signingKey": layout.keyPath,
+                "database": try layout.storeLocation().description, "signingKey": layout.keyPath,
                 "certificatePEM": layout.certificatePEMPath, "certificateDER": layout.certificateDERPath,
                 "certificateBase64": base64, "keyType": result.keyType.description,
                 "notAfter": Output.date(anchor.notValidAfter),
@@ -76,7 +76,7 @@ struct InitCommand: AsyncParsableCommand {
             : "\n  signer            '\(PinMaterial.describe(result.certificate.subject))', expires \(Output.date(result.certificate.notValidAfter)), issued by the anchor's chain"
         print("""
             Initialized Pinset in \(layout.directory)
-              database          \(layout.databasePath)
+              database          \(try layout.storeLocation())
               signing key       \(layout.keyPath) (\(result.keyType), mode 0600: keep it secret, back it up offline)
               signing chain     \(layout.certificatePEMPath) (PEM, signer first)
               trust anchor      \(layout.certificateDERPath) (DER), '\(PinMaterial.describe(anchor.subject))'
@@ -98,7 +98,8 @@ struct InitCommand: AsyncParsableCommand {
         importCertificate: String?
     ) throws -> SigningIdentity {
         // A directory another user can write would let them swap the database the key signs.
-        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: layout.databasePath)
+        let location = try layout.storeLocation()
+        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: location.filePath)
         if AtomicFile.exists(layout.keyPath) {
             throw CLIError("A signing key already exists at '\(layout.keyPath)'. Replacing it would make every app that embeds the current certificate reject new bundles, so 'init' never does. Use another --data-dir for a new deployment.")
         }
@@ -112,8 +113,8 @@ struct InitCommand: AsyncParsableCommand {
         }
         try AtomicFile.createDirectory(layout.directory, mode: 0o700)
         // Another user may have created the directory since the check (under /tmp, say): check what is there now.
-        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: layout.databasePath)
-        _ = try PinStore.open(path: layout.databasePath)
+        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: location.filePath)
+        try PinStore.open(location).close()
         try identity.write(keyPath: layout.keyPath, certificatePEMPath: layout.certificatePEMPath, certificateDERPath: layout.certificateDERPath)
         return identity
     }

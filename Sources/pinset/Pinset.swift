@@ -8,7 +8,8 @@ struct Pinset: AsyncParsableCommand {
         abstract: "Signed TLS pin-set distribution: manage customers, hosts and pins, and serve signed bundles.",
         discussion: """
             Every edit is one database transaction: a bad input changes nothing. Data lives in --data-dir \
-            (default ./.pinset-data, or $PINSET_DATA_DIR): pinset.sqlite, signing-key.pem (mode 0600), \
+            (default ./.pinset-data, or $PINSET_DATA_DIR): pinset.sqlite (or a PostgreSQL database given with \
+            --database postgres://...), signing-key.pem (mode 0600), \
             trust-cert.pem and trust-cert.der, and customers/<name>/ for customers with their own key.
             """,
         subcommands: [
@@ -24,6 +25,7 @@ struct Pinset: AsyncParsableCommand {
             CheckCommand.self,
             BackupCommand.self,
             RestoreCommand.self,
+            StoreCommand.self,
             ImportCommand.self,
             RootCommand.self,
             SignerCommand.self,

@@ -21,7 +21,9 @@ struct RestoreCommand: AsyncParsableCommand {
     var force = false
 
     func run() async throws {
-        let path = options.layout.databasePath
+        guard let path = try options.layout.storeLocation().filePath else {
+            throw CLIError("'pinset restore' replaces a SQLite database file; --database names a PostgreSQL database. To load a backup into PostgreSQL, restore it into a SQLite file first ('pinset restore BACKUP --database restored.sqlite'), then move it with 'pinset store copy --from restored.sqlite --to URL' into an empty database.")
+        }
         let report = try PinStore.restore(backup: backup, over: path, actor: options.resolvedActor, force: force)
         if options.json {
             try Output.json([

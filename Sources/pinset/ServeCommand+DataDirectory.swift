@@ -18,10 +18,11 @@ extension ServeCommand {
     /// Checks the data directory before anything is read from it, creating development data first on a
     /// zero-configuration start. Returns the demo customer when it created one.
     func prepareDataDirectory(_ settings: ServerConfiguration, logger: Logger) throws -> DevelopmentDemo? {
-        try DataDirectoryPolicy.check(directory: settings.dataDirectory, databasePath: settings.resolvedDatabasePath)
+        let databaseFile = try settings.storeLocation().filePath
+        try DataDirectoryPolicy.check(directory: settings.dataDirectory, databasePath: databaseFile)
         var demo: DevelopmentDemo?
         let keyExists = AtomicFile.exists(settings.resolvedSigningKeyPath)
-        let databaseExists = AtomicFile.exists(settings.resolvedDatabasePath)
+        let databaseExists = databaseFile.map(AtomicFile.exists) ?? true
         if isZeroConfiguration && !keyExists && !databaseExists {
             let directoryIsNew = !AtomicFile.exists(settings.dataDirectory)
             let layout = DataLayout(directory: settings.dataDirectory, databaseOverride: nil)
@@ -34,14 +35,14 @@ extension ServeCommand {
                 demo = try DevelopmentDemo.create(in: layout)
             }
         }
-        if !AtomicFile.exists(settings.resolvedSigningKeyPath) || !AtomicFile.exists(settings.resolvedDatabasePath) {
-            throw CLIError(missingDataMessage(settings))
+        if !AtomicFile.exists(settings.resolvedSigningKeyPath) || !(databaseFile.map(AtomicFile.exists) ?? true) {
+            throw CLIError(missingDataMessage(settings, databaseFile: databaseFile))
         }
         return demo
     }
 
-    private func missingDataMessage(_ settings: ServerConfiguration) -> String {
-        let missing = [settings.resolvedSigningKeyPath, settings.resolvedDatabasePath].filter { !AtomicFile.exists($0) }
+    private func missingDataMessage(_ settings: ServerConfiguration, databaseFile: String?) -> String {
+        let missing = ([settings.resolvedSigningKeyPath] + (databaseFile.map { [$0] } ?? [])).filter { !AtomicFile.exists($0) }
         let what = missing.map { "'\($0)'" }.joined(separator: " and ")
         return "Cannot start: \(what) \(missing.count == 1 ? "does" : "do") not exist. 'serve' never creates a signing key or database where a data directory was given (a wrong path or an unmounted volume would serve a foreign key). Create a deployment with 'pinset init --data-dir \(settings.dataDirectory)', or point --data-dir/--config at the existing one."
     }

@@ -25,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Listen address.") var host: String?
     @Option(help: "Listen port (0 picks a free port and prints it).") var port: Int?
     @Option(help: ArgumentHelp("Data directory.", valueName: "dir")) var dataDir: String?
-    @Option(help: ArgumentHelp("SQLite database path.", valueName: "path")) var database: String?
+    @Option(help: ArgumentHelp("SQLite database path, or a postgres:// URL shared by instances on several hosts (password from PGPASSWORD or ~/.pgpass).", valueName: "path-or-url")) var database: String?
     @Option(help: ArgumentHelp("Signing key file.", valueName: "file")) var signingKey: String?
     @Option(help: ArgumentHelp("Signing certificate file.", valueName: "file")) var certificate: String?
     @Option(help: ArgumentHelp("Keys of customers with their own signing identity.", valueName: "dir")) var customerKeyDir: String?
@@ -76,7 +76,10 @@ struct ServeCommand: AsyncParsableCommand {
             settings.port = UInt16(port)
         }
         if let dataDir { settings.dataDirectory = dataDir }
-        if let database { settings.databasePath = database }
+        if let database {
+            settings.database = database
+            settings.databasePath = nil
+        }
         if let signingKey { settings.signingKeyPath = signingKey }
         if let certificate { settings.certificatePath = certificate }
         if let customerKeyDir { settings.customerKeyDirectory = customerKeyDir }

@@ -31,8 +31,8 @@ import Testing
         #expect(try dump(copy, excluding: ["backup_marker"]) == dump(fixture.store, excluding: ["backup_marker"]))
         #expect(try copy.allPinSets() == fixture.store.allPinSets())
         // Only the copy is marked as a backup.
-        #expect(try copy.pool.read(BackupMarker.read) == BackupMarker(takenAt: StoreFixture.start, source: fixture.path))
-        #expect(try fixture.store.pool.read(BackupMarker.read) == nil)
+        #expect(try copy.database.read(BackupMarker.read) == BackupMarker(takenAt: StoreFixture.start, source: fixture.path))
+        #expect(try fixture.store.database.read(BackupMarker.read) == nil)
     }
 
     @Test func backupReplacesAnOlderBackupOnlyWhenAsked() throws {

@@ -73,7 +73,7 @@ struct CertificateHashPinTests {
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
-            try db.execute(sql: SchemaMigrations.all[0].sql)
+            try db.execute(sql: SchemaMigrations.sqlite[0].sql)
             try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('0001_initial')")
             try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 3, 'x', 'x')")
             try db.execute(sql: "INSERT INTO host (customer_id, hostname, port, include_subdomains, created_at) VALUES (1, 'api.example.com', 443, 0, 'x')")
@@ -82,7 +82,7 @@ struct CertificateHashPinTests {
         }
         try queue.close()
         let store = try PinStore(path: path)
-        #expect(try store.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        #expect(try store.appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
         let pinSet = try #require(try store.pinSet(for: try Sample.customer("acme")))
         #expect(pinSet.hosts.first?.pins.map(\.label) == ["old"])
         #expect(pinSet.signer == .deploymentDefault)

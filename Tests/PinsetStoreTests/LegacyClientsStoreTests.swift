@@ -170,7 +170,7 @@ import Testing
         let path = directory.file("old.sqlite")
         let queue = try DatabaseQueue(path: path)
         var migrator = DatabaseMigrator()
-        let initial = try #require(SchemaMigrations.all.first)
+        let initial = try #require(SchemaMigrations.sqlite.first)
         migrator.registerMigration(initial.identifier) { db in try db.execute(sql: initial.sql) }
         try migrator.migrate(queue)
         try queue.write { db in
@@ -180,7 +180,7 @@ import Testing
         try queue.close()
 
         let store = try PinStore(path: path)
-        #expect(try store.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        #expect(try store.appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
         let pinSet = try #require(try store.pinSet(for: try Sample.customer("acme")))
         #expect(pinSet.servesLegacyClients == false)
         #expect(pinSet.hosts.first?.hostname.spelling == "api.example.com")

@@ -8,12 +8,12 @@ import Testing
 @Suite struct MigrationTests {
     @Test func migrationsAreRecordedAndNotReappliedOnReopen() throws {
         let fixture = try StoreFixture()
-        #expect(try fixture.store.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        #expect(try fixture.store.appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
         try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         let before = try dump(fixture.store)
 
         let reopened = try fixture.openAnother()
-        #expect(try reopened.appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        #expect(try reopened.appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
         #expect(try dump(reopened) == before)
     }
 
@@ -24,8 +24,8 @@ import Testing
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Migrations/sql")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
-        #expect(SchemaMigrations.all.map { $0.identifier + ".sql" } == files)
-        for migration in SchemaMigrations.all {
+        #expect(SchemaMigrations.sqlite.map { $0.identifier + ".sql" } == files)
+        for migration in SchemaMigrations.sqlite {
             let text = try String(contentsOf: directory.appendingPathComponent(migration.identifier + ".sql"), encoding: .utf8)
             #expect(migration.sql == text)
         }

@@ -59,7 +59,7 @@ import Testing
         #expect(try restored.changeCounter() > counter)
         let entry = try #require(try restored.auditLog(customer: acme, limit: 1).first)
         #expect(entry.action == .restored && entry.actor == "restorer" && entry.version == version)
-        #expect(try restored.pool.read(BackupMarker.read) == nil)
+        #expect(try restored.database.read(BackupMarker.read) == nil)
 
         // Later edits keep going up; a customer removed after the backup comes back above its old versions.
         try restored.addPins([try Sample.hashPin(99)], to: api, of: acme, actor: Sample.actor)

@@ -82,7 +82,7 @@ import Testing
             }
         }
         #expect(failures.all.isEmpty)
-        #expect(try PinStore(path: path).appliedMigrations() == SchemaMigrations.all.map(\.identifier))
+        #expect(try PinStore(path: path).appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
     }
 }
 

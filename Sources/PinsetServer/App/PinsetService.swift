@@ -27,7 +27,7 @@ public final class PinsetService: Sendable {
         self.logger = logger
         // Loaded once to refuse a misconfigured path at start; validity is checked on every pass.
         _ = try SigningIdentity.load(keyPath: configuration.resolvedSigningKeyPath, certificatePath: configuration.resolvedCertificatePath)
-        let store = try PinStore.open(path: configuration.resolvedDatabasePath)
+        let store = try PinStore.open(try configuration.storeLocation())
         let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
         self.metrics = metrics
         let refresher = BundleRefresher(

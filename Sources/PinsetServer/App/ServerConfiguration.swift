@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PinsetSigning
+import PinsetStore
 
 /// Every setting of `pinset serve`, with its default. Loaded from a JSON file (see config.example.json), then
 /// overridden by command-line flags. The whole file is validated at start: an unknown key, a wrong type or an
@@ -11,6 +12,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Holds the database, the signing key and the certificate unless their paths are set.
     public var dataDirectory = ".pinset-data"
     public var databasePath: String?
+    /// Where the data is: a SQLite path, or a `postgres://` URL for instances on several hosts (see
+    /// `StoreLocation`). Takes the place of `databasePath`; setting both is refused.
+    public var database: String?
     public var signingKeyPath: String?
     public var certificatePath: String?
     /// One subdirectory per customer that signs with its own key (default `<dataDirectory>/customers`).
@@ -56,6 +60,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public init() {}
 
     public var resolvedDatabasePath: String { databasePath ?? "\(dataDirectory)/pinset.sqlite" }
+
+    /// The store to open: `database` when set, else the SQLite file at `resolvedDatabasePath`.
+    public func storeLocation() throws -> StoreLocation {
+        try database.map { try StoreLocation(parsing: $0) } ?? .sqlite(path: resolvedDatabasePath)
+    }
     public var resolvedSigningKeyPath: String { signingKeyPath ?? "\(dataDirectory)/signing-key.pem" }
     public var resolvedCertificatePath: String { certificatePath ?? "\(dataDirectory)/trust-cert.pem" }
     public var resolvedCustomerKeyDirectory: String { customerKeyDirectory ?? "\(dataDirectory)/customers" }
@@ -69,7 +78,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The keys a configuration file may contain, in documentation order.
     public static let keys = [
-        "host", "port", "dataDirectory", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
+        "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
         "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
         "metricsEnabled", "monitoring",
@@ -113,6 +122,17 @@ extension ServerConfiguration {
         if let v = try reader.integer("port", in: 0...65535) { config.port = UInt16(v) }
         if let v = try reader.string("dataDirectory") { config.dataDirectory = v }
         config.databasePath = try reader.string("databasePath")
+        config.database = try reader.string("database")
+        if config.database != nil && config.databasePath != nil {
+            throw ConfigurationError(message: "\(origin): 'database' and 'databasePath' are both set. Keep one: 'database' takes a SQLite path or a postgres:// URL.")
+        }
+        do {
+            _ = try config.storeLocation()
+        } catch let error as StoreError {
+            throw ConfigurationError(message: "\(origin): 'database': \(error.message)")
+        } catch {
+            throw ConfigurationError(message: "\(origin): 'database': \(error)")
+        }
         config.signingKeyPath = try reader.string("signingKeyPath")
         config.certificatePath = try reader.string("certificatePath")
         config.customerKeyDirectory = try reader.string("customerKeyDirectory")

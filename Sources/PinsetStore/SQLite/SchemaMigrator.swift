@@ -1,11 +1,13 @@
 import GRDB
 import PinsetMigrations
 
-/// Builds GRDB's migrator from the SQL files embedded in `PinsetMigrations`.
+/// Builds GRDB's migrator from the SQLite files embedded in `PinsetMigrations`.
 enum SchemaMigrator {
+    static let identifiers = SchemaMigrations.sqlite.map(\.identifier)
+
     static func make() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        for migration in SchemaMigrations.all {
+        for migration in SchemaMigrations.sqlite {
             let sql = migration.sql
             migrator.registerMigration(migration.identifier) { db in
                 try db.execute(sql: sql)

@@ -22,7 +22,9 @@ enum RestoreSource {
                 guard try db.tableExists("customer"), try db.tableExists("customer_version_high_water") else {
                     throw StoreError(.restoreRefused, "The file \(backup) is not a Pinset database. Nothing was changed. Give a file written by 'pinset backup'.")
                 }
-                return try BackupMarker.read(db)
+                // Backups taken before the marker existed have no such table, and are not marked.
+                guard try db.tableExists("backup_marker") else { return nil }
+                return try BackupMarker.read(SQLiteConnection(db: db))
             }
         } catch let error as StoreError {
             throw error

@@ -1,0 +1,27 @@
+/// The few spellings in which the store's SQL differs between SQLite and PostgreSQL.
+///
+/// Everything else the store writes is SQL both accept: `INSERT … ON CONFLICT`, `RETURNING`, `coalesce`,
+/// `CASE`, sub-selects. Names compare ignoring case on both, through the column's collation (SQLite's
+/// `NOCASE`, a case-insensitive ICU collation on PostgreSQL), so lookups are written as plain `=`.
+struct SQLDialect: Sendable, Hashable {
+    /// The larger of two values: SQLite's two-argument `max`, PostgreSQL's `greatest`.
+    let greatestFunction: String
+    /// A collation that orders text byte by byte, for sorting names the same way on every backend.
+    let binaryCollation: String
+
+    static let sqlite = SQLDialect(greatestFunction: "max", binaryCollation: "BINARY")
+    static let postgreSQL = SQLDialect(greatestFunction: "greatest", binaryCollation: "\"C\"")
+
+    func greatest(_ first: String, _ second: String) -> String {
+        "\(greatestFunction)(\(first), \(second))"
+    }
+}
+
+extension SQLDialect {
+    /// After rows were inserted with explicit ids, makes the next generated id follow the largest one. SQLite
+    /// does that by itself; a PostgreSQL identity column keeps counting from its sequence.
+    func identityResynchronisation(of table: String) -> String? {
+        guard self == .postgreSQL else { return nil }
+        return "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)"
+    }
+}

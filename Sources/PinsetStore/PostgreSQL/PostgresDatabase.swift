@@ -1,0 +1,293 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PinsetMigrations
+import PostgresNIO
+
+/// The shared backend: a PostgreSQL database that `pinset serve` instances on several hosts, and the admin
+/// commands, all use at once.
+///
+/// Each store holds one connection and runs one transaction at a time on it; the store's callers are
+/// synchronous, so it waits on PostgresNIO's event loop futures from their threads. A connection that fails is
+/// dropped and the next operation connects again, so a store outlives a database restart.
+///
+/// Every write transaction first takes one transaction-scoped advisory lock, so writes from every host run one
+/// after another, exactly as SQLite's single writer does. A version read inside a write is then still the
+/// latest when it commits: versions strictly increase, and no write ever fails with a serialization error
+/// that a user would have to retry.
+final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
+    // `@unchecked Sendable`: `connection` and `nextConnectionID` are touched only while holding `lock`.
+
+    /// Advisory lock keys, in PostgreSQL's one shared 64-bit key space: "pinset" in ASCII, then a purpose byte.
+    static let writeLockKey: Int64 = 0x70_69_6E_73_65_74_01
+    static let migrationLockKey: Int64 = 0x70_69_6E_73_65_74_02
+
+    let location: PostgresLocation
+    let readOnly: Bool
+    var displayName: String { location.description }
+    var dialect: SQLDialect { .postgreSQL }
+
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private var nextConnectionID = 1
+    private let logger = Logger(label: "pinset.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    init(location: PostgresLocation, readOnly: Bool) throws {
+        self.location = location
+        self.readOnly = readOnly
+        try lock.withLock {
+            let connection = try connected()
+            if readOnly {
+                let applied = try PostgresMigrator.appliedIdentifiers(connection, logger: logger, database: displayName)
+                try PostgresMigrator.refuseUnknown(applied, database: displayName)
+                guard applied == SchemaMigrations.postgreSQL.map(\.identifier) else {
+                    throw StoreError(.databaseNotMigrated, "The database \(displayName) has no complete Pinset schema. Run any 'pinset' admin command against it once (e.g. 'pinset init --database …') to create or upgrade the schema.")
+                }
+            } else {
+                try PostgresMigrator.migrate(connection, logger: logger, database: displayName)
+            }
+        }
+    }
+
+    func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        try transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    func write<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        guard !readOnly else {
+            throw StoreError(.invalidInput, "The database \(displayName) was opened read-only; this command cannot change it.")
+        }
+        return try transaction(begin: "BEGIN", lockKey: Self.writeLockKey, body)
+    }
+
+    func appliedMigrations() throws -> [String] {
+        try lock.withLock {
+            try PostgresMigrator.appliedIdentifiers(try connected(), logger: logger, database: displayName)
+        }
+    }
+
+    func copy(toSQLiteFile path: String) throws {
+        let target = try SQLiteDatabase(path: path, readOnly: false, busyTimeout: PinStore.defaultBusyTimeout)
+        defer { try? target.close() }
+        try StoreCopier.copy(from: self, to: target)
+    }
+
+    func close() throws {
+        let closing = lock.withLock { () -> PostgresConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        try closing?.close().wait()
+    }
+
+    private func transaction<T>(begin: String, lockKey: Int64? = nil, _ body: (any StoreConnection) throws -> T) throws -> T {
+        try lock.withLock {
+            let session = PostgresSession(connection: try connected(), logger: logger, database: displayName)
+            do {
+                try session.execute(begin)
+                if let lockKey {
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [lockKey])
+                }
+                let result = try body(session)
+                try session.execute("COMMIT")
+                return result
+            } catch {
+                if session.connection.isClosed || (error as? StoreError)?.code == .unavailable {
+                    dropConnection()
+                } else {
+                    // Leaves the connection ready for the next transaction; a failure here means it is broken.
+                    do { try session.execute("ROLLBACK") } catch { dropConnection() }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Must hold `lock`.
+    private func connected() throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        connection = nil
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: try tls()
+        )
+        configuration.options.connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
+        let id = nextConnectionID
+        nextConnectionID += 1
+        do {
+            let opened = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger
+            ).wait()
+            connection = opened
+            return opened
+        } catch {
+            throw PostgresErrors.translate(error, database: displayName)
+        }
+    }
+
+    /// Must hold `lock`.
+    private func dropConnection() {
+        if let connection { connection.close().whenComplete { _ in } }
+        connection = nil
+    }
+
+    private func tls() throws -> PostgresConnection.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch location.sslMode {
+        case .disable: return .disable
+        case .prefer, .require: configuration.certificateVerification = .none
+        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .verifyFull: configuration.certificateVerification = .fullVerification
+        }
+        if let rootCertificate = location.sslRootCertificate {
+            configuration.trustRoots = .file(rootCertificate)
+        }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw StoreError(.invalidInput, "Cannot set up TLS for \(displayName): \(error). Check sslrootcert (\(location.sslRootCertificate ?? "not set")): it must be a readable PEM file of CA certificates.")
+        }
+        return location.sslMode == .prefer ? .prefer(context) : .require(context)
+    }
+}
+
+/// The statements of one transaction on a PostgreSQL connection.
+struct PostgresSession: StoreConnection {
+    let connection: PostgresConnection
+    let logger: Logger
+    let database: String
+    var dialect: SQLDialect { .postgreSQL }
+
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [any SQLArgument]) throws -> Int {
+        try run(sql, arguments).metadata.rows ?? 0
+    }
+
+    func forEachRow(_ sql: String, _ arguments: [any SQLArgument], _ body: (any StoreRow) throws -> Void) throws {
+        for row in try run(sql, arguments).rows {
+            try body(PostgresStoreRow(row: row.makeRandomAccess()))
+        }
+    }
+
+    /// Runs a script of several statements (a migration) with the simple query protocol.
+    func executeScript(_ sql: String) throws {
+        do {
+            _ = try connection.simpleQuery(sql).wait()
+        } catch {
+            throw PostgresErrors.translate(error, database: database)
+        }
+    }
+
+    private func run(_ sql: String, _ arguments: [any SQLArgument]) throws -> PostgresQueryResult {
+        var bindings = PostgresBindings(capacity: arguments.count)
+        for argument in arguments {
+            switch argument.sqlValue {
+            case .null: bindings.appendNull()
+            case .integer(let value): bindings.append(value)
+            case .real(let value): bindings.append(value)
+            case .text(let value): bindings.append(value)
+            case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: PostgresPlaceholders.numbered(sql), binds: bindings)
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            throw PostgresErrors.translate(error, database: database)
+        }
+    }
+}
+
+/// A row of a PostgreSQL result, converted to the values SQLite would hold.
+struct PostgresStoreRow: StoreRow {
+    let row: PostgresRandomAccessRow
+    var count: Int { row.count }
+
+    func value(atIndex index: Int) throws -> SQLValue {
+        guard index < row.count else {
+            throw StoreError(.corruptData, "A query returned \(row.count) columns where at least \(index + 1) were expected.")
+        }
+        let cell = row[index]
+        guard cell.bytes != nil else { return .null }
+        do {
+            switch cell.dataType {
+            case .int8: return .integer(try cell.decode(Int64.self))
+            case .int4: return .integer(Int64(try cell.decode(Int32.self)))
+            case .int2: return .integer(Int64(try cell.decode(Int16.self)))
+            case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+            case .float8, .float4: return .real(try cell.decode(Double.self))
+            case .bytea: return .blob(Array(try cell.decode(ByteBuffer.self).readableBytesView))
+            default: return .text(try cell.decode(String.self))
+            }
+        } catch {
+            throw StoreError(.corruptData, "PostgreSQL returned a value of type \(cell.dataType) in column '\(cell.columnName)' that pinset cannot read.")
+        }
+    }
+}
+
+/// Rewrites the store's `?` placeholders as PostgreSQL's `$1`, `$2`, …, leaving quoted text and comments alone.
+enum PostgresPlaceholders {
+    static func numbered(_ sql: String) -> String {
+        var result = ""
+        result.reserveCapacity(sql.utf8.count + 8)
+        var number = 0
+        var quote: Character?
+        var inComment = false
+        var previous: Character?
+        for character in sql {
+            defer { previous = character }
+            if inComment {
+                if character == "\n" { inComment = false }
+            } else if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "-" && previous == "-" {
+                inComment = true
+            } else if character == "?" {
+                number += 1
+                result += "$\(number)"
+                continue
+            }
+            result.append(character)
+        }
+        return result
+    }
+}
+
+/// Turns PostgresNIO's errors into the store's: unreachable or refused servers into `.unavailable` (with the
+/// server's own words, never the password), constraint violations into `SQLConstraintViolation`.
+enum PostgresErrors {
+    static func translate(_ error: any Error, database: String) -> any Error {
+        if error is StoreError || error is SQLConstraintViolation { return error }
+        guard let error = error as? PSQLError else {
+            return StoreError.unavailable(database, "\(error)")
+        }
+        guard let info = error.serverInfo else {
+            let underlying = error.underlying.map { ": \($0)" } ?? ""
+            return StoreError.unavailable(database, "\(error.code)\(underlying)")
+        }
+        let state = info[.sqlState] ?? ""
+        let message = info[.message] ?? "no message"
+        let detail = info[.detail].map { " (\($0))" } ?? ""
+        if state.hasPrefix("23") {
+            return SQLConstraintViolation(message: message + detail)
+        }
+        // Connection exceptions, refused logins, a database that does not exist, a server shutting down.
+        if state.hasPrefix("08") || state.hasPrefix("28") || state == "3D000" || state.hasPrefix("57P") || state == "53300" {
+            return StoreError.unavailable(database, "\(message) (SQLSTATE \(state))")
+        }
+        return PostgresStatementError(database: database, state: state, message: message + detail)
+    }
+}
+
+/// PostgreSQL refused a statement for a reason that is not about connecting or a constraint.
+struct PostgresStatementError: Error, CustomStringConvertible {
+    let database: String
+    let state: String
+    let message: String
+    var description: String { "PostgreSQL (\(database)) refused a statement: \(message) (SQLSTATE \(state))." }
+}

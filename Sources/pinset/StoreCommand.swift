@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import PinsetStore
+
+struct StoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store",
+        abstract: "Move a deployment's data between databases.",
+        subcommands: [StoreCopyCommand.self]
+    )
+}
+
+struct StoreCopyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy",
+        abstract: "Copy every customer, pin, signing-identity record and audit entry into a new, empty database.",
+        discussion: """
+            Moves a deployment from SQLite to PostgreSQL (or back) without lowering any content version: \
+            apps that accepted a bundle from the old database accept the next one from the new. The target \
+            must be empty; nothing is merged. The copy is one snapshot of the source: stop admin edits until \
+            every server uses the target. Keys and certificates stay files in each instance's data directory; \
+            the database never holds a private key.
+
+            Example: pinset store copy --from /var/lib/pinset/pinset.sqlite --to postgres://pinset@db.internal/pinset
+            """
+    )
+
+    @Option(help: ArgumentHelp("The current database: a SQLite path or a postgres:// URL.", valueName: "path-or-url"))
+    var from: String
+
+    @Option(help: ArgumentHelp("The new, empty database: a SQLite path or a postgres:// URL (password from PGPASSWORD or ~/.pgpass).", valueName: "path-or-url"))
+    var to: String
+
+    @Flag(name: .long, help: "Print machine-readable JSON instead of a table.")
+    var json = false
+
+    func run() async throws {
+        let source = try StoreLocation(parsing: from)
+        let target = try StoreLocation(parsing: to)
+        if let path = source.filePath, !FileManager.default.fileExists(atPath: path) {
+            throw CLIError("There is no database at '\(path)'. Give the current database's path as --from.")
+        }
+        let report = try PinStore.copy(from: source, to: target)
+        if json {
+            try Output.json([
+                "from": source.description, "to": target.description, "rows": report.rows,
+                "changeCounter": report.changeCounter,
+                "customers": report.customers.map { ["name": $0.name.rawValue, "version": $0.version] as [String: Any] },
+            ])
+            return
+        }
+        Output.table(["CUSTOMER", "VERSION"], report.customers.map { [$0.name.rawValue, String($0.version)] })
+        let rows = report.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        Output.note("Copied \(source) to \(target): \(rows). Point every server at the new database (--database or 'database' in the configuration) and restart them one at a time.")
+    }
+}
