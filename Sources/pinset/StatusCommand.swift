@@ -38,6 +38,10 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("last signing pass:    \(report["lastSigningPass"] ?? "never") (\(report["lastSigningPassMilliseconds"] ?? "-") ms)")
         Output.line("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
         Output.line("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
+        if let store = report["store"] as? [String: Any], store["available"] as? Bool == false {
+            Output.line("STORE UNAVAILABLE:    since \(store["unavailableSince"] ?? "?"); re-signing the content loaded at \(store["contentLoadedAt"] ?? "never")")
+            if let error = store["error"] { Output.line("  store error:        \(error)") }
+        }
         if let error = report["lastSigningError"] { Output.line("last signing error:   \(error)") }
         for failure in report["customersNotSigned"] as? [[String: Any]] ?? [] {
             Output.line("NOT SIGNED:           \(failure["customer"] ?? "?") — \(failure["reason"] ?? "")")

@@ -234,7 +234,7 @@ struct RevocationFloorTests {
         // The same certificate pinned itself is trusted directly, as legacy deployments sign.
         var direct = f.configuration
         direct.trustAnchors = [caSigner.certificate]
-        let directUpdater = PinsetUpdater(configuration: direct, fetcher: f.fetcher, now: { f.clock.now })
+        let directUpdater = PinsetUpdater(configuration: direct, fetcher: f.fetcher, now: f.clock.now)
         #expect(try await directUpdater.update().version == 1)
         // And a CA:FALSE signer under the same root is accepted.
         let plain = try TestPKI.leaf(commonName: "plain signer", issuer: root)

@@ -43,7 +43,7 @@ struct URLSessionBundleFetcherTests {
         )
         try await withServer(response) { server in
             let clock = fixture.clock
-            try await body(server, PinsetUpdater(configuration: try configuration(fixture, port: server.port), now: { clock.now }))
+            try await body(server, PinsetUpdater(configuration: try configuration(fixture, port: server.port), now: clock.now))
         }
     }
 

@@ -36,7 +36,10 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
     }
 
     func changeCounter() throws -> Int64 {
-        lock.withLock { counter }
+        try lock.withLock {
+            if let failure { throw failure }
+            return counter
+        }
     }
 }
 
@@ -48,7 +51,10 @@ struct BundleRefresherTests {
         return PinSet(customer: try CustomerName(name), version: version, hosts: [HostPins(hostname: try Hostname("\(name).example.com"), pins: [pin])])
     }
 
-    static func makeRefresher(source: ScriptedSource, cache: BundleCache, metrics: ServerMetrics? = nil) throws -> BundleRefresher {
+    static func makeRefresher(
+        source: ScriptedSource, cache: BundleCache, metrics: ServerMetrics? = nil, maxContentStaleness: TimeInterval = 3600,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) throws -> BundleRefresher {
         BundleRefresher(
             source: source,
             pass: SigningPass(signer: BundleSigner(identity: try TestPKI.signingIdentity()), bundleLifetime: 3600),
@@ -56,7 +62,9 @@ struct BundleRefresherTests {
             metrics: metrics,
             logger: Logger(label: "test"),
             resignInterval: 300,
-            changePollInterval: 0.05
+            changePollInterval: 0.05,
+            maxContentStaleness: maxContentStaleness,
+            now: now
         )
     }
 
@@ -64,7 +72,7 @@ struct BundleRefresherTests {
         let source = ScriptedSource([try Self.pinSet("acme", version: 1)])
         let cache = BundleCache()
         let metrics = ServerMetrics()
-        let refresher = try Self.makeRefresher(source: source, cache: cache, metrics: metrics)
+        let refresher = try Self.makeRefresher(source: source, cache: cache, metrics: metrics, maxContentStaleness: 0)
         #expect(refresher.refreshNow(reason: "test"))
         let good = try #require(cache.bundle(for: try CustomerName("acme")))
 
@@ -105,5 +113,82 @@ struct BundleRefresherTests {
         source.set([try Self.pinSet("acme", version: 1)])
         #expect(refresher.refreshNow(reason: "test"))
         #expect(cache.bundle(for: try CustomerName("globex")) == nil)
+    }
+
+    @Test func reSignsTheLastLoadedContentWhileTheStoreIsUnavailableWithinTheWindow() throws {
+        let clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let source = ScriptedSource([try Self.pinSet("acme", version: 7)])
+        let cache = BundleCache()
+        let metrics = ServerMetrics()
+        let refresher = try Self.makeRefresher(source: source, cache: cache, metrics: metrics, maxContentStaleness: 600, now: clock.now)
+        #expect(refresher.refreshNow(reason: "test"))
+        let loadedAt = clock.now()
+
+        source.fail(with: StoreUnavailable())
+        clock.advance(by: 300)
+        #expect(refresher.refreshNow(reason: "test"))
+        let resigned = try #require(cache.bundle(for: try CustomerName("acme")))
+        #expect(resigned.version == 7)
+        #expect(cache.snapshot.signedAt == Int64(clock.now().timeIntervalSince1970))
+        #expect(refresher.status.storeUnavailableSince == clock.now())
+        #expect(refresher.status.contentLoadedAt == loadedAt)
+        #expect(refresher.status.storeError?.contains("StoreUnavailable") == true)
+        var text = String(decoding: metrics.registry.emitToBuffer(), as: UTF8.self)
+        #expect(text.contains("pinset_store_up 0"))
+        #expect(text.contains("pinset_store_unavailable_since_timestamp_seconds \(Int64(clock.now().timeIntervalSince1970))"))
+
+        // Past the window the content is no longer re-signed; the last bundles stay until they age out.
+        clock.advance(by: 301)
+        #expect(!refresher.refreshNow(reason: "test"))
+        #expect(refresher.status.lastError?.contains("maxContentStalenessSeconds") == true)
+        #expect(cache.snapshot.signedAt == Int64(loadedAt.timeIntervalSince1970) + 300)
+
+        // Back: the edit made meanwhile is signed, and the outage is over.
+        source.set([try Self.pinSet("acme", version: 8)])
+        source.fail(with: nil)
+        #expect(refresher.refreshNow(reason: "test"))
+        #expect(cache.bundle(for: try CustomerName("acme"))?.version == 8)
+        #expect(refresher.status.storeUnavailableSince == nil)
+        text = String(decoding: metrics.registry.emitToBuffer(), as: UTF8.self)
+        #expect(text.contains("pinset_store_up 1"))
+    }
+
+    @Test func aStoreThatNeverAnsweredHasNothingToReSign() throws {
+        let source = ScriptedSource([try Self.pinSet("acme", version: 1)])
+        source.fail(with: StoreUnavailable())
+        let refresher = try Self.makeRefresher(source: source, cache: BundleCache())
+        #expect(!refresher.refreshNow(reason: "test"))
+        #expect(refresher.status.storeUnavailableSince != nil)
+    }
+
+    @Test func theScheduleKeepsBundlesFreshDuringAnOutageAndPicksUpEditsWhenTheStoreReturns() async throws {
+        let source = ScriptedSource([try Self.pinSet("acme", version: 1)])
+        let cache = BundleCache()
+        let refresher = BundleRefresher(
+            source: source,
+            pass: SigningPass(signer: BundleSigner(identity: try TestPKI.signingIdentity()), bundleLifetime: 3600),
+            cache: cache, metrics: nil, logger: Logger(label: "test"),
+            resignInterval: 1, changePollInterval: 0.05, maxContentStaleness: 3600
+        )
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        let first = cache.snapshot.signedAt
+        source.fail(with: StoreUnavailable())
+        var resigned = false
+        for _ in 0..<100 where !resigned {
+            try await Task.sleep(for: .milliseconds(50))
+            resigned = cache.snapshot.signedAt > first
+        }
+        #expect(resigned)
+        #expect(refresher.status.storeUnavailableSince != nil)
+
+        source.set([try Self.pinSet("acme", version: 2)])
+        source.fail(with: nil)
+        var picked = false
+        for _ in 0..<100 where !picked {
+            try await Task.sleep(for: .milliseconds(20))
+            picked = cache.bundle(for: try CustomerName("acme"))?.version == 2 && refresher.status.storeUnavailableSince == nil
+        }
+        #expect(picked)
     }
 }

@@ -1,3 +1,4 @@
+import PinsetTestSupport
 import PinsetCore
 import PinsetStore
 import Testing

@@ -32,19 +32,6 @@ final class StoreFixture {
     }
 }
 
-/// A clock that moves only when the test says so.
-final class TestClock: @unchecked Sendable {
-    // `@unchecked`: `current` is only touched under `lock`.
-    private let lock = NSLock()
-    private var current: Date
-
-    init(_ start: Date) { current = start }
-
-    @Sendable func now() -> Date { lock.withLock { current } }
-
-    func advance(by seconds: TimeInterval) { lock.withLock { current += seconds } }
-}
-
 enum Sample {
     static let actor = "alice"
 

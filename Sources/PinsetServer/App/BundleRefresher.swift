@@ -10,6 +10,12 @@ import PinsetSigning
 /// If a pass fails, the last good bundles stay in the cache, the failure is logged and counted, and readiness
 /// turns false once the served bundles are older than clients accept; the pass is retried every
 /// `retryInterval`. All scheduling runs on one serial queue, so passes never overlap.
+///
+/// When the store cannot be read (a database server that is down or unreachable), passes keep re-signing the
+/// content last loaded, so bundles stay fresh, for up to `maxContentStaleness` after that load; `status` says
+/// since when the store is unavailable. Apps then get pins that may miss edits made meanwhile — edits that no
+/// instance can read either — instead of a 503. After the window, passes fail as above. When the store
+/// answers again, the next poll loads its content, edits made meanwhile included.
 public final class BundleRefresher: @unchecked Sendable {
     // `@unchecked Sendable`: mutable state is touched only on `queue`; `status` is behind its own lock.
 
@@ -28,6 +34,12 @@ public final class BundleRefresher: @unchecked Sendable {
         public var warnings: [String] = []
         /// Per signing identity in use, as of the last pass: signer and root expiry, revocation floor.
         public var identityExpiries: [SigningIdentityExpiry.Figures] = []
+        /// Since when reading the store fails; `nil` while it answers.
+        public var storeUnavailableSince: Date?
+        /// Why the last read of the store failed, while it is unavailable.
+        public var storeError: String?
+        /// When the content being signed was read from the store.
+        public var contentLoadedAt: Date?
     }
 
     private let source: any PinSetSource
@@ -38,6 +50,8 @@ public final class BundleRefresher: @unchecked Sendable {
     private let resignInterval: TimeInterval
     private let changePollInterval: TimeInterval
     private let retryInterval: TimeInterval
+    private let maxContentStaleness: TimeInterval
+    private var lastLoaded: (pinSets: [PinSet], at: Date)?
     private let now: @Sendable () -> Date
     private let queue = DispatchQueue(label: "pinset.refresher")
     private var timer: (any DispatchSourceTimer)?
@@ -54,6 +68,7 @@ public final class BundleRefresher: @unchecked Sendable {
         resignInterval: TimeInterval,
         changePollInterval: TimeInterval = 0.5,
         retryInterval: TimeInterval = 5,
+        maxContentStaleness: TimeInterval = 3600,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.source = source
@@ -64,6 +79,7 @@ public final class BundleRefresher: @unchecked Sendable {
         self.resignInterval = resignInterval
         self.changePollInterval = changePollInterval
         self.retryInterval = retryInterval
+        self.maxContentStaleness = maxContentStaleness
         self.now = now
     }
 
@@ -100,10 +116,12 @@ public final class BundleRefresher: @unchecked Sendable {
         do {
             counter = try source.changeCounter()
         } catch {
-            logger.error("Could not read the change counter", metadata: ["error": "\(error)"])
+            noteStoreUnavailable(error, at: now())
+            // Keeps the bundles fresh from the content last loaded, on the usual schedule.
+            if now() >= nextScheduledPass { runPass(reason: "schedule") }
             return
         }
-        if counter != lastSeenChange {
+        if counter != lastSeenChange || statusBox.value.storeUnavailableSince != nil {
             runPass(reason: "change", observedCounter: counter)
         } else if now() >= nextScheduledPass {
             runPass(reason: "schedule")
@@ -117,11 +135,10 @@ public final class BundleRefresher: @unchecked Sendable {
         let started = ContinuousClock.now
         let attemptAt = now()
         do {
-            let counter = try observedCounter ?? source.changeCounter()
-            let pinSets = try source.allPinSets()
+            let (pinSets, counter) = try loadContent(observedCounter: observedCounter, at: attemptAt)
             let result = pass.run(pinSets, now: attemptAt)
             cache.replace(with: result.bundles, failures: result.failures, signedAt: Int64(attemptAt.timeIntervalSince1970))
-            lastSeenChange = counter
+            if let counter { lastSeenChange = counter }
             nextScheduledPass = attemptAt.addingTimeInterval(resignInterval)
             let duration = ContinuousClock.now - started
             statusBox.update {
@@ -168,5 +185,63 @@ public final class BundleRefresher: @unchecked Sendable {
             ])
             return false
         }
+    }
+
+    /// The pin sets to sign, and the change counter read before them: from the store, or — while it cannot be
+    /// read, within `maxContentStaleness` of the last load — the content loaded last, with no counter.
+    private func loadContent(observedCounter: Int64?, at attemptAt: Date) throws -> (pinSets: [PinSet], counter: Int64?) {
+        do {
+            let counter = try observedCounter ?? source.changeCounter()
+            let pinSets = try source.allPinSets()
+            lastLoaded = (pinSets, attemptAt)
+            if let since = statusBox.value.storeUnavailableSince {
+                logger.notice("The store is available again", metadata: ["unavailable_since": "\(since.formatted(.iso8601))"])
+            }
+            statusBox.update {
+                $0.storeUnavailableSince = nil
+                $0.storeError = nil
+                $0.contentLoadedAt = attemptAt
+            }
+            metrics?.recordStoreAvailability(unavailableSince: nil)
+            return (pinSets, counter)
+        } catch {
+            noteStoreUnavailable(error, at: attemptAt)
+            guard let lastLoaded else { throw error }
+            let age = attemptAt.timeIntervalSince(lastLoaded.at)
+            guard age <= maxContentStaleness else {
+                throw StoreOutageError(
+                    loadedAt: lastLoaded.at, maxContentStaleness: maxContentStaleness, underlying: String(describing: error)
+                )
+            }
+            logger.warning("The store is unavailable; re-signing the content loaded earlier", metadata: [
+                "loaded_at": "\(lastLoaded.at.formatted(.iso8601))", "max_content_staleness_s": "\(Int(maxContentStaleness))",
+            ])
+            return (lastLoaded.pinSets, nil)
+        }
+    }
+
+    /// Records the first failure of an outage (and logs it once); later failures only refresh the reason.
+    private func noteStoreUnavailable(_ error: any Error, at date: Date) {
+        let reason = String(describing: error)
+        let since = statusBox.value.storeUnavailableSince
+        if since == nil {
+            logger.error("The store is unavailable; serving and re-signing the content loaded last", metadata: ["error": "\(reason)"])
+        }
+        statusBox.update {
+            $0.storeUnavailableSince = since ?? date
+            $0.storeError = reason
+        }
+        metrics?.recordStoreAvailability(unavailableSince: since ?? date)
+    }
+}
+
+/// The store has been unavailable for longer than the content may be re-signed unchanged.
+struct StoreOutageError: Error, CustomStringConvertible {
+    let loadedAt: Date
+    let maxContentStaleness: TimeInterval
+    let underlying: String
+
+    var description: String {
+        "the store is unavailable (\(underlying)) and the content loaded at \(loadedAt.formatted(.iso8601)) is older than maxContentStalenessSeconds (\(Int(maxContentStaleness)) s), so it is no longer re-signed"
     }
 }

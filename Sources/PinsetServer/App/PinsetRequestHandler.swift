@@ -137,6 +137,8 @@ public struct Readiness: Sendable {
 
     public static let ready = Readiness(isReady: true, reason: "")
     public static func notReady(_ reason: String) -> Readiness { Readiness(isReady: false, reason: reason) }
+    /// Ready, with something an operator should know (the store is unavailable, say).
+    public static func ready(note: String) -> Readiness { Readiness(isReady: true, reason: note) }
 }
 
 extension HTTPResponse {

@@ -41,7 +41,8 @@ public final class PinsetService: Sendable {
             metrics: metrics,
             logger: logger,
             resignInterval: configuration.resignIntervalSeconds,
-            changePollInterval: configuration.changePollIntervalSeconds
+            changePollInterval: configuration.changePollIntervalSeconds,
+            maxContentStaleness: configuration.maxContentStalenessSeconds
         )
         self.refresher = refresher
         let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger) }
@@ -134,7 +135,7 @@ public final class PinsetService: Sendable {
         }
         logger.info("Pinset is serving", metadata: [
             "address": "\(configuration.host):\(port)", "customers": "\(cache.snapshot.bundles.count)",
-            "database": "\(configuration.resolvedDatabasePath)",
+            "database": "\((try? configuration.storeLocation())?.description ?? configuration.resolvedDatabasePath)",
         ])
         return port
     }
@@ -160,6 +161,10 @@ public final class PinsetService: Sendable {
         if age > freshnessWindow {
             return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
         }
+        if let since = status.storeUnavailableSince {
+            let loaded = status.contentLoadedAt.map { ", re-signing the content loaded at \($0.formatted(.iso8601))" } ?? ""
+            return .ready(note: "store unavailable since \(since.formatted(.iso8601))\(loaded)")
+        }
         return .ready
     }
 
@@ -181,6 +186,16 @@ public final class PinsetService: Sendable {
         ]
         if let customer = figures.customer { report["customer"] = customer.rawValue }
         if let floor = figures.signersNotBefore { report["signersNotBefore"] = floor }
+        return report
+    }
+
+    /// Whether the store answers, and since when not: while it does not, the bundles carry the content loaded at
+    /// `contentLoadedAt`.
+    static func storeReport(_ status: BundleRefresher.Status) -> [String: Any] {
+        var report: [String: Any] = ["available": status.storeUnavailableSince == nil]
+        if let since = status.storeUnavailableSince { report["unavailableSince"] = since.formatted(.iso8601) }
+        if let error = status.storeError { report["error"] = error }
+        if let loaded = status.contentLoadedAt { report["contentLoadedAt"] = loaded.formatted(.iso8601) }
         return report
     }
 
@@ -209,6 +224,7 @@ public final class PinsetService: Sendable {
         if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
         report["signingIdentities"] = status.identityExpiries.map { identityReport($0, now: Date()) }
         if let uptake { report["uptake"] = uptake }
+        report["store"] = storeReport(status)
         let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
         return [UInt8](data) + [UInt8(ascii: "\n")]
     }

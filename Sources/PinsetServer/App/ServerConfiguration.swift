@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long after signing clients accept a freshly downloaded bundle; legacy clients use 600.
     public var freshnessWindowSeconds: Int64 = 600
     public var changePollIntervalSeconds: Double = 0.5
+    /// While the store cannot be read, how long after the last successful read the content loaded then is
+    /// re-signed, keeping bundles fresh; afterwards bundles age out and requests get 503. Longer rides out
+    /// longer database outages; shorter bounds how long an edit made meanwhile can be missing from bundles.
+    public var maxContentStalenessSeconds: Double = 3600
     public var maxConnections = 1024
     /// See ``SocketServerConfiguration/maxConnectionsPerAddress``.
     public var maxConnectionsPerAddress = 32
@@ -79,7 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The keys a configuration file may contain, in documentation order.
     public static let keys = [
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
-        "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds",
+        "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
         "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
         "metricsEnabled", "monitoring",
     ]
@@ -140,6 +144,7 @@ extension ServerConfiguration {
         if let v = try reader.integer("bundleLifetimeSeconds", in: 600...(86_400 * 365)) { config.bundleLifetimeSeconds = Int64(v) }
         if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }
         if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
+        if let v = try reader.number("maxContentStalenessSeconds", in: 0...(86_400 * 7)) { config.maxContentStalenessSeconds = v }
         if let v = try reader.integer("maxConnections", in: 1...1_000_000) { config.maxConnections = v }
         if let v = try reader.integer("maxConnectionsPerAddress", in: 1...1_000_000) { config.maxConnectionsPerAddress = v }
         if let v = try reader.number("requestHeadTimeoutSeconds", in: 0.1...600) { config.requestHeadTimeoutSeconds = v }

@@ -31,6 +31,8 @@ public final class ServerMetrics: Sendable {
     private let monitoredHosts: [HostCheckState: Gauge]
     private let monitorPassDuration: Gauge
     private let monitorPasses: Counter
+    private let storeUp: Gauge
+    private let storeUnavailableSince: Gauge
     /// Per-customer uptake gauges, refreshed at scrape time.
     let uptake: UptakeMetrics
 
@@ -64,6 +66,10 @@ public final class ServerMetrics: Sendable {
         })
         monitorPassDuration = Gauge(label: "pinset_monitor_pass_duration_seconds", factory: factory)
         monitorPasses = Counter(label: "pinset_monitor_passes_total", factory: factory)
+        storeUp = Gauge(label: "pinset_store_up", factory: factory)
+        storeUnavailableSince = Gauge(label: "pinset_store_unavailable_since_timestamp_seconds", factory: factory)
+        storeUp.record(1)
+        storeUnavailableSince.record(0)
     }
 
     /// Hosts per state after a monitoring pass, and how long the pass took.
@@ -111,6 +117,12 @@ public final class ServerMetrics: Sendable {
         case .refusedServerFull: refusedServerFull.increment()
         case .evicted: evictions.increment()
         }
+    }
+
+    /// 1 while the store answers; while not, 0 and the Unix time the outage began (0 while up).
+    func recordStoreAvailability(unavailableSince: Date?) {
+        storeUp.record(unavailableSince == nil ? 1 : 0)
+        storeUnavailableSince.record(unavailableSince.map { Int64($0.timeIntervalSince1970) } ?? 0)
     }
 
     func recordOpenConnections(_ count: Int) {

@@ -36,17 +36,6 @@ final class FakeFetcher: BundleFetcher, @unchecked Sendable {
     }
 }
 
-/// A clock the test moves by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-
-    init(_ start: Date) { current = start }
-
-    var now: Date { lock.withLock { current } }
-    func advance(by seconds: TimeInterval) { lock.withLock { current += seconds } }
-}
-
 struct PinsetFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -62,7 +51,7 @@ struct ClientFixture {
     var configuration: PinsetClientConfiguration
 
     /// Unix seconds of the fixture's "now".
-    var nowSeconds: Int64 { Int64(clock.now.timeIntervalSince1970.rounded(.down)) }
+    var nowSeconds: Int64 { Int64(clock.now().timeIntervalSince1970.rounded(.down)) }
 
     init(anchors: [Certificate]? = nil, identity: SigningIdentity? = nil, policy: UnpinnedHostPolicy = .allow) throws {
         directory = try TemporaryDirectory(prefix: "pinset-client")
@@ -82,7 +71,7 @@ struct ClientFixture {
 
     func makeUpdater() -> PinsetUpdater {
         let clock = self.clock
-        return PinsetUpdater(configuration: configuration, fetcher: fetcher, now: { clock.now })
+        return PinsetUpdater(configuration: configuration, fetcher: fetcher, now: clock.now)
     }
 
     func payload(
