@@ -82,7 +82,7 @@ public final class TestPostgresServer: @unchecked Sendable {
             throw error
         }
         // From here on deinit stops the server and removes the directory if this throws.
-        _ = try psql("""
+        try psql("""
             CREATE ROLE \(Self.user) LOGIN PASSWORD '\(password)';
             CREATE DATABASE \(Self.database) OWNER \(Self.user) ENCODING 'UTF8';
             """, database: "postgres")
