@@ -97,21 +97,9 @@ import Testing
     }
 }
 
-/// Loopback ports for child processes that cannot report the port they bound.
+/// Loopback ports for child processes that cannot report the port they bound, and waiting for them to listen.
 enum FreePort {
-    static func pick() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw Failure("bind failed") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func pick() throws -> Int { try LoopbackPort.unused() }
 
     static func waitUntilListening(port: Int, timeout: TimeInterval = 15) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
