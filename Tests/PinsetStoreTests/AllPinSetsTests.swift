@@ -3,8 +3,8 @@ import PinsetStore
 import Testing
 
 @Suite struct AllPinSetsTests {
-    @Test func thousandCustomersLoadWithTheirOwnHostsAndPins() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func thousandCustomersLoadWithTheirOwnHostsAndPins(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let chain = try Sample.certificateChainPins()
         var expected: [PinSet] = []

@@ -3,8 +3,8 @@ import PinsetStore
 import Testing
 
 @Suite struct AuditLogTests {
-    @Test func everyChangeIsAuditedWithActorDetailsAndVersion() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func everyChangeIsAuditedWithActorDetailsAndVersion(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         let pin = try Sample.hashPin(7)
@@ -31,8 +31,8 @@ import Testing
         #expect(entries[0].details.contains("version \(first + 5)"))
     }
 
-    @Test func logIsFilteredByCustomerAndLimited() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func logIsFilteredByCustomerAndLimited(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         try fixture.store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
         try fixture.store.addHost(try Sample.host("a.example.com"), to: try Sample.customer("other"), actor: Sample.actor)
@@ -42,8 +42,8 @@ import Testing
         #expect(try fixture.store.auditLog(customer: try Sample.customer("ACME")).map(\.customer) == ["acme"])
     }
 
-    @Test func failedChangesAreNotAudited() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func failedChangesAreNotAudited(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         #expect(throws: StoreError(.customerExists, "")) {
             try fixture.store.addCustomer(try Sample.customer("acme"), actor: "mallory")
@@ -51,8 +51,8 @@ import Testing
         #expect(try fixture.store.auditLog().map(\.actor) == [Sample.actor])
     }
 
-    @Test func anEmptyActorIsRefused() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func anEmptyActorIsRefused(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         #expect(throws: StoreError(.invalidInput, "")) {
             try fixture.store.addCustomer(try Sample.customer("acme"), actor: "  ")
         }

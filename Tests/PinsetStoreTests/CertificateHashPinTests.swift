@@ -9,16 +9,16 @@ import X509
 
 /// Pins known by a certificate's SHA-256 alone (legacy `fp`), and pins that gain their certificate hash.
 struct CertificateHashPinTests {
-    func setUp() throws -> (StoreFixture, CustomerName, Hostname) {
-        let fixture = try StoreFixture()
+    func setUp(_ backend: StoreBackend) throws -> (StoreFixture, CustomerName, Hostname) {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
         return (fixture, acme, api)
     }
 
-    @Test func aCertificateOnlyPinIsPublishedInFpOnly() throws {
-        let (fixture, acme, api) = try setUp()
+    @Test(arguments: StoreBackend.allCases) func aCertificateOnlyPinIsPublishedInFpOnly(_ backend: StoreBackend) throws {
+        let (fixture, acme, api) = try setUp(backend)
         let hex = String(repeating: "ab", count: 32)
         try fixture.store.addPins([try PinMaterial.pin(certificateSHA256Hex: hex)], to: api, of: acme, actor: Sample.actor)
         let pins = try #require(try fixture.store.pinSet(for: acme)?.hosts.first?.pins)
@@ -38,8 +38,8 @@ struct CertificateHashPinTests {
         #expect(try fixture.store.pinSet(for: acme)?.hosts.first?.pins.isEmpty == true)
     }
 
-    @Test func aKeyThenItsCertificatePublishesTheCertificateHash() throws {
-        let (fixture, acme, api) = try setUp()
+    @Test(arguments: StoreBackend.allCases) func aKeyThenItsCertificatePublishesTheCertificateHash(_ backend: StoreBackend) throws {
+        let (fixture, acme, api) = try setUp(backend)
         let leaf = try #require(try Sample.certificateChainPins().first)
         var keyOnly = leaf
         keyOnly.certificateSHA256 = nil
@@ -54,8 +54,8 @@ struct CertificateHashPinTests {
         #expect(try fixture.store.auditLog(customer: acme, limit: 1).first?.details.contains("added the certificate hash") == true)
     }
 
-    @Test func aCertificateHashThenItsCertificateGainsTheKey() throws {
-        let (fixture, acme, api) = try setUp()
+    @Test(arguments: StoreBackend.allCases) func aCertificateHashThenItsCertificateGainsTheKey(_ backend: StoreBackend) throws {
+        let (fixture, acme, api) = try setUp(backend)
         let leaf = try #require(try Sample.certificateChainPins().first)
         try fixture.store.addPins([Pin(spkiSHA256: nil, certificateSHA256: leaf.certificateSHA256, source: PinSource(kind: .certificateHash))], to: api, of: acme, actor: Sample.actor)
         let change = try fixture.store.addPins([leaf], to: api, of: acme, actor: Sample.actor)

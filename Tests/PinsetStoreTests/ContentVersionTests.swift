@@ -12,8 +12,8 @@ import Testing
         return (try version("acme") - acme, try version("other") - other, try store.changeCounter() - counter)
     }
 
-    @Test func everyKindOfChangeBumpsOnlyTheAffectedCustomerAndTheCounter() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func everyKindOfChangeBumpsOnlyTheAffectedCustomerAndTheCounter(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
@@ -37,8 +37,8 @@ import Testing
         #expect(try store.pinSet(for: acme)?.version == StoreFixture.firstVersion + 5)
     }
 
-    @Test func addingAndRemovingCustomersBumpsTheCounter() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func addingAndRemovingCustomersBumpsTheCounter(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         #expect(try fixture.store.changeCounter() == 0)
         try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         #expect(try fixture.store.changeCounter() == 1)
@@ -49,8 +49,8 @@ import Testing
     /// A new signer certificate re-signs the same pins: every customer of the identity is audited and servers
     /// are told (the counter), but no version moves, so a bundle an instance signed before it switched is no
     /// rollback for a client that already has one signed after.
-    @Test func installingASignerCertificateAuditsButKeepsTheVersions() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func installingASignerCertificateAuditsButKeepsTheVersions(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         try store.addCustomer(try Sample.customer("other"), actor: Sample.actor)
@@ -66,8 +66,8 @@ import Testing
         #expect(entries.allSatisfy { $0.version == StoreFixture.firstVersion && $0.details.contains("signer 2") })
     }
 
-    @Test func updateWithoutDifferenceChangesNothing() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func updateWithoutDifferenceChangesNothing(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, port: 443, to: acme, actor: Sample.actor)
@@ -78,8 +78,8 @@ import Testing
 
     /// Rollback attack: a client that saw the removed customer's version N must accept the re-added
     /// customer's bundles, and an old bundle of version ≤ N must not outrank them.
-    @Test func reAddedCustomerStartsAboveEveryVersionTheOldOneHad() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func reAddedCustomerStartsAboveEveryVersionTheOldOneHad(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
@@ -102,8 +102,8 @@ import Testing
 
     /// Versions are at least the time of the change in milliseconds, so a later database starts above an
     /// earlier one.
-    @Test func versionsFollowTheClockWhenItMovesAhead() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func versionsFollowTheClockWhenItMovesAhead(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         fixture.clock.advance(by: 2.5)
@@ -115,8 +115,8 @@ import Testing
     }
 
     /// A clock set back (NTP step, wrong time zone) must not move a version back.
-    @Test func versionsStillIncreaseWhenTheClockStepsBack() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func versionsStillIncreaseWhenTheClockStepsBack(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         fixture.clock.advance(by: -3_600)
@@ -129,9 +129,9 @@ import Testing
 
     /// Rollback freeze: apps that hold versions from a database that was lost must accept the first bundle
     /// of a database created again from scratch later.
-    @Test func aRecreatedDatabaseStartsAboveEveryVersionTheOldOneServed() throws {
+    @Test(arguments: StoreBackend.allCases) func aRecreatedDatabaseStartsAboveEveryVersionTheOldOneServed(_ backend: StoreBackend) throws {
         let clock = TestClock(StoreFixture.start)
-        let old = try StoreFixture(clock: clock)
+        let old = try StoreFixture(backend, clock: clock)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try old.store.addCustomer(acme, actor: Sample.actor)
         try old.store.addHost(api, to: acme, actor: Sample.actor)
@@ -141,7 +141,7 @@ import Testing
         let served = try #require(try old.store.pinSet(for: acme)?.version)
 
         clock.advance(by: 1)
-        let recreated = try StoreFixture(clock: clock)
+        let recreated = try StoreFixture(backend, clock: clock)
         try recreated.store.addCustomer(acme, actor: Sample.actor)
         let first = try #require(try recreated.store.pinSet(for: acme)?.version)
         #expect(first > served)
@@ -149,8 +149,8 @@ import Testing
         #expect(try #require(try recreated.store.pinSet(for: acme)?.version) > first)
     }
 
-    @Test func customerSummariesCountHostsAndPins() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func customerSummariesCountHostsAndPins(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme")
         try fixture.store.addCustomer(try Sample.customer("zeta"), actor: Sample.actor)
         try fixture.store.addCustomer(acme, actor: Sample.actor)

@@ -5,8 +5,8 @@ import Testing
 /// Every refused write must throw the documented code and leave the file exactly as it was: no partial
 /// change, no version bump, no audit entry, no change-counter bump.
 @Suite struct FailedWriteTests {
-    @Test func refusedWritesChangeNothing() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func refusedWritesChangeNothing(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), unknown = try Sample.customer("nobody")
         let api = try Sample.host("api.example.com"), www = try Sample.host("www.example.com"), missing = try Sample.host("missing.example.com")
@@ -47,8 +47,8 @@ import Testing
         }
     }
 
-    @Test func messagesSayWhatToDo() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func messagesSayWhatToDo(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let error = #expect(throws: StoreError.self) {
             try fixture.store.removeCustomer(try Sample.customer("acme"), actor: Sample.actor)
         }
@@ -63,8 +63,8 @@ import Testing
 
     /// Apps replace their pins with whatever the bundle holds: a customer left without hosts would unpin
     /// every one of its hosts in one command.
-    @Test func removingTheLastHostNeedsTheFlag() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func removingTheLastHostNeedsTheFlag(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com"), www = try Sample.host("www.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
@@ -82,8 +82,8 @@ import Testing
         #expect(try fixture.store.pinSet(for: acme)?.hosts.isEmpty == true)
     }
 
-    @Test func failureHalfwayThroughABatchRollsBackTheWholeBatch() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func failureHalfwayThroughABatchRollsBackTheWholeBatch(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)

@@ -8,8 +8,8 @@ import Testing
 
 /// Customers that serve legacy GCX clients, and host names published in the case they were given.
 @Suite struct LegacyClientsStoreTests {
-    @Test func editsLeavingTooFewLegacyUsablePinsAreRefusedAndChangeNothing() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func editsLeavingTooFewLegacyUsablePinsAreRefusedAndChangeNothing(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
         try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
@@ -55,8 +55,8 @@ import Testing
         #expect(try store.pinSet(for: acme)?.version ?? 0 > version)
     }
 
-    @Test func aHostComesWithItsPinsInOneChange() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func aHostComesWithItsPinsInOneChange(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
         try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
@@ -76,8 +76,8 @@ import Testing
 
     /// A host that is already short (the setting was turned on later) can still lose pins legacy clients do
     /// not use, but not the ones they do.
-    @Test func anAlreadyShortHostCanDropPinsLegacyClientsCannotUse() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func anAlreadyShortHostCanDropPinsLegacyClientsCannotUse(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
         try store.addCustomer(acme, actor: Sample.actor)
@@ -95,8 +95,8 @@ import Testing
 
     /// A short host may gain legacy-usable pins one at a time: an addition is refused only when the host stays
     /// short without gaining one. A certificate that has expired by the time of the change does not count.
-    @Test func anAdditionThatImprovesAShortHostIsAllowed() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func anAdditionThatImprovesAShortHostIsAllowed(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
         try store.addCustomer(acme, actor: Sample.actor)
@@ -129,8 +129,8 @@ import Testing
     }
 
     /// Every option the refusal names exists on the command it names.
-    @Test func refusalsNameOnlyOptionsThatExist() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func refusalsNameOnlyOptionsThatExist(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), host = try Sample.host("api.example.com")
         try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)

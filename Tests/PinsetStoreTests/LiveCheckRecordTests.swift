@@ -5,8 +5,8 @@ import Testing
 /// The pin set that passed the live-chain check is the one committed: an edit whose host changed after the
 /// check is refused, whatever changed it.
 @Suite struct LiveCheckRecordTests {
-    @Test func anEditCheckedAgainstAStaleHostIsRefusedAndChangesNothing() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func anEditCheckedAgainstAStaleHostIsRefusedAndChangesNothing(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try store.addCustomer(acme, actor: Sample.actor)
@@ -32,8 +32,8 @@ import Testing
         #expect(try store.auditLog(customer: acme, limit: 1).first?.details.hasSuffix("; live chain checked: matches") == true)
     }
 
-    @Test func unmonitoredHostsAreListedWithTheirReasonAndAudited() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func unmonitoredHostsAreListedWithTheirReasonAndAudited(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try store.addCustomer(acme, actor: Sample.actor)

@@ -4,8 +4,8 @@ import PinsetStore
 import Testing
 
 @Suite struct PinRoundTripTests {
-    @Test func pinsWithAndWithoutKeyMaterialComeBackAsStored() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func pinsWithAndWithoutKeyMaterialComeBackAsStored(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, port: 8443, includeSubdomains: true, to: acme, actor: Sample.actor)
@@ -33,8 +33,8 @@ import Testing
         #expect(stored[keyOnly.spkiSHA256]?.certificateSHA256 == nil)
     }
 
-    @Test func notAfterIsKeptToTheSecond() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func notAfterIsKeptToTheSecond(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
@@ -46,8 +46,8 @@ import Testing
         #expect(stored.notAfter == Date(timeIntervalSince1970: 1_900_000_000))
     }
 
-    @Test func hostsAreSortedByNameAndPinsByHash() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func hostsAreSortedByNameAndPinsByHash(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         for name in ["www.example.com", "api.example.com", "cdn.example.com"] {
@@ -62,16 +62,16 @@ import Testing
         #expect(pinSet.hosts[1].pins.isEmpty)
     }
 
-    @Test func lookupIgnoresCaseAndReturnsTheStoredName() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func lookupIgnoresCaseAndReturnsTheStoredName(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         try fixture.store.addCustomer(try Sample.customer("Acme"), actor: Sample.actor)
         let found = try #require(try fixture.store.pinSet(for: try Sample.customer("ACME")))
         #expect(found.customer.rawValue == "Acme")
         #expect(try fixture.store.pinSet(for: try Sample.customer("other")) == nil)
     }
 
-    @Test func addPinsSkipsPinsAlreadyPresentAndReportsTheCount() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func addPinsSkipsPinsAlreadyPresentAndReportsTheCount(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
@@ -87,8 +87,8 @@ import Testing
         #expect(removed.pinCount == 1 && removed.lacksBackupPin)
     }
 
-    @Test func removingTheLastPinWithTheFlagLeavesAnEmptyHost() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func removingTheLastPinWithTheFlagLeavesAnEmptyHost(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, to: acme, actor: Sample.actor)
@@ -99,8 +99,8 @@ import Testing
         #expect(try fixture.store.pinSet(for: acme)?.hosts.first?.pins == [])
     }
 
-    @Test func updateHostChangesOnlyWhatIsGiven() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func updateHostChangesOnlyWhatIsGiven(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
         try fixture.store.addCustomer(acme, actor: Sample.actor)
         try fixture.store.addHost(api, port: 443, includeSubdomains: false, to: acme, actor: Sample.actor)

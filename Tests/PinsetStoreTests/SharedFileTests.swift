@@ -8,8 +8,8 @@ import Testing
 
 /// The server and the CLI are separate processes with separate connection pools on one file.
 @Suite struct SharedFileTests {
-    @Test func aWriteInOneStoreIsSeenByAnother() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func aWriteInOneStoreIsSeenByAnother(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let server = try fixture.openAnother()
         let counter = try server.changeCounter()
         #expect(try server.pinSet(for: try Sample.customer("acme")) == nil)
@@ -20,8 +20,8 @@ import Testing
         #expect(try server.pinSet(for: try Sample.customer("acme"))?.version == StoreFixture.firstVersion)
     }
 
-    @Test func concurrentWritersInTwoStoresAllSucceed() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func concurrentWritersInTwoStoresAllSucceed(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let stores = [fixture.store, try fixture.openAnother()]
         let perStore = 40
         let failures = FailureList()

@@ -5,8 +5,8 @@ import Testing
 /// The revocation floor kept per signing identity: carried by the pin sets that identity signs, raised only,
 /// and a content change for exactly those customers.
 @Suite struct SignerFloorTests {
-    func fixture() throws -> (StoreFixture, acme: CustomerName, other: CustomerName, own: CustomerName) {
-        let fixture = try StoreFixture()
+    func fixture(_ backend: StoreBackend) throws -> (StoreFixture, acme: CustomerName, other: CustomerName, own: CustomerName) {
+        let fixture = try StoreFixture(backend)
         let acme = try Sample.customer("acme"), other = try Sample.customer("other"), own = try Sample.customer("own")
         for name in [acme, other, own] { try fixture.store.addCustomer(name, actor: Sample.actor) }
         try fixture.store.setOwnSigningIdentity(of: own, OwnSigningIdentityRecord(keyType: "p256", details: "test key"), actor: Sample.actor)
@@ -21,8 +21,8 @@ import Testing
         Dictionary(uniqueKeysWithValues: try store.allPinSets().map { ($0.customer.rawValue, $0.version) })
     }
 
-    @Test func theDefaultFloorReachesEveryDefaultCustomerAndBumpsOnlyThem() throws {
-        let (fixture, acme, other, own) = try fixture()
+    @Test(arguments: StoreBackend.allCases) func theDefaultFloorReachesEveryDefaultCustomerAndBumpsOnlyThem(_ backend: StoreBackend) throws {
+        let (fixture, acme, other, own) = try fixture(backend)
         let store = fixture.store
         #expect(try floors(store) == ["acme": nil, "other": nil, "own": nil])
         let before = try versions(store)
@@ -43,8 +43,8 @@ import Testing
         #expect(try floors(try fixture.openAnother()) == floors(store))
     }
 
-    @Test func aFloorIsNeverLoweredAndRefusalsChangeNothing() throws {
-        let (fixture, acme, _, _) = try fixture()
+    @Test(arguments: StoreBackend.allCases) func aFloorIsNeverLoweredAndRefusalsChangeNothing(_ backend: StoreBackend) throws {
+        let (fixture, acme, _, _) = try fixture(backend)
         let store = fixture.store
         try store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor)
         let before = try dump(store)
@@ -68,8 +68,8 @@ import Testing
         #expect(try store.raiseSignersNotBefore(to: 1_800_000_100, for: nil, details: "test", actor: Sample.actor).count == 2)
     }
 
-    @Test func replacingAnOwnIdentityKeepsItsFloor() throws {
-        let (fixture, _, _, own) = try fixture()
+    @Test(arguments: StoreBackend.allCases) func replacingAnOwnIdentityKeepsItsFloor(_ backend: StoreBackend) throws {
+        let (fixture, _, _, own) = try fixture(backend)
         let store = fixture.store
         try store.raiseSignersNotBefore(to: 1_700_000_000, for: own, details: "test", actor: Sample.actor)
         try store.setOwnSigningIdentity(of: own, OwnSigningIdentityRecord(keyType: "p384", details: "rotated"), actor: Sample.actor)

@@ -5,7 +5,27 @@ import PinsetCore
 import PinsetTestSupport
 import X509
 
-/// A store on a fresh SQLite file in its own temporary directory, on a clock the test moves by hand.
+/// The backends every store suite runs against: one store interface, the same tests.
+enum StoreBackend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite
+    case postgreSQL
+
+    var description: String { rawValue }
+
+    /// A new, empty database of this backend: a file in `directory`, or a database on the shared test server.
+    func freshLocation(in directory: TemporaryDirectory) throws -> StoreLocation {
+        switch self {
+        case .sqlite:
+            return .sqlite(path: directory.file("pinset-\(UUID().uuidString).sqlite"))
+        case .postgreSQL:
+            let url = try SharedTestPostgres.freshDatabase()
+            return .postgreSQL(try PostgresLocation(url: url, environment: SharedTestPostgres.environment))
+        }
+    }
+}
+
+/// A store on a fresh database — a SQLite file in its own temporary directory, or a new PostgreSQL database —
+/// on a clock the test moves by hand.
 final class StoreFixture {
     /// Where the clock starts: 2027-01-15T08:00:00Z, so the first version of a customer is this many
     /// milliseconds.
@@ -13,22 +33,28 @@ final class StoreFixture {
     static let firstVersion: Int64 = 1_800_000_000_000
 
     let directory: TemporaryDirectory
-    let path: String
+    let location: StoreLocation
     let clock: TestClock
     let store: PinStore
 
-    init(clock: TestClock = TestClock(StoreFixture.start)) throws {
+    /// The SQLite file's path, or the PostgreSQL URL.
+    var path: String { location.description }
+
+    init(_ backend: StoreBackend = .sqlite, clock: TestClock = TestClock(StoreFixture.start)) throws {
         directory = try TemporaryDirectory(prefix: "pinset-store")
-        path = directory.file("pinset.sqlite")
+        location = backend == .sqlite ? .sqlite(path: directory.file("pinset.sqlite")) : try backend.freshLocation(in: directory)
         self.clock = clock
-        store = try PinStore(path: path, clock: clock.now)
+        store = try PinStore(location: location, clock: clock.now)
     }
 
-    deinit { directory.remove() }
+    deinit {
+        try? store.close()
+        directory.remove()
+    }
 
-    /// A second, independent store (its own connection pool) on the same file, as another process would have.
+    /// A second, independent store (its own connections) on the same database, as another process would have.
     func openAnother() throws -> PinStore {
-        try PinStore(path: path, clock: clock.now)
+        try PinStore(location: location, clock: clock.now)
     }
 }
 
@@ -63,17 +89,16 @@ enum Sample {
     }
 }
 
-/// Every table's schema and rows, in a stable order: equal dumps mean equal database content.
+/// Every table's rows, in a stable order, whatever the backend: equal dumps mean equal database content.
+/// `SchemaCoverageTests` checks that `StoreCopier.tables` (and so this dump) covers every table.
 func dump(_ store: PinStore, excluding excluded: Set<String> = []) throws -> String {
-    try store.pool.read { db in
+    try store.database.read { db in
         var lines: [String] = []
-        let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        for table in tables {
-            let name: String = table["name"]
-            guard !excluded.contains(name) else { continue }
-            lines.append("TABLE \(name): \(table["sql"] as String? ?? "")")
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM \(name.quotedDatabaseIdentifier) ORDER BY 1") {
-                lines.append("  \(row.description)")
+        let tables = StoreCopier.tables.map { ($0.name, $0.columns) } + [("change_counter", ["id", "value"])]
+        for (name, columns) in tables.sorted(by: { $0.0 < $1.0 }) where !excluded.contains(name) {
+            lines.append("TABLE \(name)")
+            try db.forEachRow("SELECT \(columns.joined(separator: ", ")) FROM \(name) ORDER BY \(columns[0])", []) { row in
+                lines.append("  " + (try (0..<columns.count).map { try row.value(atIndex: $0).description }).joined(separator: " | "))
             }
         }
         return lines.joined(separator: "\n")

@@ -39,16 +39,31 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         self.readOnly = readOnly
         try lock.withLock {
             let connection = try connected()
-            if readOnly {
-                let applied = try PostgresMigrator.appliedIdentifiers(connection, logger: logger, database: displayName)
-                try PostgresMigrator.refuseUnknown(applied, database: displayName)
-                guard applied == SchemaMigrations.postgreSQL.map(\.identifier) else {
-                    throw StoreError(.databaseNotMigrated, "The database \(displayName) has no complete Pinset schema. Run any 'pinset' admin command against it once (e.g. 'pinset init --database …') to create or upgrade the schema.")
-                }
-            } else {
-                try PostgresMigrator.migrate(connection, logger: logger, database: displayName)
+            do {
+                try Self.prepareSchema(connection, readOnly: readOnly, logger: logger, database: displayName)
+            } catch {
+                try? connection.close().wait()
+                self.connection = nil
+                throw error
             }
         }
+    }
+
+    private static func prepareSchema(_ connection: PostgresConnection, readOnly: Bool, logger: Logger, database displayName: String) throws {
+        if readOnly {
+            let applied = try PostgresMigrator.appliedIdentifiers(connection, logger: logger, database: displayName)
+            try PostgresMigrator.refuseUnknown(applied, database: displayName)
+            guard applied == SchemaMigrations.postgreSQL.map(\.identifier) else {
+                throw StoreError(.databaseNotMigrated, "The database \(displayName) has no complete Pinset schema. Run any 'pinset' admin command against it once (e.g. 'pinset init --database …') to create or upgrade the schema.")
+            }
+        } else {
+            try PostgresMigrator.migrate(connection, logger: logger, database: displayName)
+        }
+    }
+
+    deinit {
+        // A store released without `close()`: the connection must stay alive until it has closed.
+        if let connection { connection.close().whenComplete { _ in _ = connection } }
     }
 
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
@@ -129,7 +144,8 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
 
     /// Must hold `lock`.
     private func dropConnection() {
-        if let connection { connection.close().whenComplete { _ in } }
+        // The connection must stay alive until it has closed.
+        if let connection { connection.close().whenComplete { _ in _ = connection } }
         connection = nil
     }
 
@@ -172,12 +188,10 @@ struct PostgresSession: StoreConnection {
         }
     }
 
-    /// Runs a script of several statements (a migration) with the simple query protocol.
+    /// Runs a script of several statements (a migration), one statement at a time.
     func executeScript(_ sql: String) throws {
-        do {
-            _ = try connection.simpleQuery(sql).wait()
-        } catch {
-            throw PostgresErrors.translate(error, database: database)
+        for statement in SQLScript.statements(sql) {
+            try execute(statement)
         }
     }
 
@@ -225,6 +239,56 @@ struct PostgresStoreRow: StoreRow {
         } catch {
             throw StoreError(.corruptData, "PostgreSQL returned a value of type \(cell.dataType) in column '\(cell.columnName)' that pinset cannot read.")
         }
+    }
+}
+
+/// Splits a migration file into its statements at the semicolons that end them: not those inside quotes,
+/// comments or `$$`-quoted function bodies.
+enum SQLScript {
+    static func statements(_ script: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var characters = Array(script)[...]
+        var meaningful = false
+        func finish() {
+            if meaningful { statements.append(current.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            current = ""
+            meaningful = false
+        }
+        while let character = characters.popFirst() {
+            switch character {
+            case "-" where characters.first == "-":
+                // A comment runs to the end of the line; it is left out.
+                while let next = characters.popFirst(), next != "\n" {}
+                current.append("\n")
+            case "'", "\"":
+                current.append(character)
+                while let next = characters.popFirst() {
+                    current.append(next)
+                    if next == character { break }
+                }
+                meaningful = true
+            case "$" where characters.first == "$":
+                characters.removeFirst()
+                current += "$$"
+                while let next = characters.popFirst() {
+                    current.append(next)
+                    if next == "$" && characters.first == "$" {
+                        characters.removeFirst()
+                        current.append("$")
+                        break
+                    }
+                }
+                meaningful = true
+            case ";":
+                finish()
+            default:
+                current.append(character)
+                if !character.isWhitespace { meaningful = true }
+            }
+        }
+        finish()
+        return statements
     }
 }
 

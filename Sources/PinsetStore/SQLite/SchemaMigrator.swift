@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import PinsetMigrations
 
@@ -20,12 +21,20 @@ enum SchemaMigrator {
     ///
     /// GRDB reads which migrations are applied before it opens each migration's transaction, so two processes
     /// that open a new file at the same moment can both try to run the same migration; the later one fails
-    /// (the table exists). That failure is harmless when, afterwards, every migration is recorded.
+    /// (the table exists) while the other is still migrating. It then tries again, from what is recorded by
+    /// then, for up to a few seconds: the failure is harmless once every migration is recorded.
     static func migrate(_ pool: DatabasePool, with migrator: DatabaseMigrator) throws {
-        do {
-            try migrator.migrate(pool)
-        } catch {
-            guard try pool.read(migrator.hasCompletedMigrations) else { throw error }
+        var attempts = 0
+        while true {
+            do {
+                try migrator.migrate(pool)
+                return
+            } catch {
+                if try pool.read(migrator.hasCompletedMigrations) { return }
+                attempts += 1
+                guard attempts < 50 else { throw error }
+                usleep(100_000)
+            }
         }
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+@testable import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// Naming a PostgreSQL database the way libpq users do, without a password on the command line.
+@Suite struct PostgresLocationTests {
+    @Test func aURLSelectsPostgreSQLAndAnythingElseSQLite() throws {
+        #expect(try StoreLocation(parsing: "/var/lib/pinset/pinset.sqlite", environment: [:]) == .sqlite(path: "/var/lib/pinset/pinset.sqlite"))
+        #expect(try StoreLocation(parsing: "sqlite:data/p.sqlite", environment: [:]) == .sqlite(path: "data/p.sqlite"))
+        guard case .postgreSQL(let location) = try StoreLocation(parsing: "postgresql://app@db.internal:6432/pins?sslmode=verify-full&sslrootcert=/etc/ca.pem", environment: [:]) else {
+            Issue.record("not PostgreSQL")
+            return
+        }
+        #expect(location.host == "db.internal" && location.port == 6432 && location.user == "app" && location.database == "pins")
+        #expect(location.sslMode == .verifyFull && location.sslRootCertificate == "/etc/ca.pem")
+        #expect(location.description == "postgres://app@db.internal:6432/pins?sslmode=verify-full")
+        #expect(throws: StoreError(.invalidInput, "")) { try StoreLocation(parsing: "", environment: [:]) }
+    }
+
+    @Test func thePasswordComesFromTheURLThenPGPASSWORDThenThePasswordFile() throws {
+        let directory = try TemporaryDirectory(prefix: "pinset-pgpass")
+        defer { directory.remove() }
+        let file = directory.file("pgpass")
+        try "# comment\nother:5432:*:*:nope\ndb.internal:5432:pinset:app:from\\:file\n".write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o600)
+        let url = "postgres://app@db.internal/pinset"
+        #expect(try PostgresLocation(url: url, environment: ["PGPASSFILE": file]).password == "from:file")
+        #expect(try PostgresLocation(url: url, environment: ["PGPASSFILE": file, "PGPASSWORD": "env"]).password == "env")
+        #expect(try PostgresLocation(url: "postgres://app:inline@db.internal/pinset", environment: ["PGPASSWORD": "env"]).password == "inline")
+        // libpq ignores a password file that others can read; so does pinset.
+        chmod(file, 0o644)
+        #expect(try PostgresLocation(url: url, environment: ["PGPASSFILE": file]).password == nil)
+    }
+
+    @Test func aPasswordIsNeverShown() throws {
+        let location = try PostgresLocation(url: "postgres://app:hunter2@db.internal/pinset", environment: [:])
+        #expect(!location.description.contains("hunter2"))
+        #expect(!"\(StoreLocation.postgreSQL(location))".contains("hunter2"))
+        let error = #expect(throws: StoreError.self) { try PostgresLocation(url: "postgres://app:hunter2@db.internal/pinset?sslmode=sometimes", environment: [:]) }
+        #expect(error?.message.contains("hunter2") == false)
+        #expect(error?.message.contains("sslmode") == true)
+    }
+
+    @Test func badURLsAreRefusedWithWhatIsWrong() throws {
+        for (url, problem) in [
+            ("postgres://app@db/pinset?sslmode=maybe", "sslmode=maybe"),
+            ("postgres://app@db:0/pinset", "port"),
+            ("postgres://app@db/pinset?application_name=x", "application_name"),
+            ("postgres://app@db/pinset?connect_timeout=0", "connect_timeout"),
+            ("postgres://app@db/a/b", "path"),
+        ] {
+            let error = #expect(throws: StoreError.self, "\(url)") { try PostgresLocation(url: url, environment: [:]) }
+            #expect(error?.code == .invalidInput)
+            #expect(error?.message.contains(problem) == true, "\(url): \(error?.message ?? "")")
+        }
+    }
+
+    @Test func migrationScriptsSplitAtTheirStatementsOnly() {
+        let script = """
+            -- a comment; with a semicolon
+            CREATE TABLE a (x TEXT CHECK (x <> ';'));
+            CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM 1; RETURN NEW;
+            END;
+            $$;
+            INSERT INTO a VALUES ('it''s');
+            """
+        let statements = SQLScript.statements(script)
+        #expect(statements.count == 3)
+        #expect(statements[0] == "CREATE TABLE a (x TEXT CHECK (x <> ';'))")
+        #expect(statements[1].hasPrefix("CREATE FUNCTION") && statements[1].contains("PERFORM 1; RETURN NEW;") && statements[1].hasSuffix("$$"))
+        #expect(statements[2] == "INSERT INTO a VALUES ('it''s')")
+    }
+
+    @Test func placeholdersAreNumberedOutsideQuotesAndComments() {
+        #expect(PostgresPlaceholders.numbered("SELECT ? , '?', \"?\" FROM t WHERE a = ? -- ?\nAND b = ?") == "SELECT $1 , '?', \"?\" FROM t WHERE a = $2 -- ?\nAND b = $3")
+    }
+}

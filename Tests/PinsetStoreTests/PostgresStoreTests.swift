@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+import PinsetCore
+import PinsetMigrations
+@testable import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// What only a shared database server has: instances migrating at once, writers on several hosts, outages.
+@Suite struct PostgresStoreTests {
+    func freshLocation() throws -> StoreLocation {
+        .postgreSQL(try PostgresLocation(url: try SharedTestPostgres.freshDatabase(), environment: SharedTestPostgres.environment))
+    }
+
+    @Test func instancesStartingAtOnceMigrateANewDatabaseOnce() throws {
+        let location = try freshLocation()
+        let failures = FailureList()
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            do {
+                try PinStore.open(location).close()
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        #expect(failures.all.isEmpty)
+        let store = try PinStore.open(location)
+        defer { try? store.close() }
+        #expect(try store.appliedMigrations() == SchemaMigrations.postgreSQL.map(\.identifier))
+    }
+
+    @Test func theMigrationsHaveTheSameIdentifiersAsSQLites() {
+        #expect(SchemaMigrations.postgreSQL.map(\.identifier) == SchemaMigrations.sqlite.map(\.identifier))
+    }
+
+    @Test func aDatabaseWrittenByANewerPinsetIsRefused() throws {
+        let location = try freshLocation()
+        try PinStore.open(location).close()
+        guard case .postgreSQL(let postgres) = location else { return }
+        try SharedTestPostgres.server().psql("INSERT INTO pinset_migrations (position, identifier, applied_at) VALUES (99, '0099_future', 'x')", database: postgres.database)
+        #expect(throws: StoreError(.databaseTooNew, "")) { try PinStore.open(location) }
+        #expect(throws: StoreError(.databaseTooNew, "")) { try PinStore.open(location, readOnly: true) }
+    }
+
+    @Test func aReadOnlyOpenOfAnEmptyDatabaseCreatesNothing() throws {
+        let location = try freshLocation()
+        #expect(throws: StoreError(.databaseNotMigrated, "")) { try PinStore.open(location, readOnly: true) }
+        guard case .postgreSQL(let postgres) = location else { return }
+        let tables = try SharedTestPostgres.server().psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", database: postgres.database)
+        #expect(tables == "0")
+    }
+
+    /// Two "hosts" edit the same customer as fast as they can: every write commits, in one order, and each
+    /// raises the version.
+    @Test func concurrentWritersOnOneCustomerGetStrictlyIncreasingVersions() throws {
+        let fixture = try StoreFixture(.postgreSQL)
+        let acme = try Sample.customer("acme")
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        let stores = [fixture.store, try fixture.openAnother(), try fixture.openAnother()]
+        let failures = FailureList()
+        DispatchQueue.concurrentPerform(iterations: stores.count) { index in
+            for number in 0..<15 {
+                do {
+                    let host = try Hostname("h\(index)-\(number).example.com")
+                    try stores[index].addHost(host, pins: [try Sample.hashPin(UInt8(index * 16 + number))], to: acme, actor: "host\(index)")
+                } catch {
+                    failures.append("\(index)/\(number): \(error)")
+                }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        let entries = try fixture.store.auditLog(customer: acme, limit: 1000).reversed()
+        let versions = entries.map(\.version)
+        #expect(versions.count == 1 + 45)
+        #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(try fixture.store.pinSet(for: acme)?.version == versions.last)
+        #expect(try fixture.store.pinSet(for: acme)?.hosts.count == 45)
+    }
+
+    @Test func anUnreachableServerIsReportedWithTheDatabaseAndNothingElse() throws {
+        let port = try LoopbackPort.unused()
+        let location = StoreLocation.postgreSQL(try PostgresLocation(url: "postgres://pinset@127.0.0.1:\(port)/pinset?connect_timeout=2", environment: ["PGPASSWORD": "secret-password"]))
+        let error = #expect(throws: StoreError.self) { try PinStore.open(location) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("postgres://pinset@127.0.0.1:\(port)/pinset") == true)
+        #expect(error?.message.contains("secret-password") == false)
+    }
+
+    @Test func aWrongPasswordIsUnavailableNotCorrupt() throws {
+        let url = try SharedTestPostgres.freshDatabase()
+        let location = StoreLocation.postgreSQL(try PostgresLocation(url: url, environment: ["PGPASSWORD": "wrong"]))
+        let error = #expect(throws: StoreError.self) { try PinStore.open(location) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("password authentication failed") == true)
+    }
+
+    /// A store outlives a database restart: calls fail with `.unavailable` while it is down, and work again,
+    /// on a new connection, once it is back.
+    @Test func aStoreReconnectsAfterTheServerRestarts() throws {
+        let server = try TestPostgresServer()
+        let location = StoreLocation.postgreSQL(try PostgresLocation(url: server.url + "?connect_timeout=2", environment: server.environment))
+        let store = try PinStore.open(location)
+        defer { try? store.close() }
+        let acme = try Sample.customer("acme")
+        try store.addCustomer(acme, actor: Sample.actor)
+
+        try server.stop()
+        let read = #expect(throws: StoreError.self) { try store.changeCounter() }
+        #expect(read?.code == .unavailable)
+        let write = #expect(throws: StoreError.self) { try store.addCustomer(try Sample.customer("globex"), actor: Sample.actor) }
+        #expect(write?.code == .unavailable)
+
+        try server.start()
+        #expect(try store.pinSet(for: acme) != nil)
+        try store.addCustomer(try Sample.customer("globex"), actor: Sample.actor)
+        #expect(try store.customers().map(\.name.rawValue) == ["acme", "globex"])
+    }
+
+    @Test func aConstraintViolationDuringImportIsAnInputError() throws {
+        let fixture = try StoreFixture(.postgreSQL)
+        let api = try Sample.host("api.example.com")
+        let host = HostPins(hostname: api, port: 443, includeSubdomains: false, pins: [try Sample.hashPin(1)])
+        let customer = CustomerImport(name: try Sample.customer("acme"), hosts: [host, host], ownSigningIdentity: nil, origin: "test")
+        let error = #expect(throws: StoreError.self) { try fixture.store.importCustomers([customer], actor: Sample.actor) }
+        #expect(error?.code == .invalidInput)
+        #expect(try fixture.store.customers().isEmpty)
+    }
+}
