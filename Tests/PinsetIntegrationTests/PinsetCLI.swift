@@ -20,13 +20,20 @@ struct PinsetCLI {
         return url.appendingPathComponent(".build/debug/pinset").path
     }()
 
-    init() throws {
+    /// A PostgreSQL database instead of `<data-dir>/pinset.sqlite`: its URL, passed as `--database` to every
+    /// command that opens the store and as `database` to servers, and the environment with its password.
+    var databaseURL: String?
+    var environment: [String: String] = [:]
+
+    init(databaseURL: String? = nil, environment: [String: String] = [:]) throws {
         directory = try TemporaryDirectory(prefix: "pinset-cli")
+        self.databaseURL = databaseURL
+        self.environment = environment
     }
 
     /// `pinset init` with a fresh key, once per test.
-    static func initialized(keyType: String = "p256") throws -> PinsetCLI {
-        let cli = try PinsetCLI()
+    static func initialized(keyType: String = "p256", databaseURL: String? = nil, environment: [String: String] = [:]) throws -> PinsetCLI {
+        let cli = try PinsetCLI(databaseURL: databaseURL, environment: environment)
         let result = try cli.run(["init", "--key-type", keyType])
         guard result.status == 0 else { throw Failure("pinset init failed: \(result.combined)") }
         return cli
@@ -39,9 +46,10 @@ struct PinsetCLI {
         let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import", "check"]
         if let first = arguments.first, withData.contains(first) {
             args += ["--data-dir", dataDir]
+            if let databaseURL { args += ["--database", databaseURL] }
             if first != "init" && first != "sign" && first != "log" && first != "backup" && first != "check" { args += ["--actor", "test-admin"] }
         }
-        return try ProcessRunner.run(Self.binary, args, stdin: stdin, environment: ["PINSET_DATA_DIR": dataDir], timeout: 60)
+        return try ProcessRunner.run(Self.binary, args, stdin: stdin, environment: environment.merging(["PINSET_DATA_DIR": dataDir]) { _, new in new }, timeout: 60)
     }
 
     /// A full logical dump of the database by the real `sqlite3` binary: compared before and after a failing

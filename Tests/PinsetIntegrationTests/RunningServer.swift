@@ -14,10 +14,11 @@ final class RunningServer {
             "host": "127.0.0.1", "port": 0, "dataDirectory": cli.dataDir, "requestHeadTimeoutSeconds": 2,
             "idleTimeoutSeconds": 5, "changePollIntervalSeconds": 0.25,
         ]
+        if let databaseURL = cli.databaseURL { configuration["database"] = databaseURL }
         configuration.merge(extraConfiguration) { _, new in new }
         let configPath = cli.directory.file("config-\(UUID().uuidString.prefix(6)).json")
         try JSONSerialization.data(withJSONObject: configuration).write(to: URL(fileURLWithPath: configPath))
-        let started = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path, name: "serve-\(UUID().uuidString.prefix(6))")
+        let started = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path, name: "serve-\(UUID().uuidString.prefix(6))", environment: cli.environment)
         var found: Int?
         _ = started.waitFor(timeout: 60) {
             found = Self.listeningPort(in: started.stdout)

@@ -85,10 +85,3 @@ import Testing
         #expect(try PinStore(path: path).appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
     }
 }
-
-final class FailureList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func append(_ item: String) { lock.withLock { items.append(item) } }
-    var all: [String] { lock.withLock { items } }
-}

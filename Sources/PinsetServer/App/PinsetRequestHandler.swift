@@ -68,7 +68,11 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             return .text(.ok, "ok\n")
         case "/readyz":
             let state = readiness()
-            return state.isReady ? .text(.ok, "ready\n") : .text(.serviceUnavailable, "not ready: \(state.reason)\n")
+            if state.isReady {
+                // A note (the store is unavailable, say) keeps the status: the bundles served are still fresh.
+                return .text(.ok, state.reason.isEmpty ? "ready\n" : "ready; \(state.reason)\n")
+            }
+            return .text(.serviceUnavailable, "not ready: \(state.reason)\n")
         case "/status":
             return HTTPResponse(status: .ok, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: statusReport())
         case "/metrics":
