@@ -125,3 +125,56 @@ import Testing
         #expect(try fixture.store.customers().isEmpty)
     }
 }
+
+/// LISTEN/NOTIFY: a change committed by any process is pushed to observers, also after a server restart.
+@Suite struct PostgresChangeNotificationTests {
+    final class Count: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func increment() { lock.withLock { value += 1 } }
+        var current: Int { lock.withLock { value } }
+
+        /// Waits up to `seconds` for the count to exceed `previous`.
+        func waitAbove(_ previous: Int, seconds: Double = 10) -> Bool {
+            for _ in 0..<Int(seconds * 20) where current <= previous { usleep(50_000) }
+            return current > previous
+        }
+    }
+
+    @Test func aCommitInAnotherStoreIsPushedAndTheListenerSurvivesARestart() throws {
+        let server = try TestPostgresServer()
+        let location = StoreLocation.postgreSQL(try PostgresLocation(url: server.url + "?connect_timeout=2", environment: server.environment))
+        let observed = try PinStore.open(location)
+        defer { try? observed.close() }
+        let writer = try PinStore.open(location)
+        defer { try? writer.close() }
+        let count = Count()
+        let observation = try #require(observed.observeChanges { count.increment() })
+        defer { observation.cancel() }
+        // The listener reports once when it connects, for changes it may have missed before.
+        #expect(count.waitAbove(0))
+        usleep(200_000)
+
+        var before = count.current
+        try writer.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        #expect(count.waitAbove(before))
+
+        // A failed write notifies nobody.
+        before = count.current
+        #expect(throws: StoreError.self) { try writer.addCustomer(try Sample.customer("ACME"), actor: Sample.actor) }
+        usleep(500_000)
+        #expect(count.current == before)
+
+        try server.stop()
+        try server.start()
+        #expect(count.waitAbove(before), "no reconnect report")
+        before = count.current
+        try writer.addCustomer(try Sample.customer("globex"), actor: Sample.actor)
+        #expect(count.waitAbove(before))
+    }
+
+    @Test func sqliteHasNoPushedChanges() throws {
+        let fixture = try StoreFixture(.sqlite)
+        #expect(fixture.store.observeChanges {} == nil)
+    }
+}

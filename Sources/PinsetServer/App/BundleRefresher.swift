@@ -3,9 +3,11 @@ import Foundation
 import Logging
 import PinsetCore
 import PinsetSigning
+import PinsetStore
 
 /// Keeps the bundle cache signed: a full pass at start, every `resignInterval`, and within
-/// `changePollInterval` (plus the pass itself) of an admin change.
+/// `changePollInterval` (plus the pass itself) of an admin change — at once where the source pushes changes
+/// (PostgreSQL's LISTEN/NOTIFY), with the poll as the fallback while that connection is down.
 ///
 /// If a pass fails, the last good bundles stay in the cache, the failure is logged and counted, and readiness
 /// turns false once the served bundles are older than clients accept; the pass is retried every
@@ -55,6 +57,7 @@ public final class BundleRefresher: @unchecked Sendable {
     private let now: @Sendable () -> Date
     private let queue = DispatchQueue(label: "pinset.refresher")
     private var timer: (any DispatchSourceTimer)?
+    private var changeObservation: (any ChangeObservation)?
     private var lastSeenChange: Int64?
     private var nextScheduledPass = Date.distantPast
     private let statusBox = LockedValue(Status())
@@ -95,6 +98,11 @@ public final class BundleRefresher: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.tick() }
         self.timer = timer
         timer.resume()
+        let observation = source.observeChanges { [weak self] in
+            guard let self else { return }
+            self.queue.async { self.tick() }
+        }
+        queue.sync { changeObservation = observation }
         return succeeded
     }
 
@@ -102,6 +110,8 @@ public final class BundleRefresher: @unchecked Sendable {
         queue.sync {
             timer?.cancel()
             timer = nil
+            changeObservation?.cancel()
+            changeObservation = nil
         }
     }
 

@@ -1,8 +1,16 @@
 import PinsetCore
+import PinsetStore
 
 /// Where the server reads pin sets from. The SQLite store in production; tests may pass their own.
 public protocol PinSetSource: Sendable {
     func allPinSets() throws -> [PinSet]
     /// A number that changes whenever any pin set may have changed; polled twice a second.
     func changeCounter() throws -> Int64
+    /// Calls `onChange` soon after a change where the source can push one (a PostgreSQL store); `nil` where
+    /// only polling works. The poll stays on as well: pushed notifications are lost while disconnected.
+    func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)?
+}
+
+extension PinSetSource {
+    public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? { nil }
 }

@@ -26,6 +26,10 @@ protocol StoreDatabase: Sendable {
     /// yet), while other connections keep reading and writing.
     func copy(toSQLiteFile path: String) throws
 
+    /// Pushes a call to `onChange` after every committed change, if the backend can; see
+    /// `PinStore.observeChanges`.
+    func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)?
+
     func close() throws
 }
 

@@ -89,6 +89,10 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         try StoreCopier.copy(from: self, to: target)
     }
 
+    func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? {
+        PostgresChangeListener.start(location: location, configuration: { try self.configuration() }, onChange: onChange)
+    }
+
     func close() throws {
         let closing = lock.withLock { () -> PostgresConnection? in
             defer { connection = nil }
@@ -124,11 +128,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     private func connected() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         connection = nil
-        var configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: try tls()
-        )
-        configuration.options.connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
+        let configuration = try configuration()
         let id = nextConnectionID
         nextConnectionID += 1
         do {
@@ -147,6 +147,15 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         // The connection must stay alive until it has closed.
         if let connection { connection.close().whenComplete { _ in _ = connection } }
         connection = nil
+    }
+
+    func configuration() throws -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: try tls()
+        )
+        configuration.options.connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
+        return configuration
     }
 
     private func tls() throws -> PostgresConnection.Configuration.TLS {

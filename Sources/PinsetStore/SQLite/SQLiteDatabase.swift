@@ -71,6 +71,11 @@ final class SQLiteDatabase: StoreDatabase {
         try copy.close()
     }
 
+    /// SQLite has no notifications across processes; the server polls the change counter.
+    func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? {
+        nil
+    }
+
     func close() throws {
         try pool.close()
     }
