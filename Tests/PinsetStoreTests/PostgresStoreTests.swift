@@ -178,3 +178,47 @@ import Testing
         #expect(fixture.store.observeChanges {} == nil)
     }
 }
+
+/// A database server that stops answering without closing the connection (a network partition) makes calls
+/// fail with `.unavailable` in bounded time instead of hanging the caller.
+@Suite struct PostgresUnansweredTests {
+    @Test func aServerThatNeverAnswersTheStartupFailsTheOpen() throws {
+        // Listening, never accepting: the kernel completes the TCP handshake and then nothing answers.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(bound == 0 && listen(listener, 8) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+
+        let location = StoreLocation.postgreSQL(try PostgresLocation(url: "postgres://pinset@127.0.0.1:\(port)/pinset?connect_timeout=1", environment: ["PGPASSWORD": "x"]))
+        let error = #expect(throws: StoreError.self) { try PinStore.open(location) }
+        #expect(error?.code == .unavailable)
+    }
+
+    @Test func aStatementThatIsNeverAnsweredFailsAndTheStoreRecovers() throws {
+        let server = try TestPostgresServer()
+        var postgres = try PostgresLocation(url: server.url + "?connect_timeout=1", environment: server.environment)
+        postgres.answerTimeout = 1
+        let store = try PinStore.open(.postgreSQL(postgres))
+        defer { try? store.close() }
+        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+
+        // Freeze the backend serving this store's connection: it keeps the socket open and answers nothing.
+        let backends = try server.psql("SELECT pid FROM pg_stat_activity WHERE usename = 'pinset' AND backend_type = 'client backend'")
+            .split(separator: "\n").compactMap { Int32($0) }
+        #expect(backends.count == 1)
+        for pid in backends { kill(pid, SIGSTOP) }
+        let error = #expect(throws: StoreError.self) { try store.changeCounter() }
+        for pid in backends { kill(pid, SIGCONT) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("no answer within 1 s") == true)
+
+        // The unanswered connection was given up; the next call connects again.
+        #expect(try store.customers().map(\.name.rawValue) == ["acme"])
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -103,7 +104,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
 
     private func transaction<T>(begin: String, lockKey: Int64? = nil, _ body: (any StoreConnection) throws -> T) throws -> T {
         try lock.withLock {
-            let session = PostgresSession(connection: try connected(), logger: logger, database: displayName)
+            let session = PostgresSession(connection: try connected(), logger: logger, database: displayName, answerTimeout: location.answerTimeout)
             do {
                 try session.execute(begin)
                 if let lockKey {
@@ -131,12 +132,19 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         let configuration = try configuration()
         let id = nextConnectionID
         nextConnectionID += 1
+        let connecting = PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger
+        )
         do {
-            let opened = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger
-            ).wait()
+            // The connect timeout covers TCP only; a server that accepts and then never answers the startup
+            // would hang here without this one.
+            let opened = try connecting.wait(timeout: .nanoseconds(Int64(location.connectTimeout * 2e9))) {
+                connecting.whenSuccess { late in late.close().whenComplete { _ in _ = late } }
+            }
             connection = opened
             return opened
+        } catch is AnswerTimeout {
+            throw StoreError.unavailable(displayName, "no answer to the connection's startup within \(Int(location.connectTimeout * 2)) s")
         } catch {
             throw PostgresErrors.translate(error, database: displayName)
         }
@@ -184,6 +192,8 @@ struct PostgresSession: StoreConnection {
     let connection: PostgresConnection
     let logger: Logger
     let database: String
+    /// How long a statement may go unanswered before the connection is given up.
+    var answerTimeout = PostgresLocation.defaultAnswerTimeout
     var dialect: SQLDialect { .postgreSQL }
 
     @discardableResult
@@ -216,11 +226,45 @@ struct PostgresSession: StoreConnection {
             }
         }
         let query = PostgresQuery(unsafeSQL: PostgresPlaceholders.numbered(sql), binds: bindings)
+        let connection = self.connection
         do {
-            return try connection.query(query, logger: logger).wait()
+            // A server that stops answering (a network partition drops packets without a reset) would block
+            // the caller — the re-signing loop among them — until TCP gives up, hours later.
+            return try connection.query(query, logger: logger).wait(timeout: .nanoseconds(Int64(answerTimeout * 1e9))) {
+                connection.close().whenComplete { _ in _ = connection }
+            }
+        } catch is AnswerTimeout {
+            throw StoreError.unavailable(database, "no answer within \(Int(answerTimeout)) s")
         } catch {
             throw PostgresErrors.translate(error, database: database)
         }
+    }
+}
+
+struct AnswerTimeout: Error {}
+
+extension EventLoopFuture where Value: Sendable {
+    /// Waits for the result, or throws `AnswerTimeout` (after calling `onTimeout`) once `timeout` has passed.
+    func wait(timeout: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> Value {
+        let promise = eventLoop.makePromise(of: Value.self)
+        let settled = NIOLockedValueBox(false)
+        let settleOnce: @Sendable () -> Bool = {
+            settled.withLockedValue { done in
+                defer { done = true }
+                return !done
+            }
+        }
+        let timer = eventLoop.scheduleTask(in: timeout) {
+            if settleOnce() {
+                promise.fail(AnswerTimeout())
+                onTimeout()
+            }
+        }
+        whenComplete { result in
+            if settleOnce() { promise.completeWith(result) }
+        }
+        defer { timer.cancel() }
+        return try promise.futureResult.wait()
     }
 }
 

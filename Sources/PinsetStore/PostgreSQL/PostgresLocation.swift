@@ -31,6 +31,10 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var connectTimeout: TimeInterval
     /// Never printed: `description` leaves it out.
     var password: String?
+    /// How long a statement may go unanswered (a server behind a network partition) before the connection is
+    /// given up. Not a libpq setting; tests shorten it.
+    var answerTimeout = Self.defaultAnswerTimeout
+    static let defaultAnswerTimeout: TimeInterval = 30
 
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func refuse(_ problem: String) -> StoreError {
