@@ -7,6 +7,14 @@ import PinsetHTTP
 /// different workers, hence `Sendable`. Protocol errors (400, 405, 408, 414, 431, 505) never reach it.
 public protocol HTTPRequestHandler: Sendable {
     func handle(_ request: HTTPRequestHead) -> HTTPResponse
+
+    /// Answers a request from the client at `address` (the socket's peer, or the PROXY header's source). Handlers
+    /// that limit clients by address implement it; the default ignores the address.
+    func handle(_ request: HTTPRequestHead, from address: String) -> HTTPResponse
+}
+
+extension HTTPRequestHandler {
+    public func handle(_ request: HTTPRequestHead, from address: String) -> HTTPResponse { handle(request) }
 }
 
 /// An ``HTTPRequestHandler`` made from a closure.
