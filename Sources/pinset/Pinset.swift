@@ -21,6 +21,7 @@ struct Pinset: AsyncParsableCommand {
             LogCommand.self,
             ServeCommand.self,
             StatusCommand.self,
+            ReportsCommand.self,
             CheckCommand.self,
             BackupCommand.self,
             RestoreCommand.self,
