@@ -52,7 +52,8 @@ extension PinFailureReport {
         report.enforcePinning = try reader.optionalBool("enforce-pinning")
         report.dateTime = try reader.optionalString("date-time", maximumBytes: 64)
         report.knownPinsExpirationDate = try reader.optionalString("known-pins-expiration-date", maximumBytes: 64)
-        report.pinsetVersion = try reader.optionalInteger("pinset-version", in: 1...Int(Int32.max)).map(Int64.init)
+        // Content versions are Unix milliseconds or counters: positive, and exact as a JSON number below 2^53.
+        report.pinsetVersion = try reader.optionalInteger("pinset-version", in: 1...9_007_199_254_740_991).map(Int64.init)
         for (index, pin) in report.knownPins.enumerated() where !isKnownPin(pin) {
             throw PayloadError(path: "known-pins[\(index)]", reason: "must be pin-sha256=\"<base64 SHA-256>\"")
         }
@@ -172,7 +173,7 @@ private struct ReportReader {
     }
 
     private static func integer(_ value: ReportJSON, _ path: String, in range: ClosedRange<Int>) throws(PayloadError) -> Int {
-        guard case .number(let number) = value, number == number.rounded(), abs(number) < 1e15, range.contains(Int(number)) else {
+        guard case .number(let number) = value, number == number.rounded(), abs(number) <= 9_007_199_254_740_991, range.contains(Int(number)) else {
             throw PayloadError(path: path, reason: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return Int(number)

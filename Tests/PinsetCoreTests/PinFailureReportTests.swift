@@ -36,7 +36,7 @@ import Testing
         let report = PinFailureReport(
             appBundleID: "com.example.app", appVersion: "1.0", appVendorID: "install-1", hostname: "api.example.com", port: 8443,
             notedHostname: "example.com", includeSubdomains: true, validatedCertificateChain: [Self.leaf.certificatePEM],
-            knownPins: ["pin-sha256=\"\(Self.leaf.spkiSHA256.base64)\""], validationResult: 1, pinsetVersion: 12
+            knownPins: ["pin-sha256=\"\(Self.leaf.spkiSHA256.base64)\""], validationResult: 1, pinsetVersion: 1_795_446_098_875
         )
         #expect(try PinFailureReport.parse(report.json()) == report)
     }
@@ -54,6 +54,7 @@ import Testing
         ("validated-certificate-chain", #"["not a certificate"]"#, "validated-certificate-chain[0]"),
         ("app-version", "\"\(String(repeating: "9", count: 65))\"", "app-version"),
         ("pinset-version", "0", "pinset-version"),
+        ("pinset-version", "9007199254740993", "pinset-version"),
         ("surprise", #""x""#, "surprise"),
         ("hostname", "null", "hostname"),
         ("validated-certificate-chain", #"[{"nested": [[[]]]}]"#, "validated-certificate-chain[0]"),
