@@ -113,6 +113,20 @@ struct PinFailureReporterTests {
         #expect(await bytesBounded.pendingCount == 1)
     }
 
+    @Test func aDamagedQueueFileIsReplacedAndNeverAffectsReporting() async throws {
+        defer { fixture.directory.remove() }
+        let path = PinFailureReportQueue.path(for: fixture.configuration)
+        try FileManager.default.createDirectory(atPath: fixture.configuration.stateDirectory, withIntermediateDirectories: true)
+        try Data("{\"installation-id\": 7, \"pending\": [".utf8).write(to: URL(fileURLWithPath: path))
+        let sender = RecordingReportSender()
+        sender.status = 0
+        let reporter = reporter(sender)
+        await reporter.record(try event())
+        let queue = try #require(PinFailureReportQueue.load(from: path))
+        #expect(queue.pending.count == 1)
+        #expect(!queue.installationID.isEmpty)
+    }
+
     @Test func aDisabledReporterSendsAndStoresNothing() async throws {
         defer { fixture.directory.remove() }
         let sender = RecordingReportSender()
