@@ -289,13 +289,15 @@ class Suite:
         return self.bench_json(["populate", "--db", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
                                timeout=1800)
 
-    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True, monitoring=None):
+    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True, monitoring=None, reports=None):
         config = {
             "host": "127.0.0.1", "port": 0, "dataDirectory": directory,
             "accessLog": access_log, "logLevel": "info", "logFormat": "text", "maxConnections": 4096,
         }
         if monitoring is not None:
             config["monitoring"] = monitoring
+        if reports is not None:
+            config["reports"] = reports
         if not per_address_limit:
             # wrk's connections all come from 127.0.0.1; the default of 32 per address would refuse half of them.
             config["maxConnectionsPerAddress"] = 4096
@@ -723,6 +725,78 @@ http {{
             listener.stop()
         self.results["steps"]["monitoring"] = {"hosts": hosts, "concurrency": concurrency, "holdSeconds": 0.02, "runs": runs}
 
+    def step_reports(self):
+        """Bundle latency with and without a flood of pin-failure reports on the reports listener: reports are
+        counted in memory and written in batches off the connection queues, so serving should not wait for them."""
+        sizes = self.sizes
+        directory = self.init_data("reports", "p256")
+        self.populate(directory, sizes["serving_customers"])
+        path = "/customer-00001.json.signed"
+        key, cert = os.path.join(self.temp, "reported-leaf.key"), os.path.join(self.temp, "reported-leaf.pem")
+        self.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+                  "-out", cert, "-days", "30", "-subj", "/CN=api.example.com"], timeout=60, what="openssl req")
+        with open(cert) as f:
+            leaf_pem = f.read()
+        report = {
+            "app-bundle-id": "com.example.app", "app-version": "1.0", "app-vendor-id": "VENDOR", "hostname": "api.example.com",
+            "port": 443, "noted-hostname": "api.example.com", "include-subdomains": False, "enforce-pinning": True,
+            "validated-certificate-chain": [leaf_pem], "validation-result": 1,
+            "known-pins": ['pin-sha256="r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="'],
+        }
+        body = json.dumps(report)
+        # Every request names another installation, so none is a duplicate and each is counted.
+        script = os.path.join(self.temp, "reports.lua")
+        with open(script, "w") as f:
+            f.write("local body = " + json.dumps(body) + "\n"
+                    "local counter = 0\n"
+                    "request = function()\n"
+                    "  counter = counter + 1\n"
+                    "  local b = string.gsub(body, 'VENDOR', 'install-' .. counter .. '-' .. math.random(1, 1000000000))\n"
+                    "  return wrk.format('POST', '/report/customer-00001', {['Content-Type'] = 'application/json'}, b)\n"
+                    "end\n")
+        settings = {"host": "127.0.0.1", "port": 0, "reportsPerMinutePerAddress": 1000000, "maxTrackedAddresses": 10}
+        runs = {}
+        for mode in ("off", "on"):
+            server = self.start_pinset(directory, name=f"pinset-reports-{mode}", per_address_limit=False, reports=settings)
+            match = re.search(r"pinset reports listening on 127\.0\.0\.1:(\d+)", self.tail(server.stdout_path, limit=10**9))
+            if match is None:
+                raise StepFailed("pinset serve printed no reports listener:\n" + self.tail(server.stdout_path))
+            reports_port = int(match.group(1))
+            if sizes["wrk_warmup_seconds"]:
+                self.wrk(server.port, path, seconds=sizes["wrk_warmup_seconds"])
+            flood = None
+            if mode == "on":
+                seconds = sizes["wrk_seconds"] + 1
+                flood = self.start("wrk-reports", ["wrk", "-t1", "-c16", f"-d{seconds}s", "--timeout", "5s", "-s", script,
+                                                   f"http://127.0.0.1:{reports_port}/report/customer-00001"])
+                time.sleep(0.5)
+            result = self.wrk(server.port, path)
+            if flood is not None:
+                flood.wait(timeout=sizes["wrk_seconds"] + 60)
+                flood_result = parse_wrk(self.tail(flood.stdout_path, limit=10**6))
+                if flood_result.get("requests", 0) == 0:
+                    raise StepFailed("the report flood completed no request:\n" + self.tail(flood.stdout_path))
+                time.sleep(1.5)  # one write interval, so the last counts are stored
+                status, _, status_body = http_get(server.port, "/status")
+                counted = sum(json.loads(status_body)["reports"].get("failuresLastHour", {}).values()) if status == 200 else 0
+                if counted == 0:
+                    raise StepFailed("the reports listener counted no report during the flood")
+                result.update(reportsPerSecond=flood_result["requestsPerSecond"], reportsSent=flood_result["requests"],
+                              reportsCounted=counted)
+            code = self.stop(server)
+            if code != 0:
+                raise StepFailed(f"pinset serve exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
+            if mode == "on":
+                stored = json.loads(self.run([self.pinset, "reports", "--data-dir", directory, "--json", "--since", "2h"],
+                                             timeout=60, what="pinset reports").stdout)
+                result["reportsStored"] = sum(row["reports"] for row in stored)
+                if result["reportsStored"] != result["reportsCounted"]:
+                    raise StepFailed(f"{result['reportsCounted']} reports counted but {result['reportsStored']} stored")
+            runs[mode] = result
+            log(f"reports flood {mode}: {result['requestsPerSecond']:.0f} bundle req/s, p99 {result.get('p99Microseconds', 0):.0f} us"
+                + (f", {result['reportsPerSecond']:.0f} reports/s, {result['reportsStored']} stored" if mode == "on" else ""))
+        self.results["steps"]["reports"] = {"runs": runs}
+
     # ----- the whole run -------------------------------------------------------------------------------
 
     def machine(self):
@@ -766,7 +840,7 @@ http {{
         self.results["loadAverageAtStart"] = os.getloadavg()
         self.results["startedAt"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         steps = [("serving", self.step_serving), ("signing", self.step_signing), ("client", self.step_client), ("scale", self.step_scale),
-                 ("monitoring", self.step_monitoring)]
+                 ("monitoring", self.step_monitoring), ("reports", self.step_reports)]
         for name, step in steps:
             if self.options.only and name not in self.options.only:
                 continue
@@ -1027,6 +1101,24 @@ def render(results):
                      f"{r['checkConnections']:,} | {r['peakCheckConnections']}") if mode == "on" else "– | – | – | –"
             lines.append(f"| {mode} | {r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {extra} |")
         lines.append("")
+    if "reports" in steps:
+        runs = steps["reports"]["runs"]
+        lines += [
+            "### 6. Serving while pin-failure reports flood in",
+            "",
+            "The same `wrk` run against one bundle, without and with a second `wrk` (1 thread, 16 connections) POSTing "
+            "TrustKit-shaped reports, each from another installation, to the reports listener as fast as it answers; the "
+            "rate limit is raised out of the way. Reports stored = the sum `pinset reports` shows afterwards; it must equal "
+            "the reports counted.",
+            "",
+            "| report flood | bundle requests/s | p50 | p99 | reports/s | reports stored |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for mode in ("off", "on"):
+            r = runs[mode]
+            extra = f"{r['reportsPerSecond']:,.0f} | {r['reportsStored']:,}" if mode == "on" else "– | –"
+            lines.append(f"| {mode} | {r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {extra} |")
+        lines.append("")
     if results["failures"]:
         lines += ["### Failed steps", ""] + [f"- {f['step']}: {f['error'].splitlines()[0]}" for f in results["failures"]] + [""]
     return "\n".join(lines)
@@ -1051,7 +1143,7 @@ def main():
                         help="measure nothing: rewrite BENCHMARKS.md and the .md next to RESULTS_JSON from that file")
     parser.add_argument("--configuration", default="release")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, 2-second wrk runs; results are printed, not saved")
-    parser.add_argument("--only", nargs="*", choices=["serving", "signing", "client", "scale", "monitoring"])
+    parser.add_argument("--only", nargs="*", choices=["serving", "signing", "client", "scale", "monitoring", "reports"])
     parser.add_argument("--wait-for-idle", type=int, default=0, metavar="SECONDS",
                         help="wait up to this long for the 1-minute load average to fall below 1 before measuring")
     parser.add_argument("--output", help="results JSON (default: Benchmarks/results/latest.json; with --smoke or --only: none)")

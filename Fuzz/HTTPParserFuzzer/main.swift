@@ -3,8 +3,8 @@
 // Each input is one client's byte stream. It is checked in several ways:
 // - `HTTPRequestParser` fed all at once, one byte at a time and in pseudo-random chunks must return the same
 //   heads and fail or not fail alike: chunking is not observable;
-// - after every `incomplete` the parser holds no more than one maximal request head, so a client cannot make it
-//   buffer without bound;
+// - after every `incomplete` the parser holds no more than one maximal request head (plus, where content is
+//   accepted, the largest content), so a client cannot make it buffer without bound;
 // - `HTTPConnectionStateMachine`, driven like a transport with pseudo-random chunks, clock steps, partial writes,
 //   a peer that stops reading and graceful draining, never traps, always makes progress, keeps its queued output
 //   under its high-water mark plus one response, closes after end of input, and writes a byte stream that parses
@@ -43,13 +43,18 @@ struct HTTPFuzzCase {
 
     func run() {
         let tight = HTTPLimits(maxRequestLineBytes: 40, maxHeaderBytes: 96, maxHeaderCount: 3)
-        for limits in [HTTPLimits(), tight] {
+        // A reports-style listener: POST with `Content-Length` content.
+        let content = HTTPLimits(maxRequestLineBytes: 40, maxHeaderBytes: 96, maxHeaderCount: 3, maxContentBytes: 64)
+        for limits in [HTTPLimits(), tight, content] {
             checkChunkingInvariance(limits: limits)
         }
         let configurations = [
             HTTPConnectionStateMachine.Configuration(),
             HTTPConnectionStateMachine.Configuration(
                 limits: tight, requestHeadTimeout: .seconds(2), idleTimeout: .seconds(5), outputHighWaterMark: 512
+            ),
+            HTTPConnectionStateMachine.Configuration(
+                limits: content, requestHeadTimeout: .seconds(2), idleTimeout: .seconds(5), outputHighWaterMark: 512
             ),
         ]
         for (index, configuration) in configurations.enumerated() {
@@ -89,8 +94,9 @@ struct HTTPFuzzCase {
     func parse(chunks: [ArraySlice<UInt8>], limits: HTTPLimits) -> ParseOutcome {
         var parser = HTTPRequestParser(limits: limits)
         var outcome = ParseOutcome()
-        // A request line (with the empty lines before it) and a header section, each with its CRLF.
-        let maximalHead = limits.maxRequestLineBytes + 2 + limits.maxHeaderBytes
+        // A request line (with the empty lines before it) and a header section, each with its CRLF, and the
+        // largest content the limits accept.
+        let maximalHead = limits.maxRequestLineBytes + 2 + limits.maxHeaderBytes + limits.maxContentBytes
         for chunk in chunks {
             chunk.withUnsafeBytes { parser.append($0) }
             var calls = 0
@@ -122,7 +128,7 @@ func describe(_ head: HTTPRequestHead) -> String {
     let host = head.header("host") ?? "-"
     let hosts = head.headers(named: "HOST").count
     return "\(head.method) \(head.target) \(head.version) keepAlive=\(head.keepAlive) path=\(head.path) "
-        + "query=\(head.query ?? "-") host=\(host)/\(hosts) [\(fields)]"
+        + "query=\(head.query ?? "-") host=\(host)/\(hosts) [\(fields)] body=\(head.body)"
 }
 
 /// One connection driven the way a transport drives it.

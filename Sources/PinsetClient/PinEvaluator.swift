@@ -17,6 +17,7 @@ public final class PinEvaluator: @unchecked Sendable {
     public let publicSuffixes: PublicSuffixList?
     private let lock = NSLock()
     private var current: VerifiedPinSet?
+    private var failureObserver: (@Sendable (PinFailureEvent) -> Void)?
 
     public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = .bundled) {
         self.unpinnedHostPolicy = unpinnedHostPolicy
@@ -26,6 +27,12 @@ public final class PinEvaluator: @unchecked Sendable {
     /// The pin set in force, or `nil` before any was loaded.
     public var pinSet: VerifiedPinSet? {
         lock.withLock { current }
+    }
+
+    /// Calls `observer` with every pin mismatch, on the evaluating thread, before the verdict is returned: it must
+    /// only hand the event over (``PinsetUpdater`` starts a task for its ``PinFailureReporter``), never block.
+    func observeFailures(_ observer: @escaping @Sendable (PinFailureEvent) -> Void) {
+        lock.withLock { failureObserver = observer }
     }
 
     /// Makes `pinSet` the one in force: a replacement, never a merge, so removed pins are gone.
@@ -71,6 +78,9 @@ public final class PinEvaluator: @unchecked Sendable {
                 return .pinnedMatch(host: host, entry: entry.hostname, match: .subjectPublicKeyInfo(keyHash, chainIndex: index), skippedPinless: skipped)
             }
             presented.append(keyHash)
+        }
+        if let snapshot, let observer = lock.withLock({ failureObserver }) {
+            observer(PinFailureEvent(host: host, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date()))
         }
         return .pinMismatch(host: host, entry: entry.hostname, presented: presented, skippedPinless: skipped)
     }

@@ -38,6 +38,9 @@ public struct PinsetClientConfiguration: Sendable {
     /// never pin every site under one. Entries for single-label names (`com`, `corp`) are ignored whatever this
     /// is. An app that ships a newer list passes it here (docs/client.md).
     public var publicSuffixes: PublicSuffixList? = .bundled
+    /// `PinFailureReportConfiguration?`, default `nil` (off) — where pin failures are reported. When set and
+    /// enabled, each pin mismatch is reported once per host and interval, from a queue kept in `stateDirectory`.
+    public var failureReports: PinFailureReportConfiguration?
 
     /// Creates a configuration from trust-server certificates as an app bundles them: each element is one
     /// file's contents, DER or PEM (a PEM file may hold several certificates).

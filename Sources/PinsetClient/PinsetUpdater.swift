@@ -15,6 +15,8 @@ public actor PinsetUpdater {
     public nonisolated let configuration: PinsetClientConfiguration
     /// The pins in force, for evaluating TLS connections.
     public nonisolated let evaluator: PinEvaluator
+    /// Reports pin mismatches the evaluator sees; nil unless `configuration.failureReports` is set and enabled.
+    public nonisolated let failureReporter: PinFailureReporter?
     private let fetcher: any BundleFetcher
     private let now: @Sendable () -> Date
     private var loadedFromDisk = false
@@ -24,16 +26,27 @@ public actor PinsetUpdater {
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
+    ///   - reportSender: how pin-failure reports are sent, when `configuration.failureReports` enables them.
     ///   - now: the clock; read once per operation, so every check of one update sees the same time.
     public init(
         configuration: PinsetClientConfiguration,
         fetcher: any BundleFetcher = URLSessionBundleFetcher(),
+        reportSender: any PinFailureReportSender = URLSessionPinFailureReportSender(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
-        self.evaluator = PinEvaluator(unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes)
+        let evaluator = PinEvaluator(unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes)
+        self.evaluator = evaluator
         self.fetcher = fetcher
         self.now = now
+        if let settings = configuration.failureReports, settings.isEnabled {
+            let reporter = PinFailureReporter(configuration: configuration, settings: settings, sender: reportSender)
+            failureReporter = reporter
+            // The TLS decision must not wait for a report: the event is handed to a task and the verdict returned.
+            evaluator.observeFailures { event in Task { await reporter.record(event) } }
+        } else {
+            failureReporter = nil
+        }
     }
 
     /// The pin set in force, or `nil` before any was loaded or accepted.
@@ -91,6 +104,10 @@ public actor PinsetUpdater {
     @discardableResult
     public func update() async throws(PinUpdateError) -> VerifiedPinSet {
         if !loadedFromDisk { await loadStoredPins() }
+        if let failureReporter {
+            // Reports queued by an earlier run (or a failed send) go out beside the update, never before it.
+            Task { await failureReporter.sendPending() }
+        }
         let time = now()
         let response: FetchedBundle
         do {

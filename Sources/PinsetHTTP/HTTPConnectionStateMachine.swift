@@ -8,8 +8,9 @@
 /// Behaviour under hostile input:
 /// - a request refused by ``HTTPRequestParser`` is answered once with a small error response and
 ///   `Connection: close`; nothing after it is read (RFC 9112 §9.6);
-/// - the first request head must arrive within `requestHeadTimeout` of the connection's start (accept), and every
-///   later one within `requestHeadTimeout` of its first byte, however slowly it trickles in; a partial head is
+/// - the first request head (with its content, where content is accepted) must arrive within `requestHeadTimeout`
+///   of the connection's start (accept), and every later one within `requestHeadTimeout` of its first byte,
+///   however slowly it trickles in; a partial head is
 ///   then answered `408` and the connection closes, and a connection that never sent a byte is closed silently,
 ///   so silent sockets cannot hold a connection slot for the whole idle timeout;
 /// - a connection making no progress in either direction for `idleTimeout` (an idle keep-alive connection, or a
@@ -102,8 +103,8 @@ public struct HTTPConnectionStateMachine: Sendable {
     }
 
     /// Whether the connection is closing only because the client asked for it (`Connection: close`, or HTTP/1.0
-    /// without keep-alive) and no byte after that request was received. Requests carry no body, so such a client
-    /// has nothing more to send: the transport may close at once instead of lingering for input that will not
+    /// without keep-alive) and no byte after that request was received. A request's content is read whole before it
+    /// is answered, so such a client has nothing more to send: the transport may close at once instead of lingering for input that will not
     /// come. After an error response or while draining this is false, since the client may still be sending.
     public var isClosingAtClientRequest: Bool {
         isClosing && clientAskedToClose && !draining && !parser.hasBufferedBytes
@@ -223,7 +224,7 @@ public struct HTTPConnectionStateMachine: Sendable {
 
     private mutating func queueErrorResponse(for error: HTTPRequestError, now: HTTPTime) -> HTTPResponseEncoder.Summary {
         defer { state = .closing }
-        return encoder.encode(.error(error.status), omitBody: error.method == .head, connection: .close,
+        return encoder.encode(.error(error.status, allowingPOST: configuration.limits.acceptsContent), omitBody: error.method == .head, connection: .close,
                               unixSeconds: now.unixSeconds, into: &output)
     }
 }

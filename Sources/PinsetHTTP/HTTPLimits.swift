@@ -11,11 +11,20 @@ public struct HTTPLimits: Sendable, Hashable {
     public var maxHeaderBytes: Int
     /// Most field lines accepted in one request; more are answered with `431`. Default 64.
     public var maxHeaderCount: Int
+    /// Largest request content, in bytes, framed by `Content-Length` (RFC 9112 §6.2). 0 (the default) refuses any
+    /// content and any method but GET and HEAD, as a listener that only serves files needs. Above 0 the listener
+    /// also accepts POST; a larger announced length is answered `413 Content Too Large` before any of the content
+    /// is read, and `Transfer-Encoding` (chunked uploads, whose size is unknown up front) with `411 Length Required`.
+    public var maxContentBytes: Int
 
-    public init(maxRequestLineBytes: Int = 2048, maxHeaderBytes: Int = 8192, maxHeaderCount: Int = 64) {
-        precondition(maxRequestLineBytes > 0 && maxHeaderBytes > 0 && maxHeaderCount >= 0, "HTTP limits must be positive")
+    public init(maxRequestLineBytes: Int = 2048, maxHeaderBytes: Int = 8192, maxHeaderCount: Int = 64, maxContentBytes: Int = 0) {
+        precondition(maxRequestLineBytes > 0 && maxHeaderBytes > 0 && maxHeaderCount >= 0 && maxContentBytes >= 0, "HTTP limits must be positive")
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
+        self.maxContentBytes = maxContentBytes
     }
+
+    /// Whether requests may carry content (``maxContentBytes`` above 0).
+    public var acceptsContent: Bool { maxContentBytes > 0 }
 }

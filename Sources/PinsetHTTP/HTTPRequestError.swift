@@ -23,9 +23,16 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
         case tooManyHeaders
         /// An HTTP/1.1 request without `Host`, more than one `Host`, or an invalid `Host` (RFC 9112 §3.2).
         case invalidHost
-        /// The request announces content (`Transfer-Encoding`, or a `Content-Length` other than 0).
+        /// The request announces content (`Transfer-Encoding`, or a `Content-Length` other than 0) on a listener
+        /// that accepts none.
         case contentNotAllowed
-        /// A method other than GET or HEAD.
+        /// On a listener that accepts content: a `Content-Length` that is not one decimal number (RFC 9112 §6.3).
+        case invalidContentLength
+        /// On a listener that accepts content: an announced length above ``HTTPLimits/maxContentBytes``.
+        case contentTooLarge
+        /// On a listener that accepts content: `Transfer-Encoding` instead of `Content-Length`.
+        case lengthRequired
+        /// A method other than GET or HEAD (or POST where content is accepted).
         case methodNotAllowed
         /// The request head did not arrive in time.
         case requestTimeout
@@ -50,8 +57,10 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
     public var status: HTTPStatus {
         switch code {
         case .malformedRequestLine, .invalidTarget, .invalidLineTerminator, .malformedHeader, .invalidHost,
-             .contentNotAllowed:
+             .contentNotAllowed, .invalidContentLength:
             .badRequest
+        case .contentTooLarge: .contentTooLarge
+        case .lengthRequired: .lengthRequired
         case .requestLineTooLong: .uriTooLong
         case .unsupportedVersion: .httpVersionNotSupported
         case .headerSectionTooLarge, .tooManyHeaders: .requestHeaderFieldsTooLarge

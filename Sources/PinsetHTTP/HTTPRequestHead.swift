@@ -1,4 +1,4 @@
-/// A parsed request line and header section: everything a GET or HEAD request carries.
+/// A parsed request line and header section, with the content of a request that carried any.
 ///
 /// The parser keeps the validated field lines as raw bytes and looks headers up on demand, so a request whose
 /// handler reads two headers costs two small scans rather than a dictionary and a `String` per field. Heads made
@@ -14,6 +14,9 @@ public struct HTTPRequestHead: Sendable {
     public var keepAlive: Bool
     /// Field lines, each `name ":" OWS value OWS CRLF`, validated by the parser.
     var fieldLines: [UInt8]
+    /// The request content, framed by `Content-Length`; empty unless the listener accepts content
+    /// (``HTTPLimits/maxContentBytes``).
+    public var body: [UInt8] = []
 
     init(method: HTTPMethod, target: String, version: HTTPVersion, keepAlive: Bool, fieldLines: [UInt8]) {
         self.method = method
@@ -23,14 +26,15 @@ public struct HTTPRequestHead: Sendable {
         self.fieldLines = fieldLines
     }
 
-    /// Makes a head from already-split fields. When `keepAlive` is nil it follows RFC 9112 §9.3 from `version`
+    /// Makes a head from already-split fields (and content, for tests of handlers that read it). When `keepAlive` is nil it follows RFC 9112 §9.3 from `version`
     /// and any `Connection` field.
     public init(
         method: HTTPMethod,
         target: String,
         version: HTTPVersion = .http1_1,
         headers: [(String, String)] = [],
-        keepAlive: Bool? = nil
+        keepAlive: Bool? = nil,
+        body: [UInt8] = []
     ) {
         var lines: [UInt8] = []
         var options = ConnectionOptions()
@@ -51,6 +55,7 @@ public struct HTTPRequestHead: Sendable {
             keepAlive: keepAlive ?? options.keepsAlive(version: version),
             fieldLines: lines
         )
+        self.body = body
     }
 
     /// The path part of ``target``: everything before the first `?`.

@@ -89,6 +89,14 @@ struct FieldSummary: Sendable {
     var count = 0
     var hostCount = 0
     var connection = ConnectionOptions()
+    /// The announced content length; only ever above 0 when content is accepted.
+    var contentLength: Int?
+    /// ``HTTPLimits/maxContentBytes``: 0 refuses any content.
+    let maxContentBytes: Int
+
+    init(maxContentBytes: Int) {
+        self.maxContentBytes = maxContentBytes
+    }
 
     /// Validates one field line (without CRLF) and records the fields that affect framing and routing.
     /// Returns the error that rejects the request, or nil.
@@ -122,17 +130,46 @@ struct FieldSummary: Sendable {
         case 10 where HTTPSyntax.equalsLowercase(name, "connection"):
             connection.add(value)
         case 14 where HTTPSyntax.equalsLowercase(name, "content-length"):
-            guard !value.isEmpty, value.allSatisfy(HTTPSyntax.isDigit) else {
-                return HTTPRequestError(.contentNotAllowed, "malformed Content-Length")
+            guard maxContentBytes > 0 else {
+                guard !value.isEmpty, value.allSatisfy(HTTPSyntax.isDigit) else {
+                    return HTTPRequestError(.contentNotAllowed, "malformed Content-Length")
+                }
+                if value.contains(where: { $0 != UInt8(ascii: "0") }) {
+                    return HTTPRequestError(.contentNotAllowed, "request content is not accepted")
+                }
+                return nil
             }
-            if value.contains(where: { $0 != UInt8(ascii: "0") }) {
-                return HTTPRequestError(.contentNotAllowed, "request content is not accepted")
-            }
+            return addContentLength(value)
         case 17 where HTTPSyntax.equalsLowercase(name, "transfer-encoding"):
+            if maxContentBytes > 0 {
+                return HTTPRequestError(.lengthRequired, "Transfer-Encoding is not accepted; send the content with Content-Length")
+            }
             return HTTPRequestError(.contentNotAllowed, "Transfer-Encoding is not accepted")
         default:
             break
         }
+        return nil
+    }
+
+    /// Records a `Content-Length` on a listener that accepts content: one field with one decimal number, at most
+    /// ``maxContentBytes`` (RFC 9112 §6.3 rules 5 and 6: a list or a repeated field would leave framing ambiguous).
+    private mutating func addContentLength(_ value: UnsafeBufferPointer<UInt8>) -> HTTPRequestError? {
+        guard contentLength == nil else {
+            return HTTPRequestError(.invalidContentLength, "more than one Content-Length field")
+        }
+        guard !value.isEmpty, value.allSatisfy(HTTPSyntax.isDigit) else {
+            return HTTPRequestError(.invalidContentLength, "malformed Content-Length")
+        }
+        let significant = value.drop { $0 == UInt8(ascii: "0") }
+        // More digits than the limit has cannot be within it, and must not overflow an Int.
+        guard significant.count <= String(maxContentBytes).utf8.count else {
+            return HTTPRequestError(.contentTooLarge, "content larger than \(maxContentBytes) bytes")
+        }
+        let length = significant.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        guard length <= maxContentBytes else {
+            return HTTPRequestError(.contentTooLarge, "content of \(length) bytes is larger than \(maxContentBytes) bytes")
+        }
+        contentLength = length
         return nil
     }
 }

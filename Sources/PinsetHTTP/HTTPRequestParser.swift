@@ -1,6 +1,6 @@
 import Foundation
 
-/// An incremental HTTP/1.1 request-head parser for a server that accepts no request content (RFC 9112 §2–§6).
+/// An incremental HTTP/1.1 request parser: heads, and `Content-Length` content where a listener allows it (RFC 9112 §2–§6).
 ///
 /// Bytes are appended as they arrive; ``next()`` validates each complete line once, in place over the buffer, so
 /// feeding a request one byte at a time costs linear time and a valid request allocates only its head. Limits are
@@ -14,8 +14,11 @@ import Foundation
 ///   (RFC 9112 §3.2.2) reduced to their path and query after an authority syntax check;
 /// - obs-fold, whitespace before the colon, non-token field names and CTL/NUL in values are rejected (RFC 9112
 ///   §5.1, §5.2; RFC 9110 §5.5);
-/// - `Transfer-Encoding` in any form and `Content-Length` other than zero are rejected, because this server never
-///   reads content and must not guess where the next request starts (RFC 9112 §6.3);
+/// - by default (``HTTPLimits/maxContentBytes`` 0), `Transfer-Encoding` in any form and `Content-Length` other than
+///   zero are rejected, because such a listener never reads content and must not guess where the next request
+///   starts (RFC 9112 §6.3). A listener that accepts content reads exactly `Content-Length` bytes after the head
+///   and returns them as ``HTTPRequestHead/body``; it refuses a repeated or malformed `Content-Length` (400), a
+///   length above the limit before reading any content (413) and `Transfer-Encoding` (411);
 /// - HTTP/1.1 requests need exactly one valid `Host` field (RFC 9112 §3.2).
 ///
 /// After it returns a failure the parser is finished: every later ``next()`` returns the same failure.
@@ -42,11 +45,14 @@ public struct HTTPRequestParser: Sendable {
     private var requestLine: RequestLine?
     /// First byte of the header section (valid once `requestLine` is set).
     private var fieldStart = 0
-    private var fields = FieldSummary()
+    private var fields: FieldSummary
     private var failure: HTTPRequestError?
+    /// A complete head whose content is still arriving, with the buffer range the content will occupy.
+    private var pendingContent: (head: HTTPRequestHead, start: Int, end: Int)?
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
+        self.fields = FieldSummary(maxContentBytes: limits.maxContentBytes)
     }
 
     /// Whether bytes of a request that has not been returned yet are buffered.
@@ -70,6 +76,14 @@ public struct HTTPRequestParser: Sendable {
     /// Returns the next complete request head, the error that ends the connection, or ``Result/incomplete``.
     public mutating func next() -> Result {
         if let failure { return .failure(failure) }
+        if let pending = pendingContent {
+            guard buffer.count >= pending.end else { return .incomplete }
+            var head = pending.head
+            head.body = Array(buffer[pending.start..<pending.end])
+            pendingContent = nil
+            finishRequest(at: pending.end)
+            return .head(head)
+        }
         while true {
             guard let lineFeed = findLineFeed() else {
                 scanIndex = buffer.count
@@ -82,16 +96,28 @@ public struct HTTPRequestParser: Sendable {
                 lineStart = lineFeed + 1
                 if requestLine == nil { methodScanIndex = lineStart }
             case .complete(let head):
-                lineStart = lineFeed + 1
-                methodScanIndex = lineStart
-                headStart = lineFeed + 1
+                let contentLength = fields.contentLength ?? 0
                 requestLine = nil
-                fields = FieldSummary()
+                fields = FieldSummary(maxContentBytes: limits.maxContentBytes)
+                guard contentLength == 0 else {
+                    // The head is returned with its content; until then it counts as buffered, unanswered bytes.
+                    pendingContent = (head, lineFeed + 1, lineFeed + 1 + contentLength)
+                    return next()
+                }
+                finishRequest(at: lineFeed + 1)
                 return .head(head)
             case .failure(let error):
                 return fail(error)
             }
         }
+    }
+
+    /// Moves past a returned request, whose last byte is just before `end`.
+    private mutating func finishRequest(at end: Int) {
+        lineStart = end
+        scanIndex = end
+        methodScanIndex = end
+        headStart = end
     }
 
     private mutating func fail(_ error: HTTPRequestError) -> Result {
@@ -118,6 +144,9 @@ public struct HTTPRequestParser: Sendable {
         scanIndex -= headStart
         methodScanIndex = methodScanIndex.map { max(0, $0 - headStart) }
         fieldStart = max(0, fieldStart - headStart)
+        if let pending = pendingContent {
+            pendingContent = (pending.head, pending.start - headStart, pending.end - headStart)
+        }
         headStart = 0
     }
 
@@ -214,6 +243,8 @@ public struct HTTPRequestParser: Sendable {
         }
         switch requestLine.method {
         case .get, .head:
+            break
+        case .post where limits.acceptsContent:
             break
         case .other(let method):
             return .failure(HTTPRequestError(.methodNotAllowed, "method \(method) is not allowed"))

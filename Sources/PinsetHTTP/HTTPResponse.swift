@@ -20,10 +20,10 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The small `text/plain` response the protocol layer sends for a refused request. `405` carries
-    /// `Allow: GET, HEAD` (RFC 9110 §15.5.6).
-    public static func error(_ status: HTTPStatus) -> HTTPResponse {
+    /// `Allow: GET, HEAD` (RFC 9110 §15.5.6), with `POST` on a listener that accepts content.
+    public static func error(_ status: HTTPStatus, allowingPOST: Bool = false) -> HTTPResponse {
         var headers = [("Content-Type", "text/plain; charset=utf-8")]
-        if status == .methodNotAllowed { headers.append(("Allow", "GET, HEAD")) }
+        if status == .methodNotAllowed { headers.append(("Allow", allowingPOST ? "GET, HEAD, POST" : "GET, HEAD")) }
         return HTTPResponse(status: status, headers: headers, body: Array("\(status.reason)\n".utf8))
     }
 }

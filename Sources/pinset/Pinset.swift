@@ -22,6 +22,7 @@ struct Pinset: AsyncParsableCommand {
             LogCommand.self,
             ServeCommand.self,
             StatusCommand.self,
+            ReportsCommand.self,
             CheckCommand.self,
             BackupCommand.self,
             RestoreCommand.self,

@@ -61,6 +61,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let admin = settings.admin, let adminPort = service.adminPort {
             FileHandle.standardOutput.write(Data("pinset admin listening on \(admin.host):\(adminPort)\n".utf8))
         }
+        if let reports = settings.reports, let reportsPort = service.reportsPort {
+            FileHandle.standardOutput.write(Data("pinset reports listening on \(reports.host):\(reportsPort)\n".utf8))
+        }
         if let demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
         let signal = await TerminationSignal.wait()
         logger.info("Received \(signal)")

@@ -57,6 +57,7 @@ struct StatusCommand: AsyncParsableCommand {
         for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
         if let monitoring = report["monitoring"] as? [String: Any] { Self.printMonitoring(monitoring) }
         for line in UptakeStatusLines.lines(from: report) { Output.line(line) }
+        for line in ReportStatusLines.lines(from: report) { Output.line(line) }
         if !ready { throw ExitCode(2) }
     }
 

@@ -4,8 +4,9 @@ import PinsetTestSupport
 import Testing
 
 /// Replays the HTTP fuzzer's inputs through the normal test suite: the committed seed corpus and every input kept
-/// in `Fuzz/regressions/http-parser/` after a fix. Each must parse identically whole and one byte at a time, keep
-/// the parser's buffer within one maximal head, and drive a connection to a clean close.
+/// in `Fuzz/regressions/http-parser/` after a fix. Each must parse identically whole and one byte at a time (also
+/// where content is accepted), keep the parser's buffer within one maximal head and content, and drive a
+/// connection to a clean close.
 @Suite("Fuzz regressions: HTTP")
 struct HTTPFuzzRegressionTests {
     static func inputs(_ target: String) -> [String] {
@@ -15,7 +16,8 @@ struct HTTPFuzzRegressionTests {
     @Test(arguments: inputs("http-parser"))
     func replay(_ path: String) throws {
         let input = try #require(FileManager.default.contents(atPath: path).map { [UInt8]($0) })
-        for limits in [HTTPLimits(), HTTPLimits(maxRequestLineBytes: 40, maxHeaderBytes: 96, maxHeaderCount: 3)] {
+        for limits in [HTTPLimits(), HTTPLimits(maxRequestLineBytes: 40, maxHeaderBytes: 96, maxHeaderCount: 3),
+                       HTTPLimits(maxRequestLineBytes: 40, maxHeaderBytes: 96, maxHeaderCount: 3, maxContentBytes: 64)] {
             let whole = Self.parse([input[...]], limits: limits)
             let byteByByte = Self.parse(input.indices.map { input[$0...$0] }, limits: limits)
             #expect(whole == byteByByte, "the outcome depends on chunking")
@@ -39,11 +41,11 @@ struct HTTPFuzzRegressionTests {
             parsing: while true {
                 switch parser.next() {
                 case .head(let head):
-                    outcome.append("\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(head.headers.map { "\($0.name)=\($0.value)" })")
+                    outcome.append("\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(head.headers.map { "\($0.name)=\($0.value)" }) \(head.body)")
                 case .failure:
                     return outcome + ["failed"]
                 case .incomplete:
-                    #expect(parser.bufferedByteCount <= limits.maxRequestLineBytes + 2 + limits.maxHeaderBytes)
+                    #expect(parser.bufferedByteCount <= limits.maxRequestLineBytes + 2 + limits.maxHeaderBytes + limits.maxContentBytes)
                     break parsing
                 }
             }

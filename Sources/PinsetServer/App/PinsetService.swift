@@ -17,6 +17,8 @@ public final class PinsetService: Sendable {
     private let refresher: BundleRefresher
     private let server: SocketServer
     private let adminServer: SocketServer?
+    /// The pin-failure reports listener and its writer, when configured.
+    private let reports: (server: SocketServer, writer: ReportWriter, recent: RecentReportCounter)?
     /// Scheduled live-chain checks, when configured.
     public let monitor: HostMonitor?
     private let logger: Logger
@@ -49,6 +51,7 @@ public final class PinsetService: Sendable {
         self.monitor = monitor
         let cache = self.cache
         let uptake = self.uptake
+        let recentReports = configuration.reports == nil ? nil : RecentReportCounter()
         let freshness = configuration.freshnessWindowSeconds
         // Settings that will break clients in the field: logged now, reported by /status with the certificate
         // expiry warnings of the latest signing pass.
@@ -63,7 +66,8 @@ public final class PinsetService: Sendable {
                     return Self.statusReport(
                         status: refresher.status, snapshot: snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
                         monitoring: monitor?.statusObject(),
-                        uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date())
+                        uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date()),
+                        reports: Self.reportsStatus(recentReports, at: Date())
                     )
                 },
                 metrics: metrics,
@@ -101,6 +105,30 @@ public final class PinsetService: Sendable {
         } else {
             adminServer = nil
         }
+        if let settings = configuration.reports, let recentReports {
+            let writer = ReportWriter(
+                sink: store, maximumPendingKeys: settings.maxPendingCounts, retentionDays: settings.retentionDays,
+                flushInterval: .milliseconds(Int64(settings.flushIntervalSeconds * 1000)), logger: logger,
+                now: { Int64(Date().timeIntervalSince1970) }
+            )
+            let handler = ReportsRequestHandler(
+                isServed: { cache.bundle(for: $0) != nil || cache.failure(for: $0) != nil },
+                limiter: ReportRateLimiter(reportsPerMinute: settings.reportsPerMinutePerAddress, maximumAddresses: settings.maxTrackedAddresses),
+                deduplicator: ReportDeduplicator(maximumEntries: settings.maxInstallationsPerHour),
+                writer: writer, recent: recentReports, metrics: metrics?.reports
+            )
+            var reportsTransport = transport
+            reportsTransport.host = settings.host
+            reportsTransport.port = settings.port
+            reportsTransport.limits.maxContentBytes = settings.maxBodyBytes
+            // One queue: a flood of reports then competes for one worker, never for the bundle listener's.
+            reportsTransport.workerQueues = 1
+            reportsTransport.maxConnections = min(configuration.maxConnections, 256)
+            reportsTransport.proxyProtocol = false
+            reports = (SocketServer(configuration: reportsTransport, handler: handler, onRequest: onRequest), writer, recentReports)
+        } else {
+            reports = nil
+        }
         server = SocketServer(
             configuration: transport,
             handler: handler(configuration.admin == nil ? .all : .publicOnly),
@@ -112,6 +140,9 @@ public final class PinsetService: Sendable {
 
     /// The admin listener's bound port once started, nil without one.
     public var adminPort: UInt16? { adminServer?.port }
+
+    /// The reports listener's bound port once started, nil without one.
+    public var reportsPort: UInt16? { reports?.server.port }
 
     /// Signs all bundles, then listens (also on the admin listener when configured). Returns the public port.
     public func start() throws -> UInt16 {
@@ -133,6 +164,13 @@ public final class PinsetService: Sendable {
                 "address": "\(configuration.admin?.host ?? ""):\(adminPort)",
             ])
         }
+        if let reports {
+            reports.writer.start()
+            let reportsPort = try reports.server.start()
+            logger.info("Reports listener accepting POST /report/<customer>", metadata: [
+                "address": "\(configuration.reports?.host ?? ""):\(reportsPort)",
+            ])
+        }
         logger.info("Pinset is serving", metadata: [
             "address": "\(configuration.host):\(port)", "customers": "\(cache.snapshot.bundles.count)",
             "database": "\((try? configuration.storeLocation())?.description ?? configuration.resolvedDatabasePath)",
@@ -145,9 +183,24 @@ public final class PinsetService: Sendable {
         logger.info("Shutting down: no new connections; finishing in-flight responses")
         await server.shutdown(gracePeriod: gracePeriod)
         await adminServer?.shutdown(gracePeriod: .seconds(1))
+        if let reports {
+            await reports.server.shutdown(gracePeriod: .seconds(1))
+            reports.writer.stop()
+        }
         await monitor?.stop()
         refresher.stop()
         logger.info("Stopped")
+    }
+
+    /// `/status` `reports`: whether the listener is on and, per customer, the reports it counted in the last hour.
+    static func reportsStatus(_ recent: RecentReportCounter?, at date: Date) -> [String: Any] {
+        guard let recent else { return ["enabled": false] }
+        let counts = recent.lastHour(at: Int64(date.timeIntervalSince1970))
+        return [
+            "enabled": true,
+            "windowSeconds": RecentReportCounter.windowSeconds,
+            "failuresLastHour": Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
+        ]
     }
 
     static func readiness(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64) -> Readiness {
@@ -201,7 +254,7 @@ public final class PinsetService: Sendable {
 
     static func statusReport(
         status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
-        monitoring: [String: Any]? = nil, uptake: [String: Any]? = nil
+        monitoring: [String: Any]? = nil, uptake: [String: Any]? = nil, reports: [String: Any]? = nil
     ) -> [UInt8] {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
         var report: [String: Any] = [
@@ -210,6 +263,7 @@ public final class PinsetService: Sendable {
             "consecutiveSigningFailures": status.consecutiveFailures,
             "warnings": configurationWarnings + status.warnings,
             "monitoring": monitoring ?? ["enabled": false],
+            "reports": reports ?? ["enabled": false],
         ]
         if !readiness.isReady { report["notReadyReason"] = readiness.reason }
         if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }

@@ -45,6 +45,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var metricsEnabled = true
     /// Scheduled live-chain checks of the pinned hosts; `nil` (the default): none.
     public var monitoring: Monitoring?
+    /// The pin-failure reports listener; `nil` (the default): reports are off.
+    public var reports: Reports?
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
@@ -85,7 +87,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
         "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
-        "metricsEnabled", "monitoring",
+        "metricsEnabled", "monitoring", "reports",
     ]
 }
 
@@ -170,6 +172,9 @@ extension ServerConfiguration {
         if let object = try reader.object("monitoring", example: "{\"intervalSeconds\": 300, \"concurrency\": 8}") {
             config.monitoring = try Monitoring.parse(object, origin: "\(origin): 'monitoring'")
         }
+        if let object = try reader.object("reports", example: "{\"host\": \"127.0.0.1\", \"port\": 9443}") {
+            config.reports = try Reports.parse(object, origin: "\(origin): 'reports'")
+        }
         try config.validate(origin: origin)
         return config
     }
@@ -185,6 +190,7 @@ extension ServerConfiguration {
         if host.isEmpty {
             throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
         }
+        try validateReportsListener(origin: origin)
         if maxConnections < 1 || maxConnectionsPerAddress < 1 {
             throw ConfigurationError(message: "\(origin): 'maxConnections' (\(maxConnections)) and 'maxConnectionsPerAddress' (\(maxConnectionsPerAddress)) must be at least 1.")
         }

@@ -35,6 +35,8 @@ public final class ServerMetrics: Sendable {
     private let storeUnavailableSince: Gauge
     /// Per-customer uptake gauges, refreshed at scrape time.
     let uptake: UptakeMetrics
+    /// Pin-failure reports by outcome.
+    public let reports: ReportMetrics
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -60,6 +62,7 @@ public final class ServerMetrics: Sendable {
         signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
         rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
         uptake = UptakeMetrics(registry: registry)
+        reports = ReportMetrics(factory: factory)
         // One series per state, never per host: the hosts themselves are in /status.
         monitoredHosts = Dictionary(uniqueKeysWithValues: HostCheckState.allCases.map {
             ($0, Gauge(label: "pinset_monitored_hosts", dimensions: [("state", $0.rawValue)], factory: factory))

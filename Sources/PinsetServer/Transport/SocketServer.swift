@@ -3,8 +3,9 @@ import PinsetHTTP
 
 /// A small, strict HTTP/1.1 server on non-blocking POSIX sockets driven by Dispatch (Linux).
 ///
-/// Serves GET and HEAD through an ``HTTPRequestHandler`` with keep-alive and pipelining; refuses everything else in
-/// the protocol layer (see `HTTPRequestParser`). Connections are spread round robin over
+/// Serves GET and HEAD through an ``HTTPRequestHandler`` with keep-alive and pipelining, and POST with
+/// `Content-Length` content only when ``SocketServerConfiguration/limits`` allow content; refuses everything else
+/// in the protocol layer (see `HTTPRequestParser`). Connections are spread round robin over
 /// ``SocketServerConfiguration/workerQueues`` serial queues; the handler and `onRequest` run on those queues.
 ///
 /// ```swift

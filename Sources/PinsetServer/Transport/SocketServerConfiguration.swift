@@ -33,7 +33,7 @@ public struct SocketServerConfiguration: Sendable {
     /// socket's in per-address limits and access logs; a connection without a valid header within the request-head
     /// timeout is closed without an answer. Enable it only behind a balancer that sends it. Default false.
     public var proxyProtocol: Bool
-    /// Request size limits. Default ``HTTPLimits/init(maxRequestLineBytes:maxHeaderBytes:maxHeaderCount:)``.
+    /// Request size limits, and whether requests may carry content (``HTTPLimits/maxContentBytes``; default none).
     public var limits: HTTPLimits
     /// Number of serial queues connections are spread over, round robin. Default: the active processor count.
     public var workerQueues: Int

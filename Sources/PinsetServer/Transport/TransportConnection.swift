@@ -164,7 +164,7 @@ final class TransportConnection: @unchecked Sendable {
             switch machine.nextAction(now: now) {
             case .handle(let request):
                 headArrived()
-                let response = worker.handler.handle(request)
+                let response = worker.handler.handle(request, from: remoteAddress)
                 let summary = machine.respond(response, to: request, now: now)
                 log(method: request.method.rawValue, target: request.target, summary: summary,
                     userAgent: request.header("User-Agent"), since: now.instant)

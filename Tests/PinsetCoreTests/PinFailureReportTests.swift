@@ -1,0 +1,84 @@
+import Foundation
+import PinsetCore
+import PinsetTestSupport
+import Testing
+
+@Suite struct PinFailureReportTests {
+    private static let leaf: TestPKI.Issued = {
+        // Test setup: a generated CA and leaf; failure here is a broken test environment.
+        let ca = try! TestPKI.certificateAuthority()
+        return try! TestPKI.leaf(commonName: "api.example.com", dnsNames: ["api.example.com"], issuer: ca)
+    }()
+
+    @Test func aTrustKitReportParsesWithEveryMember() throws {
+        let report = try PinFailureReport.parse(TrustKitReportFixture.json(leafPEM: Self.leaf.certificatePEM))
+        #expect(report.hostname == "api.example.com")
+        #expect(report.port == 443)
+        #expect(report.validationResult == 1)
+        #expect(report.appVersion == "2.4.1")
+        #expect(report.trustkitVersion == "3.0.3")
+        #expect(report.pinsetVersion == nil)
+        #expect(report.knownPinsExpirationDate == nil)
+        #expect(try report.leafSPKISHA256() == Self.leaf.spkiSHA256)
+    }
+
+    @Test func anOlderTrustKitReportWithoutPlatformMembersParses() throws {
+        var object = TrustKitReportFixture.object(leafPEM: Self.leaf.certificatePEM)
+        for name in ["app-platform", "app-platform-version", "trustkit-version", "enforce-pinning", "known-pins-expiration-date"] {
+            object[name] = nil
+        }
+        let report = try PinFailureReport.parse(TrustKitReportFixture.json(object))
+        #expect(report.appPlatform == nil)
+        #expect(report.enforcePinning == nil)
+    }
+
+    @Test func pinsetsOwnReportRoundTripsThroughJSON() throws {
+        let report = PinFailureReport(
+            appBundleID: "com.example.app", appVersion: "1.0", appVendorID: "install-1", hostname: "api.example.com", port: 8443,
+            notedHostname: "example.com", includeSubdomains: true, validatedCertificateChain: [Self.leaf.certificatePEM],
+            knownPins: ["pin-sha256=\"\(Self.leaf.spkiSHA256.base64)\""], validationResult: 1, pinsetVersion: 1_795_446_098_875
+        )
+        #expect(try PinFailureReport.parse(report.json()) == report)
+    }
+
+    /// Each case replaces one member with a JSON text.
+    @Test(arguments: [
+        ("port", #""443""#, "port"),
+        ("port", "70000", "port"),
+        ("port", "443.5", "port"),
+        ("validation-result", "true", "validation-result"),
+        ("include-subdomains", "1", "include-subdomains"),
+        ("hostname", #""not a host""#, "hostname"),
+        ("known-pins", #"["sha256/abc"]"#, "known-pins[0]"),
+        ("known-pins", #""pin-sha256=\"x\"""#, "known-pins"),
+        ("validated-certificate-chain", #"["not a certificate"]"#, "validated-certificate-chain[0]"),
+        ("app-version", "\"\(String(repeating: "9", count: 65))\"", "app-version"),
+        ("pinset-version", "0", "pinset-version"),
+        ("pinset-version", "9007199254740993", "pinset-version"),
+        ("surprise", #""x""#, "surprise"),
+        ("hostname", "null", "hostname"),
+        ("validated-certificate-chain", #"[{"nested": [[[]]]}]"#, "validated-certificate-chain[0]"),
+    ])
+    func schemaViolationsNameTheMember(name: String, valueJSON: String, path: String) throws {
+        let value = try JSONSerialization.jsonObject(with: Data(valueJSON.utf8), options: .fragmentsAllowed)
+        let bytes = TrustKitReportFixture.json(leafPEM: Self.leaf.certificatePEM, overrides: [name: value])
+        do {
+            let report = try PinFailureReport.parse(bytes)
+            _ = try report.leafSPKISHA256()
+            Issue.record("\(name) = \(valueJSON) was accepted")
+        } catch {
+            #expect(error.path == path)
+        }
+    }
+
+    @Test func hostileEncodingsAreRefused() {
+        let valid = TrustKitReportFixture.json(leafPEM: Self.leaf.certificatePEM)
+        let deep = Array(String(repeating: "[", count: 40).utf8) + Array(String(repeating: "]", count: 40).utf8)
+        var invalidUTF8 = valid
+        invalidUTF8.insert(contentsOf: [0xC3, 0x28], at: valid.firstIndex(of: UInt8(ascii: "\""))! + 1)
+        let duplicate = Array("{\"port\":443,\"port\":444}".utf8)
+        for input in [deep, invalidUTF8, duplicate, [], Array("[]".utf8), Array("{} {}".utf8)] {
+            #expect(throws: PayloadError.self) { try PinFailureReport.parse(input) }
+        }
+    }
+}

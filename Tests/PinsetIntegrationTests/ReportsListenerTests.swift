@@ -1,0 +1,203 @@
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// The pin-failure reports listener of a real `pinset serve`: TrustKit-shaped reports counted per installation
+/// and hour, `pinset reports` and `pinset status` reading them, and hostile input refused without a trace.
+@Suite(.serialized) struct ReportsListenerTests {
+    /// A server with customer `acme` (api.example.com pinned to a fresh leaf) and a reports listener.
+    struct Setup {
+        let cli: PinsetCLI
+        let server: RunningServer
+        let reportsPort: Int
+        /// PEM of the pinned leaf, and of a leaf with a key no pin holds.
+        let pinnedLeafPEM: String
+        let unpinnedLeafPEM: String
+
+        init(reports: [String: Any] = [:]) throws {
+            cli = try PinsetCLI.initialized()
+            let pinned = try cli.addAcmePinnedToLeafAndBackup()
+            let unpinned = try CLIPinSourceTests.makeCertificate(in: cli.directory, name: "unpinned")
+            pinnedLeafPEM = try String(contentsOfFile: pinned.cert, encoding: .utf8)
+            unpinnedLeafPEM = try String(contentsOfFile: unpinned.cert, encoding: .utf8)
+            var settings: [String: Any] = ["host": "127.0.0.1", "port": 0, "flushIntervalSeconds": 0.1]
+            settings.merge(reports) { _, new in new }
+            let started = try RunningServer(cli: cli, extraConfiguration: ["reports": settings])
+            var found: Int?
+            _ = started.process.waitFor(timeout: 10) {
+                found = ReportsListenerTests.reportsPort(in: started.process.stdout)
+                return found != nil
+            }
+            guard let found else {
+                started.stop()
+                throw Failure("no reports listening line: \(started.process.stdout)")
+            }
+            server = started
+            reportsPort = found
+        }
+
+        func stop() {
+            server.stop()
+            cli.remove()
+        }
+
+        /// `pinset reports --json` rows, polled until `done` holds or 10 s pass.
+        func reportRows(_ arguments: [String] = [], until done: ([[String: Any]]) -> Bool) async throws -> [[String: Any]] {
+            var rows: [[String: Any]] = []
+            for attempt in 0..<100 {
+                if attempt > 0 { try await Task.sleep(for: .milliseconds(100)) }
+                let result = try cli.run(["reports", "--data-dir", cli.dataDir, "--json"] + arguments)
+                rows = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [[String: Any]] ?? []
+                if done(rows) { break }
+            }
+            return rows
+        }
+    }
+
+    static func reportsPort(in output: String) -> Int? {
+        for line in output.split(separator: "\n") where line.hasPrefix("pinset reports listening on ") {
+            return line.split(separator: ":").last.flatMap { Int($0) }
+        }
+        return nil
+    }
+
+    /// POSTs `body` on its own connection and returns the response status (0 when there was no response).
+    static func post(_ body: [UInt8], port: Int, path: String = "/report/acme", contentType: String? = "application/json",
+                     extraHeaders: String = "") throws -> Int {
+        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        if let contentType { head += "Content-Type: \(contentType)\r\n" }
+        let (response, _) = try RawClient.exchange(port: port, Array((head + extraHeaders + "\r\n").utf8) + body)
+        return status(of: response)
+    }
+
+    static func status(of response: [UInt8]) -> Int {
+        let line = String(decoding: response.prefix(32), as: UTF8.self)
+        let parts = line.split(separator: " ")
+        return parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    }
+
+    @Test func trustKitReportsAreCountedOncePerInstallationAndShownByReportsAndStatus() async throws {
+        let setup = try Setup()
+        defer { setup.stop() }
+        let port = setup.reportsPort
+        let failing = { (vendor: String, version: String) in
+            TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, vendorID: vendor, appVersion: version)
+        }
+        // One installation retrying three times counts once; a second installation and a new app version count.
+        for _ in 0..<3 { #expect(try Self.post(failing("install-1", "2.4.1"), port: port) == 202) }
+        #expect(try Self.post(failing("install-2", "2.4.1"), port: port) == 202)
+        #expect(try Self.post(failing("install-1", "2.5.0"), port: port) == 202)
+        // A report whose served key is pinned now (the app held an older pin set).
+        let pinsetReport = TrustKitReportFixture.json(leafPEM: setup.pinnedLeafPEM, vendorID: "install-3", overrides: ["pinset-version": 3])
+        #expect(try Self.post(pinsetReport, port: port) == 202)
+
+        let rows = try await setup.reportRows { rows in rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } >= 4 }
+        #expect(rows.count == 2)
+        let unpinned = try #require(rows.first { $0["servedKeyPinned"] as? Bool == false })
+        #expect(unpinned["reports"] as? Int == 3)
+        #expect(unpinned["hostname"] as? String == "api.example.com")
+        #expect(unpinned["result"] as? String == "no-matching-pin")
+        #expect(unpinned["appVersions"] as? [String] == ["2.4.1", "2.5.0"])
+        #expect(unpinned["pinsetVersions"] as? [Int] == [])
+        let pinned = try #require(rows.first { $0["servedKeyPinned"] as? Bool == true })
+        #expect(pinned["reports"] as? Int == 1)
+        #expect(pinned["pinsetVersions"] as? [Int] == [3])
+
+        let table = try setup.cli.run(["reports", "acme", "--since", "2h", "--data-dir", setup.cli.dataDir])
+        #expect(table.status == 0)
+        #expect(table.stdoutText.contains("KEY PINNED"))
+        #expect(table.stdoutText.split(separator: "\n").contains { $0.contains("api.example.com") && $0.contains("no-matching-pin") && $0.hasSuffix("NO") }, "\(table.stdoutText)")
+
+        let status = try setup.cli.run(["status", "--url", setup.server.baseURL])
+        #expect(status.stdoutText.contains("pin-failure reports: on; last hour: acme 4"), "\(status.stdoutText)")
+        let metrics = try CurlResponse.get("\(setup.server.baseURL)/metrics", in: setup.cli.directory)
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains(#"pinset_reports_received_total{outcome="accepted"} 4"#))
+        #expect(text.contains(#"pinset_reports_received_total{outcome="duplicate"} 2"#))
+        // No client address and no installation identifier is stored.
+        let dump = try setup.cli.databaseDump()
+        #expect(!dump.contains("install-1") && !dump.contains("127.0.0.1"))
+    }
+
+    @Test func badSinceIsRefusedWithAnExample() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        for since in ["24", "0h", "-1d", "1w", "h", "99999999999999999999d"] {
+            let result = try cli.run(["reports", "--since=\(since)", "--data-dir", cli.dataDir])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("is not a duration. Give a positive number followed by m, h or d, such as 90m, 24h or 7d"), "\(since): \(result.combined)")
+        }
+        let unknown = try cli.run(["reports", "nobody", "--data-dir", cli.dataDir])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("There is no customer 'nobody'"))
+    }
+
+    @Test func hostileReportsAreRefusedAndChangeNothing() async throws {
+        let setup = try Setup(reports: ["maxBodyBytes": 4096])
+        defer { setup.stop() }
+        let port = setup.reportsPort
+        let valid = TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM)
+        let before = try setup.cli.databaseDump()
+        var invalidUTF8 = valid
+        invalidUTF8[valid.firstIndex(of: UInt8(ascii: "2"))!] = 0xC0
+        let deep = Array((String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)).utf8)
+        let cases: [(String, () throws -> Int, Int)] = [
+            ("oversized", { try Self.post(valid + [UInt8](repeating: 0x20, count: 5000), port: port) }, 413),
+            ("text/plain", { try Self.post(valid, port: port, contentType: "text/plain") }, 415),
+            ("no content type", { try Self.post(valid, port: port, contentType: nil) }, 415),
+            ("deep JSON", { try Self.post(deep, port: port, extraHeaders: "") }, 413),
+            ("deep JSON within the size", { try Self.post(Array(deep.prefix(1000) + deep.suffix(1000)), port: port) }, 400),
+            ("invalid UTF-8", { try Self.post(invalidUTF8, port: port) }, 400),
+            ("schema", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["port": "443"]), port: port) }, 400),
+            ("unknown member", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["client-ip": "10.0.0.1"]), port: port) }, 400),
+            ("unknown customer", { try Self.post(valid, port: port, path: "/report/globex") }, 404),
+            ("chunked", {
+                let request = "POST /report/acme HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+                return Self.status(of: try RawClient.exchange(port: port, Array(request.utf8)).response)
+            }, 411),
+            ("GET", {
+                Self.status(of: try RawClient.exchange(port: port, Array("GET /report/acme HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8)).response)
+            }, 405),
+        ]
+        for (name, send, expected) in cases {
+            #expect(try send() == expected, "\(name)")
+        }
+        // The bundle listener still refuses content and POST.
+        #expect(try Self.post(valid, port: setup.server.port) == 400)
+        // Give the writer several flush intervals to store anything it (wrongly) accepted.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try setup.cli.databaseDump() == before)
+        let metrics = try CurlResponse.get("\(setup.server.baseURL)/metrics", in: setup.cli.directory)
+        #expect(!String(decoding: metrics.body, as: UTF8.self).contains(#"pinset_reports_received_total{outcome="accepted"} 1"#))
+    }
+
+    @Test func aFloodFromOneAddressIsRateLimitedWhileBundlesKeepBeingServed() async throws {
+        let setup = try Setup(reports: ["reportsPerMinutePerAddress": 20])
+        defer { setup.stop() }
+        let reportsPort = setup.reportsPort
+        let bundlePort = setup.server.port
+        let leafPEM = setup.unpinnedLeafPEM
+        let bundleLoop = Task.detached {
+            (0..<100).map { _ in
+                let request = Array("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8)
+                return (try? RawClient.exchange(port: bundlePort, request)).map { Self.status(of: $0.response) } ?? 0
+            }
+        }
+        let flood = Task.detached {
+            (0..<300).map { index in
+                let body = TrustKitReportFixture.json(leafPEM: leafPEM, vendorID: "install-\(index)")
+                return (try? Self.post(body, port: reportsPort)) ?? 0
+            }
+        }
+        let reportStatuses = await flood.value
+        let bundles = await bundleLoop.value
+        #expect(bundles.allSatisfy { $0 == 200 }, "bundle statuses: \(Set(bundles))")
+        let accepted = reportStatuses.filter { $0 == 202 }.count
+        let limited = reportStatuses.filter { $0 == 429 }.count
+        // 20 per minute; a minute boundary during the loop allows a second quota.
+        #expect((20...40).contains(accepted), "accepted \(accepted)")
+        #expect(accepted + limited == 300)
+        let rows = try await setup.reportRows { rows in rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } >= accepted }
+        #expect(rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } == accepted)
+    }
+}

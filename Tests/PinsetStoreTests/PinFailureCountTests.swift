@@ -1,0 +1,71 @@
+import Foundation
+import PinsetCore
+@testable import PinsetStore
+import Testing
+
+/// Hourly pin-failure report counts: added up per key (optional columns compared null-safely), removed with their
+/// customer, deleted past retention, and kept apart from the pin-set content.
+struct PinFailureCountTests {
+    func count(_ customer: String, hour: Int64 = 7200, host: String = "api.example.com", leaf: String? = nil,
+               pinsetVersion: Int64? = nil, appVersion: String = "1.0", reports: Int64 = 1) throws -> PinFailureCount {
+        PinFailureCount(key: .init(customer: try CustomerName(customer), hour: hour, hostname: host, validationResult: 1,
+                                   leafSPKISHA256: leaf, pinsetVersion: pinsetVersion, appVersion: appVersion), reports: reports)
+    }
+
+    @Test func countsOfOneKeyAddUpAndDifferentKeysStayApart() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        let leaf = String(repeating: "A", count: 43) + "="
+        try store.addPinFailureCounts([try count("acme", reports: 2), try count("acme", leaf: leaf, pinsetVersion: 3)])
+        try store.addPinFailureCounts([try count("acme", reports: 5), try count("acme", leaf: leaf, pinsetVersion: 3, reports: 4),
+                                       try count("acme", leaf: leaf, pinsetVersion: 4)])
+        let stored = try store.pinFailureCounts(since: 0)
+        #expect(stored.count == 3)
+        #expect(stored.first { $0.key.leafSPKISHA256 == nil }?.reports == 7, "NULL key columns match NULL")
+        #expect(stored.first { $0.key.pinsetVersion == 3 }?.reports == 5)
+        #expect(stored.first { $0.key.pinsetVersion == 4 }?.reports == 1)
+    }
+
+    @Test func reportsDoNotChangeTheContentVersionOrTheAuditLog() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme")
+        try store.addCustomer(acme, actor: Sample.actor)
+        let version = try store.pinSet(for: acme)?.version
+        let changes = try store.changeCounter()
+        let audit = try store.auditLog().count
+        try store.addPinFailureCounts([try count("acme")])
+        #expect(try store.pinSet(for: acme)?.version == version)
+        #expect(try store.changeCounter() == changes)
+        #expect(try store.auditLog().count == audit)
+    }
+
+    @Test func countsOfUnknownCustomersAreDroppedAndRemovedCustomersTakeTheirCounts() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let acme = try Sample.customer("acme")
+        try store.addCustomer(acme, actor: Sample.actor)
+        #expect(try store.addPinFailureCounts([try count("acme"), try count("ghost")]) == 1)
+        try store.removeCustomer(acme, actor: Sample.actor)
+        #expect(try store.pinFailureCounts(since: 0).isEmpty)
+    }
+
+    @Test func retentionDeletesOnlyOlderHoursAndSinceFiltersByHour() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        try store.addCustomer(try Sample.customer("globex"), actor: Sample.actor)
+        try store.addPinFailureCounts([try count("acme", hour: 3600), try count("acme", hour: 7200), try count("globex", hour: 10_800)])
+        #expect(try store.pinFailureCounts(since: 7_300).map(\.key.hour) == [7200, 10_800], "since rounds down to its hour")
+        #expect(try store.pinFailureCounts(of: try Sample.customer("globex"), since: 0).map(\.key.hour) == [10_800])
+        #expect(try store.deletePinFailureCounts(before: 7200) == 1)
+        #expect(try store.pinFailureCounts(since: 0).map(\.key.hour) == [7200, 10_800])
+    }
+
+    @Test func hourOfRoundsDownInUTC() {
+        #expect(PinFailureCount.hour(containing: 7_199) == 3600)
+        #expect(PinFailureCount.hour(containing: 7_200) == 7200)
+        #expect(PinFailureCount.hour(containing: -1) == -3600)
+    }
+}
