@@ -39,5 +39,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0004_legacy_clients", bytes: PackageResources._004_legacy_clients_pg_sql),
         SchemaMigration(identifier: "0005_host_monitoring", bytes: PackageResources._005_host_monitoring_pg_sql),
         SchemaMigration(identifier: "0006_signer_floor", bytes: PackageResources._006_signer_floor_pg_sql),
+        SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_pg_sql),
     ]
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PinsetCore
 
 extension PinStore {
@@ -13,7 +12,7 @@ extension PinStore {
     @discardableResult
     public func addPinFailureCounts(_ counts: [PinFailureCount]) throws -> Int {
         guard !counts.isEmpty else { return 0 }
-        return try pool.write { db in
+        return try database.write { db in
             var customerIDs: [CustomerName: Int64?] = [:]
             var stored = 0
             for count in counts {
@@ -22,25 +21,24 @@ extension PinStore {
                 if let known = customerIDs[key.customer] {
                     customerID = known
                 } else {
-                    customerID = try Int64.fetchOne(db, sql: "SELECT id FROM customer WHERE name = ?", arguments: [key.customer.rawValue])
+                    customerID = try db.fetchValue(Int64.self, "SELECT id FROM customer WHERE name = ?", [key.customer.rawValue])
                     customerIDs[key.customer] = customerID
                 }
                 guard let customerID else { continue }
                 // NULL never equals NULL, so the optional columns are compared null-safely in standard SQL.
-                try db.execute(sql: """
+                let updated = try db.execute("""
                     UPDATE pin_failure_report_hour SET reports = reports + ?
                     WHERE customer_id = ? AND hour = ? AND hostname = ? AND validation_result = ? AND app_version = ?
-                      AND (leaf_spki_sha256 = ? OR (leaf_spki_sha256 IS NULL AND ? IS NULL))
-                      AND (pinset_version = ? OR (pinset_version IS NULL AND ? IS NULL))
-                    """, arguments: [count.reports, customerID, key.hour, key.hostname, key.validationResult, key.appVersion,
-                                     key.leafSPKISHA256, key.leafSPKISHA256, key.pinsetVersion, key.pinsetVersion])
-                if db.changesCount == 0 {
-                    try db.execute(sql: """
+                      AND leaf_spki_sha256 IS NOT DISTINCT FROM ? AND pinset_version IS NOT DISTINCT FROM ?
+                    """, [count.reports, customerID, key.hour, key.hostname, key.validationResult, key.appVersion,
+                          key.leafSPKISHA256, key.pinsetVersion])
+                if updated == 0 {
+                    try db.execute("""
                         INSERT INTO pin_failure_report_hour
                             (customer_id, hour, hostname, validation_result, leaf_spki_sha256, pinset_version, app_version, reports)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [customerID, key.hour, key.hostname, key.validationResult, key.leafSPKISHA256,
-                                         key.pinsetVersion, key.appVersion, count.reports])
+                        """, [customerID, key.hour, key.hostname, key.validationResult, key.leafSPKISHA256,
+                              key.pinsetVersion, key.appVersion, count.reports])
                 }
                 stored += 1
             }
@@ -53,26 +51,24 @@ extension PinStore {
     /// - Returns: the number of rows deleted.
     @discardableResult
     public func deletePinFailureCounts(before hour: Int64) throws -> Int {
-        try pool.write { db in
-            try db.execute(sql: "DELETE FROM pin_failure_report_hour WHERE hour < ?", arguments: [hour])
-            return db.changesCount
+        try database.write { db in
+            try db.execute("DELETE FROM pin_failure_report_hour WHERE hour < ?", [hour])
         }
     }
 
     /// The hourly totals from the hour that contains `since` (Unix seconds) on, of one customer or all, oldest
     /// first.
     public func pinFailureCounts(of customer: CustomerName? = nil, since: Int64) throws -> [PinFailureCount] {
-        try pool.read { db in
-            var arguments: StatementArguments = [PinFailureCount.hour(containing: since)]
-            if let customer { arguments += [customer.rawValue] }
-            let rows = try Row.fetchAll(db, sql: """
+        try database.read { db in
+            var arguments: [any SQLArgument] = [PinFailureCount.hour(containing: since)]
+            if let customer { arguments.append(customer.rawValue) }
+            return try db.fetchAll("""
                 SELECT customer.name, report.hour, report.hostname, report.validation_result, report.leaf_spki_sha256,
                        report.pinset_version, report.app_version, report.reports
                 FROM pin_failure_report_hour AS report JOIN customer ON customer.id = report.customer_id
                 WHERE report.hour >= ? \(customer == nil ? "" : "AND customer.name = ?")
-                ORDER BY customer.name, report.hostname, report.hour, report.id
-                """, arguments: arguments)
-            return try rows.map { row in
+                ORDER BY customer.name COLLATE \(db.dialect.binaryCollation), report.hostname COLLATE \(db.dialect.binaryCollation), report.hour, report.id
+                """, arguments) { row in
                 let key = PinFailureCount.Key(
                     customer: try StoredRows.customerName(row.decode(atIndex: 0)),
                     hour: try row.decode(atIndex: 1),

@@ -143,7 +143,7 @@ struct PinFailureReporterTests {
         fixture.configuration.failureReports = settings
         let sender = RecordingReportSender()
         let clock = fixture.clock
-        let updater = PinsetUpdater(configuration: fixture.configuration, fetcher: fixture.fetcher, reportSender: sender, now: { clock.now })
+        let updater = PinsetUpdater(configuration: fixture.configuration, fetcher: fixture.fetcher, reportSender: sender, now: clock.now)
         try await fixture.update(updater, with: try fixture.payload(hosts: [try ClientFixture.host("api.example.com", keys: [chain.intermediate])]))
         #expect(updater.evaluator.evaluate(host: "api.example.com", chain: chain.validated).isTrusted)
         let other = try TestChain(rootName: "Other Root CA")

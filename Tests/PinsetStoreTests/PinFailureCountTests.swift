@@ -12,8 +12,8 @@ struct PinFailureCountTests {
                                    leafSPKISHA256: leaf, pinsetVersion: pinsetVersion, appVersion: appVersion), reports: reports)
     }
 
-    @Test func countsOfOneKeyAddUpAndDifferentKeysStayApart() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func countsOfOneKeyAddUpAndDifferentKeysStayApart(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         let leaf = String(repeating: "A", count: 43) + "="
@@ -27,8 +27,8 @@ struct PinFailureCountTests {
         #expect(stored.first { $0.key.pinsetVersion == 4 }?.reports == 1)
     }
 
-    @Test func reportsDoNotChangeTheContentVersionOrTheAuditLog() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func reportsDoNotChangeTheContentVersionOrTheAuditLog(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme")
         try store.addCustomer(acme, actor: Sample.actor)
@@ -41,8 +41,8 @@ struct PinFailureCountTests {
         #expect(try store.auditLog().count == audit)
     }
 
-    @Test func countsOfUnknownCustomersAreDroppedAndRemovedCustomersTakeTheirCounts() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func countsOfUnknownCustomersAreDroppedAndRemovedCustomersTakeTheirCounts(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         let acme = try Sample.customer("acme")
         try store.addCustomer(acme, actor: Sample.actor)
@@ -51,8 +51,8 @@ struct PinFailureCountTests {
         #expect(try store.pinFailureCounts(since: 0).isEmpty)
     }
 
-    @Test func retentionDeletesOnlyOlderHoursAndSinceFiltersByHour() throws {
-        let fixture = try StoreFixture()
+    @Test(arguments: StoreBackend.allCases) func retentionDeletesOnlyOlderHoursAndSinceFiltersByHour(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
         let store = fixture.store
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         try store.addCustomer(try Sample.customer("globex"), actor: Sample.actor)

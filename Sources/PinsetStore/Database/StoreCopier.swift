@@ -25,6 +25,9 @@ enum StoreCopier {
         Table(name: "customer_signing_identity", columns: ["customer_id", "key_type", "created_at", "signers_not_before"], generatesIDs: false),
         Table(name: "default_signing_identity", columns: ["id", "signers_not_before", "updated_at"], generatesIDs: false),
         Table(name: "backup_marker", columns: ["id", "taken_at", "source"], generatesIDs: false),
+        Table(name: "pin_failure_report_hour", columns: [
+            "id", "customer_id", "hour", "hostname", "validation_result", "leaf_spki_sha256", "pinset_version", "app_version", "reports",
+        ], generatesIDs: true),
     ]
 
     /// What was copied, per table.
