@@ -200,4 +200,49 @@ import Testing
         let rows = try await setup.reportRows { rows in rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } >= accepted }
         #expect(rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } == accepted)
     }
+
+    /// 10,000 reports from one address as fast as four connections at a time can send them: every one is
+    /// answered (accepted within the quota, 429 after it), bundles keep being served, and the server's memory
+    /// stays bounded.
+    @Test func tenThousandReportsFromOneAddressAreAnsweredWithBoundedMemory() async throws {
+        let setup = try Setup()
+        defer { setup.stop() }
+        let reportsPort = setup.reportsPort
+        let bundlePort = setup.server.port
+        let leafPEM = setup.unpinnedLeafPEM
+        let pid = setup.server.process.pid
+        func residentKiB() -> Int {
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        // Warm up allocations the first reports make, then measure from there.
+        _ = try Self.post(TrustKitReportFixture.json(leafPEM: leafPEM, vendorID: "warm-up"), port: reportsPort)
+        let before = residentKiB()
+
+        let bundleLoop = Task.detached {
+            (0..<200).map { _ in
+                let request = Array("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8)
+                return (try? RawClient.exchange(port: bundlePort, request)).map { Self.status(of: $0.response) } ?? 0
+            }
+        }
+        let senders = (0..<4).map { sender in
+            Task.detached {
+                (0..<2_500).map { index in
+                    let body = TrustKitReportFixture.json(leafPEM: leafPEM, vendorID: "install-\(sender)-\(index)")
+                    return (try? Self.post(body, port: reportsPort)) ?? 0
+                }
+            }
+        }
+        var statuses: [Int] = []
+        for sender in senders { statuses += await sender.value }
+        let bundles = await bundleLoop.value
+        let after = residentKiB()
+
+        #expect(statuses.count == 10_000)
+        #expect(Set(statuses).isSubset(of: [202, 429]), "statuses: \(Set(statuses))")
+        #expect(statuses.filter { $0 == 202 }.count <= 2 * 60, "more accepted than the per-address quota allows")
+        #expect(bundles.allSatisfy { $0 == 200 }, "bundle statuses: \(Set(bundles))")
+        #expect(after - before < 64 * 1024, "resident memory grew from \(before) KiB to \(after) KiB")
+    }
 }
