@@ -222,3 +222,82 @@ import Testing
         #expect(try store.customers().map(\.name.rawValue) == ["acme"])
     }
 }
+
+/// sslmode as libpq defines it, against a PostgreSQL server with TLS on: the verifying modes refuse a server
+/// whose certificate another CA issued or that names another host.
+@Suite struct PostgresTLSTests {
+    struct TLSServer {
+        let server: TestPostgresServer
+        let caPEM: String
+        let otherCAPEM: String
+    }
+
+    /// A CA, a server certificate it issued for `names`, and TLS switched on by a configuration reload.
+    func tlsServer(names: String) throws -> TLSServer {
+        let server = try TestPostgresServer()
+        let directory = server.directory
+        func openssl(_ arguments: [String]) throws {
+            let result = try ProcessRunner.run("openssl", arguments, timeout: 60)
+            guard result.status == 0 else { throw StoreError(.invalidInput, "openssl \(arguments.first ?? ""): \(result.combined)") }
+        }
+        for name in ["ca", "other-ca"] {
+            try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                         "-subj", "/CN=Test \(name)", "-keyout", directory.file("\(name).key"), "-out", directory.file("\(name).pem")])
+        }
+        try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=database",
+                     "-keyout", directory.file("server.key"), "-out", directory.file("server.csr")])
+        try "subjectAltName=\(names)\n".write(toFile: directory.file("san.ext"), atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", directory.file("server.csr"), "-CA", directory.file("ca.pem"), "-CAkey", directory.file("ca.key"),
+                     "-CAcreateserial", "-days", "2", "-extfile", directory.file("san.ext"), "-out", directory.file("server.pem")])
+        // The server reads its key only when the postgres user owns it and nobody else can.
+        chmod(directory.file("server.key"), 0o600)
+        if geteuid() == 0, let account = getpwnam("postgres") {
+            for file in ["server.key", "server.pem"] { chown(directory.file(file), account.pointee.pw_uid, account.pointee.pw_gid) }
+        }
+        try server.psql("""
+            ALTER SYSTEM SET ssl_cert_file = '\(directory.file("server.pem"))';
+            ALTER SYSTEM SET ssl_key_file = '\(directory.file("server.key"))';
+            ALTER SYSTEM SET ssl = on;
+            SELECT pg_reload_conf();
+            """)
+        usleep(300_000)
+        return TLSServer(server: server, caPEM: directory.file("ca.pem"), otherCAPEM: directory.file("other-ca.pem"))
+    }
+
+    func open(_ tls: TLSServer, _ query: String) throws -> PinStore {
+        try .open(.postgreSQL(try PostgresLocation(url: tls.server.url + "?connect_timeout=5&" + query, environment: tls.server.environment)))
+    }
+
+    func usesTLS(_ store: PinStore) throws -> Bool {
+        try store.database.read { try $0.fetchValue(Bool.self, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()") } ?? false
+    }
+
+    @Test func verifyFullAcceptsOnlyACertificateOfTheTrustedCAForTheHost() throws {
+        let tls = try tlsServer(names: "IP:127.0.0.1")
+        let store = try open(tls, "sslmode=verify-full&sslrootcert=\(tls.caPEM)")
+        defer { try? store.close() }
+        #expect(try usesTLS(store))
+
+        let error = #expect(throws: StoreError.self) { try open(tls, "sslmode=verify-full&sslrootcert=\(tls.otherCAPEM)") }
+        #expect(error?.code == .unavailable)
+    }
+
+    @Test func verifyFullRefusesAnotherHostsCertificateAndVerifyCAAcceptsIt() throws {
+        let tls = try tlsServer(names: "DNS:db.internal")
+        let error = #expect(throws: StoreError.self) { try open(tls, "sslmode=verify-full&sslrootcert=\(tls.caPEM)") }
+        #expect(error?.code == .unavailable)
+        let store = try open(tls, "sslmode=verify-ca&sslrootcert=\(tls.caPEM)")
+        defer { try? store.close() }
+        #expect(try usesTLS(store))
+    }
+
+    @Test func requireEncryptsWithoutVerifyingAndDisableDoesNot() throws {
+        let tls = try tlsServer(names: "DNS:db.internal")
+        let required = try open(tls, "sslmode=require")
+        defer { try? required.close() }
+        #expect(try usesTLS(required))
+        let plain = try open(tls, "sslmode=disable")
+        defer { try? plain.close() }
+        #expect(try !usesTLS(plain))
+    }
+}

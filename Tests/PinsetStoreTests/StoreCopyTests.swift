@@ -111,3 +111,34 @@ import Testing
     }
 }
 
+
+/// The backup the README gives for PostgreSQL: pg_dump, and pg_restore into an empty database.
+@Suite struct PostgresDumpTests {
+    @Test func aPgDumpRestoredIntoAnEmptyDatabaseIsTheSameStoreAndGoesOn() throws {
+        let server = try SharedTestPostgres.server()
+        let fixture = try StoreFixture(.postgreSQL)
+        try StoreCopyTests().populate(fixture.store)
+        guard case .postgreSQL(let source) = fixture.location else { return }
+        let dumpFile = fixture.directory.file("pinset.dump")
+        let dumped = try ProcessRunner.run("\(TestPostgresServer.binDirectory)/pg_dump", [
+            "--format=custom", "--file", dumpFile, "-h", "127.0.0.1", "-p", String(server.port), "-U", TestPostgresServer.user, source.database,
+        ], environment: server.environment, timeout: 120)
+        #expect(dumped.status == 0, "\(dumped.combined)")
+
+        let targetURL = try SharedTestPostgres.freshDatabase()
+        let target = try PostgresLocation(url: targetURL, environment: server.environment)
+        let restored = try ProcessRunner.run("\(TestPostgresServer.binDirectory)/pg_restore", [
+            "--exit-on-error", "--no-owner", "-h", "127.0.0.1", "-p", String(server.port), "-U", TestPostgresServer.user, "-d", target.database, dumpFile,
+        ], environment: server.environment, timeout: 120)
+        #expect(restored.status == 0, "\(restored.combined)")
+
+        let copy = try PinStore.open(.postgreSQL(target))
+        defer { try? copy.close() }
+        #expect(try dump(copy) == dump(fixture.store))
+        #expect(try copy.allPinSets() == fixture.store.allPinSets())
+        let acme = try Sample.customer("acme")
+        let before = try #require(try copy.pinSet(for: acme)?.version)
+        try copy.addHost(try Sample.host("new.example.com"), pins: [try Sample.hashPin(9)], to: acme, actor: Sample.actor)
+        #expect(try copy.pinSet(for: acme)!.version > before)
+    }
+}
