@@ -16,9 +16,9 @@ extension PinFailureReport {
     /// - Throws: ``PayloadError`` naming the member that is wrong and why.
     public static func parse(_ bytes: [UInt8]) throws(PayloadError) -> PinFailureReport {
         let nonIntegers = try StrictJSONValidator.validate(bytes)
-        let object: [String: ReportJSON]
+        let object: [String: JSONValue]
         do {
-            guard case .object(let members) = try JSONDecoder().decode(ReportJSON.self, from: Data(bytes)) else {
+            guard case .object(let members) = try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
                 throw PayloadError(path: "", reason: "the report must be a JSON object")
             }
             object = members
@@ -83,37 +83,15 @@ extension PinFailureReport {
     }
 }
 
-/// A JSON value with its exact type, so that `1` is not read as `true` nor `"443"` as a port.
-private enum ReportJSON: Decodable {
-    case string(String), number(Double), bool(Bool), null, array([ReportJSON]), object([String: ReportJSON])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([ReportJSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: ReportJSON].self))
-        }
-    }
-}
-
 private struct ReportReader {
-    let object: [String: ReportJSON]
+    let object: [String: JSONValue]
 
-    private func present(_ name: String) throws(PayloadError) -> ReportJSON {
+    private func present(_ name: String) throws(PayloadError) -> JSONValue {
         guard let value = object[name], !value.isNull else { throw PayloadError(path: name, reason: "is required") }
         return value
     }
 
-    private func optional(_ name: String) -> ReportJSON? {
+    private func optional(_ name: String) -> JSONValue? {
         guard let value = object[name], !value.isNull else { return nil }
         return value
     }
@@ -166,13 +144,13 @@ private struct ReportReader {
         return result
     }
 
-    private static func string(_ value: ReportJSON, _ path: String, maximumBytes: Int) throws(PayloadError) -> String {
+    private static func string(_ value: JSONValue, _ path: String, maximumBytes: Int) throws(PayloadError) -> String {
         guard case .string(let text) = value else { throw PayloadError(path: path, reason: "must be a string") }
         guard text.utf8.count <= maximumBytes else { throw PayloadError(path: path, reason: "is longer than \(maximumBytes) bytes") }
         return text
     }
 
-    private static func integer(_ value: ReportJSON, _ path: String, in range: ClosedRange<Int>) throws(PayloadError) -> Int {
+    private static func integer(_ value: JSONValue, _ path: String, in range: ClosedRange<Int>) throws(PayloadError) -> Int {
         guard case .number(let number) = value, number == number.rounded(), abs(number) <= 9_007_199_254_740_991, range.contains(Int(number)) else {
             throw PayloadError(path: path, reason: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -180,7 +158,7 @@ private struct ReportReader {
     }
 }
 
-extension ReportJSON {
+extension JSONValue {
     fileprivate var isNull: Bool {
         if case .null = self { return true }
         return false

@@ -184,16 +184,8 @@ import Testing
 @Suite struct PostgresUnansweredTests {
     @Test func aServerThatNeverAnswersTheStartupFailsTheOpen() throws {
         // Listening, never accepting: the kernel completes the TCP handshake and then nothing answers.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listener, port) = try LoopbackPort.listening()
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        #expect(bound == 0 && listen(listener, 8) == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
 
         let location = StoreLocation.postgreSQL(try PostgresLocation(url: "postgres://pinset@127.0.0.1:\(port)/pinset?connect_timeout=1", environment: ["PGPASSWORD": "x"]))
         let error = #expect(throws: StoreError.self) { try PinStore.open(location) }

@@ -93,7 +93,7 @@ import Testing
     @Test func aStartFailsClearlyWhileAnotherProcessHoldsThePort() throws {
         let server = try TestPostgresServer()
         try server.stop()
-        let holder = try Self.listen(port: server.port)
+        let holder = try LoopbackPort.listening(port: server.port, backlog: 1).descriptor
         let failure = #expect(throws: TestPostgresServer.Failure.self) { try server.start() }
         close(holder)
         #expect(failure?.description.contains("127.0.0.1:\(server.port) is already in use") == true, "\(String(describing: failure))")
@@ -101,23 +101,6 @@ import Testing
 
         try server.start()
         #expect(try server.psql("SELECT 1") == "1")
-    }
-
-    /// A listening socket on 127.0.0.1:`port`, as another program holding the port would have.
-    static func listen(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        let listening = fd >= 0 && bound == 0 && Glibc.listen(fd, 1) == 0
-        let reason = String(cString: strerror(errno))
-        if !listening { close(fd) }
-        try #require(listening, "could not listen on 127.0.0.1:\(port): \(reason)")
-        return fd
     }
 
     @Test func releasingTheServerStopsItAndRemovesItsFiles() throws {

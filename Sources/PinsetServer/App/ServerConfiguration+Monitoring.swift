@@ -1,3 +1,4 @@
+import PinsetCore
 import PinsetLiveCheck
 
 extension ServerConfiguration {

@@ -1,3 +1,4 @@
+import PinsetCore
 extension ServerConfiguration {
     /// The pin-failure reports listener (`POST /report/<customer>`, TrustKit's format), on its own address so
     /// that reports never share limits or content handling with bundle serving. Absent: no reports.

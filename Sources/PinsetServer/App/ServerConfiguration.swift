@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PinsetCore
 import PinsetSigning
 import PinsetStore
 
@@ -197,27 +198,8 @@ extension ServerConfiguration {
     }
 }
 
-/// A JSON value with its exact type, so that `"8080"` is not taken for a port and `1` not for `true`.
-enum JSONValue: Decodable {
-    case string(String), number(Double), bool(Bool), null, array([JSONValue]), object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
+extension JSONValue {
+    /// What a configuration error message calls the value that was found.
     var summary: String {
         switch self {
         case .string(let s): "a string (\"\(s)\")"
