@@ -250,6 +250,8 @@ class Suite:
         self.temp = None
         self.results = {"steps": {}, "failures": []}
         self.scale_deployment = None  # (data directory, customers) the scale step left behind
+        self.postgres = None  # the postgres step's server: its process, port and passwords
+        self.deployments = {}  # customers -> the SQLite directory and PostgreSQL URL of that deployment
 
     # ----- processes -----------------------------------------------------------------------------------
 
@@ -973,7 +975,6 @@ http {{
 
     def step_postgres(self):
         sizes = self.sizes
-        self.deployments = {}
         version = self.start_postgres()
         deployment = self.deployment(sizes["postgres_customers"])
         backends = {backend: self.backend_start(deployment, backend) for backend in ("sqlite", "postgresql")}
@@ -1330,7 +1331,7 @@ def render(results):
             )
         lines.append("")
     if results.get("separateRuns"):
-        lines += ["Measured in a separate run (`Benchmarks/run --only … --merge`): " + "; ".join(
+        lines += ["Merged in from another run (`--merge`): " + "; ".join(
             f"{name}: {run['startedAt']}, commit {run['gitCommit']}, {run['buildConfiguration']} build, 1-minute load average "
             f"{run['loadAverageAtStart'][0]:.2f} at start, {run['loadAverageAtEnd'][0]:.2f} at end"
             for name, run in sorted(results["separateRuns"].items())) + ".", ""]
