@@ -7,11 +7,14 @@ directory is removed at the end.
 """
 
 import argparse
+import base64
 import datetime
 import http.client
 import json
+import math
 import os
 import platform
+import random
 import re
 import shutil
 import signal
@@ -42,6 +45,11 @@ FULL = {
     "scale_sizes": [1, 1000, 10000],
     "scale_runs": 3,
     "monitor_customers": 200,  # 5 hosts each: 1,000 monitored hosts
+    "postgres_customers": 10000,
+    "postgres_runs": 3,
+    # (customers, edits): every edit makes each instance run a full signing pass, so the large deployment gets
+    # fewer edits to keep the step within minutes.
+    "propagation": [(100, 100), (10000, 20)],
 }
 SMOKE = {
     "serving_customers": 3,
@@ -58,10 +66,20 @@ SMOKE = {
     "scale_sizes": [1, 20],
     "scale_runs": 1,
     "monitor_customers": 4,
+    "postgres_customers": 20,
+    "postgres_runs": 1,
+    "propagation": [(20, 5)],
 }
 WRK_THREADS = 2
 MALLOC_DEBUG_LIBRARY = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
 WRK_CONNECTIONS = 64
+POSTGRES_BIN = "/usr/lib/postgresql/15/bin"
+POSTGRES_ROLE = "pinset"
+PROPAGATION_INSTANCES = 3
+CHANGE_POLL_SECONDS = 0.5  # the server's default changePollIntervalSeconds
+
+
+STEPS = ["serving", "signing", "client", "scale", "monitoring", "reports", "postgres"]
 
 
 class StepFailed(Exception):
@@ -169,6 +187,16 @@ def children(pid):
         return []
 
 
+def percentile(values, fraction):
+    """Nearest-rank percentile: the smallest sample that at least `fraction` of the samples do not exceed."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
+
+
+def latency_summary(seconds):
+    return {"median": statistics.median(seconds), "p99": percentile(seconds, 0.99), "max": max(seconds), "all": seconds}
+
+
 def http_get(port, path, headers=None, timeout=5):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
@@ -221,6 +249,9 @@ class Suite:
         self.processes = []  # every subprocess.Popen we started and have not stopped yet
         self.temp = None
         self.results = {"steps": {}, "failures": []}
+        self.scale_deployment = None  # (data directory, customers) the scale step left behind
+        self.postgres = None  # the postgres step's server: its process, port and passwords
+        self.deployments = {}  # customers -> the SQLite directory and PostgreSQL URL of that deployment
 
     # ----- processes -----------------------------------------------------------------------------------
 
@@ -233,15 +264,23 @@ class Suite:
         self.processes.append(process)
         return process
 
-    def stop(self, process, sig=signal.SIGTERM, timeout=15):
-        """Stops one process we started, by its pid; SIGKILL if it does not exit within `timeout`."""
+    def stop(self, process, sig=None, timeout=15):
+        """Stops one process we started, by its pid; SIGKILL if it does not exit within `timeout`.
+
+        A process started through a launcher (PostgreSQL under `runuser`) names the pid to signal and the signal
+        to send in `signal_pid` and `stop_signal`; SIGKILL then goes to that pid and to the launcher."""
         if process.poll() is None:
+            target = getattr(process, "signal_pid", lambda: process.pid)() or process.pid
             try:
-                os.kill(process.pid, sig)
+                os.kill(target, sig or getattr(process, "stop_signal", signal.SIGTERM))
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                log(f"{process.name} (pid {process.pid}) did not stop within {timeout} s; killing it")
-                os.kill(process.pid, signal.SIGKILL)
+                log(f"{process.name} (pid {target}) did not stop within {timeout} s; killing it")
+                for pid in {target, process.pid}:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 process.wait(timeout=10)
             except ProcessLookupError:
                 pass
@@ -260,10 +299,11 @@ class Suite:
         except OSError:
             return ""
 
-    def run(self, argv, timeout, what=None):
+    def run(self, argv, timeout, what=None, env=None, input=None):
         """Runs a command to completion within `timeout` seconds; raises StepFailed on failure."""
         try:
-            completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+            completed = subprocess.run(argv, stdin=None if input is not None else subprocess.DEVNULL, input=input,
+                                       capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             raise StepFailed(f"{what or argv[0]} did not finish within {timeout} s: {' '.join(argv)}")
         if completed.returncode != 0:
@@ -286,14 +326,17 @@ class Suite:
         return directory
 
     def populate(self, directory, customers):
-        return self.bench_json(["populate", "--db", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
+        return self.bench_json(["populate", "--database", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
                                timeout=1800)
 
-    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True, monitoring=None, reports=None):
+    def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True, monitoring=None,
+                     reports=None, database=None, env=None):
         config = {
             "host": "127.0.0.1", "port": 0, "dataDirectory": directory,
             "accessLog": access_log, "logLevel": "info", "logFormat": "text", "maxConnections": 4096,
         }
+        if database is not None:
+            config["database"] = database
         if monitoring is not None:
             config["monitoring"] = monitoring
         if reports is not None:
@@ -305,7 +348,7 @@ class Suite:
         with open(config_path, "w") as f:
             json.dump(config, f)
         started = time.monotonic()
-        process = self.start(name, [self.pinset, "serve", "--config", config_path])
+        process = self.start(name, [self.pinset, "serve", "--config", config_path], env=env)
         deadline = started + 300
         port = None
         while time.monotonic() < deadline:
@@ -657,7 +700,7 @@ http {{
         for size in sizes["scale_sizes"]:
             populate = self.populate(directory, size - have)
             have = size
-            load = self.bench_json(["load", "--db", os.path.join(directory, "pinset.sqlite"), "--repeat", "3"], timeout=600)
+            load = self.bench_json(["load", "--database", os.path.join(directory, "pinset.sqlite"), "--repeat", "3"], timeout=600)
             runs = []
             for run_number in range(sizes["scale_runs"]):
                 server = self.start_pinset(directory, name=f"pinset-scale-{size}-{run_number}", per_address_limit=False)
@@ -669,9 +712,8 @@ http {{
                 code = self.stop(server)
                 if code != 0:
                     raise StepFailed(f"pinset serve exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
-                match = re.search(r"customers=(\d+) duration_ms=(\d+) reason=startup", self.tail(server.stdout_path, 10**6))
                 runs.append(dict(server.timings, rssKiB=memory.get("VmRSS", 0), peakRssKiB=memory.get("VmHWM", 0),
-                                 startupPassMs=int(match.group(2)) if match else None))
+                                 startupPassMs=self.startup_pass_ms(server)))
                 log(f"scale {size}: ready in {server.timings['readySeconds']:.3f} s, RSS {memory.get('VmRSS', 0)} KiB")
             median = lambda key: statistics.median(r[key] for r in runs if r[key] is not None) if any(r[key] is not None for r in runs) else None
             results.append({
@@ -681,6 +723,12 @@ http {{
                 "runs": runs,
             })
         self.results["steps"]["scale"] = results
+        self.scale_deployment = (directory, have)
+
+    def startup_pass_ms(self, server):
+        """The first signing pass's duration from the server's own log line (fields are logged in key order)."""
+        match = re.search(r"customers=(\d+) duration_ms=(\d+)[^\n]* reason=startup", self.tail(server.stdout_path, 10**7))
+        return int(match.group(2)) if match else None
 
     def step_monitoring(self):
         """Bundle latency with and without the host monitor checking every host continuously."""
@@ -799,6 +847,222 @@ http {{
 
     # ----- the whole run -------------------------------------------------------------------------------
 
+    # ----- PostgreSQL ----------------------------------------------------------------------------------
+
+    def start_postgres(self):
+        """A PostgreSQL 15 cluster of the suite's own in its temporary directory, listening on 127.0.0.1 only at a
+        free port, password (SCRAM) authentication, a login role `pinset`. Runs as the `postgres` user when the
+        suite runs as root (PostgreSQL refuses root). Stopped by the postmaster's pid (SIGINT: fast shutdown)."""
+        for program in ("initdb", "postgres", "psql", "pg_isready"):
+            if not os.access(os.path.join(POSTGRES_BIN, program), os.X_OK):
+                raise StepFailed(f"{POSTGRES_BIN}/{program} is missing: install postgresql-15 and postgresql-client-15 (scripts/install-dependencies)")
+        root = os.path.join(self.temp, "postgres")
+        data = os.path.join(root, "data")
+        os.makedirs(root, mode=0o700)
+        superuser_password, password = os.urandom(16).hex(), os.urandom(16).hex()
+        password_file = os.path.join(root, "superuser-password")
+        with open(os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            f.write(superuser_password + "\n")
+        launcher = []
+        if os.geteuid() == 0:
+            import pwd
+            account = pwd.getpwnam("postgres")
+            runuser = shutil.which("runuser")
+            if runuser is None:
+                raise StepFailed("the suite runs as root but runuser is missing to run PostgreSQL as the postgres user")
+            # The postgres user must reach its directory: the suite's own temporary directory becomes traversable
+            # (not listable); every secret in it is a 0600 file.
+            os.chmod(self.temp, 0o711)
+            for path in (root, password_file):
+                os.chown(path, account.pw_uid, account.pw_gid)
+            launcher = [runuser, "-u", "postgres", "--"]
+        self.run(launcher + [os.path.join(POSTGRES_BIN, "initdb"), "-D", data, "-U", "postgres", f"--pwfile={password_file}",
+                             "--auth=scram-sha-256", "--encoding=UTF8", "--no-locale", "--no-instructions"],
+                 timeout=180, what="initdb")
+        os.remove(password_file)
+        for attempt in range(5):
+            port = free_port()
+            process = self.start(f"postgres-{attempt + 1}", launcher + [
+                os.path.join(POSTGRES_BIN, "postgres"), "-D", data, "-p", str(port), "-k", root,
+                "-c", "listen_addresses=127.0.0.1"])
+            process.stop_signal = signal.SIGINT
+            process.signal_pid = lambda: self.postmaster_pid(data)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and process.poll() is None:
+                ready = subprocess.run([os.path.join(POSTGRES_BIN, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-t", "2"],
+                                       stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+                if ready.returncode == 0 and self.postmaster_pid(data, ready=True):
+                    break
+                time.sleep(0.1)
+            if process.poll() is None and self.postmaster_pid(data, ready=True):
+                break
+            log_text = self.tail(process.stderr_path)
+            self.stop(process)
+            if "Address already in use" not in log_text:
+                raise StepFailed(f"PostgreSQL did not start on 127.0.0.1:{port}:\n{log_text}")
+            log(f"port {port} was taken; PostgreSQL retries on another")
+        else:
+            raise StepFailed("PostgreSQL found no free port in 5 attempts")
+        self.postgres = {"process": process, "port": port, "superuserPassword": superuser_password, "password": password}
+        # The role's password goes through standard input, never through the process list.
+        self.psql(f"CREATE ROLE {POSTGRES_ROLE} LOGIN PASSWORD '{password}';")
+        reported = self.run([os.path.join(POSTGRES_BIN, "postgres"), "--version"], timeout=30).stdout
+        match = re.search(r"\d+\.\d+", reported)
+        version = f"PostgreSQL {match.group(0) if match else reported.strip()}"
+        log(f"{version} on 127.0.0.1:{port} (pid {self.postmaster_pid(data)})")
+        return version
+
+    @staticmethod
+    def postmaster_pid(data, ready=False):
+        """The postmaster's pid from `postmaster.pid`; with `ready`, only once its status line says it accepts
+        connections."""
+        try:
+            with open(os.path.join(data, "postmaster.pid")) as f:
+                lines = f.read().split("\n")
+        except OSError:
+            return None
+        if ready and (len(lines) <= 7 or lines[7].strip() != "ready"):
+            return None
+        return int(lines[0].strip()) if lines[0].strip().isdigit() else None
+
+    def psql(self, sql):
+        """Runs `sql` as the cluster's superuser over TCP."""
+        self.run([os.path.join(POSTGRES_BIN, "psql"), "-X", "-w", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+                  "-p", str(self.postgres["port"]), "-U", "postgres", "-d", "postgres", "-f", "-"],
+                 timeout=60, what="psql", input=sql,
+                 env=dict(os.environ, PGPASSWORD=self.postgres["superuserPassword"], PGCONNECT_TIMEOUT="5"))
+
+    def postgres_env(self):
+        """What an operator's shell holds: the role's password in PGPASSWORD, never in the URL or an argument."""
+        return dict(os.environ, PGPASSWORD=self.postgres["password"])
+
+    def deployment(self, customers):
+        """A SQLite data directory with `customers` customers (the scale step's if it has that many) and the same
+        deployment copied by `pinset store copy` into a new PostgreSQL database."""
+        if customers in self.deployments:
+            return self.deployments[customers]
+        if self.scale_deployment and self.scale_deployment[1] == customers:
+            directory, populate_seconds = self.scale_deployment[0], None
+        else:
+            directory = self.init_data(f"postgres-sqlite-{customers}", "p256")
+            populate_seconds = self.populate(directory, customers)["seconds"]
+        database = f"pinset_{customers}"
+        self.psql(f"CREATE DATABASE {database} OWNER {POSTGRES_ROLE} ENCODING 'UTF8';")
+        url = f"postgres://{POSTGRES_ROLE}@127.0.0.1:{self.postgres['port']}/{database}"
+        sqlite = os.path.join(directory, "pinset.sqlite")
+        began = time.monotonic()
+        self.run([self.pinset, "store", "copy", "--from", sqlite, "--to", url], timeout=1800, what="pinset store copy",
+                 env=self.postgres_env())
+        copy_seconds = time.monotonic() - began
+        log(f"{customers} customers copied from SQLite to PostgreSQL in {copy_seconds:.2f} s")
+        self.deployments[customers] = {"directory": directory, "sqlite": sqlite, "url": url, "customers": customers,
+                                       "populateSeconds": populate_seconds, "copySeconds": copy_seconds}
+        return self.deployments[customers]
+
+    def instance_directory(self, source, name):
+        """A data directory of one more instance: copies of the signing key (0600) and the trust certificate."""
+        directory = os.path.join(self.temp, name)
+        os.makedirs(directory, mode=0o700)
+        for file, mode in (("signing-key.pem", 0o600), ("trust-cert.pem", 0o644), ("trust-cert.der", 0o644)):
+            target = os.path.join(directory, file)
+            shutil.copyfile(os.path.join(source, file), target)
+            os.chmod(target, mode)
+        return directory
+
+    def backend_start(self, deployment, backend):
+        """Full signing pass, `allPinSets()` and time-to-ready of one backend, medians of the runs."""
+        database = deployment["sqlite"] if backend == "sqlite" else deployment["url"]
+        env = self.postgres_env() if backend == "postgresql" else None
+        completed = self.run([self.bench, "load", "--database", database, "--repeat", "3"], timeout=600,
+                             what="pinset-bench load", env=env)
+        load = json.loads([line for line in completed.stdout.splitlines() if line.startswith("{")][-1])
+        if load["customers"] != deployment["customers"]:
+            raise StepFailed(f"allPinSets() on {backend} returned {load['customers']} customers, not {deployment['customers']}")
+        runs = []
+        for run_number in range(self.sizes["postgres_runs"]):
+            server = self.start_pinset(deployment["directory"], name=f"pinset-{backend}-start-{run_number}",
+                                       per_address_limit=False, database=database, env=env)
+            memory = proc_status(server.pid)
+            last = deployment["customers"]
+            status, _, _ = http_get(server.port, f"/customer-{last:05d}.json.signed")
+            if status != 200:
+                raise StepFailed(f"customer {last} on {backend} answered {status}")
+            code = self.stop(server)
+            if code != 0:
+                raise StepFailed(f"pinset serve on {backend} exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
+            runs.append(dict(server.timings, rssKiB=memory.get("VmRSS", 0), startupPassMs=self.startup_pass_ms(server)))
+            log(f"{backend} {last} customers: ready in {server.timings['readySeconds']:.3f} s, startup pass {runs[-1]['startupPassMs']} ms")
+        def median(key):
+            values = [r[key] for r in runs if r[key] is not None]
+            return statistics.median(values) if values else None
+        return {"allPinSetsSeconds": load["seconds"]["median"], "listeningSeconds": median("listeningSeconds"),
+                "readySeconds": median("readySeconds"), "startupPassMs": median("startupPassMs"), "rssKiB": median("rssKiB"),
+                "runs": runs}
+
+    def propagation(self, deployment, backend, edits):
+        """Seconds from `pinset pin add` returning (its transaction committed) until all instances serve the new
+        content version, for `edits` edits spread over the customers."""
+        database = deployment["sqlite"] if backend == "sqlite" else deployment["url"]
+        env = self.postgres_env() if backend == "postgresql" else None
+        customers = deployment["customers"]
+        instances = []
+        for number in range(1, PROPAGATION_INSTANCES + 1):
+            directory = self.instance_directory(deployment["directory"], f"{backend}-{customers}-instance-{number}")
+            instances.append(self.start_pinset(directory, name=f"pinset-{backend}-{customers}-{number}",
+                                               database=database, env=env))
+        latencies = []
+        # A random pause before each edit: edits made right after the last one was served would fall at the same
+        # point of the instances' polling cycle every time.
+        pauses = random.Random(customers)
+        for edit in range(edits):
+            time.sleep(pauses.uniform(0, CHANGE_POLL_SECONDS))
+            customer = edit % customers + 1
+            name = f"customer-{customer:05d}"
+            spki_hash = base64.b64encode(os.urandom(32)).decode()
+            completed = self.run([self.pinset, "pin", "add", "--database", database, "--force", "--reason", "bench",
+                                  "--actor", "bench", "--json", name, f"api-1.customer-{customer}.example.com", "--hash", spki_hash],
+                                 timeout=120, what="pinset pin add", env=env)
+            committed = time.monotonic()
+            version = json.loads(completed.stdout)["version"]
+            pending = list(instances)
+            deadline = committed + 120
+            while pending and time.monotonic() < deadline:
+                for instance in list(pending):
+                    status, _, body = http_get(instance.port, f"/{name}.json.signed")
+                    match = re.search(rb'"version":(\d+)', body)
+                    if status == 200 and match and int(match.group(1)) >= version:
+                        pending.remove(instance)
+                if pending:
+                    time.sleep(0.005)
+            if pending:
+                raise StepFailed(f"{len(pending)} of {len(instances)} instances on {backend} did not serve version {version} "
+                                 f"of {name} within 120 s")
+            latencies.append(time.monotonic() - committed)
+        for instance in instances:
+            code = self.stop(instance)
+            if code != 0:
+                raise StepFailed(f"pinset serve on {backend} exited with {code} after SIGTERM:\n{self.tail(instance.stderr_path)}")
+        summary = latency_summary(latencies)
+        log(f"{backend} {customers} customers, {edits} edits: median {summary['median'] * 1000:.0f} ms, "
+            f"p99 {summary['p99'] * 1000:.0f} ms, max {summary['max'] * 1000:.0f} ms")
+        return summary
+
+    def step_postgres(self):
+        sizes = self.sizes
+        version = self.start_postgres()
+        deployment = self.deployment(sizes["postgres_customers"])
+        backends = {backend: self.backend_start(deployment, backend) for backend in ("sqlite", "postgresql")}
+        propagation = []
+        for customers, edits in sizes["propagation"]:
+            edited = self.deployment(customers)
+            propagation.append({"customers": customers, "edits": edits, "instances": PROPAGATION_INSTANCES,
+                                **{backend: self.propagation(edited, backend, edits) for backend in ("sqlite", "postgresql")}})
+        self.results["steps"]["postgres"] = {
+            "postgres": version, "customers": deployment["customers"], "runs": sizes["postgres_runs"],
+            "copySeconds": {str(d["customers"]): d["copySeconds"] for d in self.deployments.values()},
+            "backends": backends, "propagation": propagation,
+        }
+
     def machine(self):
         def first_line(argv):
             try:
@@ -840,7 +1104,7 @@ http {{
         self.results["loadAverageAtStart"] = os.getloadavg()
         self.results["startedAt"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         steps = [("serving", self.step_serving), ("signing", self.step_signing), ("client", self.step_client), ("scale", self.step_scale),
-                 ("monitoring", self.step_monitoring), ("reports", self.step_reports)]
+                 ("monitoring", self.step_monitoring), ("reports", self.step_reports), ("postgres", self.step_postgres)]
         for name, step in steps:
             if self.options.only and name not in self.options.only:
                 continue
@@ -1119,6 +1383,50 @@ def render(results):
             extra = f"{r['reportsPerSecond']:,.0f} | {r['reportsStored']:,}" if mode == "on" else "– | –"
             lines.append(f"| {mode} | {r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {extra} |")
         lines.append("")
+    if "postgres" in steps:
+        p = steps["postgres"]
+        names = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+        lines += [
+            f"### 7. PostgreSQL beside SQLite ({p['postgres']} on the same machine, over 127.0.0.1)",
+            "",
+            f"The same {p['customers']:,}-customer deployment (P-256, 5 hosts × 3 pins each) in a SQLite file and, copied by "
+            f"`pinset store copy` (in {fmt_s(p['copySeconds'][str(p['customers'])])}), in PostgreSQL; `pinset serve` started "
+            f"{p['runs']} × on each, medians.",
+            "",
+            "| | " + " | ".join(names.values()) + " |",
+            "| --- | ---: | ---: |",
+        ]
+        b = p["backends"]
+        for label, render_value in (
+            ("`allPinSets()` (median of 3)", lambda r: fmt_s(r["allPinSetsSeconds"])),
+            ("startup signing pass (server log)", lambda r: fmt_s(r["startupPassMs"] / 1000) if r["startupPassMs"] is not None else "–"),
+            ("`exec` to listening", lambda r: fmt_s(r["listeningSeconds"])),
+            ("`exec` to first `/readyz` 200", lambda r: fmt_s(r["readySeconds"])),
+            ("RSS when ready", lambda r: fmt_mib(r["rssKiB"])),
+        ):
+            lines.append(f"| {label} | " + " | ".join(render_value(b[backend]) for backend in names) + " |")
+        lines += [
+            "",
+            f"Edit to served on every instance: {p['propagation'][0]['instances']} `pinset serve` instances on the same database "
+            "(own data directories, copies of one key); time from `pinset pin add` returning until all of them serve the "
+            "bundle with the edit's content version.",
+            "",
+            "| customers | edits | " + " | ".join(f"{n} median | {n} p99 | {n} max" for n in names.values()) + " | target: median and p99 < 2 s |",
+            "| ---: | ---: | " + " | ".join("---: | ---: | ---:" for _ in names) + " | --- |",
+        ]
+        for r in p["propagation"]:
+            met = ", ".join(f"{n} {verdict(r[backend]['median'] < 2 and r[backend]['p99'] < 2)}" for backend, n in names.items())
+            lines.append(
+                f"| {r['customers']:,} | {r['edits']} | "
+                + " | ".join(f"{fmt_s(r[backend]['median'])} | {fmt_s(r[backend]['p99'])} | {fmt_s(r[backend]['max'])}" for backend in names)
+                + f" | {met} |"
+            )
+        lines.append("")
+    if results.get("separateRuns"):
+        lines += ["Merged in from another run (`--merge`): " + "; ".join(
+            f"{name}: {run['startedAt']}, commit {run['gitCommit']}, {run['buildConfiguration']} build, 1-minute load average "
+            f"{run['loadAverageAtStart'][0]:.2f} at start, {run['loadAverageAtEnd'][0]:.2f} at end"
+            for name, run in sorted(results["separateRuns"].items())) + ".", ""]
     if results["failures"]:
         lines += ["### Failed steps", ""] + [f"- {f['step']}: {f['error'].splitlines()[0]}" for f in results["failures"]] + [""]
     return "\n".join(lines)
@@ -1136,6 +1444,21 @@ def update_markdown(path, section):
     os.replace(path + ".tmp", path)
 
 
+def merged_into(path, results):
+    """The results at `path` with the steps of `results` in place of theirs, each marked with the run it came from."""
+    with open(path) as f:
+        merged = json.load(f)
+    for name, step in results["steps"].items():
+        merged["steps"][name] = step
+        merged.setdefault("stepSeconds", {})[name] = results["stepSeconds"][name]
+        merged.setdefault("separateRuns", {})[name] = {
+            "startedAt": results["startedAt"], "gitCommit": results["machine"]["gitCommit"],
+            "buildConfiguration": results["machine"]["buildConfiguration"],
+            "loadAverageAtStart": results["loadAverageAtStart"], "loadAverageAtEnd": results["loadAverageAtEnd"],
+        }
+    return merged
+
+
 def main():
     parser = argparse.ArgumentParser(description="Pinset benchmark suite (see BENCHMARKS.md).")
     parser.add_argument("--bin-dir", help="directory holding the built pinset and pinset-bench")
@@ -1143,11 +1466,16 @@ def main():
                         help="measure nothing: rewrite BENCHMARKS.md and the .md next to RESULTS_JSON from that file")
     parser.add_argument("--configuration", default="release")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, 2-second wrk runs; results are printed, not saved")
-    parser.add_argument("--only", nargs="*", choices=["serving", "signing", "client", "scale", "monitoring", "reports"])
+    parser.add_argument("--only", nargs="*", choices=STEPS)
     parser.add_argument("--wait-for-idle", type=int, default=0, metavar="SECONDS",
                         help="wait up to this long for the 1-minute load average to fall below 1 before measuring")
     parser.add_argument("--output", help="results JSON (default: Benchmarks/results/latest.json; with --smoke or --only: none)")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --only: put these steps' results into Benchmarks/results/latest.json in place of that file's, "
+                             "noting when they ran, and rewrite latest.md and BENCHMARKS.md from it")
     options = parser.parse_args()
+    if options.merge and (options.smoke or not options.only or options.output or options.render):
+        parser.error("--merge needs --only STEP... and goes with neither --smoke, --output nor --render")
 
     if options.render:
         with open(options.render) as f:
@@ -1173,7 +1501,12 @@ def main():
         suite.cleanup()
     results = suite.results
     section = render(results)
-    output = options.output or (None if options.smoke or options.only else os.path.join(HERE, "results", "latest.json"))
+    if options.merge and not results["failures"]:
+        results = merged_into(os.path.join(HERE, "results", "latest.json"), results)
+        section = render(results)
+    output = options.output or (None if options.smoke or (options.only and not options.merge) else os.path.join(HERE, "results", "latest.json"))
+    if options.merge and results["failures"]:
+        output = None
     if output:
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         with open(output, "w") as f:
@@ -1182,7 +1515,7 @@ def main():
         with open(os.path.splitext(output)[0] + ".md", "w") as f:
             f.write(section + "\n")
         log(f"wrote {output}")
-    if not options.smoke and not options.only and not results["failures"]:
+    if not options.smoke and (not options.only or options.merge) and not results["failures"]:
         update_markdown(os.path.join(REPO, "BENCHMARKS.md"), section)
         log("updated the results section of BENCHMARKS.md")
     print(section)

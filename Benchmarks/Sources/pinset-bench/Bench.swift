@@ -6,8 +6,11 @@ import Foundation
 enum Bench {
     static let usage = """
         usage: pinset-bench <command> [--option value ...]
-          populate     --db FILE --customers N [--hosts 5] [--pins 3]   add customers through PinStore
-          load         --db FILE [--repeat 3]                           time PinStore.allPinSets()
+          populate     --database LOCATION --customers N [--hosts 5] [--pins 3]
+                                                                        add customers through PinStore
+          load         --database LOCATION [--repeat 3]                 time PinStore.allPinSets()
+                       (LOCATION: a SQLite path or a postgres:// URL, password from PGPASSWORD;
+                       --db FILE still names a SQLite file)
           sign-pass    --data-dir DIR --customers N[,N...] [--hosts 5] [--pins 3] [--repeat 3]
                        [--single-thread-sample 200] [--openssl N] [--work-dir DIR]
                        [--own-key-data-dir DIR [--own-every 2]]

@@ -6,10 +6,9 @@ import PinsetStore
 /// `pinset host add` and `pinset pin add` run: one per customer, one per host, one pin batch per host.
 enum PopulateCommand {
     static func run(_ options: Arguments) throws {
-        let path = try options.string("db")
         let customers = try options.int("customers")
         let dataset = try Dataset(hosts: try options.int("hosts", default: 5), pinsPerHost: try options.int("pins", default: 3))
-        let store = try PinStore.open(path: path)
+        let store = try PinStore.open(try StoreOptions.location(options))
         let existing = try store.customers().count
         let actor = "pinset-bench"
         let seconds = try Measure.time {
@@ -35,7 +34,7 @@ enum PopulateCommand {
 /// How long the server's first step of every signing pass takes: reading all pin sets in one transaction.
 enum LoadCommand {
     static func run(_ options: Arguments) throws {
-        let store = try PinStore.open(path: try options.string("db"), readOnly: true)
+        let store = try PinStore.open(try StoreOptions.location(options), readOnly: true)
         let repeats = max(1, try options.int("repeat", default: 3))
         var samples: [Double] = []
         var count = 0
@@ -43,5 +42,20 @@ enum LoadCommand {
             samples.append(try Measure.time { count = try store.allPinSets().count })
         }
         try Report.emit(["customers": count, "seconds": Measure.summary(samples)])
+    }
+}
+
+/// The store a command works on: `--database LOCATION` (a SQLite path or a PostgreSQL URL, as `pinset
+/// --database` takes it) or `--db PATH` (SQLite only).
+enum StoreOptions {
+    static func location(_ options: Arguments) throws -> StoreLocation {
+        let database = try? options.string("database")
+        let path = try? options.string("db")
+        switch (database, path) {
+        case (let database?, nil): return try StoreLocation(parsing: database)
+        case (nil, let path?): return .sqlite(path: path)
+        case (.some, .some): throw BenchError("give either --database or --db, not both")
+        case (nil, nil): throw BenchError("--database LOCATION (a SQLite path or a postgres:// URL) or --db PATH is required")
+        }
     }
 }
