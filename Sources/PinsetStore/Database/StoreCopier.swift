@@ -43,15 +43,26 @@ enum StoreCopier {
                 var counts = Counts()
                 for table in tables {
                     let columns = table.columns.joined(separator: ", ")
-                    let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-                    let insert = "INSERT INTO \(table.name) (\(columns)) VALUES (\(placeholders))"
+                    // Many rows per INSERT: a deployment has hundreds of thousands of rows, and a round trip each
+                    // makes a copy to a database server take minutes. SQLite allows 999 bound values per statement.
+                    let rowsPerInsert = max(1, 999 / table.columns.count)
+                    let rowPlaceholders = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
+                    var pending: [SQLValue] = []
                     var copied = 0
+                    func flush() throws {
+                        guard !pending.isEmpty else { return }
+                        let rows = pending.count / table.columns.count
+                        let values = Array(repeating: rowPlaceholders, count: rows).joined(separator: ", ")
+                        try to.execute("INSERT INTO \(table.name) (\(columns)) VALUES \(values)", pending)
+                        copied += rows
+                        pending.removeAll(keepingCapacity: true)
+                    }
                     let order = table.columns.first.map { " ORDER BY \($0)" } ?? ""
                     try from.forEachRow("SELECT \(columns) FROM \(table.name)\(order)", []) { row in
-                        let values = try (0..<table.columns.count).map { try row.value(atIndex: $0) }
-                        try to.execute(insert, values)
-                        copied += 1
+                        for index in 0..<table.columns.count { pending.append(try row.value(atIndex: index)) }
+                        if pending.count >= rowsPerInsert * table.columns.count { try flush() }
                     }
+                    try flush()
                     counts.rows[table.name] = copied
                     if table.generatesIDs, let statement = to.dialect.identityResynchronisation(of: table.name) {
                         try to.forEachRow(statement, []) { _ in }
