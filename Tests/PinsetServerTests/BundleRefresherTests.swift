@@ -192,3 +192,28 @@ struct BundleRefresherTests {
         #expect(picked)
     }
 }
+
+extension BundleRefresherTests {
+    /// An edit re-signs the edited customer only; the others keep their bundles until the scheduled pass, and
+    /// the cache reports the oldest bundle's time.
+    @Test func aChangeReSignsOnlyTheChangedCustomers() async throws {
+        let source = ScriptedSource([try Self.pinSet("acme", version: 1), try Self.pinSet("globex", version: 1)])
+        let cache = BundleCache()
+        let refresher = try Self.makeRefresher(source: source, cache: cache)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        let globex = try #require(cache.bundle(for: try CustomerName("globex")))
+        // Past the second the first pass signed in, so that a new signature has a new timestamp.
+        try await Task.sleep(for: .milliseconds(1100))
+        source.set([try Self.pinSet("acme", version: 2), try Self.pinSet("globex", version: 1)])
+        var picked = false
+        for _ in 0..<100 where !picked {
+            picked = cache.bundle(for: try CustomerName("acme"))?.version == 2
+            if !picked { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(picked)
+        #expect(cache.bundle(for: try CustomerName("globex"))?.bytes == globex.bytes)
+        #expect(cache.bundle(for: try CustomerName("acme"))!.timestamp > globex.timestamp)
+        #expect(cache.snapshot.signedAt == globex.timestamp)
+    }
+}

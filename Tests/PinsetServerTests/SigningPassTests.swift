@@ -115,4 +115,28 @@ struct SigningPassIsolationTests {
         #expect(handler.handle(PinsetRequestHandlerTests.get("/plain.json.signed")).status == .ok)
         #expect(handler.handle(PinsetRequestHandlerTests.get("/nobody.json.signed")).status == .notFound)
     }
+
+    /// A change pass reuses a served bundle unless its version, revocation floor or signer changed.
+    @Test func reusedBundlesAreThoseSignedFromTheSameVersionFloorAndSigner() throws {
+        let identity = try TestPKI.signingIdentity()
+        let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600)
+        let seconds = Int64(Date().timeIntervalSince1970)
+        let first = pass.run(try SigningPassTests.pinSets(3), now: Date(timeIntervalSince1970: TimeInterval(seconds - 60)))
+        #expect(first.signed == 3)
+        let served = Dictionary(uniqueKeysWithValues: first.bundles.map { ($0.customer, $0) })
+
+        var sets = try SigningPassTests.pinSets(3)
+        sets[1] = PinSet(customer: sets[1].customer, version: 2, hosts: sets[1].hosts)
+        sets[2] = PinSet(customer: sets[2].customer, version: 1, hosts: sets[2].hosts, signersNotBefore: 1_700_000_000)
+        let change = pass.run(sets, now: Date(timeIntervalSince1970: TimeInterval(seconds)), reusing: served)
+        #expect(change.signed == 2)
+        #expect(change.bundles[0].bytes == served[sets[0].customer]?.bytes)
+        #expect(change.bundles[1].bytes != served[sets[1].customer]?.bytes && change.bundles[1].version == 2 && change.bundles[1].timestamp == seconds)
+        #expect(change.bundles[2].bytes != served[sets[2].customer]?.bytes && change.bundles[2].signersNotBefore == 1_700_000_000)
+
+        // Another signer (an installed certificate) signs everything again.
+        let rotated = SigningPass(signer: BundleSigner(identity: try TestPKI.signingIdentity()), bundleLifetime: 3600)
+        let afterRotation = rotated.run(sets, now: Date(timeIntervalSince1970: TimeInterval(seconds)), reusing: Dictionary(uniqueKeysWithValues: change.bundles.map { ($0.customer, $0) }))
+        #expect(afterRotation.signed == 3)
+    }
 }

@@ -146,10 +146,14 @@ public final class BundleRefresher: @unchecked Sendable {
         let attemptAt = now()
         do {
             let (pinSets, counter) = try loadContent(observedCounter: observedCounter, at: attemptAt)
-            let result = pass.run(pinSets, now: attemptAt)
-            cache.replace(with: result.bundles, failures: result.failures, signedAt: Int64(attemptAt.timeIntervalSince1970))
+            // A change re-signs only what changed; the schedule (and a start, or a store coming back) signs all.
+            let incremental = reason == "change" && statusBox.value.storeUnavailableSince == nil
+            let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? cache.snapshot.bundles : [:])
+            // The oldest bundle served decides how fresh the cache is.
+            let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)
+            cache.replace(with: result.bundles, failures: result.failures, signedAt: signedAt)
             if let counter { lastSeenChange = counter }
-            nextScheduledPass = attemptAt.addingTimeInterval(resignInterval)
+            if !incremental { nextScheduledPass = attemptAt.addingTimeInterval(resignInterval) }
             let duration = ContinuousClock.now - started
             statusBox.update {
                 $0.lastSuccessAt = attemptAt
@@ -163,7 +167,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.warnings = result.warnings
                 $0.identityExpiries = result.identityExpiries
             }
-            metrics?.recordSigningPass(bundles: result.bundles.count, duration: duration)
+            metrics?.recordSigningPass(bundles: result.signed, duration: duration)
             metrics?.recordCustomersNotSigned(result.failures.count)
             metrics?.recordIdentityExpiry(result.expiry)
             for loaded in result.loadedIdentities {
@@ -178,7 +182,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 logger.warning("Signing certificate expires soon", metadata: ["warning": "\(warning)"])
             }
             logger.info("Signed bundles", metadata: [
-                "customers": "\(result.bundles.count)", "not_signed": "\(result.failures.count)", "reason": "\(reason)",
+                "customers": "\(result.bundles.count)", "not_signed": "\(result.failures.count)", "reason": "\(reason)", "signed": "\(result.signed)",
                 "duration_ms": "\(duration.milliseconds)",
             ])
             return true

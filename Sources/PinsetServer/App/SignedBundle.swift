@@ -1,6 +1,7 @@
 import Crypto
 import PinsetCore
 import PinsetHTTP
+import X509
 
 /// One customer's signed bundle as served: the exact bytes plus what the HTTP layer needs to describe them.
 public struct SignedBundle: Sendable {
@@ -14,9 +15,18 @@ public struct SignedBundle: Sendable {
     public let etag: String
     /// `timestamp` as an HTTP date, formatted once here rather than on every request.
     public let lastModified: String
+    /// What the bundle was signed from besides its hosts: a change pass signs the customer again only when one
+    /// of these, or its version, differs.
+    public let signersNotBefore: Int64?
+    public let signer: Certificate?
 
-    public init(customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64) {
+    public init(
+        customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64,
+        signersNotBefore: Int64? = nil, signer: Certificate? = nil
+    ) {
         self.customer = customer
+        self.signersNotBefore = signersNotBefore
+        self.signer = signer
         self.bytes = bytes
         self.version = version
         self.timestamp = timestamp

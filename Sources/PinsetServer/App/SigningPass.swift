@@ -26,7 +26,11 @@ public struct SigningPass: Sendable {
 
     /// Signs all pin sets using every core. A customer whose identity cannot be used (missing or too open key,
     /// certificate outside its validity) gets no bundle and is reported in `failures`; the others are signed.
-    public func run(_ pinSets: [PinSet], now: Date) -> SigningPassResult {
+    /// Signs every customer of `pinSets` — except, given `reusing`, those whose bundle there was signed from the
+    /// same version, revocation floor and signer certificate: those are kept as they are. A change pass reuses
+    /// the served bundles, so an edit costs one signature however many customers there are; the scheduled
+    /// passes sign everything, which keeps every bundle fresh.
+    public func run(_ pinSets: [PinSet], now: Date, reusing previous: [CustomerName: SignedBundle] = [:]) -> SigningPassResult {
         let timestamp = Int64(now.timeIntervalSince1970.rounded(.down))
         let expires = timestamp + bundleLifetime
         let resolution = identities.resolve(pinSets, now: now, bundleExpires: Date(timeIntervalSince1970: TimeInterval(expires)))
@@ -45,6 +49,11 @@ public struct SigningPass: Sendable {
                     results.set(i, .failure(failure))
                     continue
                 }
+                if let kept = previous[pinSet.customer], kept.version == pinSet.version,
+                   kept.signersNotBefore == pinSet.signersNotBefore, kept.signer == identity.certificate {
+                    results.set(i, .success(kept))
+                    continue
+                }
                 let hosts = hostsCache?.encodedHosts(for: pinSet) ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
                 let content = BundlePayload.encoded(
                     customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts,
@@ -52,7 +61,10 @@ public struct SigningPass: Sendable {
                 )
                 do {
                     let bytes = try BundleSigner(identity: identity).sign(content: content)
-                    results.set(i, .success(SignedBundle(customer: pinSet.customer, bytes: bytes, version: pinSet.version, timestamp: timestamp, expires: expires)))
+                    results.set(i, .success(SignedBundle(
+                        customer: pinSet.customer, bytes: bytes, version: pinSet.version, timestamp: timestamp, expires: expires,
+                        signersNotBefore: pinSet.signersNotBefore, signer: identity.certificate
+                    )))
                 } catch {
                     results.set(i, .failure(SigningIdentityFailure(customer: pinSet.customer, signer: pinSet.signer, reason: "signing failed: \(error)")))
                 }
@@ -70,8 +82,9 @@ public struct SigningPass: Sendable {
             }
         }
         hostsCache?.retain(only: Set(pinSets.map(\.customer)))
+        let signed = bundles.count { previous[$0.customer]?.bytes != $0.bytes }
         return SigningPassResult(
-            bundles: bundles, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings,
+            bundles: bundles, signed: signed, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings,
             expiry: resolution.expiry, identityExpiries: resolution.identityExpiries, loadedIdentities: resolution.loaded
         )
     }
@@ -80,6 +93,8 @@ public struct SigningPass: Sendable {
 /// What one signing pass produced: the bundles of every customer it could sign, and why the others were not.
 public struct SigningPassResult: Sendable {
     public let bundles: [SignedBundle]
+    /// How many of `bundles` this pass signed; the others were reused.
+    public let signed: Int
     /// Customers that got no new bundle, with the reason; sorted like the pin sets.
     public let failures: [SigningIdentityFailure]
     /// Why the deployment's default identity cannot sign, if a customer needed it.
