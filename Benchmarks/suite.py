@@ -47,9 +47,8 @@ FULL = {
     "monitor_customers": 200,  # 5 hosts each: 1,000 monitored hosts
     "postgres_customers": 10000,
     "postgres_runs": 3,
-    # (customers, edits): every edit makes each instance run a full signing pass, so the large deployment gets
-    # fewer edits to keep the step within minutes.
-    "propagation": [(100, 100), (10000, 20)],
+    # (customers, edits): an edit re-signs only its customer, so both sizes get 100 edits.
+    "propagation": [(100, 100), (10000, 100)],
 }
 SMOKE = {
     "serving_customers": 3,
