@@ -29,9 +29,6 @@ extension PinStore {
         defer { try? from.close() }
         let to = try PinStore(location: target)
         defer { try? to.close() }
-        guard try StoreCopier.isEmpty(to.database) else {
-            throw StoreError(.invalidInput, "The target \(target) already holds Pinset data. Nothing was written. Copy into a new, empty database: a copy never merges, so no version can go down.")
-        }
         let counts = try StoreCopier.copy(from: from.database, to: to.database)
         let copied = try to.customers()
         let original = try from.customers()

@@ -7,10 +7,12 @@ extension PinStore {
         try database.read { db in
             try db.fetchAll("""
                 SELECT customer.name, customer.version, customer.created_at, customer.updated_at,
-                       (SELECT count(*) FROM host WHERE host.customer_id = customer.id),
-                       (SELECT count(*) FROM pin JOIN host ON pin.host_id = host.id WHERE host.customer_id = customer.id),
-                       customer.legacy_clients
+                       coalesce(hosts.count, 0), coalesce(pins.count, 0), customer.legacy_clients
                 FROM customer
+                LEFT JOIN (SELECT customer_id, count(*) AS count FROM host GROUP BY customer_id) AS hosts
+                       ON hosts.customer_id = customer.id
+                LEFT JOIN (SELECT host.customer_id, count(*) AS count FROM pin JOIN host ON pin.host_id = host.id GROUP BY host.customer_id) AS pins
+                       ON pins.customer_id = customer.id
                 ORDER BY customer.name COLLATE \(db.dialect.binaryCollation)
                 """) { row in
                 CustomerSummary(

@@ -29,7 +29,7 @@ extension PinStore {
                 let updated = try db.execute("""
                     UPDATE pin_failure_report_hour SET reports = reports + ?
                     WHERE customer_id = ? AND hour = ? AND hostname = ? AND validation_result = ? AND app_version = ?
-                      AND leaf_spki_sha256 IS NOT DISTINCT FROM ? AND pinset_version IS NOT DISTINCT FROM ?
+                      AND leaf_spki_sha256 \(db.dialect.nullSafeEquals) ? AND pinset_version \(db.dialect.nullSafeEquals) ?
                     """, [count.reports, customerID, key.hour, key.hostname, key.validationResult, key.appVersion,
                           key.leafSPKISHA256, key.pinsetVersion])
                 if updated == 0 {

@@ -12,6 +12,8 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
     private var pinSets: [PinSet]
     private var counter: Int64 = 1
     private var failure: (any Error)?
+    private var pinSetsFailure: (any Error)?
+    private var pinSetReads = 0
 
     init(_ pinSets: [PinSet]) {
         self.pinSets = pinSets
@@ -28,9 +30,17 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
         lock.withLock { failure = error }
     }
 
+    /// Fails reading the pin sets only, while the change counter still answers.
+    func failPinSets(with error: (any Error)?) {
+        lock.withLock { pinSetsFailure = error }
+    }
+
+    var reads: Int { lock.withLock { pinSetReads } }
+
     func allPinSets() throws -> [PinSet] {
         try lock.withLock {
-            if let failure { throw failure }
+            pinSetReads += 1
+            if let failure = failure ?? pinSetsFailure { throw failure }
             return pinSets
         }
     }
@@ -215,5 +225,30 @@ extension BundleRefresherTests {
         #expect(cache.bundle(for: try CustomerName("globex"))?.bytes == globex.bytes)
         #expect(cache.bundle(for: try CustomerName("acme"))!.timestamp > globex.timestamp)
         #expect(cache.snapshot.signedAt == globex.timestamp)
+    }
+}
+
+extension BundleRefresherTests {
+    /// Pin sets that cannot be read while the counter still answers: the content loaded earlier is not re-signed
+    /// on every poll, and the store is tried again every retry interval only.
+    @Test func anUnreadableStoreIsRetriedAtTheRetryIntervalNotOnEveryPoll() async throws {
+        let source = ScriptedSource([try Self.pinSet("acme", version: 1)])
+        let cache = BundleCache()
+        let refresher = try Self.makeRefresher(source: source, cache: cache)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        source.failPinSets(with: StoreUnavailable())
+        source.set([try Self.pinSet("acme", version: 2)])
+        var noticed = false
+        for _ in 0..<100 where !noticed {
+            try await Task.sleep(for: .milliseconds(20))
+            noticed = refresher.status.storeUnavailableSince != nil
+        }
+        #expect(noticed)
+        let reads = source.reads
+        // Twenty polls at 50 ms; the retry interval is 5 s.
+        try await Task.sleep(for: .seconds(1))
+        #expect(source.reads <= reads + 1, "\(source.reads - reads) reads in one second")
+        #expect(cache.bundle(for: try CustomerName("acme"))?.version == 1)
     }
 }

@@ -77,4 +77,20 @@ import Testing
     @Test func placeholdersAreNumberedOutsideQuotesAndComments() {
         #expect(PostgresPlaceholders.numbered("SELECT ? , '?', \"?\" FROM t WHERE a = ? -- ?\nAND b = ?") == "SELECT $1 , '?', \"?\" FROM t WHERE a = $2 -- ?\nAND b = $3")
     }
+
+    /// The database's content is what gets signed: its connection fails closed.
+    @Test func withoutAnSSLModeOnlyALoopbackServerMayGoWithoutAVerifiedCertificate() throws {
+        #expect(try PostgresLocation(url: "postgres://app@db.internal/pinset", environment: [:]).sslMode == .verifyFull)
+        #expect(try PostgresLocation(url: "postgres://app@10.0.0.5/pinset", environment: [:]).sslMode == .verifyFull)
+        #expect(try PostgresLocation(url: "postgres://app@127.0.0.1/pinset", environment: [:]).sslMode == .prefer)
+        #expect(try PostgresLocation(url: "postgres://app@localhost/pinset", environment: [:]).sslMode == .prefer)
+        #expect(try PostgresLocation(url: "postgres://app@db.internal/pinset", environment: ["PGSSLMODE": "require"]).sslMode == .require)
+        #expect(try PostgresLocation(url: "postgres://app@db.internal/pinset?sslmode=disable", environment: ["PGSSLMODE": "verify-full"]).sslMode == .disable)
+
+        let unknown = #expect(throws: StoreError.self) { try PostgresLocation(url: "postgres://app@db.internal/pinset", environment: ["PGSSLMODE": "allow"]) }
+        #expect(unknown?.message.contains("PGSSLMODE=allow") == true)
+        let anyCA = #expect(throws: StoreError.self) { try PostgresLocation(url: "postgres://app@db.internal/pinset?sslmode=verify-ca", environment: [:]) }
+        #expect(anyCA?.message.contains("sslrootcert") == true)
+        #expect(try PostgresLocation(url: "postgres://app@db.internal/pinset?sslmode=verify-ca&sslrootcert=/etc/ca.pem", environment: [:]).sslMode == .verifyCA)
+    }
 }

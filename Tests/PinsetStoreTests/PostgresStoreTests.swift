@@ -115,6 +115,25 @@ import Testing
         #expect(try store.customers().map(\.name.rawValue) == ["acme", "globex"])
     }
 
+    /// A writer that holds the write lock for long (an import, a store copy) makes others wait a bounded time and
+    /// then say so, changing nothing, instead of looking like an unreachable server.
+    @Test func aWriteWaitingTooLongForAnotherWriterSaysSoAndChangesNothing() throws {
+        let server = try SharedTestPostgres.server()
+        var postgres = try PostgresLocation(url: try SharedTestPostgres.freshDatabase(), environment: SharedTestPostgres.environment)
+        postgres.writeLockWait = 1
+        let store = try PinStore.open(.postgreSQL(postgres))
+        defer { try? store.close() }
+        let holder = try BackgroundProcess("\(TestPostgresServer.binDirectory)/psql", [
+            "-X", "-h", "127.0.0.1", "-p", String(server.port), "-U", TestPostgresServer.user, "-d", postgres.database,
+            "-c", "BEGIN; SELECT pg_advisory_xact_lock(\(PostgresDatabase.writeLockKey)); SELECT pg_sleep(4); COMMIT;",
+        ], logDirectory: NSTemporaryDirectory(), name: "lock-holder-\(getpid())", environment: server.environment)
+        defer { holder.stop() }
+        usleep(1_000_000)
+        let error = #expect(throws: StoreError.self) { try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor) }
+        #expect(error?.message.contains("held the write lock") == true, "\(String(describing: error))")
+        #expect(try store.customers().isEmpty)
+    }
+
     @Test func aConstraintViolationDuringImportIsAnInputError() throws {
         let fixture = try StoreFixture(.postgreSQL)
         let api = try Sample.host("api.example.com")

@@ -60,6 +60,7 @@ public final class BundleRefresher: @unchecked Sendable {
     private var changeObservation: (any ChangeObservation)?
     private var lastSeenChange: Int64?
     private var nextScheduledPass = Date.distantPast
+    private var nextStoreCheck = Date.distantPast
     private let statusBox = LockedValue(Status())
 
     public init(
@@ -131,7 +132,16 @@ public final class BundleRefresher: @unchecked Sendable {
             if now() >= nextScheduledPass { runPass(reason: "schedule") }
             return
         }
-        if counter != lastSeenChange || statusBox.value.storeUnavailableSince != nil {
+        if statusBox.value.storeUnavailableSince != nil {
+            // While the pin sets cannot be read, the content loaded earlier is re-signed on the schedule only;
+            // whether the store answers again is checked every retryInterval.
+            if now() >= nextScheduledPass {
+                runPass(reason: "schedule")
+            } else if now() >= nextStoreCheck {
+                nextStoreCheck = now().addingTimeInterval(retryInterval)
+                runPass(reason: "store check", observedCounter: counter)
+            }
+        } else if counter != lastSeenChange {
             runPass(reason: "change", observedCounter: counter)
         } else if now() >= nextScheduledPass {
             runPass(reason: "schedule")
@@ -144,10 +154,13 @@ public final class BundleRefresher: @unchecked Sendable {
     private func runPass(reason: String, observedCounter: Int64? = nil) -> Bool {
         let started = ContinuousClock.now
         let attemptAt = now()
+        let wasUnavailable = statusBox.value.storeUnavailableSince != nil
         do {
             let (pinSets, counter) = try loadContent(observedCounter: observedCounter, at: attemptAt)
-            // A change re-signs only what changed; the schedule (and a start, or a store coming back) signs all.
-            let incremental = reason == "change" && statusBox.value.storeUnavailableSince == nil
+            // Still unavailable: the content loaded earlier is re-signed on the schedule, not on every check.
+            if reason == "store check" && counter == nil { return false }
+            // A change re-signs only what changed; the schedule, a start, and a store coming back sign all.
+            let incremental = reason == "change" && !wasUnavailable
             let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? cache.snapshot.bundles : [:])
             // The oldest bundle served decides how fresh the cache is.
             let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)

@@ -18,15 +18,16 @@ public struct SignedBundle: Sendable {
     /// What the bundle was signed from besides its hosts: a change pass signs the customer again only when one
     /// of these, or its version, differs.
     public let signersNotBefore: Int64?
-    public let signer: Certificate?
+    /// The signer certificate and the intermediates the bundle carries.
+    public let signerChain: [Certificate]
 
     public init(
         customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64,
-        signersNotBefore: Int64? = nil, signer: Certificate? = nil
+        signersNotBefore: Int64? = nil, signerChain: [Certificate] = []
     ) {
         self.customer = customer
         self.signersNotBefore = signersNotBefore
-        self.signer = signer
+        self.signerChain = signerChain
         self.bytes = bytes
         self.version = version
         self.timestamp = timestamp

@@ -27,7 +27,7 @@ public struct SigningPass: Sendable {
     /// Signs all pin sets using every core. A customer whose identity cannot be used (missing or too open key,
     /// certificate outside its validity) gets no bundle and is reported in `failures`; the others are signed.
     /// Signs every customer of `pinSets` — except, given `reusing`, those whose bundle there was signed from the
-    /// same version, revocation floor and signer certificate: those are kept as they are. A change pass reuses
+    /// same version, revocation floor and certificate chain: those are kept as they are. A change pass reuses
     /// the served bundles, so an edit costs one signature however many customers there are; the scheduled
     /// passes sign everything, which keeps every bundle fresh.
     public func run(_ pinSets: [PinSet], now: Date, reusing previous: [CustomerName: SignedBundle] = [:]) -> SigningPassResult {
@@ -49,8 +49,9 @@ public struct SigningPass: Sendable {
                     results.set(i, .failure(failure))
                     continue
                 }
+                let chain = [identity.certificate] + identity.intermediates
                 if let kept = previous[pinSet.customer], kept.version == pinSet.version,
-                   kept.signersNotBefore == pinSet.signersNotBefore, kept.signer == identity.certificate {
+                   kept.signersNotBefore == pinSet.signersNotBefore, kept.signerChain == chain {
                     results.set(i, .success(kept))
                     continue
                 }
@@ -63,7 +64,7 @@ public struct SigningPass: Sendable {
                     let bytes = try BundleSigner(identity: identity).sign(content: content)
                     results.set(i, .success(SignedBundle(
                         customer: pinSet.customer, bytes: bytes, version: pinSet.version, timestamp: timestamp, expires: expires,
-                        signersNotBefore: pinSet.signersNotBefore, signer: identity.certificate
+                        signersNotBefore: pinSet.signersNotBefore, signerChain: chain
                     )))
                 } catch {
                     results.set(i, .failure(SigningIdentityFailure(customer: pinSet.customer, signer: pinSet.signer, reason: "signing failed: \(error)")))

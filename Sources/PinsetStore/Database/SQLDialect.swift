@@ -9,8 +9,12 @@ struct SQLDialect: Sendable, Hashable {
     /// A collation that orders text byte by byte, for sorting names the same way on every backend.
     let binaryCollation: String
 
-    static let sqlite = SQLDialect(greatestFunction: "max", binaryCollation: "BINARY")
-    static let postgreSQL = SQLDialect(greatestFunction: "greatest", binaryCollation: "\"C\"")
+    /// Equality that holds for two NULLs: SQLite's `IS` (older SQLite lacks the standard spelling),
+    /// PostgreSQL's `IS NOT DISTINCT FROM` (its `IS` takes only NULL, TRUE or FALSE).
+    let nullSafeEquals: String
+
+    static let sqlite = SQLDialect(greatestFunction: "max", binaryCollation: "BINARY", nullSafeEquals: "IS")
+    static let postgreSQL = SQLDialect(greatestFunction: "greatest", binaryCollation: "\"C\"", nullSafeEquals: "IS NOT DISTINCT FROM")
 
     func greatest(_ first: String, _ second: String) -> String {
         "\(greatestFunction)(\(first), \(second))"
@@ -18,6 +22,12 @@ struct SQLDialect: Sendable, Hashable {
 }
 
 extension SQLDialect {
+    /// After a bulk load: PostgreSQL plans from table statistics, which a load into new tables leaves empty
+    /// until autovacuum runs, and with none it may pick plans that scan a whole table per row.
+    var statisticsRefresh: [String] {
+        self == .postgreSQL ? ["ANALYZE"] : []
+    }
+
     /// After rows were inserted with explicit ids, makes the next generated id follow the largest one. SQLite
     /// does that by itself; a PostgreSQL identity column keeps counting from its sequence.
     func identityResynchronisation(of table: String) -> String? {

@@ -36,10 +36,15 @@ enum StoreCopier {
         var changeCounter: Int64 = 0
     }
 
+    /// - Throws: `StoreError.invalidInput` when the target holds any row already (checked inside the write
+    ///   transaction, so no other writer can add one in between); nothing is written then.
     @discardableResult
     static func copy(from source: any StoreDatabase, to target: any StoreDatabase) throws -> Counts {
         try source.read { from in
             try target.write { to in
+                guard try isEmpty(to) else {
+                    throw StoreError(.invalidInput, "The target \(target.displayName) already holds Pinset data. Nothing was written. Copy into a new, empty database: a copy never merges, so no version can go down.")
+                }
                 var counts = Counts()
                 for table in tables {
                     let columns = table.columns.joined(separator: ", ")
@@ -68,6 +73,9 @@ enum StoreCopier {
                         try to.forEachRow(statement, []) { _ in }
                     }
                 }
+                for statement in to.dialect.statisticsRefresh {
+                    try to.execute(statement)
+                }
                 let counter = try from.fetchValue(Int64.self, "SELECT value FROM change_counter WHERE id = 1") ?? 0
                 try to.execute("UPDATE change_counter SET value = \(to.dialect.greatest("value", "?")) WHERE id = 1", [counter])
                 counts.changeCounter = counter
@@ -76,14 +84,12 @@ enum StoreCopier {
         }
     }
 
-    /// Whether the database holds no customers, hosts, pins or audit entries.
-    static func isEmpty(_ database: any StoreDatabase) throws -> Bool {
-        try database.read { connection in
-            for table in ["customer", "customer_version_high_water", "host", "pin", "audit_log"] {
-                if try connection.fetchValue(Int64.self, "SELECT count(*) FROM \(table)") != 0 { return false }
-            }
-            return true
+    /// Whether no table the copier writes holds a row.
+    static func isEmpty(_ connection: any StoreConnection) throws -> Bool {
+        for table in tables where try connection.fetchValue(Int64.self, "SELECT count(*) FROM \(table.name)") != 0 {
+            return false
         }
+        return true
     }
 }
 

@@ -108,7 +108,14 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
             do {
                 try session.execute(begin)
                 if let lockKey {
-                    try session.execute("SELECT pg_advisory_xact_lock(?)", [lockKey])
+                    // Shorter than the answer timeout, so that a long writer elsewhere (an import, a store copy)
+                    // is reported as such rather than as an unreachable server.
+                    try session.execute("SET LOCAL lock_timeout = '\(location.writeLockWait)s'")
+                    do {
+                        try session.execute("SELECT pg_advisory_xact_lock(?)", [lockKey])
+                    } catch let error as PostgresStatementError where error.state == "55P03" {
+                        throw StoreError(.unavailable, "Another writer (a pinset command on this or another host, an import or a store copy) held the write lock of \(displayName) for \(location.writeLockWait) s. Nothing was changed. Run the command again when it has finished.")
+                    }
                 }
                 let result = try body(session)
                 try session.execute("COMMIT")
@@ -225,7 +232,8 @@ struct PostgresSession: StoreConnection {
             case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             }
         }
-        let query = PostgresQuery(unsafeSQL: PostgresPlaceholders.numbered(sql), binds: bindings)
+        // Without arguments there is nothing to number, and a migration's function bodies may hold a `?`.
+        let query = PostgresQuery(unsafeSQL: arguments.isEmpty ? sql : PostgresPlaceholders.numbered(sql), binds: bindings)
         let connection = self.connection
         do {
             // A server that stops answering (a network partition drops packets without a reset) would block

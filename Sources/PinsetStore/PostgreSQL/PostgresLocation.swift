@@ -5,7 +5,11 @@ import Foundation
 /// The password is looked up the way libpq does, so that it never has to appear on a command line or in a
 /// log: the URL's own password (discouraged), else `PGPASSWORD`, else the matching line of the password file
 /// (`PGPASSFILE`, default `~/.pgpass`, ignored unless only its owner can read it). `PGUSER`, `PGHOST`,
-/// `PGPORT`, `PGDATABASE` and `PGSSLMODE` fill in what the URL leaves out.
+/// `PGPORT`, `PGDATABASE`, `PGSSLMODE` and `PGSSLROOTCERT` fill in what the URL leaves out.
+///
+/// The database's content is what the server signs, so its connection fails closed: without an sslmode,
+/// a server on another host must present a certificate valid for its name (`verify-full`); only a server on
+/// this host (a loopback address or `localhost`) defaults to libpq's `prefer`.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public enum SSLMode: String, Sendable, Hashable, CaseIterable {
         /// Plain TCP.
@@ -35,6 +39,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// given up. Not a libpq setting; tests shorten it.
     var answerTimeout = Self.defaultAnswerTimeout
     static let defaultAnswerTimeout: TimeInterval = 30
+    /// How long a write waits for another writer (on any host) to finish; shorter than `answerTimeout`.
+    var writeLockWait = 20
 
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func refuse(_ problem: String) -> StoreError {
@@ -64,7 +70,13 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         guard !database.contains("/") else { throw refuse("has a path with more than a database name") }
         self.database = database
 
-        var sslMode = environment["PGSSLMODE"].flatMap(SSLMode.init(rawValue:)) ?? .prefer
+        var sslMode: SSLMode?
+        if let text = environment["PGSSLMODE"] {
+            guard let mode = SSLMode(rawValue: text) else {
+                throw refuse("comes with PGSSLMODE=\(text), which is not one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            sslMode = mode
+        }
         var rootCertificate = environment["PGSSLROOTCERT"]
         var connectTimeout: TimeInterval = 10
         for item in components.queryItems ?? [] {
@@ -85,18 +97,28 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                 throw refuse("has the parameter '\(item.name)', which pinset does not support (supported: sslmode, sslrootcert, connect_timeout)")
             }
         }
-        self.sslMode = sslMode
+        let resolvedMode = sslMode ?? (Self.isLoopback(host) ? .prefer : .verifyFull)
+        if resolvedMode == .verifyCA && rootCertificate == nil {
+            // Without its own CA, verify-ca would accept any certificate a public CA issued, for any name.
+            throw refuse("has sslmode=verify-ca without sslrootcert; give the CA that issues the database's certificate (sslrootcert=/path/ca.pem), or use verify-full")
+        }
+        self.sslMode = resolvedMode
         self.sslRootCertificate = rootCertificate
         self.connectTimeout = connectTimeout
         password = components.password ?? environment["PGPASSWORD"]
             ?? Self.passwordFromFile(environment: environment, host: host, port: self.port, database: database, user: user)
     }
 
+    static func isLoopback(_ host: String) -> Bool {
+        let lowered = host.lowercased()
+        return lowered == "localhost" || lowered == "::1" || lowered == "[::1]" || lowered.hasPrefix("127.")
+    }
+
     /// `postgres://user@host:port/database`, without the password.
     public var description: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         var text = "postgres://\(user)@\(hostPart):\(port)/\(database)"
-        if sslMode != .prefer { text += "?sslmode=\(sslMode.rawValue)" }
+        if sslMode != .prefer || !Self.isLoopback(host) { text += "?sslmode=\(sslMode.rawValue)" }
         return text
     }
 
