@@ -328,6 +328,21 @@ class Suite:
         return self.bench_json(["populate", "--database", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
                                timeout=1800)
 
+    def measured_start(self, directory, name, customers, label, **start_options):
+        """Starts `pinset serve`, checks that `customers` (numbers) are served, stops it; returns its start timings,
+        RSS and startup signing pass."""
+        server = self.start_pinset(directory, name=name, per_address_limit=False, **start_options)
+        memory = proc_status(server.pid)
+        for customer in customers:
+            status, _, _ = http_get(server.port, f"/customer-{customer:05d}.json.signed")
+            if status != 200:
+                raise StepFailed(f"customer {customer} ({label}) answered {status}")
+        code = self.stop(server)
+        if code != 0:
+            raise StepFailed(f"pinset serve ({label}) exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
+        return dict(server.timings, rssKiB=memory.get("VmRSS", 0), peakRssKiB=memory.get("VmHWM", 0),
+                    startupPassMs=self.startup_pass_ms(server))
+
     def start_pinset(self, directory, access_log=False, name="pinset", per_address_limit=True, monitoring=None,
                      reports=None, database=None, env=None):
         config = {
@@ -702,18 +717,9 @@ http {{
             load = self.bench_json(["load", "--database", os.path.join(directory, "pinset.sqlite"), "--repeat", "3"], timeout=600)
             runs = []
             for run_number in range(sizes["scale_runs"]):
-                server = self.start_pinset(directory, name=f"pinset-scale-{size}-{run_number}", per_address_limit=False)
-                memory = proc_status(server.pid)
-                for customer in sorted({1, size}):
-                    status, _, _ = http_get(server.port, f"/customer-{customer:05d}.json.signed")
-                    if status != 200:
-                        raise StepFailed(f"customer {customer} of {size} answered {status}")
-                code = self.stop(server)
-                if code != 0:
-                    raise StepFailed(f"pinset serve exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
-                runs.append(dict(server.timings, rssKiB=memory.get("VmRSS", 0), peakRssKiB=memory.get("VmHWM", 0),
-                                 startupPassMs=self.startup_pass_ms(server)))
-                log(f"scale {size}: ready in {server.timings['readySeconds']:.3f} s, RSS {memory.get('VmRSS', 0)} KiB")
+                run = self.measured_start(directory, f"pinset-scale-{size}-{run_number}", sorted({1, size}), f"{size} customers")
+                runs.append(run)
+                log(f"scale {size}: ready in {run['readySeconds']:.3f} s, RSS {run['rssKiB']} KiB")
             median = lambda key: statistics.median(r[key] for r in runs if r[key] is not None) if any(r[key] is not None for r in runs) else None
             results.append({
                 "customers": size, "populateSeconds": populate["seconds"], "allPinSetsSeconds": load["seconds"]["median"],
@@ -979,18 +985,10 @@ http {{
             raise StepFailed(f"allPinSets() on {backend} returned {load['customers']} customers, not {deployment['customers']}")
         runs = []
         for run_number in range(self.sizes["postgres_runs"]):
-            server = self.start_pinset(deployment["directory"], name=f"pinset-{backend}-start-{run_number}",
-                                       per_address_limit=False, database=database, env=env)
-            memory = proc_status(server.pid)
             last = deployment["customers"]
-            status, _, _ = http_get(server.port, f"/customer-{last:05d}.json.signed")
-            if status != 200:
-                raise StepFailed(f"customer {last} on {backend} answered {status}")
-            code = self.stop(server)
-            if code != 0:
-                raise StepFailed(f"pinset serve on {backend} exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
-            runs.append(dict(server.timings, rssKiB=memory.get("VmRSS", 0), startupPassMs=self.startup_pass_ms(server)))
-            log(f"{backend} {last} customers: ready in {server.timings['readySeconds']:.3f} s, startup pass {runs[-1]['startupPassMs']} ms")
+            runs.append(self.measured_start(deployment["directory"], f"pinset-{backend}-start-{run_number}", [last], backend,
+                                            database=database, env=env))
+            log(f"{backend} {last} customers: ready in {runs[-1]['readySeconds']:.3f} s, startup pass {runs[-1]['startupPassMs']} ms")
         def median(key):
             values = [r[key] for r in runs if r[key] is not None]
             return statistics.median(values) if values else None

@@ -83,7 +83,8 @@ public struct SigningPass: Sendable {
             }
         }
         hostsCache?.retain(only: Set(pinSets.map(\.customer)))
-        let signed = bundles.count { previous[$0.customer]?.bytes != $0.bytes }
+        // The ETag is the bytes' hash: comparing it, not every byte, tells a reused bundle from a new one.
+        let signed = bundles.count { previous[$0.customer]?.etag != $0.etag }
         return SigningPassResult(
             bundles: bundles, signed: signed, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings,
             expiry: resolution.expiry, identityExpiries: resolution.identityExpiries, loadedIdentities: resolution.loaded
