@@ -34,7 +34,7 @@ extension PinStore {
     /// Hosts are sorted by host name and each host's pins by SPKI hash, so equal content compares equal.
     public func pinSet(for customer: CustomerName) throws -> PinSet? {
         try database.read { db in
-            try PinSetLoader.load(db, customer: customer).first
+            try PinSetLoader.load(db, .named(customer)).first
         }
     }
 
@@ -44,7 +44,16 @@ extension PinStore {
     /// many customers there are.
     public func allPinSets() throws -> [PinSet] {
         try database.read { db in
-            try PinSetLoader.load(db, customer: nil)
+            try PinSetLoader.load(db, .all)
+        }
+    }
+
+    /// Every customer's pin set, as `allPinSets()` returns it, re-reading in full only the customers that are
+    /// new or changed since `previous` was read from this store: a server with thousands of customers picks up
+    /// one edit without reading every pin. One transaction, like `allPinSets()`.
+    public func allPinSets(updating previous: [PinSet]) throws -> [PinSet] {
+        try database.read { db in
+            try PinSetLoader.update(previous, db)
         }
     }
 
@@ -83,16 +92,44 @@ extension PinStore {
 /// Pins are read in table order and sorted per host in memory: walking the `(host_id, spki_sha256)` index
 /// instead costs a table lookup per pin, about three times the whole scan.
 enum PinSetLoader {
-    /// All customers' pin sets (sorted by name), or the one customer's (an empty array when it does not exist).
-    static func load(_ db: any StoreConnection, customer: CustomerName?) throws -> [PinSet] {
-        let onlyCustomer = "JOIN customer ON host.customer_id = customer.id WHERE customer.name = ?"
-        let arguments: [any SQLArgument] = customer.map { [$0.rawValue] } ?? []
+    /// Above this many changed customers, `update` reads everything: one scan then costs less than a long
+    /// `IN` list.
+    static let maximumPartialReload = 256
+
+    /// Which customers a load reads.
+    enum Scope {
+        case all
+        case named(CustomerName)
+        case ids([Int64])
+
+        /// The condition on `customer` rows; `nil` for every customer.
+        var condition: String? {
+            switch self {
+            case .all: nil
+            case .named: "customer.name = ?"
+            case .ids(let ids): "customer.id IN (\(repeatElement("?", count: ids.count).joined(separator: ", ")))"
+            }
+        }
+
+        var arguments: [any SQLArgument] {
+            switch self {
+            case .all: []
+            case .named(let name): [name.rawValue]
+            case .ids(let ids): ids
+            }
+        }
+    }
+
+    /// The pin sets of `scope`'s customers, sorted by name (an empty array when there are none).
+    static func load(_ db: any StoreConnection, _ scope: Scope) throws -> [PinSet] {
+        let arguments = scope.arguments
+        let hostsOfScope = scope.condition.map { "JOIN customer ON host.customer_id = customer.id WHERE \($0)" } ?? ""
 
         var pinsByHost: [Int64: [Pin]] = [:]
         var decoder = StoredRows.PinDecoder()
-        try db.forEachRow(customer == nil
+        try db.forEachRow(scope.condition == nil
             ? "SELECT \(StoredRows.pinColumns) FROM pin"
-            : "SELECT \(StoredRows.pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(onlyCustomer)",
+            : "SELECT \(StoredRows.pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(hostsOfScope)",
             arguments) { row in
             let (hostID, pin) = try decoder.pin(row)
             pinsByHost[hostID, default: []].append(pin)
@@ -100,39 +137,77 @@ enum PinSetLoader {
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
         try db.forEachRow("""
-            SELECT \(StoredRows.hostColumns) FROM host \(customer == nil ? "" : onlyCustomer) ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
+            SELECT \(StoredRows.hostColumns) FROM host \(hostsOfScope) ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
             """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
             hostsByCustomer[customerID, default: []].append(host)
         }
 
-        // The one place that decides which identity signs each customer, and so which revocation floor its
-        // bundles carry: the customer's own identity's, or the default identity's.
-        var ownSigners: [Int64: Int64?] = [:]
-        try db.forEachRow(customer == nil
-            ? "SELECT customer_id, signers_not_before FROM customer_signing_identity"
-            : "SELECT customer_id, signers_not_before FROM customer_signing_identity JOIN customer ON customer.id = customer_id WHERE customer.name = ?",
-            arguments) { row in
-            ownSigners[try row.decode(atIndex: 0) as Int64] = try row.decode(atIndex: 1) as Int64?
-        }
-        let defaultFloor = try db.fetchValue(Int64.self, "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
-
         var pinSets: [PinSet] = []
-        try db.forEachRow("""
-            SELECT \(StoredRows.customerColumns) FROM customer \(customer == nil ? "" : "WHERE customer.name = ?")
-            ORDER BY customer.name COLLATE \(db.dialect.binaryCollation)
-            """, arguments) { row in
-            let customer = try StoredRows.customerRow(row)
-            let (signer, floor): (SignerAssignment, Int64?) = switch ownSigners[customer.id] {
-            case .some(let ownFloor): (.customerOwn, ownFloor)
-            case .none: (.deploymentDefault, defaultFloor)
+        try forEachCustomer(db, scope) { id, pinSet in
+            var pinSet = pinSet
+            pinSet.hosts = hostsByCustomer[id] ?? []
+            pinSets.append(pinSet)
+        }
+        return pinSets
+    }
+
+    /// Every customer's pin set, as `load(db, .all)` reads it, reading hosts and pins only for the customers
+    /// that are new or whose version, signer or revocation floor differ from `previous` (pin sets read earlier
+    /// from this store). Every change to a customer's hosts or pins raises its version in the same transaction
+    /// (see `ChangeRecorder`), so an unchanged version means unchanged hosts and pins.
+    static func update(_ previous: [PinSet], _ db: any StoreConnection) throws -> [PinSet] {
+        let known = Dictionary(previous.lazy.map { ($0.customer.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
+        var current: [(id: Int64, pinSet: PinSet, kept: Bool)] = []
+        current.reserveCapacity(previous.count + 1)
+        var changed: [Int64] = []
+        try forEachCustomer(db, .all) { id, pinSet in
+            if var kept = known[pinSet.customer.rawValue], kept.version == pinSet.version, kept.signer == pinSet.signer,
+               kept.signersNotBefore == pinSet.signersNotBefore {
+                // A setting that is not content (legacy clients) changes without a new version.
+                kept.servesLegacyClients = pinSet.servesLegacyClients
+                current.append((id, kept, true))
+            } else {
+                changed.append(id)
+                current.append((id, pinSet, false))
             }
-            pinSets.append(PinSet(
-                customer: customer.name, version: customer.version, hosts: hostsByCustomer[customer.id] ?? [],
+        }
+        guard !changed.isEmpty else { return current.map(\.pinSet) }
+        guard changed.count <= maximumPartialReload else { return try load(db, .all) }
+        let reloaded = Dictionary(try load(db, .ids(changed)).map { ($0.customer.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
+        return try current.map { entry in
+            if entry.kept { return entry.pinSet }
+            // Read in the same transaction as the customer list, so it cannot be missing; an empty pin set in
+            // its place would unpin every host of the customer.
+            guard let pinSet = reloaded[entry.pinSet.customer.rawValue] else {
+                throw StoreError(.corruptData, "Customer '\(entry.pinSet.customer)' was listed but its pin set could not be read in the same transaction.")
+            }
+            return pinSet
+        }
+    }
+
+    /// Calls `body` with each customer's row id and pin set without hosts, sorted by name.
+    ///
+    /// The one place that decides which identity signs each customer, and so which revocation floor its
+    /// bundles carry: the customer's own identity's, or the default identity's.
+    private static func forEachCustomer(_ db: any StoreConnection, _ scope: Scope, _ body: (Int64, PinSet) throws -> Void) throws {
+        let defaultFloor = try db.fetchValue(Int64.self, "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
+        try db.forEachRow("""
+            SELECT \(StoredRows.customerColumns), own.customer_id IS NOT NULL, own.signers_not_before
+            FROM customer LEFT JOIN customer_signing_identity AS own ON own.customer_id = customer.id
+            \(scope.condition.map { "WHERE \($0)" } ?? "")
+            ORDER BY customer.name COLLATE \(db.dialect.binaryCollation)
+            """, scope.arguments) { row in
+            let customer = try StoredRows.customerRow(row)
+            let hasOwnIdentity: Bool = try row.decode(atIndex: 4)
+            let (signer, floor): (SignerAssignment, Int64?) = hasOwnIdentity
+                ? (.customerOwn, try row.decode(atIndex: 5) as Int64?)
+                : (.deploymentDefault, defaultFloor)
+            try body(customer.id, PinSet(
+                customer: customer.name, version: customer.version, hosts: [],
                 servesLegacyClients: customer.servesLegacyClients, signer: signer, signersNotBefore: floor
             ))
         }
-        return pinSets
     }
 }

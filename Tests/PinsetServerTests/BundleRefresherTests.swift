@@ -14,6 +14,7 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
     private var failure: (any Error)?
     private var pinSetsFailure: (any Error)?
     private var pinSetReads = 0
+    private var updateRequests: [[PinSet]] = []
 
     init(_ pinSets: [PinSet]) {
         self.pinSets = pinSets
@@ -35,7 +36,19 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
         lock.withLock { pinSetsFailure = error }
     }
 
+    /// Full reads.
     var reads: Int { lock.withLock { pinSetReads } }
+
+    /// The `previous` of every `allPinSets(updating:)` call.
+    var updates: [[PinSet]] { lock.withLock { updateRequests } }
+
+    func allPinSets(updating previous: [PinSet]) throws -> [PinSet] {
+        try lock.withLock {
+            updateRequests.append(previous)
+            if let failure = failure ?? pinSetsFailure { throw failure }
+            return pinSets
+        }
+    }
 
     func allPinSets() throws -> [PinSet] {
         try lock.withLock {
@@ -225,6 +238,34 @@ extension BundleRefresherTests {
         #expect(cache.bundle(for: try CustomerName("globex"))?.bytes == globex.bytes)
         #expect(cache.bundle(for: try CustomerName("acme"))!.timestamp > globex.timestamp)
         #expect(cache.snapshot.signedAt == globex.timestamp)
+    }
+
+    /// A change asks the source to update the content loaded last (a store then reads only changed customers);
+    /// a start and the schedule read everything.
+    @Test func aChangeUpdatesTheLastLoadedContentAndTheScheduleReadsAll() async throws {
+        let first = [try Self.pinSet("acme", version: 1), try Self.pinSet("globex", version: 1)]
+        let source = ScriptedSource(first)
+        let cache = BundleCache()
+        let refresher = try Self.makeRefresher(source: source, cache: cache)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        #expect(source.reads == 1 && source.updates.isEmpty)
+        let second = [try Self.pinSet("acme", version: 2), try Self.pinSet("globex", version: 1)]
+        source.set(second)
+        for _ in 0..<100 where cache.bundle(for: try CustomerName("acme"))?.version != 2 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(cache.bundle(for: try CustomerName("acme"))?.version == 2)
+        #expect(source.updates == [first])
+        #expect(source.reads == 1)
+
+        source.set([try Self.pinSet("acme", version: 3), try Self.pinSet("globex", version: 1)])
+        for _ in 0..<100 where cache.bundle(for: try CustomerName("acme"))?.version != 3 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(source.updates == [first, second])
+        #expect(refresher.refreshNow(reason: "schedule"))
+        #expect(source.reads == 2)
     }
 }
 

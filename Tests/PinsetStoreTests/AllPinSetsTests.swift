@@ -35,3 +35,63 @@ import Testing
         #expect(try store.pinSet(for: try CustomerName("customer-0500")) == expected[500])
     }
 }
+
+@Suite struct UpdatingPinSetsTests {
+    /// After each kind of write, an update of the pin sets read before it equals a full read.
+    @Test(arguments: StoreBackend.allCases) func anUpdateAfterEveryKindOfWriteEqualsAFullRead(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let names = try (0..<300).map { try CustomerName(String(format: "customer-%03d", $0)) }
+        for name in names {
+            try store.addCustomer(name, actor: Sample.actor)
+            try store.addHost(try Hostname("api.\(name).example.com"), pins: [try Sample.hashPin(1), try Sample.hashPin(2)], to: name, actor: Sample.actor)
+        }
+        var previous = try store.allPinSets()
+        let acme = names[7]
+        let host = try Hostname("api.\(acme).example.com")
+        let writes: [(String, () throws -> Void)] = [
+            ("add a host", { try store.addHost(try Hostname("www.\(acme).example.com"), pins: [try Sample.hashPin(3)], to: acme, actor: Sample.actor) }),
+            ("add a pin", { _ = try store.addPins([try Sample.hashPin(4)], to: host, of: acme, actor: Sample.actor) }),
+            ("remove a pin", { _ = try store.removePin(try Sample.hashPin(1).spkiSHA256!, from: host, of: acme, actor: Sample.actor) }),
+            ("change a host", { _ = try store.updateHost(host, of: acme, port: 8443, includeSubdomains: true, actor: Sample.actor) }),
+            ("serve legacy clients", { _ = try store.setServesLegacyClients(true, for: names[8], actor: Sample.actor) }),
+            ("an own identity", { try store.setOwnSigningIdentity(of: names[9], OwnSigningIdentityRecord(keyType: "p256", details: "test key"), actor: Sample.actor) }),
+            ("an own floor", { _ = try store.raiseSignersNotBefore(to: 1_700_000_000, for: names[9], details: "test", actor: Sample.actor) }),
+            ("remove a customer", { try store.removeCustomer(names[10], actor: Sample.actor) }),
+            ("add a customer", { try store.addCustomer(try CustomerName("customer-150a"), actor: Sample.actor) }),
+            ("re-add a customer", {
+                try store.addCustomer(names[10], actor: Sample.actor)
+                try store.addHost(try Hostname("new.\(names[10]).example.com"), pins: [try Sample.hashPin(5)], to: names[10], actor: Sample.actor)
+            }),
+            // Changes every default-signed customer: more than are re-read one by one.
+            ("the default floor", { _ = try store.raiseSignersNotBefore(to: 1_700_000_000, for: nil, details: "test", actor: Sample.actor) }),
+        ]
+        for (write, perform) in writes {
+            try perform()
+            let updated = try store.allPinSets(updating: previous)
+            #expect(updated == (try store.allPinSets()), "after: \(write)")
+            previous = updated
+        }
+    }
+
+    /// Hosts and pins are read again only for customers whose version changed: content planted in `previous`
+    /// for an unchanged customer is kept, so an edit costs a read of one customer.
+    @Test(arguments: StoreBackend.allCases) func onlyChangedCustomersAreReadAgain(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let (acme, other) = (try CustomerName("acme"), try CustomerName("other"))
+        for name in [acme, other] {
+            try store.addCustomer(name, actor: Sample.actor)
+            try store.addHost(try Hostname("api.\(name).example.com"), pins: [try Sample.hashPin(1)], to: name, actor: Sample.actor)
+        }
+        var planted = try store.allPinSets()
+        planted[1].hosts = []
+        #expect(try store.allPinSets(updating: planted) == planted)
+
+        _ = try store.addPins([try Sample.hashPin(2)], to: try Hostname("api.acme.example.com"), of: acme, actor: Sample.actor)
+        let updated = try store.allPinSets(updating: planted)
+        #expect(updated[0] == (try store.pinSet(for: acme)))
+        #expect(updated[0].hosts[0].pins.count == 2)
+        #expect(updated[1].customer == other && updated[1].hosts.isEmpty)
+    }
+}

@@ -156,11 +156,12 @@ public final class BundleRefresher: @unchecked Sendable {
         let attemptAt = now()
         let wasUnavailable = statusBox.value.storeUnavailableSince != nil
         do {
-            let (pinSets, counter) = try loadContent(observedCounter: observedCounter, at: attemptAt)
+            // A change reads and re-signs only what changed; the schedule, a start, and a store coming back read
+            // and sign all, which also picks up anything edited behind the store's back.
+            let incremental = reason == "change" && !wasUnavailable
+            let (pinSets, counter) = try loadContent(observedCounter: observedCounter, incremental: incremental, at: attemptAt)
             // Still unavailable: the content loaded earlier is re-signed on the schedule, not on every check.
             if reason == "store check" && counter == nil { return false }
-            // A change re-signs only what changed; the schedule, a start, and a store coming back sign all.
-            let incremental = reason == "change" && !wasUnavailable
             let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? cache.snapshot.bundles : [:])
             // The oldest bundle served decides how fresh the cache is.
             let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)
@@ -216,10 +217,15 @@ public final class BundleRefresher: @unchecked Sendable {
 
     /// The pin sets to sign, and the change counter read before them: from the store, or — while it cannot be
     /// read, within `maxContentStaleness` of the last load — the content loaded last, with no counter.
-    private func loadContent(observedCounter: Int64?, at attemptAt: Date) throws -> (pinSets: [PinSet], counter: Int64?) {
+    /// `incremental` re-reads only the customers changed since the last load.
+    private func loadContent(observedCounter: Int64?, incremental: Bool, at attemptAt: Date) throws -> (pinSets: [PinSet], counter: Int64?) {
         do {
             let counter = try observedCounter ?? source.changeCounter()
-            let pinSets = try source.allPinSets()
+            let pinSets = if incremental, let lastLoaded {
+                try source.allPinSets(updating: lastLoaded.pinSets)
+            } else {
+                try source.allPinSets()
+            }
             lastLoaded = (pinSets, attemptAt)
             if let since = statusBox.value.storeUnavailableSince {
                 logger.notice("The store is available again", metadata: ["unavailable_since": "\(since.formatted(.iso8601))"])
