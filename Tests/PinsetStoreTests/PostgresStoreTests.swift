@@ -129,9 +129,15 @@ import Testing
         ], logDirectory: NSTemporaryDirectory(), name: "lock-holder-\(getpid())", environment: server.environment)
         defer { holder.stop() }
         usleep(1_000_000)
+        func storeBackends() throws -> String {
+            try server.psql("SELECT pid FROM pg_stat_activity WHERE usename = 'pinset' AND datname = '\(postgres.database)' AND backend_type = 'client backend' AND query NOT LIKE '%pg_sleep%'")
+        }
+        let backendBefore = try storeBackends()
         let error = #expect(throws: StoreError.self) { try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor) }
         #expect(error?.message.contains("held the write lock") == true, "\(String(describing: error))")
         #expect(try store.customers().isEmpty)
+        // Waiting for a lock says nothing about the connection: it is kept.
+        #expect(try storeBackends() == backendBefore)
     }
 
     @Test func aConstraintViolationDuringImportIsAnInputError() throws {
@@ -192,6 +198,39 @@ import Testing
         #expect(count.waitAbove(before))
     }
 
+    /// A listening connection whose server stops answering (a partition that drops packets) is noticed by the
+    /// heartbeat, replaced, and pushes changes again.
+    @Test func aListenerWhoseServerStopsAnsweringIsReplaced() throws {
+        let server = try TestPostgresServer()
+        var postgres = try PostgresLocation(url: server.url + "?connect_timeout=2", environment: server.environment)
+        postgres.answerTimeout = 1
+        postgres.listenerHeartbeatInterval = 0.5
+        let observed = try PinStore.open(.postgreSQL(postgres))
+        defer { try? observed.close() }
+        let count = Count()
+        let observation = try #require(observed.observeChanges { count.increment() })
+        defer { observation.cancel() }
+        #expect(count.waitAbove(0))
+        func listeners() throws -> [Int32] {
+            try server.psql("SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN \(PostgresChangeListener.channel)' AND state <> 'disabled'")
+                .split(separator: "\n").compactMap { Int32($0) }
+        }
+        let frozen = try listeners()
+        #expect(frozen.count == 1)
+        var before = count.current
+        for pid in frozen { kill(pid, SIGSTOP) }
+        defer { for pid in frozen { kill(pid, SIGCONT) } }
+        // Replaced: a new connection listens, and reports once for the changes it may have missed.
+        #expect(count.waitAbove(before, seconds: 15), "the frozen listener was not replaced")
+        #expect(try listeners().contains { !frozen.contains($0) })
+
+        before = count.current
+        let writer = try PinStore.open(.postgreSQL(postgres))
+        defer { try? writer.close() }
+        try writer.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        #expect(count.waitAbove(before))
+    }
+
     @Test func sqliteHasNoPushedChanges() throws {
         let fixture = try StoreFixture(.sqlite)
         #expect(fixture.store.observeChanges {} == nil)
@@ -231,6 +270,49 @@ import Testing
 
         // The unanswered connection was given up; the next call connects again.
         #expect(try store.customers().map(\.name.rawValue) == ["acme"])
+    }
+}
+
+/// Each transaction has a connection of its own: a server's re-signing, host monitor and report writer never
+/// wait for each other's unanswered statements.
+@Suite struct PostgresConnectionPoolTests {
+    final class Outcome: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: Result<Int64, any Error>?
+        func set(_ result: Result<Int64, any Error>) { lock.withLock { self.result = result } }
+        var value: Result<Int64, any Error>? { lock.withLock { result } }
+    }
+
+    @Test func aStatementWaitingOnAFrozenConnectionHoldsUpNoOtherTransaction() throws {
+        let server = try TestPostgresServer()
+        var postgres = try PostgresLocation(url: server.url + "?connect_timeout=2", environment: server.environment)
+        postgres.answerTimeout = 6
+        let store = try PinStore.open(.postgreSQL(postgres))
+        defer { try? store.close() }
+        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        let backends = try server.psql("SELECT pid FROM pg_stat_activity WHERE usename = 'pinset' AND backend_type = 'client backend'")
+            .split(separator: "\n").compactMap { Int32($0) }
+        #expect(backends.count == 1)
+        for pid in backends { kill(pid, SIGSTOP) }
+        defer { for pid in backends { kill(pid, SIGCONT) } }
+
+        let frozenRead = Outcome()
+        let frozenDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            frozenRead.set(Result { try store.changeCounter() })
+            frozenDone.signal()
+        }
+        usleep(300_000)
+        // The idle connection was taken by the frozen read; this one opens another and is answered while the
+        // frozen read still waits.
+        #expect(try store.customers().map(\.name.rawValue) == ["acme"])
+        try store.addCustomer(try Sample.customer("globex"), actor: Sample.actor)
+        #expect(frozenRead.value == nil)
+
+        #expect(frozenDone.wait(timeout: .now() + 30) == .success)
+        let error = #expect(throws: StoreError.self) { try frozenRead.value?.get() }
+        #expect(error?.code == .unavailable)
+        #expect(try store.customers().map(\.name.rawValue) == ["acme", "globex"])
     }
 }
 

@@ -36,6 +36,7 @@ public final class HostMonitor: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let reportBox = LockedValue(Report())
+    private let storeQueue = DispatchQueue(label: "pinset.monitor.store")
     private let loop = LockedValue<Task<Void, Never>?>(nil)
 
     /// - Throws: `ConfigurationError` when `caFile` cannot be read: a monitor that would report every host
@@ -99,7 +100,7 @@ public final class HostMonitor: Sendable {
         let clock = ContinuousClock.now
         let jobs: [HostCheckJob]
         do {
-            jobs = try source.monitoringJobs()
+            jobs = try await readJobs()
         } catch {
             logger.error("Host monitoring could not read the hosts to check", metadata: ["error": "\(error)"])
             reportBox.update { $0.lastError = "\(error)" }
@@ -121,6 +122,16 @@ public final class HostMonitor: Sendable {
         }
         metrics?.recordMonitorPass(counts: counts, duration: duration)
         for change in changes { log(change) }
+    }
+
+    /// Reads the hosts on `storeQueue`: a store read blocks its thread, for as long as the answer timeout while
+    /// the database does not answer, and must not hold one of the few threads Swift concurrency shares.
+    private func readJobs() async throws -> [HostCheckJob] {
+        try await withCheckedThrowingContinuation { continuation in
+            storeQueue.async { [source] in
+                continuation.resume(with: Result { try source.monitoringJobs() })
+            }
+        }
     }
 
     private func log(_ change: MonitorLedger.StateChange) {

@@ -10,43 +10,50 @@ import PostgresNIO
 /// The shared backend: a PostgreSQL database that `pinset serve` instances on several hosts, and the admin
 /// commands, all use at once.
 ///
-/// Each store holds one connection and runs one transaction at a time on it; the store's callers are
-/// synchronous, so it waits on PostgresNIO's event loop futures from their threads. A connection that fails is
-/// dropped and the next operation connects again, so a store outlives a database restart.
+/// The store's callers are synchronous, so it waits on PostgresNIO's event loop futures from their threads.
+/// Each transaction runs on a connection of its own, taken from a small pool: a server's re-signing, host
+/// monitor and report writer then never wait for each other's statements — during an outage, each waits only
+/// for its own. A connection that fails is dropped and the next transaction connects again, so a store
+/// outlives a database restart.
 ///
 /// Every write transaction first takes one transaction-scoped advisory lock, so writes from every host run one
 /// after another, exactly as SQLite's single writer does. A version read inside a write is then still the
 /// latest when it commits: versions strictly increase, and no write ever fails with a serialization error
 /// that a user would have to retry.
 final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
-    // `@unchecked Sendable`: `connection` and `nextConnectionID` are touched only while holding `lock`.
+    // `@unchecked Sendable`: `idle`, `openConnections`, `nextConnectionID` and `closed` are touched only while
+    // holding `slots`.
 
     /// Advisory lock keys, in PostgreSQL's one shared 64-bit key space: "pinset" in ASCII, then a purpose byte.
     static let writeLockKey: Int64 = 0x70_69_6E_73_65_74_01
     static let migrationLockKey: Int64 = 0x70_69_6E_73_65_74_02
+    /// Connections one store opens at most: one each for a server's re-signing, host monitor and report writer,
+    /// and one to spare. The change listener has its own.
+    static let maximumConnections = 4
 
     let location: PostgresLocation
     let readOnly: Bool
     var displayName: String { location.description }
     var dialect: SQLDialect { .postgreSQL }
 
-    private let lock = NSLock()
-    private var connection: PostgresConnection?
+    private let slots = NSCondition()
+    private var idle: [PostgresConnection] = []
+    /// Idle, in use and being opened.
+    private var openConnections = 0
     private var nextConnectionID = 1
+    private var closed = false
     private let logger = Logger(label: "pinset.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
     init(location: PostgresLocation, readOnly: Bool) throws {
         self.location = location
         self.readOnly = readOnly
-        try lock.withLock {
-            let connection = try connected()
-            do {
-                try Self.prepareSchema(connection, readOnly: readOnly, logger: logger, database: displayName)
-            } catch {
-                try? connection.close().wait()
-                self.connection = nil
-                throw error
-            }
+        let connection = try checkOut()
+        do {
+            try Self.prepareSchema(connection, readOnly: readOnly, logger: logger, database: displayName)
+            checkIn(connection, reusable: true)
+        } catch {
+            checkIn(connection, reusable: false)
+            throw error
         }
     }
 
@@ -63,8 +70,8 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     }
 
     deinit {
-        // A store released without `close()`: the connection must stay alive until it has closed.
-        if let connection { connection.close().whenComplete { _ in _ = connection } }
+        // A store released without `close()`: the connections must stay alive until they have closed.
+        for connection in idle { Self.closeInBackground(connection) }
     }
 
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
@@ -79,8 +86,14 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     }
 
     func appliedMigrations() throws -> [String] {
-        try lock.withLock {
-            try PostgresMigrator.appliedIdentifiers(try connected(), logger: logger, database: displayName)
+        let connection = try checkOut()
+        do {
+            let applied = try PostgresMigrator.appliedIdentifiers(connection, logger: logger, database: displayName)
+            checkIn(connection, reusable: true)
+            return applied
+        } catch {
+            checkIn(connection, reusable: false)
+            throw error
         }
     }
 
@@ -94,62 +107,117 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         PostgresChangeListener.start(location: location, configuration: { try self.configuration() }, onChange: onChange)
     }
 
+    /// Closes the idle connections now, and those in use when their transaction ends.
     func close() throws {
-        let closing = lock.withLock { () -> PostgresConnection? in
-            defer { connection = nil }
-            return connection
+        let closing = slots.withLock { () -> [PostgresConnection] in
+            closed = true
+            openConnections -= idle.count
+            defer { idle = [] }
+            return idle
         }
-        try closing?.close().wait()
+        for connection in closing { try connection.close().wait() }
     }
 
     private func transaction<T>(begin: String, lockKey: Int64? = nil, _ body: (any StoreConnection) throws -> T) throws -> T {
-        try lock.withLock {
-            let session = PostgresSession(connection: try connected(), logger: logger, database: displayName, answerTimeout: location.answerTimeout)
-            do {
-                try session.execute(begin)
-                if let lockKey {
-                    // Shorter than the answer timeout, so that a long writer elsewhere (an import, a store copy)
-                    // is reported as such rather than as an unreachable server.
-                    try session.execute("SET LOCAL lock_timeout = '\(location.writeLockWait)s'")
-                    do {
-                        try session.execute("SELECT pg_advisory_xact_lock(?)", [lockKey])
-                    } catch let error as PostgresStatementError where error.state == "55P03" {
-                        throw StoreError(.unavailable, "Another writer (a pinset command on this or another host, an import or a store copy) held the write lock of \(displayName) for \(location.writeLockWait) s. Nothing was changed. Run the command again when it has finished.")
-                    }
+        let connection = try checkOut()
+        var reusable = true
+        defer { checkIn(connection, reusable: reusable) }
+        let session = PostgresSession(connection: connection, logger: logger, database: displayName, answerTimeout: location.answerTimeout)
+        var waitedForWriteLock = false
+        do {
+            try session.execute(begin)
+            if let lockKey {
+                // Shorter than the answer timeout, so that a long writer elsewhere (an import, a store copy)
+                // is reported as such rather than as an unreachable server.
+                try session.execute("SET LOCAL lock_timeout = '\(location.writeLockWait)s'")
+                do {
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [lockKey])
+                } catch let error as PostgresStatementError where error.state == "55P03" {
+                    waitedForWriteLock = true
+                    throw StoreError(.unavailable, "Another writer (a pinset command on this or another host, an import or a store copy) held the write lock of \(displayName) for \(location.writeLockWait) s. Nothing was changed. Run the command again when it has finished.")
                 }
-                let result = try body(session)
-                try session.execute("COMMIT")
-                return result
+            }
+            let result = try body(session)
+            try session.execute("COMMIT")
+            return result
+        } catch {
+            // An unanswered statement or a lost server leaves the connection unusable; anything else (a
+            // refused statement, a write lock held elsewhere) leaves it ready for the next transaction.
+            if connection.isClosed || ((error as? StoreError)?.code == .unavailable && !waitedForWriteLock) {
+                reusable = false
+            } else {
+                do { try session.execute("ROLLBACK") } catch { reusable = false }
+            }
+            throw error
+        }
+    }
+
+    /// An idle connection, or a new one while fewer than `maximumConnections` are open; otherwise waits for
+    /// one to be returned, at most the answer timeout.
+    private func checkOut() throws -> PostgresConnection {
+        enum Slot {
+            case idle(PostgresConnection)
+            case new(id: Int)
+        }
+        let deadline = Date(timeIntervalSinceNow: location.answerTimeout)
+        let slot = try slots.withLock { () throws -> Slot in
+            while true {
+                guard !closed else { throw StoreError.unavailable(displayName, "the store was closed") }
+                while let connection = idle.popLast() {
+                    if !connection.isClosed { return .idle(connection) }
+                    // Closed while idle (a server restart): its slot is free again.
+                    openConnections -= 1
+                }
+                if openConnections < Self.maximumConnections {
+                    openConnections += 1
+                    nextConnectionID += 1
+                    return .new(id: nextConnectionID - 1)
+                }
+                guard slots.wait(until: deadline) else {
+                    throw StoreError.unavailable(displayName, "all \(Self.maximumConnections) of this process's connections stayed busy for \(Int(location.answerTimeout)) s")
+                }
+            }
+        }
+        switch slot {
+        case .idle(let connection):
+            return connection
+        case .new(let id):
+            do {
+                return try connect(id: id)
             } catch {
-                if session.connection.isClosed || (error as? StoreError)?.code == .unavailable {
-                    dropConnection()
-                } else {
-                    // Leaves the connection ready for the next transaction; a failure here means it is broken.
-                    do { try session.execute("ROLLBACK") } catch { dropConnection() }
+                slots.withLock {
+                    openConnections -= 1
+                    slots.signal()
                 }
                 throw error
             }
         }
     }
 
-    /// Must hold `lock`.
-    private func connected() throws -> PostgresConnection {
-        if let connection, !connection.isClosed { return connection }
-        connection = nil
-        let configuration = try configuration()
-        let id = nextConnectionID
-        nextConnectionID += 1
+    /// Returns a connection taken by `checkOut`: kept for the next transaction if `reusable`, closed otherwise.
+    private func checkIn(_ connection: PostgresConnection, reusable: Bool) {
+        let keep = slots.withLock { () -> Bool in
+            defer { slots.signal() }
+            guard reusable, !closed, !connection.isClosed else {
+                openConnections -= 1
+                return false
+            }
+            idle.append(connection)
+            return true
+        }
+        if !keep { Self.closeInBackground(connection) }
+    }
+
+    private func connect(id: Int) throws -> PostgresConnection {
         let connecting = PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try configuration(), id: id, logger: logger
         )
         do {
             // The connect timeout covers TCP only; a server that accepts and then never answers the startup
             // would hang here without this one.
-            let opened = try connecting.wait(timeout: .nanoseconds(Int64(location.connectTimeout * 2e9))) {
-                connecting.whenSuccess { late in late.close().whenComplete { _ in _ = late } }
+            return try connecting.wait(timeout: .nanoseconds(Int64(location.connectTimeout * 2e9))) {
+                connecting.whenSuccess { late in Self.closeInBackground(late) }
             }
-            connection = opened
-            return opened
         } catch is AnswerTimeout {
             throw StoreError.unavailable(displayName, "no answer to the connection's startup within \(Int(location.connectTimeout * 2)) s")
         } catch {
@@ -157,11 +225,9 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         }
     }
 
-    /// Must hold `lock`.
-    private func dropConnection() {
-        // The connection must stay alive until it has closed.
-        if let connection { connection.close().whenComplete { _ in _ = connection } }
-        connection = nil
+    /// Closes without waiting; the connection must stay alive until it has closed.
+    static func closeInBackground(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in _ = connection }
     }
 
     func configuration() throws -> PostgresConnection.Configuration {
@@ -239,7 +305,7 @@ struct PostgresSession: StoreConnection {
             // A server that stops answering (a network partition drops packets without a reset) would block
             // the caller — the re-signing loop among them — until TCP gives up, hours later.
             return try connection.query(query, logger: logger).wait(timeout: .nanoseconds(Int64(answerTimeout * 1e9))) {
-                connection.close().whenComplete { _ in _ = connection }
+                PostgresDatabase.closeInBackground(connection)
             }
         } catch is AnswerTimeout {
             throw StoreError.unavailable(database, "no answer within \(Int(answerTimeout)) s")
@@ -252,8 +318,8 @@ struct PostgresSession: StoreConnection {
 struct AnswerTimeout: Error {}
 
 extension EventLoopFuture where Value: Sendable {
-    /// Waits for the result, or throws `AnswerTimeout` (after calling `onTimeout`) once `timeout` has passed.
-    func wait(timeout: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> Value {
+    /// This future's result, or `AnswerTimeout` (after calling `onTimeout`) once `timeout` has passed.
+    func timingOut(after timeout: TimeAmount, onTimeout: @escaping @Sendable () -> Void) -> EventLoopFuture<Value> {
         let promise = eventLoop.makePromise(of: Value.self)
         let settled = NIOLockedValueBox(false)
         let settleOnce: @Sendable () -> Bool = {
@@ -269,10 +335,15 @@ extension EventLoopFuture where Value: Sendable {
             }
         }
         whenComplete { result in
+            timer.cancel()
             if settleOnce() { promise.completeWith(result) }
         }
-        defer { timer.cancel() }
-        return try promise.futureResult.wait()
+        return promise.futureResult
+    }
+
+    /// Waits for the result, or throws `AnswerTimeout` (after calling `onTimeout`) once `timeout` has passed.
+    func wait(timeout: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> Value {
+        try timingOut(after: timeout, onTimeout: onTimeout).wait()
     }
 }
 

@@ -41,6 +41,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     static let defaultAnswerTimeout: TimeInterval = 30
     /// How long a write waits for another writer (on any host) to finish; shorter than `answerTimeout`.
     var writeLockWait = 20
+    /// How often the change listener checks that its connection still answers.
+    var listenerHeartbeatInterval: TimeInterval = 10
 
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func refuse(_ problem: String) -> StoreError {
