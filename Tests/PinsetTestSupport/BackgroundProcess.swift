@@ -24,6 +24,13 @@ public final class BackgroundProcess: @unchecked Sendable {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process.standardInput = FileHandle.nullDevice
+        // A child inherits the signal mask of the thread that spawns it, and Dispatch's and Swift concurrency's
+        // threads block most signals: a child that installs no handler (openssl s_server) would ignore SIGTERM.
+        var unblocked = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&unblocked)
+        pthread_sigmask(SIG_SETMASK, &unblocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         try process.run()
     }
 
