@@ -56,6 +56,9 @@ import Testing
             ("change a host", { _ = try store.updateHost(host, of: acme, port: 8443, includeSubdomains: true, actor: Sample.actor) }),
             ("serve legacy clients", { _ = try store.setServesLegacyClients(true, for: names[8], actor: Sample.actor) }),
             ("an own identity", { try store.setOwnSigningIdentity(of: names[9], OwnSigningIdentityRecord(keyType: "p256", details: "test key"), actor: Sample.actor) }),
+            ("a new own identity", { try store.setOwnSigningIdentity(of: names[9], OwnSigningIdentityRecord(keyType: "rsa4096", details: "rotated"), actor: Sample.actor) }),
+            // The counter moves but no version: every customer is kept.
+            ("a new signer certificate", { _ = try store.recordSignerCertificateInstalled(for: nil, details: "test", actor: Sample.actor) }),
             ("an own floor", { _ = try store.raiseSignersNotBefore(to: 1_700_000_000, for: names[9], details: "test", actor: Sample.actor) }),
             ("remove a customer", { try store.removeCustomer(names[10], actor: Sample.actor) }),
             ("add a customer", { try store.addCustomer(try CustomerName("customer-150a"), actor: Sample.actor) }),

@@ -129,8 +129,8 @@ import Testing
         ], logDirectory: NSTemporaryDirectory(), name: "lock-holder-\(getpid())", environment: server.environment)
         defer { holder.stop() }
         usleep(1_000_000)
-        func storeBackends() throws -> String {
-            try server.psql("SELECT pid FROM pg_stat_activity WHERE usename = 'pinset' AND datname = '\(postgres.database)' AND backend_type = 'client backend' AND query NOT LIKE '%pg_sleep%'")
+        func storeBackends() throws -> [Int32] {
+            try server.backendPIDs(where: "datname = '\(postgres.database)' AND backend_type = 'client backend' AND query NOT LIKE '%pg_sleep%'")
         }
         let backendBefore = try storeBackends()
         let error = #expect(throws: StoreError.self) { try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor) }
@@ -212,8 +212,7 @@ import Testing
         defer { observation.cancel() }
         #expect(count.waitAbove(0))
         func listeners() throws -> [Int32] {
-            try server.psql("SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN \(PostgresChangeListener.channel)' AND state <> 'disabled'")
-                .split(separator: "\n").compactMap { Int32($0) }
+            try server.backendPIDs(where: "application_name = '\(PostgresChangeListener.applicationName)'")
         }
         let frozen = try listeners()
         #expect(frozen.count == 1)
@@ -259,8 +258,7 @@ import Testing
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
 
         // Freeze the backend serving this store's connection: it keeps the socket open and answers nothing.
-        let backends = try server.psql("SELECT pid FROM pg_stat_activity WHERE usename = 'pinset' AND backend_type = 'client backend'")
-            .split(separator: "\n").compactMap { Int32($0) }
+        let backends = try server.backendPIDs()
         #expect(backends.count == 1)
         for pid in backends { kill(pid, SIGSTOP) }
         let error = #expect(throws: StoreError.self) { try store.changeCounter() }
@@ -290,8 +288,7 @@ import Testing
         let store = try PinStore.open(.postgreSQL(postgres))
         defer { try? store.close() }
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
-        let backends = try server.psql("SELECT pid FROM pg_stat_activity WHERE usename = 'pinset' AND backend_type = 'client backend'")
-            .split(separator: "\n").compactMap { Int32($0) }
+        let backends = try server.backendPIDs()
         #expect(backends.count == 1)
         for pid in backends { kill(pid, SIGSTOP) }
         defer { for pid in backends { kill(pid, SIGCONT) } }
@@ -313,6 +310,33 @@ import Testing
         let error = #expect(throws: StoreError.self) { try frozenRead.value?.get() }
         #expect(error?.code == .unavailable)
         #expect(try store.customers().map(\.name.rawValue) == ["acme", "globex"])
+    }
+
+    /// A connection left idle for long (which a firewall may have dropped silently) is replaced, not reused.
+    @Test func aConnectionIdleForLongIsReplaced() throws {
+        let server = try SharedTestPostgres.server()
+        var postgres = try PostgresLocation(url: try SharedTestPostgres.freshDatabase(), environment: SharedTestPostgres.environment)
+        postgres.maximumIdleTime = 0.5
+        let store = try PinStore.open(.postgreSQL(postgres))
+        defer { try? store.close() }
+        func storeBackends() throws -> [Int32] {
+            try server.backendPIDs(where: "datname = '\(postgres.database)' AND application_name = '\(PostgresDatabase.applicationName)'")
+        }
+        _ = try store.changeCounter()
+        let first = try storeBackends()
+        #expect(first.count == 1)
+        _ = try store.changeCounter()
+        #expect(try storeBackends() == first)
+
+        usleep(1_000_000)
+        _ = try store.changeCounter()
+        // The old connection closes in the background; its backend exits a moment later.
+        var replaced = try storeBackends()
+        for _ in 0..<40 where replaced.contains(where: first.contains) {
+            usleep(50_000)
+            replaced = try storeBackends()
+        }
+        #expect(replaced.count == 1 && replaced != first, "\(first) → \(replaced)")
     }
 }
 

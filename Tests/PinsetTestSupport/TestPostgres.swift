@@ -135,6 +135,12 @@ public final class TestPostgresServer: @unchecked Sendable {
         return Self.url(port: port, database: name)
     }
 
+    /// The process ids of the backends `pg_stat_activity` lists that match `condition`: by default, every
+    /// connection of the `pinset` role (a test freezes one with SIGSTOP to play a server that stops answering).
+    public func backendPIDs(where condition: String = "usename = '\(TestPostgresServer.user)' AND backend_type = 'client backend'") throws -> [Int32] {
+        try psql("SELECT pid FROM pg_stat_activity WHERE \(condition)").split(separator: "\n").compactMap { Int32($0) }
+    }
+
     /// Runs `sql` with psql over TCP and returns what it printed: rows unaligned, `|` between columns, one per
     /// line, without headers or a final newline. Throws with psql's error output when a statement fails.
     @discardableResult

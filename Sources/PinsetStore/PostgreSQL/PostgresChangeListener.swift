@@ -15,6 +15,7 @@ final class PostgresChangeListener: ChangeObservation, @unchecked Sendable {
     // `@unchecked Sendable`: `connection`, `heartbeat` and `cancelled` are touched only while holding `lock`.
 
     static let channel = "pinset_change"
+    static let applicationName = "pinset change listener"
     static let reconnectDelay = TimeAmount.seconds(1)
 
     private let configuration: @Sendable () throws -> PostgresConnection.Configuration
@@ -50,6 +51,12 @@ final class PostgresChangeListener: ChangeObservation, @unchecked Sendable {
         return listener
     }
 
+    deinit {
+        // Released without `cancel()`: the heartbeat holds the connection and would keep it open.
+        heartbeat?.cancel()
+        if let connection { PostgresDatabase.closeInBackground(connection) }
+    }
+
     func cancel() {
         let (open, heartbeat) = lock.withLock { () -> (PostgresConnection?, RepeatedTask?) in
             cancelled = true
@@ -69,6 +76,8 @@ final class PostgresChangeListener: ChangeObservation, @unchecked Sendable {
         do {
             configuration = try self.configuration()
         } catch {
+            // The store reports the same error on every transaction; the poll carries on meanwhile.
+            reconnectLater()
             return
         }
         let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 0, logger: logger)

@@ -30,6 +30,8 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     /// Connections one store opens at most: one each for a server's re-signing, host monitor and report writer,
     /// and one to spare. The change listener has its own.
     static let maximumConnections = 4
+    /// Shown in `pg_stat_activity`, so that operators can tell Pinset's connections apart.
+    static let applicationName = "pinset"
 
     let location: PostgresLocation
     let readOnly: Bool
@@ -37,7 +39,8 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     var dialect: SQLDialect { .postgreSQL }
 
     private let slots = NSCondition()
-    private var idle: [PostgresConnection] = []
+    /// Oldest first; the most recently returned is reused first.
+    private var idle: [(connection: PostgresConnection, since: ContinuousClock.Instant)] = []
     /// Idle, in use and being opened.
     private var openConnections = 0
     private var nextConnectionID = 1
@@ -71,7 +74,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
 
     deinit {
         // A store released without `close()`: the connections must stay alive until they have closed.
-        for connection in idle { Self.closeInBackground(connection) }
+        for entry in idle { Self.closeInBackground(entry.connection) }
     }
 
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
@@ -104,7 +107,9 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     }
 
     func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? {
-        PostgresChangeListener.start(location: location, configuration: { try self.configuration() }, onChange: onChange)
+        PostgresChangeListener.start(
+            location: location, configuration: { try self.configuration(applicationName: PostgresChangeListener.applicationName) }, onChange: onChange
+        )
     }
 
     /// Closes the idle connections now, and those in use when their transaction ends.
@@ -112,10 +117,18 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         let closing = slots.withLock { () -> [PostgresConnection] in
             closed = true
             openConnections -= idle.count
-            defer { idle = [] }
-            return idle
+            defer {
+                idle = []
+                // Threads waiting for a connection learn that the store is closed.
+                slots.broadcast()
+            }
+            return idle.map(\.connection)
         }
-        for connection in closing { try connection.close().wait() }
+        var firstError: (any Error)?
+        for connection in closing {
+            do { try connection.close().wait() } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
     }
 
     private func transaction<T>(begin: String, lockKey: Int64? = nil, _ body: (any StoreConnection) throws -> T) throws -> T {
@@ -163,8 +176,17 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         let slot = try slots.withLock { () throws -> Slot in
             while true {
                 guard !closed else { throw StoreError.unavailable(displayName, "the store was closed") }
-                while let connection = idle.popLast() {
-                    if !connection.isClosed { return .idle(connection) }
+                let now = ContinuousClock.now
+                // A firewall or load balancer may have dropped a connection idle for long without a word, and a
+                // transaction on it would wait the whole answer timeout to find out. The change-counter poll
+                // keeps the most recently used one busy twice a second.
+                while let oldest = idle.first, now - oldest.since > .seconds(location.maximumIdleTime) {
+                    idle.removeFirst()
+                    openConnections -= 1
+                    Self.closeInBackground(oldest.connection)
+                }
+                while let entry = idle.popLast() {
+                    if !entry.connection.isClosed { return .idle(entry.connection) }
                     // Closed while idle (a server restart): its slot is free again.
                     openConnections -= 1
                 }
@@ -202,7 +224,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
                 openConnections -= 1
                 return false
             }
-            idle.append(connection)
+            idle.append((connection, ContinuousClock.now))
             return true
         }
         if !keep { Self.closeInBackground(connection) }
@@ -230,12 +252,13 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         connection.close().whenComplete { _ in _ = connection }
     }
 
-    func configuration() throws -> PostgresConnection.Configuration {
+    func configuration(applicationName: String = PostgresDatabase.applicationName) throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: try tls()
         )
         configuration.options.connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return configuration
     }
 

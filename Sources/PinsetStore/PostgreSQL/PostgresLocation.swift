@@ -43,6 +43,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     var writeLockWait = 20
     /// How often the change listener checks that its connection still answers.
     var listenerHeartbeatInterval: TimeInterval = 10
+    /// How long a pooled connection may sit idle before it is closed instead of reused.
+    var maximumIdleTime: TimeInterval = 60
 
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func refuse(_ problem: String) -> StoreError {
