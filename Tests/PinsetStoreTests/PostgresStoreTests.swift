@@ -249,20 +249,36 @@ import Testing
         #expect(error?.code == .unavailable)
     }
 
-    @Test func aStatementThatIsNeverAnsweredFailsAndTheStoreRecovers() throws {
-        let server = try TestPostgresServer()
-        var postgres = try PostgresLocation(url: server.url + "?connect_timeout=1", environment: server.environment)
-        postgres.answerTimeout = 1
-        let store = try PinStore.open(.postgreSQL(postgres))
-        defer { try? store.close() }
-        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+    /// A store with customer "acme", on a server of its own whose backend serving the store's one connection is
+    /// frozen with SIGSTOP: it keeps the socket open and answers nothing.
+    struct FrozenConnection {
+        let server: TestPostgresServer
+        let store: PinStore
+        let backends: [Int32]
 
-        // Freeze the backend serving this store's connection: it keeps the socket open and answers nothing.
-        let backends = try server.backendPIDs()
-        #expect(backends.count == 1)
-        for pid in backends { kill(pid, SIGSTOP) }
+        init(answerTimeout: TimeInterval) throws {
+            server = try TestPostgresServer()
+            var postgres = try PostgresLocation(url: server.url + "?connect_timeout=2", environment: server.environment)
+            postgres.answerTimeout = answerTimeout
+            store = try PinStore.open(.postgreSQL(postgres))
+            try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+            backends = try server.backendPIDs()
+            for pid in backends { kill(pid, SIGSTOP) }
+        }
+
+        func thaw() {
+            for pid in backends { kill(pid, SIGCONT) }
+        }
+    }
+
+    @Test func aStatementThatIsNeverAnsweredFailsAndTheStoreRecovers() throws {
+        let frozen = try FrozenConnection(answerTimeout: 1)
+        let store = frozen.store
+        defer { try? store.close() }
+        defer { frozen.thaw() }
+        #expect(frozen.backends.count == 1)
         let error = #expect(throws: StoreError.self) { try store.changeCounter() }
-        for pid in backends { kill(pid, SIGCONT) }
+        frozen.thaw()
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("no answer within 1 s") == true)
 
@@ -282,16 +298,11 @@ import Testing
     }
 
     @Test func aStatementWaitingOnAFrozenConnectionHoldsUpNoOtherTransaction() throws {
-        let server = try TestPostgresServer()
-        var postgres = try PostgresLocation(url: server.url + "?connect_timeout=2", environment: server.environment)
-        postgres.answerTimeout = 6
-        let store = try PinStore.open(.postgreSQL(postgres))
+        let frozen = try PostgresUnansweredTests.FrozenConnection(answerTimeout: 6)
+        let store = frozen.store
         defer { try? store.close() }
-        try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
-        let backends = try server.backendPIDs()
-        #expect(backends.count == 1)
-        for pid in backends { kill(pid, SIGSTOP) }
-        defer { for pid in backends { kill(pid, SIGCONT) } }
+        defer { frozen.thaw() }
+        #expect(frozen.backends.count == 1)
 
         let frozenRead = Outcome()
         let frozenDone = DispatchSemaphore(value: 0)
