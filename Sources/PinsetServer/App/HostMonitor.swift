@@ -101,6 +101,8 @@ public final class HostMonitor: Sendable {
         let jobs: [HostCheckJob]
         do {
             jobs = try await readJobs()
+        } catch is CancellationError {
+            return
         } catch {
             logger.error("Host monitoring could not read the hosts to check", metadata: ["error": "\(error)"])
             reportBox.update { $0.lastError = "\(error)" }
@@ -125,12 +127,19 @@ public final class HostMonitor: Sendable {
     }
 
     /// Reads the hosts on `storeQueue`: a store read blocks its thread, for as long as the answer timeout while
-    /// the database does not answer, and must not hold one of the few threads Swift concurrency shares.
+    /// the database does not answer, and must not hold one of the few threads Swift concurrency shares. A
+    /// stopped monitor stops waiting for the read at once; the read finishes on its queue unobserved.
     private func readJobs() async throws -> [HostCheckJob] {
-        try await withCheckedThrowingContinuation { continuation in
-            storeQueue.async { [source] in
-                continuation.resume(with: Result { try source.monitoringJobs() })
+        let pending = PendingRead()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard pending.install(continuation) else { return }
+                storeQueue.async { [source] in
+                    pending.resume(with: Result { try source.monitoringJobs() })
+                }
             }
+        } onCancel: {
+            pending.resume(with: .failure(CancellationError()))
         }
     }
 
@@ -170,5 +179,34 @@ public final class HostMonitor: Sendable {
         if let duration = report.lastPassDuration { object["lastPassMilliseconds"] = duration.milliseconds }
         if let error = report.lastError { object["lastError"] = error }
         return object
+    }
+}
+
+/// A continuation resumed exactly once: by the store's answer or by cancellation, whichever comes first.
+private final class PendingRead: @unchecked Sendable {
+    // `@unchecked Sendable`: `continuation` and `finished` are touched only while holding `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<[HostCheckJob], any Error>?
+    private var finished: Result<[HostCheckJob], any Error>?
+
+    /// Keeps `continuation` for `resume`; returns false (having resumed it) if the read is already over.
+    func install(_ continuation: CheckedContinuation<[HostCheckJob], any Error>) -> Bool {
+        let finished = lock.withLock { () -> Result<[HostCheckJob], any Error>? in
+            if self.finished == nil { self.continuation = continuation }
+            return self.finished
+        }
+        guard let finished else { return true }
+        continuation.resume(with: finished)
+        return false
+    }
+
+    func resume(with result: Result<[HostCheckJob], any Error>) {
+        let continuation = lock.withLock { () -> CheckedContinuation<[HostCheckJob], any Error>? in
+            guard finished == nil else { return nil }
+            finished = result
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume(with: result)
     }
 }
