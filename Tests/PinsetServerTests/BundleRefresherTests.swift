@@ -119,12 +119,7 @@ struct BundleRefresherTests {
         #expect(refresher.start())
         defer { refresher.stop() }
         source.set([try Self.pinSet("acme", version: 2), try Self.pinSet("globex", version: 1)])
-        var picked = false
-        for _ in 0..<100 where !picked {
-            picked = cache.bundle(for: try CustomerName("globex")) != nil
-            if !picked { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        #expect(picked)
+        #expect(try await eventually { cache.bundle(for: try CustomerName("globex")) != nil })
         #expect(cache.bundle(for: try CustomerName("acme"))?.version == 2)
     }
 
@@ -197,22 +192,14 @@ struct BundleRefresherTests {
         defer { refresher.stop() }
         let first = cache.snapshot.signedAt
         source.fail(with: StoreUnavailable())
-        var resigned = false
-        for _ in 0..<100 where !resigned {
-            try await Task.sleep(for: .milliseconds(50))
-            resigned = cache.snapshot.signedAt > first
-        }
-        #expect(resigned)
+        #expect(try await eventually(within: 5) { cache.snapshot.signedAt > first })
         #expect(refresher.status.storeUnavailableSince != nil)
 
         source.set([try Self.pinSet("acme", version: 2)])
         source.fail(with: nil)
-        var picked = false
-        for _ in 0..<100 where !picked {
-            try await Task.sleep(for: .milliseconds(20))
-            picked = cache.bundle(for: try CustomerName("acme"))?.version == 2 && refresher.status.storeUnavailableSince == nil
-        }
-        #expect(picked)
+        #expect(try await eventually {
+            cache.bundle(for: try CustomerName("acme"))?.version == 2 && refresher.status.storeUnavailableSince == nil
+        })
     }
 }
 
@@ -229,12 +216,7 @@ extension BundleRefresherTests {
         // Past the second the first pass signed in, so that a new signature has a new timestamp.
         try await Task.sleep(for: .milliseconds(1100))
         source.set([try Self.pinSet("acme", version: 2), try Self.pinSet("globex", version: 1)])
-        var picked = false
-        for _ in 0..<100 where !picked {
-            picked = cache.bundle(for: try CustomerName("acme"))?.version == 2
-            if !picked { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        #expect(picked)
+        #expect(try await eventually { cache.bundle(for: try CustomerName("acme"))?.version == 2 })
         #expect(cache.bundle(for: try CustomerName("globex"))?.bytes == globex.bytes)
         #expect(cache.bundle(for: try CustomerName("acme"))!.timestamp > globex.timestamp)
         #expect(cache.snapshot.signedAt == globex.timestamp)
@@ -252,17 +234,12 @@ extension BundleRefresherTests {
         #expect(source.reads == 1 && source.updates.isEmpty)
         let second = [try Self.pinSet("acme", version: 2), try Self.pinSet("globex", version: 1)]
         source.set(second)
-        for _ in 0..<100 where cache.bundle(for: try CustomerName("acme"))?.version != 2 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        #expect(cache.bundle(for: try CustomerName("acme"))?.version == 2)
+        #expect(try await eventually { cache.bundle(for: try CustomerName("acme"))?.version == 2 })
         #expect(source.updates == [first])
         #expect(source.reads == 1)
 
         source.set([try Self.pinSet("acme", version: 3), try Self.pinSet("globex", version: 1)])
-        for _ in 0..<100 where cache.bundle(for: try CustomerName("acme"))?.version != 3 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        #expect(try await eventually { cache.bundle(for: try CustomerName("acme"))?.version == 3 })
         #expect(source.updates == [first, second])
         #expect(refresher.refreshNow(reason: "schedule"))
         #expect(source.reads == 2)
@@ -280,12 +257,7 @@ extension BundleRefresherTests {
         defer { refresher.stop() }
         source.failPinSets(with: StoreUnavailable())
         source.set([try Self.pinSet("acme", version: 2)])
-        var noticed = false
-        for _ in 0..<100 where !noticed {
-            try await Task.sleep(for: .milliseconds(20))
-            noticed = refresher.status.storeUnavailableSince != nil
-        }
-        #expect(noticed)
+        #expect(try await eventually { refresher.status.storeUnavailableSince != nil })
         let reads = source.reads
         // Twenty polls at 50 ms; the retry interval is 5 s.
         try await Task.sleep(for: .seconds(1))

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PinsetLiveCheck
 import PinsetServer
+import PinsetTestSupport
 import Testing
 
 /// A host source whose read does not return until the test releases it: a database that does not answer.
@@ -41,8 +42,7 @@ struct HostMonitorTests {
         defer { safety.cancel() }
 
         monitor.start()
-        for _ in 0..<200 where source.readsStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(source.readsStarted == 1)
+        #expect(try await eventually { source.readsStarted == 1 })
         await monitor.stop()
         #expect(!source.wasReleased, "stop() waited for the store read")
         #expect(monitor.report.lastError == nil)
