@@ -19,8 +19,8 @@ extension PinStore {
     /// or not at all. Edits made to the source afterwards are not carried over, so stop the admin tools (the
     /// servers may keep serving) until the servers point at the target.
     ///
-    /// - Throws: `StoreError.invalidInput` when the target already holds customers or audit entries (nothing is
-    ///   written), or when source and target are the same; errors opening either store.
+    /// - Throws: `StoreError.invalidInput` when any table of the target holds a row (nothing is written; the
+    ///   message names the table), or when source and target are the same; errors opening either store.
     public static func copy(from source: StoreLocation, to target: StoreLocation) throws -> StoreCopyReport {
         guard source != target else {
             throw StoreError(.invalidInput, "The source and target are the same database (\(source)). Give the current database as --from and a new, empty one as --to.")

@@ -159,7 +159,7 @@ enum PinSetLoader {
     /// (see `ChangeRecorder`), so an unchanged version means unchanged hosts and pins.
     static func update(_ previous: [PinSet], _ db: any StoreConnection) throws -> [PinSet] {
         let known = Dictionary(previous.lazy.map { ($0.customer.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-        var current: [(id: Int64, pinSet: PinSet, kept: Bool)] = []
+        var current: [(pinSet: PinSet, kept: Bool)] = []
         current.reserveCapacity(previous.count + 1)
         var changed: [Int64] = []
         try forEachCustomer(db, .all) { id, pinSet in
@@ -167,10 +167,10 @@ enum PinSetLoader {
                kept.signersNotBefore == pinSet.signersNotBefore {
                 // A setting that is not content (legacy clients) changes without a new version.
                 kept.servesLegacyClients = pinSet.servesLegacyClients
-                current.append((id, kept, true))
+                current.append((kept, true))
             } else {
                 changed.append(id)
-                current.append((id, pinSet, false))
+                current.append((pinSet, false))
             }
         }
         guard !changed.isEmpty else { return current.map(\.pinSet) }
@@ -194,15 +194,15 @@ enum PinSetLoader {
     private static func forEachCustomer(_ db: any StoreConnection, _ scope: Scope, _ body: (Int64, PinSet) throws -> Void) throws {
         let defaultFloor = try db.fetchValue(Int64.self, "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
         try db.forEachRow("""
-            SELECT \(StoredRows.customerColumns), own.customer_id IS NOT NULL, own.signers_not_before
+            SELECT own.customer_id IS NOT NULL, own.signers_not_before, \(StoredRows.customerColumns)
             FROM customer LEFT JOIN customer_signing_identity AS own ON own.customer_id = customer.id
             \(scope.condition.map { "WHERE \($0)" } ?? "")
             ORDER BY customer.name COLLATE \(db.dialect.binaryCollation)
             """, scope.arguments) { row in
-            let customer = try StoredRows.customerRow(row)
-            let hasOwnIdentity: Bool = try row.decode(atIndex: 4)
+            let customer = try StoredRows.customerRow(row, at: 2)
+            let hasOwnIdentity: Bool = try row.decode(atIndex: 0)
             let (signer, floor): (SignerAssignment, Int64?) = hasOwnIdentity
-                ? (.customerOwn, try row.decode(atIndex: 5) as Int64?)
+                ? (.customerOwn, try row.decode(atIndex: 1) as Int64?)
                 : (.deploymentDefault, defaultFloor)
             try body(customer.id, PinSet(
                 customer: customer.name, version: customer.version, hosts: [],

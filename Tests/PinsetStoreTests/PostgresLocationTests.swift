@@ -84,6 +84,9 @@ import Testing
         #expect(try PostgresLocation(url: "postgres://app@10.0.0.5/pinset", environment: [:]).sslMode == .verifyFull)
         #expect(try PostgresLocation(url: "postgres://app@127.0.0.1/pinset", environment: [:]).sslMode == .prefer)
         #expect(try PostgresLocation(url: "postgres://app@localhost/pinset", environment: [:]).sslMode == .prefer)
+        #expect(try PostgresLocation(url: "postgres://app@127.8.9.10/pinset", environment: [:]).sslMode == .prefer)
+        // A name that merely starts like a loopback address is another host.
+        #expect(try PostgresLocation(url: "postgres://app@127.db.example.com/pinset", environment: [:]).sslMode == .verifyFull)
         #expect(try PostgresLocation(url: "postgres://app@db.internal/pinset", environment: ["PGSSLMODE": "require"]).sslMode == .require)
         #expect(try PostgresLocation(url: "postgres://app@db.internal/pinset?sslmode=disable", environment: ["PGSSLMODE": "verify-full"]).sslMode == .disable)
 

@@ -154,14 +154,15 @@ public final class BundleRefresher: @unchecked Sendable {
     private func runPass(reason: String, observedCounter: Int64? = nil) -> Bool {
         let started = ContinuousClock.now
         let attemptAt = now()
-        let wasUnavailable = statusBox.value.storeUnavailableSince != nil
         do {
-            // A change reads and re-signs only what changed; the schedule, a start, and a store coming back read
-            // and sign all, which also picks up anything edited behind the store's back.
-            let incremental = reason == "change" && !wasUnavailable
-            let (pinSets, counter) = try loadContent(observedCounter: observedCounter, incremental: incremental, at: attemptAt)
+            // A change (only ever seen while the store answers) reads and re-signs only what changed; the
+            // schedule, a start, and a store coming back read and sign all, which also picks up anything edited
+            // behind the store's back.
+            let incremental = reason == "change"
             // Still unavailable: the content loaded earlier is re-signed on the schedule, not on every check.
-            if reason == "store check" && counter == nil { return false }
+            guard let (pinSets, counter) = try loadContent(
+                observedCounter: observedCounter, incremental: incremental, fallBackToLoaded: reason != "store check", at: attemptAt
+            ) else { return false }
             let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? cache.snapshot.bundles : [:])
             // The oldest bundle served decides how fresh the cache is.
             let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)
@@ -216,9 +217,12 @@ public final class BundleRefresher: @unchecked Sendable {
     }
 
     /// The pin sets to sign, and the change counter read before them: from the store, or — while it cannot be
-    /// read, within `maxContentStaleness` of the last load — the content loaded last, with no counter.
+    /// read, within `maxContentStaleness` of the last load, and if `fallBackToLoaded` — the content loaded
+    /// last, with no counter; `nil` when the store cannot be read and `fallBackToLoaded` is false.
     /// `incremental` re-reads only the customers changed since the last load.
-    private func loadContent(observedCounter: Int64?, incremental: Bool, at attemptAt: Date) throws -> (pinSets: [PinSet], counter: Int64?) {
+    private func loadContent(
+        observedCounter: Int64?, incremental: Bool, fallBackToLoaded: Bool, at attemptAt: Date
+    ) throws -> (pinSets: [PinSet], counter: Int64?)? {
         do {
             let counter = try observedCounter ?? source.changeCounter()
             let pinSets = if incremental, let lastLoaded {
@@ -239,6 +243,7 @@ public final class BundleRefresher: @unchecked Sendable {
             return (pinSets, counter)
         } catch {
             noteStoreUnavailable(error, at: attemptAt)
+            guard fallBackToLoaded else { return nil }
             guard let lastLoaded else { throw error }
             let age = attemptAt.timeIntervalSince(lastLoaded.at)
             guard age <= maxContentStaleness else {

@@ -42,8 +42,8 @@ enum StoreCopier {
     static func copy(from source: any StoreDatabase, to target: any StoreDatabase) throws -> Counts {
         try source.read { from in
             try target.write { to in
-                guard try isEmpty(to) else {
-                    throw StoreError(.invalidInput, "The target \(target.displayName) already holds Pinset data. Nothing was written. Copy into a new, empty database: a copy never merges, so no version can go down.")
+                if let occupied = try firstTableWithRows(to) {
+                    throw StoreError(.invalidInput, "The target \(target.displayName) already holds Pinset data (table '\(occupied)' has rows). Nothing was written. Copy into a new, empty database: a copy never merges, so no version can go down.")
                 }
                 var counts = Counts()
                 for table in tables {
@@ -84,12 +84,12 @@ enum StoreCopier {
         }
     }
 
-    /// Whether no table the copier writes holds a row.
-    static func isEmpty(_ connection: any StoreConnection) throws -> Bool {
-        for table in tables where try connection.fetchValue(Int64.self, "SELECT count(*) FROM \(table.name)") != 0 {
-            return false
+    /// The first table the copier writes that holds a row; `nil` when all are empty.
+    static func firstTableWithRows(_ connection: any StoreConnection) throws -> String? {
+        for table in tables where try connection.fetchValue(Bool.self, "SELECT EXISTS (SELECT 1 FROM \(table.name))") == true {
+            return table.name
         }
-        return true
+        return nil
     }
 }
 

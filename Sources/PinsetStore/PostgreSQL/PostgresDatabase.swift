@@ -38,6 +38,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     var displayName: String { location.description }
     var dialect: SQLDialect { .postgreSQL }
 
+    private let tls: PostgresConnection.Configuration.TLS
     private let slots = NSCondition()
     /// Oldest first; the most recently returned is reused first.
     private var idle: [(connection: PostgresConnection, since: ContinuousClock.Instant)] = []
@@ -50,25 +51,19 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     init(location: PostgresLocation, readOnly: Bool) throws {
         self.location = location
         self.readOnly = readOnly
-        let connection = try checkOut()
-        do {
-            try Self.prepareSchema(connection, readOnly: readOnly, logger: logger, database: displayName)
-            checkIn(connection, reusable: true)
-        } catch {
-            checkIn(connection, reusable: false)
-            throw error
-        }
-    }
-
-    private static func prepareSchema(_ connection: PostgresConnection, readOnly: Bool, logger: Logger, database displayName: String) throws {
-        if readOnly {
-            let applied = try PostgresMigrator.appliedIdentifiers(connection, logger: logger, database: displayName)
-            try PostgresMigrator.refuseUnknown(applied, database: displayName)
-            guard applied == SchemaMigrations.postgreSQL.map(\.identifier) else {
-                throw StoreError(.databaseNotMigrated, "The database \(displayName) has no complete Pinset schema. Run any 'pinset' admin command against it once (e.g. 'pinset init --database …') to create or upgrade the schema.")
+        // Once: every connection, the listener's reconnects included, shares the context and its roots file.
+        tls = try Self.tls(for: location, displayName: location.description)
+        try withConnection { connection in
+            let session = self.session(connection)
+            if readOnly {
+                let applied = try PostgresMigrator.appliedIdentifiers(session)
+                try PostgresMigrator.refuseUnknown(applied, database: displayName)
+                guard applied == SchemaMigrations.postgreSQL.map(\.identifier) else {
+                    throw StoreError(.databaseNotMigrated, "The database \(displayName) has no complete Pinset schema. Run any 'pinset' admin command against it once (e.g. 'pinset init --database …') to create or upgrade the schema.")
+                }
+            } else {
+                try PostgresMigrator.migrate(session, lockWait: location.writeLockWait)
             }
-        } else {
-            try PostgresMigrator.migrate(connection, logger: logger, database: displayName)
         }
     }
 
@@ -89,14 +84,8 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
     }
 
     func appliedMigrations() throws -> [String] {
-        let connection = try checkOut()
-        do {
-            let applied = try PostgresMigrator.appliedIdentifiers(connection, logger: logger, database: displayName)
-            checkIn(connection, reusable: true)
-            return applied
-        } catch {
-            checkIn(connection, reusable: false)
-            throw error
+        try withConnection { connection in
+            try PostgresMigrator.appliedIdentifiers(session(connection))
         }
     }
 
@@ -108,7 +97,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
 
     func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? {
         PostgresChangeListener.start(
-            location: location, configuration: { try self.configuration(applicationName: PostgresChangeListener.applicationName) }, onChange: onChange
+            location: location, configuration: { self.configuration(applicationName: PostgresChangeListener.applicationName) }, onChange: onChange
         )
     }
 
@@ -135,7 +124,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         let connection = try checkOut()
         var reusable = true
         defer { checkIn(connection, reusable: reusable) }
-        let session = PostgresSession(connection: connection, logger: logger, database: displayName, answerTimeout: location.answerTimeout)
+        let session = session(connection)
         var waitedForWriteLock = false
         do {
             try session.execute(begin)
@@ -163,6 +152,20 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
             }
             throw error
         }
+    }
+
+    private func session(_ connection: PostgresConnection) -> PostgresSession {
+        PostgresSession(connection: connection, logger: logger, database: displayName, answerTimeout: location.answerTimeout)
+    }
+
+    /// Runs `body` on a pooled connection, which goes back to the pool unless `body` throws.
+    private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try checkOut()
+        var succeeded = false
+        defer { checkIn(connection, reusable: succeeded) }
+        let result = try body(connection)
+        succeeded = true
+        return result
     }
 
     /// An idle connection, or a new one while fewer than `maximumConnections` are open; otherwise waits for
@@ -232,7 +235,7 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
 
     private func connect(id: Int) throws -> PostgresConnection {
         let connecting = PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try configuration(), id: id, logger: logger
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration(), id: id, logger: logger
         )
         do {
             // The connect timeout covers TCP only; a server that accepts and then never answers the startup
@@ -252,17 +255,17 @@ final class PostgresDatabase: StoreDatabase, @unchecked Sendable {
         connection.close().whenComplete { _ in _ = connection }
     }
 
-    func configuration(applicationName: String = PostgresDatabase.applicationName) throws -> PostgresConnection.Configuration {
+    func configuration(applicationName: String = PostgresDatabase.applicationName) -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: try tls()
+            database: location.database, tls: tls
         )
         configuration.options.connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return configuration
     }
 
-    private func tls() throws -> PostgresConnection.Configuration.TLS {
+    private static func tls(for location: PostgresLocation, displayName: String) throws -> PostgresConnection.Configuration.TLS {
         var configuration = TLSConfiguration.makeClientConfiguration()
         switch location.sslMode {
         case .disable: return .disable

@@ -9,9 +9,17 @@ import PostgresNIO
 /// lock makes them take turns, so the first applies the missing migrations (each in its own transaction) and
 /// the others find nothing left to do.
 enum PostgresMigrator {
-    static func migrate(_ connection: PostgresConnection, logger: Logger, database: String) throws {
-        let session = PostgresSession(connection: connection, logger: logger, database: database)
-        try session.execute("SELECT pg_advisory_lock(?)", [PostgresDatabase.migrationLockKey])
+    static func migrate(_ session: PostgresSession, lockWait: Int) throws {
+        let database = session.database
+        // Bounded below the answer timeout, so that an instance waiting for another's long migration says so
+        // rather than looking like an unreachable server.
+        try session.execute("SET lock_timeout = '\(lockWait)s'")
+        do {
+            try session.execute("SELECT pg_advisory_lock(?)", [PostgresDatabase.migrationLockKey])
+        } catch let error as PostgresStatementError where error.state == "55P03" {
+            throw StoreError(.unavailable, "Another pinset instance or command has been creating or upgrading the schema of \(database) for \(lockWait) s. Nothing was changed. Try again when it has finished.")
+        }
+        try session.execute("RESET lock_timeout")
         defer { _ = try? session.execute("SELECT pg_advisory_unlock(?)", [PostgresDatabase.migrationLockKey]) }
         try session.execute("""
             CREATE TABLE IF NOT EXISTS pinset_migrations (
@@ -20,7 +28,7 @@ enum PostgresMigrator {
                 applied_at  TEXT    NOT NULL
             )
             """)
-        let applied = try appliedIdentifiers(connection, logger: logger, database: database)
+        let applied = try appliedIdentifiers(session)
         try refuseUnknown(applied, database: database)
         for (position, migration) in SchemaMigrations.postgreSQL.enumerated() where !applied.contains(migration.identifier) {
             try session.execute("BEGIN")
@@ -37,8 +45,7 @@ enum PostgresMigrator {
     }
 
     /// The recorded migrations in the order applied; empty for a database Pinset never used.
-    static func appliedIdentifiers(_ connection: PostgresConnection, logger: Logger, database: String) throws -> [String] {
-        let session = PostgresSession(connection: connection, logger: logger, database: database)
+    static func appliedIdentifiers(_ session: PostgresSession) throws -> [String] {
         guard try session.fetchValue(Bool.self, "SELECT to_regclass('pinset_migrations') IS NOT NULL") == true else { return [] }
         return try session.fetchAll("SELECT identifier FROM pinset_migrations ORDER BY position") { try $0.decode(String.self, atIndex: 0) }
     }
