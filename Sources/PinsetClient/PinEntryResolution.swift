@@ -18,7 +18,7 @@ public struct PinEntryResolution: Hashable, Sendable {
     /// parties included, so it is ignored: it neither pins the host nor counts as covering it.
     public let ignoredSuffixEntries: [PinnedHost]
 
-    init(covering hostname: Hostname, in hosts: [PinnedHost], publicSuffixes: PublicSuffixList? = nil) {
+    public init(covering hostname: Hostname, in hosts: [PinnedHost], publicSuffixes: PublicSuffixList? = nil) {
         let all = hosts.filter { $0.covers(hostname) }
             .sorted { $0.hostname.rawValue.utf8.count > $1.hostname.rawValue.utf8.count }
         let isSuffixWide = { (entry: PinnedHost) in

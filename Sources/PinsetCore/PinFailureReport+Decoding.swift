@@ -147,6 +147,11 @@ private struct ReportReader {
     private static func string(_ value: JSONValue, _ path: String, maximumBytes: Int) throws(PayloadError) -> String {
         guard case .string(let text) = value else { throw PayloadError(path: path, reason: "must be a string") }
         guard text.utf8.count <= maximumBytes else { throw PayloadError(path: path, reason: "is longer than \(maximumBytes) bytes") }
+        // PostgreSQL's text refuses U+0000, and a stored value is printed by `pinset reports`: only the line
+        // breaks and tabs of a PEM text are accepted.
+        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !"\t\n\r".unicodeScalars.contains($0) }) {
+            throw PayloadError(path: path, reason: "contains the control character U+\(String(format: "%04X", control.value))")
+        }
         return text
     }
 

@@ -73,22 +73,32 @@ public struct PinFailureReport: Sendable, Equatable {
         "known-pins", "validation-result", "date-time", "known-pins-expiration-date", "pinset-version",
     ]
 
-    /// The report as JSON, absent optional members left out.
+    /// The report as JSON, absent optional members left out, members in name order.
     public func json() -> [UInt8] {
-        var object: [String: Any] = [
-            "app-bundle-id": appBundleID, "app-version": appVersion, "app-vendor-id": appVendorID,
-            "hostname": hostname, "port": port, "noted-hostname": notedHostname, "include-subdomains": includeSubdomains,
-            "validated-certificate-chain": validatedCertificateChain, "known-pins": knownPins,
-            "validation-result": validationResult,
-        ]
-        if let appPlatform { object["app-platform"] = appPlatform }
-        if let appPlatformVersion { object["app-platform-version"] = appPlatformVersion }
-        if let trustkitVersion { object["trustkit-version"] = trustkitVersion }
-        if let enforcePinning { object["enforce-pinning"] = enforcePinning }
-        if let dateTime { object["date-time"] = dateTime }
-        if let knownPinsExpirationDate { object["known-pins-expiration-date"] = knownPinsExpirationDate }
-        if let pinsetVersion { object["pinset-version"] = pinsetVersion }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return [UInt8](data)
+        var writer = JSONWriter()
+        writer.beginObject()
+        func member(_ name: String, _ write: (inout JSONWriter) -> Void) {
+            writer.key(name)
+            write(&writer)
+        }
+        member("app-bundle-id") { $0.string(appBundleID) }
+        if let appPlatform { member("app-platform") { $0.string(appPlatform) } }
+        if let appPlatformVersion { member("app-platform-version") { $0.string(appPlatformVersion) } }
+        member("app-vendor-id") { $0.string(appVendorID) }
+        member("app-version") { $0.string(appVersion) }
+        if let dateTime { member("date-time") { $0.string(dateTime) } }
+        if let enforcePinning { member("enforce-pinning") { $0.bool(enforcePinning) } }
+        member("hostname") { $0.string(hostname) }
+        member("include-subdomains") { $0.bool(includeSubdomains) }
+        member("known-pins") { $0.stringArray(knownPins) }
+        if let knownPinsExpirationDate { member("known-pins-expiration-date") { $0.string(knownPinsExpirationDate) } }
+        member("noted-hostname") { $0.string(notedHostname) }
+        if let pinsetVersion { member("pinset-version") { $0.integer(pinsetVersion) } }
+        member("port") { $0.integer(Int64(port)) }
+        if let trustkitVersion { member("trustkit-version") { $0.string(trustkitVersion) } }
+        member("validated-certificate-chain") { $0.stringArray(validatedCertificateChain) }
+        member("validation-result") { $0.integer(Int64(validationResult)) }
+        writer.endObject()
+        return writer.bytes
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PinsetClient
 import PinsetCore
 import PinsetStore
 
@@ -126,23 +127,14 @@ struct ReportSummary {
         }.sorted { ($0.customer, $1.reports, $0.hostname) < ($1.customer, $0.reports, $1.hostname) }
     }
 
-    /// Whether the served key is one of the current pins of the entry that applies to the host: the host's own
-    /// entry, else the nearest parent that includes subdomains (as clients choose it).
+    /// Whether the served key is one of the current pins of the entry that applies to the host, chosen exactly
+    /// as the Pinset client chooses it (`PinEntryResolution`, with the bundled Public Suffix List).
     static func keyPinned(_ row: ReportSummary, in pinSet: PinSet?) -> KeyPinned {
         guard let leaf = row.leafSPKISHA256 else { return .noCertificate }
-        guard let pinSet, let entry = entry(for: row.hostname, in: pinSet) else { return .hostNotPinned }
-        return entry.pins.contains { $0.spkiSHA256?.base64 == leaf } ? .yes : .no
-    }
-
-    static func entry(for hostname: String, in pinSet: PinSet) -> HostPins? {
-        if let exact = pinSet.hosts.first(where: { $0.hostname.rawValue == hostname }) { return exact }
-        var labels = hostname.split(separator: ".")
-        while labels.count > 1 {
-            labels.removeFirst()
-            let parent = labels.joined(separator: ".")
-            if let entry = pinSet.hosts.first(where: { $0.hostname.rawValue == parent && $0.includeSubdomains }) { return entry }
-        }
-        return nil
+        guard let pinSet, let hostname = try? Hostname(row.hostname),
+              let entry = PinEntryResolution(covering: hostname, in: pinSet.hosts.map(PinnedHost.init), publicSuffixes: .bundled).pinned
+        else { return .hostNotPinned }
+        return entry.spkiSHA256.contains { $0.base64 == leaf } ? .yes : .no
     }
 
     /// TrustKit's `TSKTrustEvaluationResult` names.

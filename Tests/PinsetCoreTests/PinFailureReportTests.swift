@@ -53,6 +53,8 @@ import Testing
         ("known-pins", #""pin-sha256=\"x\"""#, "known-pins"),
         ("validated-certificate-chain", #"["not a certificate"]"#, "validated-certificate-chain[0]"),
         ("app-version", "\"\(String(repeating: "9", count: 65))\"", "app-version"),
+        ("app-version", #""1.0\u0000""#, "app-version"),
+        ("app-bundle-id", #""com.example\u001b[2J""#, "app-bundle-id"),
         ("pinset-version", "0", "pinset-version"),
         ("pinset-version", "9007199254740993", "pinset-version"),
         ("surprise", #""x""#, "surprise"),

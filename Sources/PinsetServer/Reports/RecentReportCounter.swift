@@ -16,12 +16,11 @@ public final class RecentReportCounter: Sendable {
     public func record(_ customer: CustomerName, at unixSeconds: Int64) {
         let minute = unixSeconds / 60
         minutes.update { all in
-            var counts = all[customer] ?? [:]
-            counts[minute, default: 0] += 1
-            if counts.count > Int(Self.windowSeconds / 60) {
-                counts = counts.filter { $0.key > minute - Self.windowSeconds / 60 }
+            // In place: no copy of the customer's minutes per report.
+            all[customer, default: [:]][minute, default: 0] += 1
+            if let counts = all[customer], counts.count > Int(Self.windowSeconds / 60) {
+                all[customer] = counts.filter { $0.key > minute - Self.windowSeconds / 60 }
             }
-            all[customer] = counts
         }
     }
 
