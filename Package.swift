@@ -126,6 +126,7 @@ let package = Package(
                 "PinsetFileSystem",
                 "PinsetSigning",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strictSwift6

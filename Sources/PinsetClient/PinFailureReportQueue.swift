@@ -17,11 +17,6 @@ struct PinFailureReportQueue: Equatable {
     /// Bound on the file read back, whatever the configured queue size.
     static let maximumFileBytes = 4 * 1024 * 1024
 
-    static func path(for configuration: PinsetClientConfiguration) -> String {
-        let directory = configuration.stateDirectory.hasSuffix("/") ? String(configuration.stateDirectory.dropLast()) : configuration.stateDirectory
-        return "\(directory)/\(configuration.customer.rawValue).pinset-reports"
-    }
-
     static func load(from path: String) -> PinFailureReportQueue? {
         guard AtomicFile.exists(path), let bytes = try? AtomicFile.read(path, limit: maximumFileBytes),
               let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
@@ -45,8 +40,9 @@ struct PinFailureReportQueue: Equatable {
     /// Appends `report` and drops the oldest reports until the queue is within `maximumCount` and `maximumBytes`.
     mutating func append(_ report: String, maximumCount: Int, maximumBytes: Int) {
         pending.append(report)
-        while pending.count > maximumCount || (pending.reduce(0) { $0 + $1.utf8.count } > maximumBytes && !pending.isEmpty) {
-            pending.removeFirst()
+        var bytes = pending.reduce(0) { $0 + $1.utf8.count }
+        while !pending.isEmpty && (pending.count > maximumCount || bytes > maximumBytes) {
+            bytes -= pending.removeFirst().utf8.count
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import SwiftASN1
 import X509
 
 /// Turns pin failures into reports for the trust server (``PinFailureReport``, TrustKit's format with
@@ -23,7 +24,7 @@ public actor PinFailureReporter {
         self.configuration = configuration
         self.settings = settings
         self.sender = sender
-        self.path = PinFailureReportQueue.path(for: configuration)
+        self.path = configuration.reportQueuePath
     }
 
     /// Reports waiting to be sent.
@@ -49,18 +50,26 @@ public actor PinFailureReporter {
         guard settings.isEnabled, !sending else { return }
         sending = true
         defer { sending = false }
+        // Written once, after the loop: a crash in between at worst sends a report twice, which the server
+        // counts once per installation and hour.
+        var delivered = 0
+        defer { if delivered > 0 { save(loadedQueue()) } }
         while let report = loadedQueue().pending.first {
-            let delivered: Bool
+            let accepted: Bool
             do {
                 let status = try await sender.send(Array(report.utf8), to: settings.reportURL, timeout: settings.sendTimeout)
-                delivered = (200..<500).contains(status) && status != 408 && status != 429
+                // Accepted, or refused for good (a 4xx other than a timeout or rate limit); a redirect, a 5xx
+                // and no answer leave it queued.
+                accepted = (200..<300).contains(status) || ((400..<500).contains(status) && status != 408 && status != 429)
             } catch {
-                delivered = false
+                accepted = false
             }
-            guard delivered else { return }
+            guard accepted else { return }
+            // `record` may have changed the queue while this one was sent.
             var queue = loadedQueue()
             if queue.pending.first == report { queue.pending.removeFirst() }
-            save(queue)
+            self.queue = queue
+            delivered += 1
         }
     }
 
@@ -77,14 +86,7 @@ public actor PinFailureReporter {
     }
 
     static func pem(_ der: [UInt8]) -> String {
-        let base64 = Base64.encode(der)
-        var lines: [Substring] = []
-        var rest = Substring(base64)
-        while !rest.isEmpty {
-            lines.append(rest.prefix(64))
-            rest = rest.dropFirst(64)
-        }
-        return "-----BEGIN CERTIFICATE-----\n" + lines.joined(separator: "\n") + "\n-----END CERTIFICATE-----\n"
+        PEMDocument(type: "CERTIFICATE", derBytes: der).pemString + "\n"
     }
 
     static var platform: String {

@@ -85,9 +85,14 @@ public struct PinsetClientConfiguration: Sendable {
     }
 
     /// The file holding the last good pin set.
-    public var stateFilePath: String {
+    public var stateFilePath: String { stateFile("pinset-state") }
+
+    /// The file holding pin-failure reports not sent yet, when reporting is on.
+    public var reportQueuePath: String { stateFile("pinset-reports") }
+
+    private func stateFile(_ suffix: String) -> String {
         let directory = stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
-        return "\(directory)/\(customer.rawValue).pinset-state"
+        return "\(directory)/\(customer.rawValue).\(suffix)"
     }
 }
 

@@ -105,7 +105,8 @@ public actor PinsetUpdater {
     public func update() async throws(PinUpdateError) -> VerifiedPinSet {
         if !loadedFromDisk { await loadStoredPins() }
         if let failureReporter {
-            // Reports queued by an earlier run (or a failed send) go out beside the update, never before it.
+            // Reports queued by an earlier run (or a failed send) go out beside the update, which never waits
+            // for them.
             Task { await failureReporter.sendPending() }
         }
         let time = now()

@@ -28,13 +28,7 @@ public struct URLSessionBundleFetcher: BundleFetcher {
 
     public func fetch(from url: URL, heldVersion: Int64?, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
         let seconds = max(timeout.timeInterval, 0.001)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = seconds
-        configuration.timeoutIntervalForResource = seconds
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.urlCredentialStorage = nil
+        let configuration = URLSessionConfiguration.keepingNothing(timeout: seconds)
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
         request.setValue("application/pkcs7-mime, application/octet-stream", forHTTPHeaderField: "Accept")
         if let heldVersion { request.setValue(String(heldVersion), forHTTPHeaderField: Self.heldVersionHeader) }
@@ -167,5 +161,20 @@ final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked S
             return continuation
         }
         continuation?.resume(with: result)
+    }
+}
+
+extension URLSessionConfiguration {
+    /// Ephemeral, with no cookies, cache or credential store, so that nothing from one exchange influences the
+    /// next; each request and the whole exchange, connection included, bounded by `seconds`.
+    static func keepingNothing(timeout seconds: TimeInterval) -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = seconds
+        configuration.timeoutIntervalForResource = seconds
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.urlCredentialStorage = nil
+        return configuration
     }
 }

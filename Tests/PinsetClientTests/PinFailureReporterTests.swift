@@ -30,9 +30,11 @@ final class RecordingReportSender: PinFailureReportSender, @unchecked Sendable {
 struct PinFailureReporterTests {
     let chain: TestChain
     let fixture: ClientFixture
-    let settings = PinFailureReportConfiguration(reportURL: URL(string: "http://127.0.0.1:9/report/acme")!, appBundleID: "com.example.app", appVersion: "3.1")
+    static let reportURL = URL(string: "http://127.0.0.1:9/report/acme")!
+    let settings: PinFailureReportConfiguration
 
     init() throws {
+        settings = try PinFailureReportConfiguration(reportURL: Self.reportURL, appBundleID: "com.example.app", appVersion: "3.1")
         chain = try TestChain()
         fixture = try ClientFixture()
     }
@@ -79,7 +81,7 @@ struct PinFailureReporterTests {
         await first.record(try event("a.example.com"))
         await first.record(try event("b.example.com"))
         #expect(await first.pendingCount == 2)
-        let path = PinFailureReportQueue.path(for: fixture.configuration)
+        let path = fixture.configuration.reportQueuePath
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
         #expect(mode == 0o600)
 
@@ -98,16 +100,16 @@ struct PinFailureReporterTests {
         defer { fixture.directory.remove() }
         let sender = RecordingReportSender()
         sender.status = 0
-        var bounded = settings
-        bounded.maximumQueuedReports = 3
+        let bounded = try PinFailureReportConfiguration(reportURL: Self.reportURL, appBundleID: "com.example.app", appVersion: "3.1", maximumQueuedReports: 3)
         let reporter = reporter(sender, settings: bounded)
         for index in 0..<10 { await reporter.record(try event("h\(index).example.com")) }
         #expect(await reporter.pendingCount == 3)
-        let queue = try #require(PinFailureReportQueue.load(from: PinFailureReportQueue.path(for: fixture.configuration)))
+        let queue = try #require(PinFailureReportQueue.load(from: fixture.configuration.reportQueuePath))
         #expect(try queue.pending.map { try PinFailureReport.parse(Array($0.utf8)).hostname } == ["h7.example.com", "h8.example.com", "h9.example.com"])
 
-        var small = settings
-        small.maximumQueueBytes = queue.pending[0].utf8.count + 10
+        let small = try PinFailureReportConfiguration(
+            reportURL: Self.reportURL, appBundleID: "com.example.app", appVersion: "3.1", maximumQueueBytes: queue.pending[0].utf8.count + 10
+        )
         let bytesBounded = PinFailureReporter(configuration: fixture.configuration, settings: small, sender: sender)
         await bytesBounded.record(try event("z.example.com"))
         #expect(await bytesBounded.pendingCount == 1)
@@ -115,7 +117,7 @@ struct PinFailureReporterTests {
 
     @Test func aDamagedQueueFileIsReplacedAndNeverAffectsReporting() async throws {
         defer { fixture.directory.remove() }
-        let path = PinFailureReportQueue.path(for: fixture.configuration)
+        let path = fixture.configuration.reportQueuePath
         try FileManager.default.createDirectory(atPath: fixture.configuration.stateDirectory, withIntermediateDirectories: true)
         try Data("{\"installation-id\": 7, \"pending\": [".utf8).write(to: URL(fileURLWithPath: path))
         let sender = RecordingReportSender()
@@ -127,6 +129,24 @@ struct PinFailureReporterTests {
         #expect(!queue.installationID.isEmpty)
     }
 
+    /// Settings under which the server would refuse every report, or no report could be queued, are refused
+    /// with the setting's name.
+    @Test func settingsThatWouldLoseEveryReportAreRefused() {
+        let url = Self.reportURL
+        let cases: [(String, () throws(ValidationError) -> PinFailureReportConfiguration)] = [
+            ("appVersion", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "com.example.app", appVersion: String(repeating: "9", count: 65)) }),
+            ("appBundleID", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "", appVersion: "1.0") }),
+            ("appVersion", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "com.example.app", appVersion: "1.0\u{0}") }),
+            ("maximumQueuedReports", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "a", appVersion: "1", maximumQueuedReports: -1) }),
+            ("perHostInterval", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "a", appVersion: "1", perHostInterval: .zero) }),
+            ("reportURL", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: URL(string: "ftp://example.com/r")!, appBundleID: "a", appVersion: "1") }),
+        ]
+        for (setting, make) in cases {
+            let error = #expect(throws: ValidationError.self) { try make() }
+            #expect(error?.message.contains(setting) == true, "\(setting): \(String(describing: error))")
+        }
+    }
+
     @Test func aDisabledReporterSendsAndStoresNothing() async throws {
         defer { fixture.directory.remove() }
         let sender = RecordingReportSender()
@@ -134,7 +154,7 @@ struct PinFailureReporterTests {
         off.isEnabled = false
         await reporter(sender, settings: off).record(try event())
         #expect(sender.sent.isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: PinFailureReportQueue.path(for: fixture.configuration)))
+        #expect(!FileManager.default.fileExists(atPath: fixture.configuration.reportQueuePath))
     }
 
     @Test func theEvaluatorHandsMismatchesToTheUpdatersReporterOnly() async throws {

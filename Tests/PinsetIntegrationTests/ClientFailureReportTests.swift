@@ -42,7 +42,7 @@ import Testing
         let state = try TemporaryDirectory(prefix: "pinset-client-reporting")
         defer { state.remove() }
         var configuration = try cli.acmeClientConfiguration(server: setup.server, stateDirectory: state)
-        configuration.failureReports = PinFailureReportConfiguration(
+        configuration.failureReports = try PinFailureReportConfiguration(
             reportURL: try #require(URL(string: "http://127.0.0.1:\(setup.reportsPort)/report/acme")), appBundleID: "com.example.app", appVersion: "5.0.1"
         )
         let updater = PinsetUpdater(configuration: configuration)
