@@ -62,9 +62,11 @@ import Testing
     }
 
     /// POSTs `body` on its own connection and returns the response status (0 when there was no response).
+    /// `proxiedFrom` sends a PROXY protocol v1 header first, as a load balancer does for that client address.
     static func post(_ body: [UInt8], port: Int, path: String = "/report/acme", contentType: String? = "application/json",
-                     extraHeaders: String = "") throws -> Int {
-        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+                     extraHeaders: String = "", proxiedFrom client: String? = nil) throws -> Int {
+        var head = client.map { "PROXY TCP4 \($0) 127.0.0.1 50000 \(port)\r\n" } ?? ""
+        head += "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         let (response, _) = try RawClient.exchange(port: port, Array((head + extraHeaders + "\r\n").utf8) + body)
         return status(of: response)
@@ -199,6 +201,20 @@ import Testing
         #expect(accepted + limited == 300)
         let rows = try await setup.reportRows { rows in rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } >= accepted }
         #expect(rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) } == accepted)
+    }
+
+    /// Behind a load balancer that sends the PROXY protocol, the per-address limit applies to each app's address.
+    @Test func behindALoadBalancerTheLimitAppliesToEachAppsAddress() throws {
+        let setup = try Setup(reports: ["reportsPerMinutePerAddress": 1, "proxyProtocol": true])
+        defer { setup.stop() }
+        func report(_ index: Int, from client: String?) throws -> Int {
+            try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, vendorID: "install-\(index)"), port: setup.reportsPort, proxiedFrom: client)
+        }
+        #expect(try report(1, from: "203.0.113.7") == 202)
+        #expect(try report(2, from: "203.0.113.7") == 429)
+        #expect(try report(3, from: "203.0.113.8") == 202)
+        // Without the header the connection is closed unanswered.
+        #expect(try report(4, from: nil) == 0)
     }
 
     /// 10,000 reports from one address as fast as four connections at a time can send them: every one is

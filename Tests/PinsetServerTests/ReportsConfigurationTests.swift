@@ -15,13 +15,14 @@ struct ReportsConfigurationTests {
         #expect(defaults == ServerConfiguration.Reports(host: "127.0.0.1", port: 9443))
         #expect(defaults.maxBodyBytes == 32_768)
         #expect(defaults.retentionDays == 30)
+        #expect(!defaults.proxyProtocol)
     }
 
     @Test func readsEveryKey() throws {
         let reports = try #require(try parse("""
             {"reports": {"host": "0.0.0.0", "port": 9444, "maxBodyBytes": 4096, "reportsPerMinutePerAddress": 5,
              "maxTrackedAddresses": 1000, "maxPendingCounts": 200, "maxInstallationsPerHour": 300, "retentionDays": 7,
-             "flushIntervalSeconds": 0.2}}
+             "flushIntervalSeconds": 0.2, "proxyProtocol": true}}
             """).reports)
         #expect(reports.host == "0.0.0.0")
         #expect(reports.port == 9444)
@@ -32,6 +33,7 @@ struct ReportsConfigurationTests {
         #expect(reports.maxInstallationsPerHour == 300)
         #expect(reports.retentionDays == 7)
         #expect(reports.flushIntervalSeconds == 0.2)
+        #expect(reports.proxyProtocol)
     }
 
     @Test(arguments: [

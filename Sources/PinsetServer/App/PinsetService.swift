@@ -124,7 +124,7 @@ public final class PinsetService: Sendable {
             // One queue: a flood of reports then competes for one worker, never for the bundle listener's.
             reportsTransport.workerQueues = 1
             reportsTransport.maxConnections = min(configuration.maxConnections, 256)
-            reportsTransport.proxyProtocol = false
+            reportsTransport.proxyProtocol = settings.proxyProtocol
             reports = (SocketServer(configuration: reportsTransport, handler: handler, onRequest: onRequest), writer, recentReports)
         } else {
             reports = nil
