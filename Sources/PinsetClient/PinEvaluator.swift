@@ -17,22 +17,23 @@ public final class PinEvaluator: @unchecked Sendable {
     public let publicSuffixes: PublicSuffixList?
     private let lock = NSLock()
     private var current: VerifiedPinSet?
-    private var failureObserver: (@Sendable (PinFailureEvent) -> Void)?
+    /// Called with every pin mismatch, on the evaluating thread, before the verdict is returned: it must only
+    /// hand the event over (``PinsetUpdater`` starts a task for its ``PinFailureReporter``), never block.
+    private let failureObserver: (@Sendable (PinFailureEvent) -> Void)?
 
-    public init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = .bundled) {
+    public convenience init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = .bundled) {
+        self.init(unpinnedHostPolicy: unpinnedHostPolicy, publicSuffixes: publicSuffixes, failureObserver: nil)
+    }
+
+    init(unpinnedHostPolicy: UnpinnedHostPolicy, publicSuffixes: PublicSuffixList?, failureObserver: (@Sendable (PinFailureEvent) -> Void)?) {
         self.unpinnedHostPolicy = unpinnedHostPolicy
         self.publicSuffixes = publicSuffixes
+        self.failureObserver = failureObserver
     }
 
     /// The pin set in force, or `nil` before any was loaded.
     public var pinSet: VerifiedPinSet? {
         lock.withLock { current }
-    }
-
-    /// Calls `observer` with every pin mismatch, on the evaluating thread, before the verdict is returned: it must
-    /// only hand the event over (``PinsetUpdater`` starts a task for its ``PinFailureReporter``), never block.
-    func observeFailures(_ observer: @escaping @Sendable (PinFailureEvent) -> Void) {
-        lock.withLock { failureObserver = observer }
     }
 
     /// Makes `pinSet` the one in force: a replacement, never a merge, so removed pins are gone.
@@ -51,7 +52,8 @@ public final class PinEvaluator: @unchecked Sendable {
     /// name or a public suffix is ignored, and the evaluation names it.
     public func evaluate(host: String, chain: [[UInt8]]) -> PinEvaluation {
         let snapshot = pinSet
-        let resolution = (try? Hostname(host)).flatMap { snapshot?.resolution(for: $0, publicSuffixes: publicSuffixes) }
+        let hostname = try? Hostname(host)
+        let resolution = hostname.flatMap { snapshot?.resolution(for: $0, publicSuffixes: publicSuffixes) }
         guard let resolution, !resolution.isUncovered else {
             let ignored = resolution?.ignoredSuffixEntries.map(\.hostname) ?? []
             return unpinnedHostPolicy == .allow
@@ -79,8 +81,8 @@ public final class PinEvaluator: @unchecked Sendable {
             }
             presented.append(keyHash)
         }
-        if let snapshot, let observer = lock.withLock({ failureObserver }) {
-            observer(PinFailureEvent(host: host, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date()))
+        if let snapshot, let hostname, let failureObserver {
+            failureObserver(PinFailureEvent(host: hostname, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date()))
         }
         return .pinMismatch(host: host, entry: entry.hostname, presented: presented, skippedPinless: skipped)
     }

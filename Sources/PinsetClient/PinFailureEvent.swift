@@ -4,7 +4,7 @@ import PinsetCore
 /// A pin check that failed, as ``PinEvaluator`` saw it: what a pin-failure report is made from.
 public struct PinFailureEvent: Sendable, Equatable {
     /// The host the app connected to.
-    public var host: String
+    public var host: Hostname
     /// The entry whose pins were checked: the host's own, or a parent with include-subdomains.
     public var entry: PinnedHost
     /// The chain that was checked (DER, leaf first).
@@ -13,7 +13,7 @@ public struct PinFailureEvent: Sendable, Equatable {
     public var pinSetVersion: Int64
     public var at: Date
 
-    public init(host: String, entry: PinnedHost, chain: [[UInt8]], pinSetVersion: Int64, at: Date) {
+    public init(host: Hostname, entry: PinnedHost, chain: [[UInt8]], pinSetVersion: Int64, at: Date) {
         self.host = host
         self.entry = entry
         self.chain = chain

@@ -37,8 +37,8 @@ public actor PinFailureReporter {
         let now = Int64(event.at.timeIntervalSince1970)
         let interval = Int64(settings.perHostInterval.components.seconds)
         queue.forgetReportsBefore(now - interval)
-        if let last = queue.lastReported[event.host], now - last < interval, now >= last { return }
-        queue.lastReported[event.host] = now
+        if let last = queue.lastReported[event.host.rawValue], now - last < interval, now >= last { return }
+        queue.lastReported[event.host.rawValue] = now
         let report = makeReport(event, installationID: queue.installationID)
         queue.append(String(decoding: report.json(), as: UTF8.self), maximumCount: settings.maximumQueuedReports, maximumBytes: settings.maximumQueueBytes)
         save(queue)
@@ -76,7 +76,7 @@ public actor PinFailureReporter {
     private func makeReport(_ event: PinFailureEvent, installationID: String) -> PinFailureReport {
         PinFailureReport(
             appBundleID: settings.appBundleID, appVersion: settings.appVersion, appVendorID: installationID,
-            appPlatform: Self.platform, hostname: (try? Hostname(event.host).rawValue) ?? event.host, port: Int(event.entry.port),
+            appPlatform: Self.platform, hostname: event.host.rawValue, port: Int(event.entry.port),
             notedHostname: event.entry.hostname.rawValue, includeSubdomains: event.entry.includeSubdomains, enforcePinning: true,
             validatedCertificateChain: event.chain.prefix(PinFailureReport.maximumChainLength).map(Self.pem),
             knownPins: event.entry.spkiSHA256.prefix(PinFailureReport.maximumKnownPins).map { "pin-sha256=\"\($0.base64)\"" },

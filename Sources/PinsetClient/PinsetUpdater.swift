@@ -35,18 +35,20 @@ public actor PinsetUpdater {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
-        let evaluator = PinEvaluator(unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes)
-        self.evaluator = evaluator
         self.fetcher = fetcher
         self.now = now
+        var reporter: PinFailureReporter?
+        var observer: (@Sendable (PinFailureEvent) -> Void)?
         if let settings = configuration.failureReports, settings.isEnabled {
-            let reporter = PinFailureReporter(configuration: configuration, settings: settings, sender: reportSender)
-            failureReporter = reporter
+            let created = PinFailureReporter(configuration: configuration, settings: settings, sender: reportSender)
+            reporter = created
             // The TLS decision must not wait for a report: the event is handed to a task and the verdict returned.
-            evaluator.observeFailures { event in Task { await reporter.record(event) } }
-        } else {
-            failureReporter = nil
+            observer = { event in Task { await created.record(event) } }
         }
+        failureReporter = reporter
+        evaluator = PinEvaluator(
+            unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes, failureObserver: observer
+        )
     }
 
     /// The pin set in force, or `nil` before any was loaded or accepted.

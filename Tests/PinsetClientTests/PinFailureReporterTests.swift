@@ -40,7 +40,7 @@ struct PinFailureReporterTests {
     }
 
     func event(_ host: String = "api.example.com", at seconds: TimeInterval = 1_800_000_000) throws -> PinFailureEvent {
-        PinFailureEvent(host: host, entry: try ClientFixture.host(host, keys: [chain.intermediate]), chain: chain.validated,
+        PinFailureEvent(host: try Hostname(host), entry: try ClientFixture.host(host, keys: [chain.intermediate]), chain: chain.validated,
                         pinSetVersion: 7, at: Date(timeIntervalSince1970: seconds))
     }
 
