@@ -144,18 +144,27 @@ import Testing
         // The database goes away for 30 s: the instances keep serving and re-signing what they loaded.
         try deployment.postgres.stop()
         let outageStarted = Int64(Date().timeIntervalSince1970)
-        try await Task.sleep(for: .seconds(3))
-        let readiness = try CurlResponse.get("\(servers[0].baseURL)/readyz", in: cli.directory)
+        let outageClock = ContinuousClock.now
+        // Each instance notices at its next poll of the store; on a loaded machine that may take a few seconds.
+        var readiness = try CurlResponse.get("\(servers[0].baseURL)/readyz", in: cli.directory)
+        _ = try await eventually(within: 10) {
+            readiness = try CurlResponse.get("\(servers[0].baseURL)/readyz", in: cli.directory)
+            return String(decoding: readiness.body, as: UTF8.self).contains("store unavailable since")
+        }
         #expect(readiness.status == 200)
         #expect(String(decoding: readiness.body, as: UTF8.self).contains("store unavailable since"))
-        let status = try CurlResponse.get("\(servers[2].baseURL)/status", in: cli.directory)
-        let store = try #require((try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["store"] as? [String: Any])
+        var store: [String: Any] = [:]
+        _ = try await eventually(within: 10) {
+            let status = try CurlResponse.get("\(servers[2].baseURL)/status", in: cli.directory)
+            store = (try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["store"] as? [String: Any] ?? [:]
+            return store["available"] as? Bool == false
+        }
         #expect(store["available"] as? Bool == false)
         #expect(store["unavailableSince"] != nil)
         let failingEdit = try cli.run(["customer", "add", "globex"])
         #expect(failingEdit.status != 0)
         #expect(failingEdit.stderr.contains("is unavailable") && failingEdit.stderr.contains("127.0.0.1:\(deployment.postgres.port)"))
-        try await Task.sleep(for: .seconds(27))
+        try await Task.sleep(until: outageClock + .seconds(30), clock: .continuous)
         #expect(loop.newest > outageStarted, "no bundle was signed during the outage")
 
         try deployment.postgres.start()
