@@ -1,13 +1,29 @@
 import Foundation
 
-/// An HTTP response as far as the updater cares: the status and the body.
+/// An HTTP response as far as the updater cares: the status, the body, and the server's clock.
 public struct FetchedBundle: Sendable {
     public var statusCode: Int
     public var body: [UInt8]
+    /// The response's `Date` header (RFC 9110 6.6.1), when the server sent a valid one. Never trusted for a
+    /// decision: it only sharpens the clock-skew estimate when a bundle is refused because of the device clock.
+    public var serverDate: Date?
 
-    public init(statusCode: Int, body: [UInt8]) {
+    public init(statusCode: Int, body: [UInt8], serverDate: Date? = nil) {
         self.statusCode = statusCode
         self.body = body
+        self.serverDate = serverDate
+    }
+}
+
+extension FetchedBundle {
+    /// The time an HTTP `Date` header value names: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only form
+    /// RFC 9110 5.6.7 lets a server send; anything else is `nil`.
+    public static func parseHTTPDate(_ value: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: value)
     }
 }
 

@@ -12,11 +12,19 @@ import X509
 /// 3. `customer` is the configured customer;
 /// 4. the signer certificate's notBefore is not earlier than the revocation floor: the highest
 ///    `signers-not-before` of this bundle, of the last accepted one and of any accepted before (`signersNotBefore`);
-/// 5. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
+/// 5. bounds (`BundleBounds`): the lifetime `expires - timestamp` is at most `maximumBundleLifetime`, and
+///    `version` lies at most `BundleBounds.maximumVersionLead` ahead of the bundle's own signing time;
+/// 6. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
 ///    than `allowedClockSkew`;
-/// 6. `expires` is later than `now` (at `now == expires` the bundle is already expired);
-/// 7. the version is not lower than the last accepted one (rollback), and an equal version carries the same
-///    content digest.
+/// 7. `expires` is later than `now` (at `now == expires` the bundle is already expired);
+/// 8. the version is not lower than the last accepted one (rollback), and an equal version carries the same
+///    content digest — unless the floor of step 4 revokes the signer of the last accepted bundle. Then that
+///    bundle came from a revoked key (a leaked key may have pushed its version to the limit of step 5), and
+///    this one replaces it whatever its version: fast-forward recovery, as TUF discards metadata whose keys
+///    were rotated away (spec 5.3.11). Step 4 keeps refusing the revoked key's bundles from then on.
+///
+/// `now` is the caller's time; `PinsetUpdater` never passes a time earlier than the latest signing time of
+/// the bundles it holds, so a device clock set back cannot make an expired bundle or certificate good again.
 ///
 /// Nothing is parsed as JSON before the signature holds, so a hostile body only ever reaches the strict DER
 /// parser of the CMS envelope.
@@ -84,9 +92,17 @@ public enum BundleVerifier {
         guard payload.customer == configuration.customer else {
             return .failure(PinUpdateError(.wrongCustomer, "the bundle is for customer '\(payload.customer)', not '\(configuration.customer)'"))
         }
-        let floor = [signersNotBefore, lastAccepted?.payload.signersNotBefore, payload.signersNotBefore].compactMap { $0 }.max()
+        let floor = effectiveFloor(signersNotBefore, lastAccepted, payload)
         if let problem = revocationProblem(signer: content.signer, floor: floor) {
             return .failure(problem)
+        }
+        if let problem = BundleBounds.lifetimeProblem(
+            timestamp: payload.timestamp, expires: payload.expires, maximumLifetimeSeconds: configuration.maximumBundleLifetime.wholeSeconds
+        ) {
+            return .failure(PinUpdateError(.lifetimeTooLong, problem))
+        }
+        if let problem = BundleBounds.versionProblem(version: payload.version, signedAt: payload.timestamp) {
+            return .failure(PinUpdateError(.versionAheadOfSigningTime, problem))
         }
         let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
         if source == .download, nowSeconds - payload.timestamp > configuration.freshnessWindow.wholeSeconds {
@@ -98,7 +114,7 @@ public enum BundleVerifier {
         guard nowSeconds < payload.expires else {
             return .failure(PinUpdateError(.expired, "expired \(nowSeconds - payload.expires) s ago (a bundle is valid while now < expires)"))
         }
-        if let lastAccepted {
+        if let lastAccepted, revocationProblem(signer: lastAccepted.signer, floor: floor) == nil {
             guard payload.version >= lastAccepted.version else {
                 return .failure(PinUpdateError(.rollback, "version \(payload.version) is lower than the accepted version \(lastAccepted.version)"))
             }
@@ -109,13 +125,27 @@ public enum BundleVerifier {
         return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: source == .download ? .downloaded : .seed, signer: content.signer))
     }
 
+    /// The revocation floor a new bundle is checked under: the highest of the floor in force, the held bundle's
+    /// and the new bundle's own.
+    static func effectiveFloor(_ floorInForce: Int64?, _ held: VerifiedPinSet?, _ payload: BundlePayload) -> Int64? {
+        [floorInForce, held?.payload.signersNotBefore, payload.signersNotBefore].compactMap { $0 }.max()
+    }
+
+    /// Whether `candidate`, accepted, revokes the signer of `held`: then it replaces `held` whatever the versions
+    /// (fast-forward recovery, step 8).
+    static func revokesSigner(of held: VerifiedPinSet?, candidate: VerifiedPinSet, floorInForce: Int64?) -> Bool {
+        guard let held else { return false }
+        return revocationProblem(signer: held.signer, floor: effectiveFloor(floorInForce, held, candidate.payload)) != nil
+    }
+
     /// Why a bundle signed by `signer` must be refused under the revocation floor `floor`, or `nil`.
     static func revocationProblem(signer: Certificate, floor: Int64?) -> PinUpdateError? {
         guard let floor, signer.isRevoked(bySignersNotBefore: floor) else { return nil }
         return PinUpdateError(.revokedSigner, "the signer certificate '\(PinMaterial.describe(signer.subject))' is valid from \(signer.notBeforeUnixSeconds), earlier than the revocation floor signers-not-before \(floor): its key was revoked")
     }
 
-    /// Re-verifies a stored bundle: signature and customer only (see `StoredPinState` for why). The chain is
+    /// Re-verifies a stored bundle: signature, customer and the version bound only (see `StoredPinState` for
+    /// why). The chain is
     /// checked at the bundle's own signing time, so pins stay usable offline after the signer certificate
     /// has expired.
     static func verifyStored(
@@ -137,6 +167,12 @@ public enum BundleVerifier {
         }
         guard payload.customer == configuration.customer else {
             return .failure(PinUpdateError(.wrongCustomer, "the stored bundle is for customer '\(payload.customer)', not '\(configuration.customer)'"))
+        }
+        // A client library from before the bounds may have stored a fast-forwarded bundle; kept, its version
+        // would refuse every genuine bundle as a rollback. The lifetime bound is not applied here: a server
+        // configured for long-lived bundles before the bound existed signed genuine ones.
+        if let problem = BundleBounds.versionProblem(version: payload.version, signedAt: payload.timestamp) {
+            return .failure(PinUpdateError(.versionAheadOfSigningTime, "the stored bundle: \(problem)"))
         }
         return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: .stored, signer: content.signer))
     }

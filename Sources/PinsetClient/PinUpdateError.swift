@@ -24,6 +24,12 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
         case revokedSigner
         /// The bundle was signed longer ago than the freshness window: possibly a replayed old bundle.
         case stale
+        /// The bundle's lifetime (`expires - timestamp`) is longer than
+        /// `PinsetClientConfiguration.maximumBundleLifetime`: no Pinset server issues such a bundle.
+        case lifetimeTooLong
+        /// The bundle's `version` lies further ahead of its own signing time than a Pinset server ever signs
+        /// (`BundleBounds.maximumVersionLead`): a fast-forward attempt with a leaked signer key.
+        case versionAheadOfSigningTime
         /// The bundle's signing time lies further in the future than the allowed clock skew.
         case fromTheFuture
         /// The bundle's `expires` time has passed.
@@ -34,6 +40,10 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
         case versionContentMismatch
         /// The state file could not be written (or, for a stored state, read back).
         case storage
+        /// The download was refused only because of the device's clock: read at the time the bundle was signed,
+        /// it passes every check. `PinUpdateError.estimatedClockSkew` says by how much the clock is off, so an
+        /// app can tell its user to correct the date and time. Nothing was accepted.
+        case clockSkew
 
         public var description: String {
             switch self {
@@ -45,11 +55,14 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
             case .wrongCustomer: "wrongCustomer"
             case .revokedSigner: "revokedSigner"
             case .stale: "stale"
+            case .lifetimeTooLong: "lifetimeTooLong"
+            case .versionAheadOfSigningTime: "versionAheadOfSigningTime"
             case .fromTheFuture: "fromTheFuture"
             case .expired: "expired"
             case .rollback: "rollback"
             case .versionContentMismatch: "versionContentMismatch"
             case .storage: "storage"
+            case .clockSkew: "clockSkew"
             }
         }
     }
@@ -58,10 +71,15 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
     public let reason: String
     public let file: String
     public let line: UInt
+    /// For `.clockSkew`: how far the device clock is estimated to be off, positive when it runs ahead. The
+    /// estimate is the device time minus the trust server's time (its `Date` header, or the bundle's signing
+    /// time), so it is accurate to the re-signing interval at best. `nil` for every other code.
+    public let estimatedClockSkew: Duration?
 
-    public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
+    public init(_ code: Code, _ reason: String, estimatedClockSkew: Duration? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
+        self.estimatedClockSkew = estimatedClockSkew
         self.file = file
         self.line = line
     }

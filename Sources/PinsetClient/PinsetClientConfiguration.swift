@@ -26,6 +26,11 @@ public struct PinsetClientConfiguration: Sendable {
     /// `Duration`, default 60 s — how far in the future a signing time may lie before the bundle is refused as
     /// coming from the future (the server's and the device's clocks never agree exactly).
     public var allowedClockSkew: Duration = .seconds(60)
+    /// `Duration`, default 31 days (`BundleBounds.defaultMaximumLifetimeSeconds`) — the longest lifetime
+    /// (`expires - timestamp`) a bundle may have. Pinset servers issue one day by default and cannot be
+    /// configured above 31 days; a longer-lived bundle can only come from a leaked signer key, and would stay
+    /// acceptable as a seed or a replay for that long.
+    public var maximumBundleLifetime: Duration = .seconds(BundleBounds.defaultMaximumLifetimeSeconds)
     /// `Duration`, default 30 s — the limit for the whole download, connection included.
     public var fetchTimeout: Duration = .seconds(30)
     /// `Int`, default 1 MiB — the largest response body read; a larger one is cut off while streaming.

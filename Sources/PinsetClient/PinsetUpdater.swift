@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetSigning
 
 /// Keeps a customer's pin set current: loads the last good pins from disk, seeds from a bundle shipped with
 /// the app, and updates from the trust server (fetch → verify → apply).
@@ -58,6 +59,24 @@ public actor PinsetUpdater {
     /// refused (`PinUpdateError.Code.revokedSigner`). `nil` while no bundle with a floor was accepted.
     public var signersNotBefore: Date? { floorSource?.signersNotBefore }
 
+    /// The latest signing time of the bundles held (the pins in force and the floor's evidence), `nil` while
+    /// none is. Every check runs at this time or later, whatever the device clock says: a clock set back
+    /// cannot make an expired bundle, an expired signer certificate or a replayed bundle acceptable again.
+    public var latestSignedAt: Date? {
+        latestSignedTime.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+
+    private var latestSignedTime: Int64? {
+        [evaluator.pinSet?.payload.timestamp, floorSource?.payload.timestamp].compactMap { $0 }.max()
+    }
+
+    /// The device clock, raised to `latestSignedAt`.
+    private func checkTime() -> Date {
+        let deviceTime = now()
+        guard let latest = latestSignedAt else { return deviceTime }
+        return max(deviceTime, latest)
+    }
+
     /// What `loadStoredPins()` found.
     public enum StoredState: Sendable {
         /// No state file exists yet.
@@ -86,8 +105,15 @@ public actor PinsetUpdater {
         case .rejected(let error):
             return .rejected(error)
         case .loaded(let stored, let storedFloorSource):
+            let floorInForce = floorSource?.payload.signersNotBefore
+            let storedFloor = storedFloorSource?.payload.signersNotBefore
+            // Fast-forward recovery, as for a download: a stored floor that revokes the signer of the pins in
+            // force replaces them whatever their version.
+            let recovers = evaluator.pinSet.map {
+                BundleVerifier.revocationProblem(signer: $0.signer, floor: [floorInForce, storedFloor].compactMap { $0 }.max()) != nil
+            } ?? false
             floorSource = Self.higherFloor(floorSource, storedFloorSource)
-            if let current = evaluator.pinSet, current.version >= stored.version {
+            if !recovers, let current = evaluator.pinSet, current.version >= stored.version {
                 return .loaded(current)
             }
             // The file is only consistent with the floor it carries. Another updater on the same state
@@ -111,7 +137,7 @@ public actor PinsetUpdater {
             // for them.
             Task { await failureReporter.sendPending() }
         }
-        let time = now()
+        let time = checkTime()
         let response: FetchedBundle
         do {
             response = try await fetcher.fetch(
@@ -131,7 +157,54 @@ public actor PinsetUpdater {
         guard response.body.count <= configuration.maximumBundleSize else {
             throw PinUpdateError(.bodyTooLarge, "the body is \(response.body.count) bytes; the limit is \(configuration.maximumBundleSize)")
         }
-        return try await accept(response.body, source: .download, at: time)
+        do {
+            return try await accept(response.body, source: .download, at: time)
+        } catch {
+            throw await attributeToDeviceClock(error, response: response)
+        }
+    }
+
+    /// `error`, or — when the download was refused only because the device clock is off — a `.clockSkew`
+    /// error with the estimate.
+    ///
+    /// The refusal is put down to the clock when it is one a wrong clock causes (stale, from the future,
+    /// expired, a signer certificate outside its validity), the server sent a `Date` and the bundle is fresh by
+    /// it, the device clock and that `Date` differ by more than the allowed skew, and at that `Date` the bundle
+    /// passes every check against the pins held. Nothing is accepted either way. A network attacker who
+    /// replays an old bundle with a matching `Date` can make a correct device report a skew; never make it
+    /// accept the bundle.
+    private func attributeToDeviceClock(_ error: PinUpdateError, response: FetchedBundle) async -> PinUpdateError {
+        switch error.code {
+        case .stale, .fromTheFuture, .expired, .signature(.untrustedSigner): break
+        default: return error
+        }
+        guard let serverDate = response.serverDate,
+              let content = SignatureVerifier.unverifiedContent(of: response.body),
+              let claimed = try? BundlePayload.decode(content) else { return error }
+        let serverSeconds = Int64(serverDate.timeIntervalSince1970.rounded(.down))
+        guard serverSeconds - claimed.timestamp <= configuration.freshnessWindow.wholeSeconds,
+              claimed.timestamp - serverSeconds <= configuration.allowedClockSkew.wholeSeconds else { return error }
+        let skew = now().timeIntervalSince(serverDate)
+        guard abs(skew) > Double(configuration.allowedClockSkew.wholeSeconds) else { return error }
+        guard case .success(let verified) = await BundleVerifier.verifySignature(response.body, trustAnchors: configuration.trustAnchors, at: serverDate),
+              case .success = BundleVerifier.checkContent(
+                  verified, signedBundle: response.body, configuration: configuration, lastAccepted: evaluator.pinSet,
+                  signersNotBefore: floorSource?.payload.signersNotBefore, source: .download, at: serverDate
+              ) else { return error }
+        let seconds = Int64(skew.rounded())
+        let direction = seconds > 0 ? "ahead" : "behind"
+        return PinUpdateError(
+            .clockSkew,
+            "the device clock is about \(Self.describe(seconds: abs(seconds))) \(direction) of the trust server's (\(error.code): \(error.reason)); the bundle would be accepted with a correct clock. Correct the device's date and time.",
+            estimatedClockSkew: .seconds(seconds)
+        )
+    }
+
+    private static func describe(seconds: Int64) -> String {
+        if seconds >= 2 * 86_400 { return "\(seconds / 86_400) days" }
+        if seconds >= 2 * 3600 { return "\(seconds / 3600) hours" }
+        if seconds >= 120 { return "\(seconds / 60) minutes" }
+        return "\(seconds) seconds"
     }
 
     /// Verifies a signed bundle shipped with the app and, if it passes, puts it in force and stores it.
@@ -141,23 +214,25 @@ public actor PinsetUpdater {
     @discardableResult
     public func seed(withBundle signedBundle: [UInt8]) async throws(PinUpdateError) -> VerifiedPinSet {
         if !loadedFromDisk { await loadStoredPins() }
-        return try await accept(signedBundle, source: .seed, at: now())
+        return try await accept(signedBundle, source: .seed, at: checkTime())
     }
 
     private func accept(_ signedBundle: [UInt8], source: BundleVerifier.Source, at time: Date) async throws(PinUpdateError) -> VerifiedPinSet {
         let content = try await BundleVerifier.verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: time).get()
         // From here on there is no suspension point: the checks see the state the write replaces.
         let current = evaluator.pinSet
+        let floorInForce = floorSource?.payload.signersNotBefore
         let verified = try BundleVerifier.checkContent(
             content,
             signedBundle: signedBundle,
             configuration: configuration,
             lastAccepted: current,
-            signersNotBefore: floorSource?.payload.signersNotBefore,
+            signersNotBefore: floorInForce,
             source: source,
             at: time
         ).get()
-        if let current, current.version == verified.version, current.payload.timestamp >= verified.payload.timestamp {
+        let recovers = BundleVerifier.revokesSigner(of: current, candidate: verified, floorInForce: floorInForce)
+        if !recovers, let current, current.version == verified.version, current.payload.timestamp >= verified.payload.timestamp {
             // The same pins, signed no later than the ones in force: nothing to replace.
             return current
         }

@@ -57,6 +57,7 @@ final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked S
     private let lock = NSLock()
     private var body: [UInt8] = []
     private var statusCode: Int?
+    private var serverDate: Date?
     private var outcome: (any Error)?
     private var task: URLSessionDataTask?
     private var continuation: CheckedContinuation<FetchedBundle, any Error>?
@@ -110,7 +111,11 @@ final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked S
             fail(PinUpdateError(.bodyTooLarge, "the server announced \(http.expectedContentLength) bytes; the limit is \(limit)"), completionHandler)
             return
         }
-        lock.withLock { statusCode = http.statusCode }
+        let date = (http.value(forHTTPHeaderField: "Date")).flatMap(FetchedBundle.parseHTTPDate)
+        lock.withLock {
+            statusCode = http.statusCode
+            serverDate = date
+        }
         completionHandler(.allow)
     }
 
@@ -142,7 +147,7 @@ final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked S
             if let outcome { return .failure(outcome) }
             if let error { return .failure(PinUpdateError(.transport, "the request failed: \(error.localizedDescription)")) }
             guard let statusCode else { return .failure(PinUpdateError(.transport, "the server sent no response")) }
-            return .success(FetchedBundle(statusCode: statusCode, body: body))
+            return .success(FetchedBundle(statusCode: statusCode, body: body, serverDate: serverDate))
         }
         finish(result)
     }

@@ -40,6 +40,8 @@ public struct VerifiedPinSet: Hashable, Sendable {
     public var hosts: [PinnedHost] { payload.hosts }
     public var signedAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.timestamp)) }
     public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(payload.expires)) }
+    /// The certificate that signed the bundle (verified against the trust anchors), for display and logs.
+    public var signerCertificate: Certificate { signer }
     /// The revocation floor the bundle carries, if any.
     public var signersNotBefore: Date? { payload.signersNotBefore.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
 

@@ -63,6 +63,13 @@ public enum SignatureVerifier {
         [2, 16, 840, 1, 101, 3, 4, 2, 3],  // SHA-512
     ]
 
+    /// The attached content of a CMS SignedData whose signature has *not* been verified, or `nil` when the
+    /// envelope does not parse. For diagnosis only — choosing a time at which to run `verify` again, say —
+    /// never for a decision: anyone can write these bytes.
+    public static func unverifiedContent(of signedData: [UInt8]) -> [UInt8]? {
+        (try? SignedDataEnvelope(derEncoded: signedData)).map { Array($0.content) }
+    }
+
     public static func verify(
         _ signedData: [UInt8],
         trustAnchors: [Certificate],

@@ -30,6 +30,7 @@ struct Pinset: AsyncParsableCommand {
             ImportCommand.self,
             RootCommand.self,
             SignerCommand.self,
+            ClientCommand.self,
         ]
     )
 }

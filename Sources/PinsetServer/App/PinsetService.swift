@@ -214,11 +214,19 @@ public final class PinsetService: Sendable {
         if age > freshnessWindow {
             return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
         }
+        var notes: [String] = []
         if let since = status.storeUnavailableSince {
             let loaded = status.contentLoadedAt.map { ", re-signing the content loaded at \($0.formatted(.iso8601))" } ?? ""
-            return .ready(note: "store unavailable since \(since.formatted(.iso8601))\(loaded)")
+            notes.append("store unavailable since \(since.formatted(.iso8601))\(loaded)")
         }
-        return .ready
+        let aheadOfClock = status.customerFailures.filter { $0.kind == .versionAheadOfClock }
+        if !aheadOfClock.isEmpty {
+            // Still ready: the other customers are signed, and these keep their last good bundles while fresh.
+            let names = aheadOfClock.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
+            let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
+            notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
+        }
+        return notes.isEmpty ? .ready : .ready(note: notes.joined(separator: "; "))
     }
 
     /// One identity in `/status`: seconds left (negative once expired) and dates, each marked when inside its

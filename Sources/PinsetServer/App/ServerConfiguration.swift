@@ -188,6 +188,9 @@ extension ServerConfiguration {
         if bundleLifetimeSeconds < freshnessWindowSeconds {
             throw ConfigurationError(message: "\(origin): 'bundleLifetimeSeconds' (\(bundleLifetimeSeconds)) must not be shorter than 'freshnessWindowSeconds' (\(freshnessWindowSeconds)).")
         }
+        if bundleLifetimeSeconds > BundleBounds.defaultMaximumLifetimeSeconds {
+            throw ConfigurationError(message: "\(origin): 'bundleLifetimeSeconds' (\(bundleLifetimeSeconds)) is longer than the \(BundleBounds.defaultMaximumLifetimeSeconds) s (31 days) Pinset clients accept by default; they would refuse every bundle. Set it to \(BundleBounds.defaultMaximumLifetimeSeconds) or less (the default, 86400, suits most deployments).")
+        }
         if host.isEmpty {
             throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
         }

@@ -55,6 +55,14 @@ public struct SigningPass: Sendable {
                     results.set(i, .success(kept))
                     continue
                 }
+                if let problem = BundleBounds.versionProblem(version: pinSet.version, signedAt: timestamp) {
+                    results.set(i, .failure(SigningIdentityFailure(
+                        customer: pinSet.customer, signer: pinSet.signer,
+                        reason: "\(problem). Clients refuse such a bundle, so it is not signed. This server's clock reads \(timestamp); if it is behind, correct it (NTP). If the version was made on a machine whose clock ran ahead, the customer is signed again once this clock passes \(pinSet.version / 1000 - BundleBounds.maximumVersionLead / 1000).",
+                        kind: .versionAheadOfClock
+                    )))
+                    continue
+                }
                 let hosts = hostsCache?.encodedHosts(for: pinSet) ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
                 let content = BundlePayload.encoded(
                     customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts,
@@ -94,6 +102,12 @@ public struct SigningPass: Sendable {
 
 /// What one signing pass produced: the bundles of every customer it could sign, and why the others were not.
 public struct SigningPassResult: Sendable {
+    /// The customers refused under the version rule, which `/readyz` names: the usual cause is this server's
+    /// clock reading earlier than the clock the versions were made with.
+    public var versionRuleFailures: [SigningIdentityFailure] {
+        failures.filter { $0.kind == .versionAheadOfClock }
+    }
+
     public let bundles: [SignedBundle]
     /// How many of `bundles` this pass signed; the others were reused.
     public let signed: Int

@@ -16,8 +16,8 @@ final class FakeFetcher: BundleFetcher, @unchecked Sendable {
     private var response: Response = .failure(PinUpdateError(.transport, "offline"))
     private(set) var requestedURLs: [URL] = []
 
-    func serve(_ body: [UInt8], status: Int = 200) {
-        lock.withLock { response = .bundle(FetchedBundle(statusCode: status, body: body)) }
+    func serve(_ body: [UInt8], status: Int = 200, serverDate: Date? = nil) {
+        lock.withLock { response = .bundle(FetchedBundle(statusCode: status, body: body, serverDate: serverDate)) }
     }
 
     func fail(_ error: any Error) {

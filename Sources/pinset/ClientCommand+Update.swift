@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import PinsetClient
+import PinsetCore
+
+extension ClientCommand {
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Fetch the customer's bundle, verify it with every check an app applies, and store it.",
+            discussion: """
+                Runs the client library's PinsetUpdater: the stored pins are loaded first (as at an app's \
+                start), then the bundle is fetched, verified (signature, customer, revocation floor, bounds, \
+                freshness, expiry, rollback) and stored. Prints the version, signer, floor, expiry and the \
+                device clock's offset from the server's. Exits with the refusing check's status (see \
+                'pinset client --help').
+                """
+        )
+
+        @OptionGroup var state: ClientStateOptions
+
+        @Option(help: ArgumentHelp("The trust server's base URL (default: the one the state directory was set up with).", valueName: "url"))
+        var server: String?
+
+        @Option(help: ArgumentHelp("A signed bundle shipped with the app, seeded before the update (as an app seeds on first launch).", valueName: "file"))
+        var seed: String?
+
+        func run() async throws {
+            let setup = try ClientSetup.resolve(state, server: server)
+            guard !setup.settings.server.isEmpty else {
+                throw CLIError("No server: give --server with the trust server's base URL, e.g. https://trust.example.com/.")
+            }
+            try setup.record()
+            let fetcher = DateRecordingFetcher()
+            let updater = PinsetUpdater(configuration: setup.configuration, fetcher: fetcher)
+            await updater.loadStoredPins()
+            if let seed {
+                let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: seed)))
+                if case .failure(let error) = await Self.seed(updater, bytes), !json {
+                    Output.note("seed not used: \(error)")
+                }
+            }
+            switch await Self.update(updater) {
+            case .success(let pins):
+                try await Self.report(pins, updater: updater, serverDate: fetcher.lastServerDate, json: json)
+            case .failure(let error):
+                try Self.report(error, json: json)
+                throw ExitCode(ClientExitStatus.update(error.code))
+            }
+        }
+
+        private var json: Bool { state.json }
+
+        static func update(_ updater: PinsetUpdater) async -> Result<VerifiedPinSet, PinUpdateError> {
+            do { return .success(try await updater.update()) } catch { return .failure(error) }
+        }
+
+        static func seed(_ updater: PinsetUpdater, _ bundle: [UInt8]) async -> Result<VerifiedPinSet, PinUpdateError> {
+            do { return .success(try await updater.seed(withBundle: bundle)) } catch { return .failure(error) }
+        }
+
+        static func report(_ pins: VerifiedPinSet, updater: PinsetUpdater, serverDate: Date?, json: Bool) async throws {
+            let floor = await updater.signersNotBefore
+            let skew = serverDate.map { Int64(Date().timeIntervalSince($0).rounded()) }
+            if json {
+                var object = ClientCommand.summary(pins, floor: floor)
+                object["accepted"] = true
+                object["clockSkewSeconds"] = skew.map { $0 as Any } ?? NSNull()
+                try Output.json(object)
+                return
+            }
+            Output.line("ACCEPTED: customer '\(pins.customer)', version \(pins.version)")
+            ClientCommand.printSummary(pins, floor: floor)
+            if let skew {
+                Output.line("device clock: \(skew >= 0 ? "+" : "")\(skew) s from the server's Date header")
+            }
+        }
+
+        static func report(_ error: PinUpdateError, json: Bool) throws {
+            if json {
+                try Output.json([
+                    "accepted": false, "code": error.code.description, "reason": error.reason,
+                    "exitStatus": Int(ClientExitStatus.update(error.code)),
+                    "estimatedClockSkewSeconds": error.estimatedClockSkew.map { Int($0.components.seconds) as Any } ?? NSNull(),
+                ])
+                return
+            }
+            Output.note("REFUSED (\(error.code)): \(error.reason)")
+            Output.note("The pins held before stay in force; 'pinset client show' prints them.")
+        }
+    }
+}
+
+/// `URLSessionBundleFetcher`, remembering the `Date` of the last response for the clock line of the report.
+final class DateRecordingFetcher: BundleFetcher, @unchecked Sendable {
+    // `@unchecked`: `date` is only touched under `lock`.
+    private let fetcher = URLSessionBundleFetcher()
+    private let lock = NSLock()
+    private var date: Date?
+
+    var lastServerDate: Date? { lock.withLock { date } }
+
+    func fetch(from url: URL, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
+        try await fetch(from: url, heldVersion: nil, timeout: timeout, maximumBodySize: maximumBodySize)
+    }
+
+    func fetch(from url: URL, heldVersion: Int64?, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
+        let response = try await fetcher.fetch(from: url, heldVersion: heldVersion, timeout: timeout, maximumBodySize: maximumBodySize)
+        lock.withLock { date = response.serverDate }
+        return response
+    }
+}
+
+extension ClientCommand {
+    /// What `client update` and `client show` print of a pin set, as JSON.
+    static func summary(_ pins: VerifiedPinSet, floor: Date?) -> [String: Any] {
+        [
+            "customer": pins.customer.rawValue,
+            "version": pins.version,
+            "origin": pins.origin.rawValue,
+            "signedAt": Output.date(pins.signedAt),
+            "expiresAt": Output.date(pins.expiresAt),
+            "expired": pins.expiresAt <= Date(),
+            "signer": PinMaterial.describe(pins.signerCertificate.subject),
+            "signerNotBefore": Output.date(pins.signerCertificate.notValidBefore),
+            "signersNotBefore": floor.map { Output.date($0) as Any } ?? NSNull(),
+            "hosts": pins.hosts.map { host in
+                [
+                    "hostname": host.hostname.spelling, "port": host.port, "includeSubdomains": host.includeSubdomains,
+                    "pinSHA256": host.spkiSHA256.map(\.base64), "certificateSHA256": host.certificateSHA256.map(\.hex),
+                ] as [String: Any]
+            },
+        ]
+    }
+
+    static func printSummary(_ pins: VerifiedPinSet, floor: Date?) {
+        Output.line("signer: \(PinMaterial.describe(pins.signerCertificate.subject)) (valid from \(Output.date(pins.signerCertificate.notValidBefore)))")
+        Output.line("revocation floor: \(floor.map { "signers not before \(Output.date($0))" } ?? "none")")
+        Output.line("signed \(Output.date(pins.signedAt)), expires \(Output.date(pins.expiresAt))\(pins.expiresAt <= Date() ? " (expired: the pins stay in force until a newer bundle is accepted)" : "")")
+        for host in pins.hosts {
+            Output.line("host \(host.hostname.spelling):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
+            for pin in host.spkiSHA256 { Output.line("  pin-sha256 \(pin.base64)") }
+            for fp in host.certificateSHA256 { Output.line("  fp         \(fp.hex)") }
+        }
+    }
+}
