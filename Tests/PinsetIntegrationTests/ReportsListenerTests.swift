@@ -151,12 +151,13 @@ import Testing
             ("deep JSON within the size", { try Self.post(Array(deep.prefix(1000) + deep.suffix(1000)), port: port) }, 400),
             ("invalid UTF-8", { try Self.post(invalidUTF8, port: port) }, 400),
             ("schema", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["port": "443"]), port: port) }, 400),
-            ("unknown member", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["client-ip": "10.0.0.1"]), port: port) }, 400),
+            ("unknown member of the wrong size", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["client-ip": String(repeating: "1", count: 5000)]), port: port) }, 413),
+            ("duplicate member", { try Self.post(Array(String(decoding: valid, as: UTF8.self).replacingOccurrences(of: "{", with: #"{"port":443,"#).utf8), port: port) }, 400),
             ("unknown customer", { try Self.post(valid, port: port, path: "/report/globex") }, 404),
-            ("chunked", {
-                let request = "POST /report/acme HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+            ("chunked with malformed framing", {
+                let request = "POST /report/acme HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\n0\r\n\r\n"
                 return Self.status(of: try RawClient.exchange(port: port, Array(request.utf8)).response)
-            }, 411),
+            }, 400),
             ("GET", {
                 Self.status(of: try RawClient.exchange(port: port, Array("GET /report/acme HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8)).response)
             }, 405),
