@@ -30,7 +30,9 @@ public struct PinFailureReport: Sendable, Equatable {
     /// The pins the app held, each `pin-sha256="<base64>"`.
     public var knownPins: [String]
     /// TrustKit's `TSKTrustEvaluationResult`: 1 no pin matched, 2 invalid chain, 3 invalid parameters,
-    /// 4 rejected by the app, 5 no SPKI hash could be computed.
+    /// 4 no pin matched and the chain ends at a user-defined trust anchor (TrustKit's
+    /// `TSKTrustEvaluationFailedUserDefinedTrustAnchor`, Android's `FAILED_USER_DEFINED_TRUST_ANCHOR`), 5 no SPKI
+    /// hash could be computed.
     public var validationResult: Int
     public var dateTime: String?
     public var knownPinsExpirationDate: String?
