@@ -62,10 +62,11 @@ import Testing
     }
 
     /// POSTs `body` on its own connection and returns the response status (0 when there was no response).
-    /// `proxiedFrom` sends a PROXY protocol v1 header first, as a load balancer does for that client address.
+    /// `proxiedFrom` sends a PROXY protocol v1 header first, as a load balancer does for that client address
+    /// (`TCP6` for an address with a colon).
     static func post(_ body: [UInt8], port: Int, path: String = "/report/acme", contentType: String? = "application/json",
                      extraHeaders: String = "", proxiedFrom client: String? = nil) throws -> Int {
-        var head = client.map { "PROXY TCP4 \($0) 127.0.0.1 50000 \(port)\r\n" } ?? ""
+        var head = client.map { $0.contains(":") ? "PROXY TCP6 \($0) ::1 50000 \(port)\r\n" : "PROXY TCP4 \($0) 127.0.0.1 50000 \(port)\r\n" } ?? ""
         head += "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         let (response, _) = try RawClient.exchange(port: port, Array((head + extraHeaders + "\r\n").utf8) + body)
@@ -214,6 +215,11 @@ import Testing
         #expect(try report(1, from: "203.0.113.7") == 202)
         #expect(try report(2, from: "203.0.113.7") == 429)
         #expect(try report(3, from: "203.0.113.8") == 202)
+        // The same IPv4 client reached through a dual-stack balancer arrives as TCP6 with an IPv4-mapped address
+        // (RFC 4291 §2.5.5.2): it is the same address, so the same quota.
+        #expect(try report(5, from: "::ffff:203.0.113.8") == 429)
+        #expect(try report(6, from: "::FFFF:CB00:7107") == 429)
+        #expect(try report(7, from: "2001:db8::8") == 202)
         // Without the header the connection is closed unanswered.
         #expect(try report(4, from: nil) == 0)
     }
