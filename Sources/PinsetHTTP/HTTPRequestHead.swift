@@ -5,8 +5,9 @@
 /// with ``init(method:target:version:headers:keepAlive:)`` (for tests and internal dispatch) are trusted as given.
 public struct HTTPRequestHead: Sendable {
     public var method: HTTPMethod
-    /// The request target as an origin-form path with an optional query, never percent-decoded: exactly as sent,
-    /// or the path and query of an absolute-form target (RFC 9112 §3.2.2).
+    /// The request target as an origin-form path with an optional query: as sent, or the path and query of an
+    /// absolute-form target (RFC 9112 §3.2.2), with only the percent-encoded unreserved characters of the path
+    /// decoded (RFC 3986 §6.2.2.2); reserved characters such as `%2F` stay encoded.
     public var target: String
     public var version: HTTPVersion
     /// Whether the client asked for the connection to persist after the response (RFC 9112 §9.3): HTTP/1.1 unless

@@ -43,7 +43,54 @@ struct RequestLine: Sendable {
         guard version == .http1_1 || version == .http1_0 else {
             return .failure(HTTPRequestError(.unsupportedVersion, "\(version) is not supported", method: method, target: target))
         }
-        return .success(RequestLine(method: method, target: target, version: version))
+        return .success(RequestLine(method: method, target: normalizingPercentEncodedUnreserved(target), version: version))
+    }
+
+    /// Decodes the percent-encoded unreserved characters (ALPHA, DIGIT, `-`, `.`, `_`, `~`) of the path, as
+    /// RFC 3986 §6.2.2.2 says they are equivalent to, and as nginx does before it matches a location: `/acme%2Ejson.signed`
+    /// is `/acme.json.signed`. Reserved characters stay encoded, so `%2F` never becomes a path separator, and the
+    /// query is left as sent. A target without `%` is returned as it is, without a copy.
+    static func normalizingPercentEncodedUnreserved(_ target: String) -> String {
+        let utf8 = target.utf8
+        guard let firstPercent = utf8.firstIndex(of: UInt8(ascii: "%")) else { return target }
+        let pathEnd = utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex
+        guard firstPercent < pathEnd else { return target }
+        var bytes = Array(utf8[..<firstPercent])
+        bytes.reserveCapacity(utf8.count)
+        var index = firstPercent
+        while index < pathEnd {
+            let byte = utf8[index]
+            // The target was checked: every `%` is followed by two hex digits.
+            if byte == UInt8(ascii: "%") {
+                let high = utf8[utf8.index(index, offsetBy: 1)], low = utf8[utf8.index(index, offsetBy: 2)]
+                let decoded = hexValue(high) << 4 | hexValue(low)
+                if isUnreserved(decoded) {
+                    bytes.append(decoded)
+                } else {
+                    bytes.append(contentsOf: [byte, high, low])
+                }
+                index = utf8.index(index, offsetBy: 3)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        bytes.append(contentsOf: utf8[pathEnd...])
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8 {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: byte - UInt8(ascii: "A") + 10
+        }
+    }
+
+    /// `unreserved` of RFC 3986 §2.3.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        HTTPSyntax.isAlpha(byte) || HTTPSyntax.isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
     }
 
     private static func method(_ token: UnsafeBufferPointer<UInt8>) -> HTTPMethod {
