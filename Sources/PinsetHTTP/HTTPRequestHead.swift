@@ -83,6 +83,25 @@ public struct HTTPRequestHead: Sendable {
         return result
     }
 
+    /// The date of the field named `name` as Unix seconds (``HTTPDate/unixSeconds(_:)``), or nil when it is
+    /// absent, not a valid HTTP-date or sent more than once, which are the cases RFC 9110 §13.1.3 tells a
+    /// recipient of If-Modified-Since to ignore. Reads the field in place, without allocating.
+    public func dateHeader(_ name: String) -> Int64? {
+        var result: Int64?
+        var seen = false
+        forEachField { fieldName, value in
+            guard Self.namesMatch(fieldName, name) else { return true }
+            guard !seen else {
+                result = nil
+                return false
+            }
+            seen = true
+            result = HTTPDate.unixSeconds(value)
+            return true
+        }
+        return result
+    }
+
     /// The values of every field named `name`, in order.
     public func headers(named name: String) -> [String] {
         var result: [String] = []
