@@ -7,9 +7,9 @@ extension PinFailureReport {
     /// Most pins a report may list.
     public static let maximumKnownPins = 64
 
-    /// Parses a report strictly: one JSON object in UTF-8 with no duplicate members and no nesting beyond the
-    /// format's (see ``StrictJSONValidator``), only the members of the format, each of its type and within its
-    /// bounds: strings of at most 256 bytes (a PEM certificate at most 16 KiB), a port of 0–65535, a result of
+    /// Parses a report strictly: one JSON object in UTF-8 with no duplicate members at any depth (see
+    /// ``StrictJSONValidator``), each member of the format of its type and within its bounds (other members are
+    /// ignored): strings of at most 256 bytes (a PEM certificate at most 16 KiB), a port of 0–65535, a result of
     /// 0–255, at most ``maximumChainLength`` certificates and ``maximumKnownPins`` pins, each
     /// `pin-sha256="<44 base64 characters>"`, and a `pinset-version` of at least 1.
     ///
@@ -27,9 +27,8 @@ extension PinFailureReport {
         } catch {
             throw PayloadError(path: "", reason: "the report is not valid JSON")
         }
-        for name in object.keys.sorted() where !memberNames.contains(name) {
-            throw PayloadError(path: String(name.prefix(64)), reason: "unknown member; a pin-failure report has \(memberNames.sorted().joined(separator: ", "))")
-        }
+        // Members this format does not name are ignored: the format is open-ended (TrustKit-Android adds
+        // `served-certificate-chain`), and the checks above already bound their size, nesting and encoding.
         for path in nonIntegers where ["port", "validation-result", "pinset-version"].contains(path) {
             throw PayloadError(path: path, reason: "must be a whole number without a fraction or exponent")
         }
@@ -74,12 +73,25 @@ extension PinFailureReport {
     /// - Throws: ``PayloadError`` when the first entry is not a PEM certificate.
     public func leafSPKISHA256() throws(PayloadError) -> SHA256Fingerprint? {
         guard let leaf = validatedCertificateChain.first else { return nil }
-        do {
-            let certificate = try Certificate(pemEncoded: leaf)
-            return SHA256Fingerprint(of: try PinMaterial.subjectPublicKeyInfo(of: certificate.publicKey))
-        } catch {
-            throw PayloadError(path: "validated-certificate-chain[0]", reason: "is not a PEM certificate")
-        }
+        guard let der = Self.certificateDER(pem: leaf), let certificate = try? Certificate(derEncoded: der),
+              let spki = try? PinMaterial.subjectPublicKeyInfo(of: certificate.publicKey)
+        else { throw PayloadError(path: "validated-certificate-chain[0]", reason: "is not a PEM certificate") }
+        return SHA256Fingerprint(of: spki)
+    }
+
+    /// The DER bytes of one PEM certificate whose base64 lines may have any length and end in LF or CRLF, as
+    /// both TrustKits write them: 64 columns with CRLF on iOS (`NSDataBase64Encoding64CharacterLineLength`), 76
+    /// columns with LF on Android (`Base64.DEFAULT`). RFC 7468 §3 lets parsers accept other line lengths;
+    /// swift-asn1's `PEMDocument` accepts 64 only. Anything else around or inside the block is refused.
+    static func certificateDER(pem text: String) -> [UInt8]? {
+        let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
+        var body = Substring(text)
+        while let last = body.last, last == "\n" || last == "\r\n" || last == "\r" { body.removeLast() }
+        guard body.hasPrefix(begin), body.hasSuffix(end), body.count > begin.count + end.count else { return nil }
+        body = body.dropFirst(begin.count).dropLast(end.count)
+        let base64 = body.utf8.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        guard !base64.isEmpty, let data = Data(base64Encoded: Data(base64)) else { return nil }
+        return [UInt8](data)
     }
 }
 

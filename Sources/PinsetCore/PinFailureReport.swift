@@ -6,9 +6,11 @@ import Foundation
 /// The JSON members, all named in kebab case: `app-bundle-id`, `app-version`, `app-vendor-id`, `hostname`,
 /// `port`, `noted-hostname`, `include-subdomains`, `validated-certificate-chain` (PEM certificates, leaf first),
 /// `known-pins` (`pin-sha256="<base64>"`) and `validation-result` are required; `app-platform`,
-/// `app-platform-version`, `trustkit-version`, `enforce-pinning`, `date-time` (`yyyy-MM-ddTHH:mm:ssZ`),
+/// `app-platform-version`, `trustkit-version`, `enforce-pinning`, `date-time` (kept as text: TrustKit writes
+/// `yyyy-MM-ddTHH:mm:ssZ` in UTC, TrustKit-Android the device's time with a `+HHMM` offset),
 /// `known-pins-expiration-date` (`yyyy-MM-dd`) and `pinset-version` may be absent or null (older TrustKit
-/// releases send no platform fields). See ``parse(_:)`` for the limits.
+/// releases send no platform fields). Other members, such as TrustKit-Android's `served-certificate-chain`, are
+/// ignored. See ``parse(_:)`` for the limits.
 public struct PinFailureReport: Sendable, Equatable {
     public var appBundleID: String
     public var appVersion: String
@@ -30,7 +32,9 @@ public struct PinFailureReport: Sendable, Equatable {
     /// The pins the app held, each `pin-sha256="<base64>"`.
     public var knownPins: [String]
     /// TrustKit's `TSKTrustEvaluationResult`: 1 no pin matched, 2 invalid chain, 3 invalid parameters,
-    /// 4 rejected by the app, 5 no SPKI hash could be computed.
+    /// 4 no pin matched and the chain ends at a user-defined trust anchor (TrustKit's
+    /// `TSKTrustEvaluationFailedUserDefinedTrustAnchor`, Android's `FAILED_USER_DEFINED_TRUST_ANCHOR`), 5 no SPKI
+    /// hash could be computed.
     public var validationResult: Int
     public var dateTime: String?
     public var knownPinsExpirationDate: String?

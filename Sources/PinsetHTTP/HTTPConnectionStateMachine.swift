@@ -15,6 +15,8 @@
 ///   so silent sockets cannot hold a connection slot for the whole idle timeout;
 /// - a connection making no progress in either direction for `idleTimeout` (an idle keep-alive connection, or a
 ///   peer that stops reading its responses) is closed silently;
+/// - a request with `Expect: 100-continue` whose head is accepted gets an interim `100 Continue` before its
+///   content is read; one refused by its head (a length above the limit, say) gets only the final status;
 /// - pipelined requests are answered in order (RFC 9112 §9.3.2), but only while less than
 ///   `outputHighWaterMark` bytes are queued, so a client that never reads cannot make the server buffer without
 ///   bound; the transport should stop reading while output is pending.
@@ -163,6 +165,12 @@ public struct HTTPConnectionStateMachine: Sendable {
                 state = .closing
                 return .close
             }
+            if parser.takeContinueExpectation() {
+                // RFC 9110 §10.1.1: the head is acceptable, so the client may send the content now rather than
+                // after its own timeout. The final response follows once the content has arrived.
+                output.append(Self.continueResponse)
+                lastProgressAt = now.instant
+            }
             return .readMore
         }
     }
@@ -221,6 +229,8 @@ public struct HTTPConnectionStateMachine: Sendable {
             return .none
         }
     }
+
+    private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private mutating func queueErrorResponse(for error: HTTPRequestError, now: HTTPTime) -> HTTPResponseEncoder.Summary {
         defer { state = .closing }

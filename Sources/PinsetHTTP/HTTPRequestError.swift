@@ -26,12 +26,16 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
         /// The request announces content (`Transfer-Encoding`, or a `Content-Length` other than 0) on a listener
         /// that accepts none.
         case contentNotAllowed
-        /// On a listener that accepts content: a `Content-Length` that is not one decimal number (RFC 9112 §6.3).
+        /// On a listener that accepts content: a `Content-Length` that is not one decimal number, or framing that
+        /// is ambiguous: both `Content-Length` and `Transfer-Encoding`, either repeated, chunked not the last
+        /// coding, or `Transfer-Encoding` in HTTP/1.0 (RFC 9112 §6.1, §6.3).
         case invalidContentLength
         /// On a listener that accepts content: an announced length above ``HTTPLimits/maxContentBytes``.
         case contentTooLarge
-        /// On a listener that accepts content: `Transfer-Encoding` instead of `Content-Length`.
-        case lengthRequired
+        /// On a listener that accepts content: chunked content whose framing is malformed (RFC 9112 §7.1).
+        case malformedChunk
+        /// On a listener that accepts content: a transfer coding other than `chunked` (RFC 9112 §6.1).
+        case unsupportedTransferCoding
         /// A method other than GET or HEAD (or POST where content is accepted).
         case methodNotAllowed
         /// The request head did not arrive in time.
@@ -57,10 +61,10 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
     public var status: HTTPStatus {
         switch code {
         case .malformedRequestLine, .invalidTarget, .invalidLineTerminator, .malformedHeader, .invalidHost,
-             .contentNotAllowed, .invalidContentLength:
+             .contentNotAllowed, .invalidContentLength, .malformedChunk:
             .badRequest
         case .contentTooLarge: .contentTooLarge
-        case .lengthRequired: .lengthRequired
+        case .unsupportedTransferCoding: .notImplemented
         case .requestLineTooLong: .uriTooLong
         case .unsupportedVersion: .httpVersionNotSupported
         case .headerSectionTooLarge, .tooManyHeaders: .requestHeaderFieldsTooLarge

@@ -5,8 +5,9 @@
 /// with ``init(method:target:version:headers:keepAlive:)`` (for tests and internal dispatch) are trusted as given.
 public struct HTTPRequestHead: Sendable {
     public var method: HTTPMethod
-    /// The request target as an origin-form path with an optional query, never percent-decoded: exactly as sent,
-    /// or the path and query of an absolute-form target (RFC 9112 §3.2.2).
+    /// The request target as an origin-form path with an optional query: as sent, or the path and query of an
+    /// absolute-form target (RFC 9112 §3.2.2), with only the percent-encoded unreserved characters of the path
+    /// decoded (RFC 3986 §6.2.2.2); reserved characters such as `%2F` stay encoded.
     public var target: String
     public var version: HTTPVersion
     /// Whether the client asked for the connection to persist after the response (RFC 9112 §9.3): HTTP/1.1 unless
@@ -78,6 +79,25 @@ public struct HTTPRequestHead: Sendable {
             guard Self.namesMatch(fieldName, name) else { return true }
             result = String(decoding: value, as: UTF8.self)
             return false
+        }
+        return result
+    }
+
+    /// The date of the field named `name` as Unix seconds (``HTTPDate/unixSeconds(_:)``), or nil when it is
+    /// absent, not a valid HTTP-date or sent more than once, which are the cases RFC 9110 §13.1.3 tells a
+    /// recipient of If-Modified-Since to ignore. Reads the field in place, without allocating.
+    public func dateHeader(_ name: String) -> Int64? {
+        var result: Int64?
+        var seen = false
+        forEachField { fieldName, value in
+            guard Self.namesMatch(fieldName, name) else { return true }
+            guard !seen else {
+                result = nil
+                return false
+            }
+            seen = true
+            result = HTTPDate.unixSeconds(value)
+            return true
         }
         return result
     }

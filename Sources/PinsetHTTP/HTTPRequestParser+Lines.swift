@@ -43,7 +43,54 @@ struct RequestLine: Sendable {
         guard version == .http1_1 || version == .http1_0 else {
             return .failure(HTTPRequestError(.unsupportedVersion, "\(version) is not supported", method: method, target: target))
         }
-        return .success(RequestLine(method: method, target: target, version: version))
+        return .success(RequestLine(method: method, target: normalizingPercentEncodedUnreserved(target), version: version))
+    }
+
+    /// Decodes the percent-encoded unreserved characters (ALPHA, DIGIT, `-`, `.`, `_`, `~`) of the path, as
+    /// RFC 3986 §6.2.2.2 says they are equivalent to, and as nginx does before it matches a location: `/acme%2Ejson.signed`
+    /// is `/acme.json.signed`. Reserved characters stay encoded, so `%2F` never becomes a path separator, and the
+    /// query is left as sent. A target without `%` is returned as it is, without a copy.
+    static func normalizingPercentEncodedUnreserved(_ target: String) -> String {
+        let utf8 = target.utf8
+        guard let firstPercent = utf8.firstIndex(of: UInt8(ascii: "%")) else { return target }
+        let pathEnd = utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex
+        guard firstPercent < pathEnd else { return target }
+        var bytes = Array(utf8[..<firstPercent])
+        bytes.reserveCapacity(utf8.count)
+        var index = firstPercent
+        while index < pathEnd {
+            let byte = utf8[index]
+            // The target was checked: every `%` is followed by two hex digits.
+            if byte == UInt8(ascii: "%") {
+                let high = utf8[utf8.index(index, offsetBy: 1)], low = utf8[utf8.index(index, offsetBy: 2)]
+                let decoded = hexValue(high) << 4 | hexValue(low)
+                if isUnreserved(decoded) {
+                    bytes.append(decoded)
+                } else {
+                    bytes.append(contentsOf: [byte, high, low])
+                }
+                index = utf8.index(index, offsetBy: 3)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        bytes.append(contentsOf: utf8[pathEnd...])
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8 {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: byte - UInt8(ascii: "A") + 10
+        }
+    }
+
+    /// `unreserved` of RFC 3986 §2.3.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        HTTPSyntax.isAlpha(byte) || HTTPSyntax.isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
     }
 
     private static func method(_ token: UnsafeBufferPointer<UInt8>) -> HTTPMethod {
@@ -91,6 +138,10 @@ struct FieldSummary: Sendable {
     var connection = ConnectionOptions()
     /// The announced content length; only ever above 0 when content is accepted.
     var contentLength: Int?
+    /// `Transfer-Encoding: chunked`; only ever set when content is accepted.
+    var chunked = false
+    /// `Expect: 100-continue` (RFC 9110 §10.1.1).
+    var expectsContinue = false
     /// ``HTTPLimits/maxContentBytes``: 0 refuses any content.
     let maxContentBytes: Int
 
@@ -101,32 +152,19 @@ struct FieldSummary: Sendable {
     /// Validates one field line (without CRLF) and records the fields that affect framing and routing.
     /// Returns the error that rejects the request, or nil.
     mutating func addFieldLine(_ line: UnsafeBufferPointer<UInt8>) -> HTTPRequestError? {
-        if HTTPSyntax.isWhitespace(line[0]) {
-            return HTTPRequestError(.malformedHeader, "obsolete line folding")
+        let name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>
+        switch Self.splitFieldLine(line) {
+        case .failure(let error): return error
+        case .success(let parts): (name, value) = parts
         }
-        var colon = 0
-        while colon < line.count && HTTPSyntax.isTokenCharacter(line[colon]) { colon += 1 }
-        guard colon < line.count, line[colon] == HTTPSyntax.colon else {
-            if colon < line.count && HTTPSyntax.isWhitespace(line[colon]) {
-                return HTTPRequestError(.malformedHeader, "whitespace between field name and colon")
-            }
-            return HTTPRequestError(.malformedHeader, "invalid character in field name")
-        }
-        guard colon > 0 else { return HTTPRequestError(.malformedHeader, "empty field name") }
-        var valueStart = colon + 1
-        var valueEnd = line.count
-        for index in valueStart..<valueEnd where !HTTPSyntax.isFieldValueCharacter(line[index]) {
-            return HTTPRequestError(.malformedHeader, "invalid byte 0x\(String(line[index], radix: 16)) in field value")
-        }
-        while valueStart < valueEnd && HTTPSyntax.isWhitespace(line[valueStart]) { valueStart += 1 }
-        while valueEnd > valueStart && HTTPSyntax.isWhitespace(line[valueEnd - 1]) { valueEnd -= 1 }
-        let name = UnsafeBufferPointer(rebasing: line[0..<colon])
-        let value = UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])
         switch name.count {
         case 4 where HTTPSyntax.equalsLowercase(name, "host"):
             hostCount += 1
             if hostCount > 1 { return HTTPRequestError(.invalidHost, "more than one Host field") }
             if !value.allSatisfy(HTTPSyntax.isHostCharacter) { return HTTPRequestError(.invalidHost, "invalid Host value") }
+        case 6 where HTTPSyntax.equalsLowercase(name, "expect"):
+            // RFC 9110 §10.1.1: the only expectation defined; others are ignored rather than answered 417.
+            if HTTPSyntax.equalsLowercase(value, "100-continue") { expectsContinue = true }
         case 10 where HTTPSyntax.equalsLowercase(name, "connection"):
             connection.add(value)
         case 14 where HTTPSyntax.equalsLowercase(name, "content-length"):
@@ -141,19 +179,75 @@ struct FieldSummary: Sendable {
             }
             return addContentLength(value)
         case 17 where HTTPSyntax.equalsLowercase(name, "transfer-encoding"):
-            if maxContentBytes > 0 {
-                return HTTPRequestError(.lengthRequired, "Transfer-Encoding is not accepted; send the content with Content-Length")
-            }
-            return HTTPRequestError(.contentNotAllowed, "Transfer-Encoding is not accepted")
+            guard maxContentBytes > 0 else { return HTTPRequestError(.contentNotAllowed, "Transfer-Encoding is not accepted") }
+            return addTransferEncoding(value)
         default:
             break
         }
         return nil
     }
 
+    /// Why a field line (without CRLF) is not `field-name ":" OWS field-value OWS` (RFC 9112 §5), or nil.
+    static func fieldLineProblem(_ line: UnsafeBufferPointer<UInt8>) -> String? {
+        if case .failure(let error) = splitFieldLine(line) { return error.reason }
+        return nil
+    }
+
+    /// The name and the trimmed value of a valid field line. Obs-fold, whitespace before the colon, non-token
+    /// names and CTL/NUL in values are refused (RFC 9112 §5.1, §5.2; RFC 9110 §5.5).
+    @inline(__always)
+    private static func splitFieldLine(_ line: UnsafeBufferPointer<UInt8>)
+        -> Swift.Result<(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>), HTTPRequestError> {
+        if HTTPSyntax.isWhitespace(line[0]) {
+            return .failure(HTTPRequestError(.malformedHeader, "obsolete line folding"))
+        }
+        var colon = 0
+        while colon < line.count && HTTPSyntax.isTokenCharacter(line[colon]) { colon += 1 }
+        guard colon < line.count, line[colon] == HTTPSyntax.colon else {
+            if colon < line.count && HTTPSyntax.isWhitespace(line[colon]) {
+                return .failure(HTTPRequestError(.malformedHeader, "whitespace between field name and colon"))
+            }
+            return .failure(HTTPRequestError(.malformedHeader, "invalid character in field name"))
+        }
+        guard colon > 0 else { return .failure(HTTPRequestError(.malformedHeader, "empty field name")) }
+        var valueStart = colon + 1
+        var valueEnd = line.count
+        for index in valueStart..<valueEnd where !HTTPSyntax.isFieldValueCharacter(line[index]) {
+            return .failure(HTTPRequestError(.malformedHeader, "invalid byte 0x\(String(line[index], radix: 16)) in field value"))
+        }
+        while valueStart < valueEnd && HTTPSyntax.isWhitespace(line[valueStart]) { valueStart += 1 }
+        while valueEnd > valueStart && HTTPSyntax.isWhitespace(line[valueEnd - 1]) { valueEnd -= 1 }
+        return .success((UnsafeBufferPointer(rebasing: line[0..<colon]), UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])))
+    }
+
+    private static let bothFramings = HTTPRequestError(
+        .invalidContentLength, "both Content-Length and Transfer-Encoding are present, so the framing is ambiguous")
+
+    /// Records a `Transfer-Encoding` on a listener that accepts content: exactly one field whose only coding is
+    /// `chunked`. RFC 9112 §6.3 rule 4: chunked not last leaves the length unknown (400); a coding this server
+    /// does not implement is answered 501 (§6.1); together with `Content-Length` (rule 3) or repeated, the
+    /// framing is ambiguous and refused rather than guessed, as request smuggling needs exactly that.
+    private mutating func addTransferEncoding(_ value: UnsafeBufferPointer<UInt8>) -> HTTPRequestError? {
+        guard !chunked else { return HTTPRequestError(.invalidContentLength, "more than one Transfer-Encoding field") }
+        guard contentLength == nil else { return Self.bothFramings }
+        var last = value.count
+        while last > 0 && value[last - 1] != UInt8(ascii: ",") { last -= 1 }
+        var first = last
+        while first < value.count && HTTPSyntax.isWhitespace(value[first]) { first += 1 }
+        guard HTTPSyntax.equalsLowercase(UnsafeBufferPointer(rebasing: value[first...]), "chunked") else {
+            return HTTPRequestError(.invalidContentLength, "Transfer-Encoding does not end in chunked, so the content length is unknown")
+        }
+        guard last == 0 else {
+            return HTTPRequestError(.unsupportedTransferCoding, "only the chunked transfer coding is implemented")
+        }
+        chunked = true
+        return nil
+    }
+
     /// Records a `Content-Length` on a listener that accepts content: one field with one decimal number, at most
     /// ``maxContentBytes`` (RFC 9112 §6.3 rules 5 and 6: a list or a repeated field would leave framing ambiguous).
     private mutating func addContentLength(_ value: UnsafeBufferPointer<UInt8>) -> HTTPRequestError? {
+        guard !chunked else { return Self.bothFramings }
         guard contentLength == nil else {
             return HTTPRequestError(.invalidContentLength, "more than one Content-Length field")
         }

@@ -17,8 +17,10 @@ import Foundation
 /// - by default (``HTTPLimits/maxContentBytes`` 0), `Transfer-Encoding` in any form and `Content-Length` other than
 ///   zero are rejected, because such a listener never reads content and must not guess where the next request
 ///   starts (RFC 9112 §6.3). A listener that accepts content reads exactly `Content-Length` bytes after the head
-///   and returns them as ``HTTPRequestHead/body``; it refuses a repeated or malformed `Content-Length` (400), a
-///   length above the limit before reading any content (413) and `Transfer-Encoding` (411);
+///   and returns them as ``HTTPRequestHead/body``, or decodes chunked content strictly (``ChunkedContentDecoder``);
+///   it refuses a repeated or malformed `Content-Length` (400), both framings at once or chunked not last (400), a
+///   coding other than chunked (501), `Transfer-Encoding` in HTTP/1.0 (400, RFC 9112 §6.1), and content above the
+///   limit before reading it (413);
 /// - HTTP/1.1 requests need exactly one valid `Host` field (RFC 9112 §3.2).
 ///
 /// After it returns a failure the parser is finished: every later ``next()`` returns the same failure.
@@ -49,6 +51,10 @@ public struct HTTPRequestParser: Sendable {
     private var failure: HTTPRequestError?
     /// A complete head whose content is still arriving, with the buffer range the content will occupy.
     private var pendingContent: (head: HTTPRequestHead, start: Int, end: Int)?
+    /// A complete head whose chunked content is still arriving.
+    private var pendingChunked: (head: HTTPRequestHead, decoder: ChunkedContentDecoder)?
+    /// Whether the head awaiting content asked for `100 Continue` and has not been told yet.
+    private var continueExpected = false
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
@@ -60,6 +66,14 @@ public struct HTTPRequestParser: Sendable {
 
     /// Number of buffered bytes not yet returned as part of a head.
     public var bufferedByteCount: Int { buffer.count - headStart }
+
+    /// Whether a complete head awaits its content and asked for an interim `100 Continue` (RFC 9110 §10.1.1,
+    /// §15.2.1), which the caller should send once; true at most once per request. A head whose announced length
+    /// is too large never gets here: it is refused before, so the client hears the final status only.
+    public mutating func takeContinueExpectation() -> Bool {
+        defer { continueExpected = false }
+        return continueExpected
+    }
 
     /// Appends bytes received from the peer.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
@@ -81,8 +95,28 @@ public struct HTTPRequestParser: Sendable {
             var head = pending.head
             head.body = Array(buffer[pending.start..<pending.end])
             pendingContent = nil
+            continueExpected = false
             finishRequest(at: pending.end)
             return .head(head)
+        }
+        if var pending = pendingChunked {
+            let progress = buffer.withUnsafeBufferPointer { pending.decoder.advance($0) }
+            pendingChunked = pending
+            switch progress {
+            case .incomplete:
+                return .incomplete
+            case .failure(var error):
+                error.method = pending.head.method
+                error.target = pending.head.target
+                return fail(error)
+            case .complete(let end):
+                var head = pending.head
+                head.body = pending.decoder.content
+                pendingChunked = nil
+                continueExpected = false
+                finishRequest(at: end)
+                return .head(head)
+            }
         }
         while true {
             guard let lineFeed = findLineFeed() else {
@@ -97,8 +131,15 @@ public struct HTTPRequestParser: Sendable {
                 if requestLine == nil { methodScanIndex = lineStart }
             case .complete(let head):
                 let contentLength = fields.contentLength ?? 0
+                let chunked = fields.chunked
+                // RFC 9110 §10.1.1: an HTTP/1.0 client cannot understand an interim response.
+                continueExpected = fields.expectsContinue && head.version == .http1_1 && (chunked || contentLength > 0)
                 requestLine = nil
                 fields = FieldSummary(maxContentBytes: limits.maxContentBytes)
+                if chunked {
+                    pendingChunked = (head, ChunkedContentDecoder(limits: limits, start: lineFeed + 1))
+                    return next()
+                }
                 guard contentLength == 0 else {
                     // The head is returned with its content; until then it counts as buffered, unanswered bytes.
                     pendingContent = (head, lineFeed + 1, lineFeed + 1 + contentLength)
@@ -147,6 +188,7 @@ public struct HTTPRequestParser: Sendable {
         if let pending = pendingContent {
             pendingContent = (pending.head, pending.start - headStart, pending.end - headStart)
         }
+        pendingChunked?.decoder.shift(by: headStart)
         headStart = 0
     }
 
@@ -240,6 +282,10 @@ public struct HTTPRequestParser: Sendable {
     private func complete(_ requestLine: RequestLine, fieldEnd: Int) -> LineOutcome {
         if requestLine.version == .http1_1 && fields.hostCount == 0 {
             return .failure(HTTPRequestError(.invalidHost, "HTTP/1.1 request without Host"))
+        }
+        if requestLine.version == .http1_0 && fields.chunked {
+            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+            return .failure(HTTPRequestError(.invalidContentLength, "Transfer-Encoding is not defined for HTTP/1.0"))
         }
         switch requestLine.method {
         case .get, .head:

@@ -1,7 +1,8 @@
 /// The connection details a load balancer sends ahead of the client's bytes with the PROXY protocol
 /// (haproxy's proxy-protocol.txt, versions 1 and 2).
 public struct PROXYHeader: Sendable, Equatable {
-    /// An address and port as the balancer saw them; `host` is dotted IPv4 or RFC 5952 IPv6 text.
+    /// An address and port as the balancer saw them; `host` is dotted IPv4 or RFC 5952 IPv6 text, and an
+    /// IPv4-mapped IPv6 address is given as its IPv4 address.
     public struct Address: Sendable, Equatable {
         public var host: String
         public var port: UInt16

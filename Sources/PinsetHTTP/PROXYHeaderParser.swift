@@ -161,10 +161,12 @@ public enum PROXYHeaderParser {
     }
 
     /// RFC 5952: lowercase, no leading zeros, the longest run of two or more zero groups (the first of equal
-    /// runs) as `::`, and IPv4-mapped addresses as `::ffff:a.b.c.d`.
+    /// runs) as `::`. An IPv4-mapped address (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) is the IPv4 client a balancer
+    /// reached over a dual-stack socket, so it is given as `a.b.c.d`: one client, one key in per-address limits,
+    /// whether the balancer wrote `TCP4` or `TCP6`.
     static func formatIPv6(_ groups: [UInt16]) -> String {
         if groups[0..<5].allSatisfy({ $0 == 0 }) && groups[5] == 0xFFFF {
-            return "::ffff:\(groups[6] >> 8).\(groups[6] & 0xFF).\(groups[7] >> 8).\(groups[7] & 0xFF)"
+            return "\(groups[6] >> 8).\(groups[6] & 0xFF).\(groups[7] >> 8).\(groups[7] & 0xFF)"
         }
         var bestStart = -1, bestLength = 0, index = 0
         while index < 8 {

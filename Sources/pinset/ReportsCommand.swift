@@ -144,7 +144,7 @@ struct ReportSummary {
         case 1: "no-matching-pin"
         case 2: "invalid-chain"
         case 3: "invalid-parameters"
-        case 4: "rejected-by-app"
+        case 4: "user-defined-trust-anchor"
         case 5: "no-spki-hash"
         default: "result \(code)"
         }

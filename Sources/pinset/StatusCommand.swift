@@ -20,17 +20,26 @@ struct StatusCommand: AsyncParsableCommand {
         var request = URLRequest(url: statusURL)
         request.timeoutInterval = 10
         let data: Data
+        let response: URLResponse
         do {
-            (data, _) = try await URLSession.shared.data(for: request)
+            (data, response) = try await URLSession.shared.data(for: request)
         } catch {
             throw CLIError("Could not reach the server at \(statusURL.absoluteString): \(error.localizedDescription). Is 'pinset serve' running there?")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if status == 404 {
+            // A server with an admin listener answers 404 for /status on its public port.
+            throw CLIError("The server at \(url) has no /status: a server with an admin listener serves /status only there. Pass the admin listener's address (its \"admin\" setting or --admin-port), for example --url http://127.0.0.1:9090.")
+        }
+        guard status == 200 else {
+            throw CLIError("The server at \(url) answered /status with HTTP status \(status) instead of its status report.")
         }
         if json {
             print(String(decoding: data, as: UTF8.self), terminator: "")
             return
         }
-        guard let report = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw CLIError("The server at \(url) answered /status with something other than a JSON object.")
+        guard let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw CLIError("The server at \(url) answered /status with something other than a JSON object; is it a Pinset server?")
         }
         let ready = report["ready"] as? Bool ?? false
         Output.line("ready:                \(ready ? "yes" : "NO — \(report["notReadyReason"] ?? "")")")

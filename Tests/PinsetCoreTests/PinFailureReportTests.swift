@@ -57,7 +57,6 @@ import Testing
         ("app-bundle-id", #""com.example\u001b[2J""#, "app-bundle-id"),
         ("pinset-version", "0", "pinset-version"),
         ("pinset-version", "9007199254740993", "pinset-version"),
-        ("surprise", #""x""#, "surprise"),
         ("hostname", "null", "hostname"),
         ("validated-certificate-chain", #"[{"nested": [[[]]]}]"#, "validated-certificate-chain[0]"),
     ])
@@ -70,6 +69,41 @@ import Testing
             Issue.record("\(name) = \(valueJSON) was accepted")
         } catch {
             #expect(error.path == path)
+        }
+    }
+
+    @Test func membersThePinsetDoesNotReadAreIgnoredButStillChecked() throws {
+        let chain = [Self.leaf.certificatePEM, Self.leaf.certificatePEM]
+        let report = try PinFailureReport.parse(TrustKitReportFixture.json(leafPEM: Self.leaf.certificatePEM, overrides: [
+            "served-certificate-chain": chain, "x-future": ["nested": [1, 2.5, ["deep": true]]],
+        ]))
+        #expect(report.hostname == "api.example.com")
+        // Duplicate members and invalid UTF-8 are refused inside an unknown member too.
+        let valid = String(decoding: TrustKitReportFixture.json(leafPEM: Self.leaf.certificatePEM), as: UTF8.self)
+        let duplicate = valid.replacingOccurrences(of: "{\"app-bundle-id\"", with: #"{"x":{"a":1,"a":2},"app-bundle-id""#)
+        #expect(duplicate != valid)
+        #expect(throws: PayloadError.self) { try PinFailureReport.parse(Array(duplicate.utf8)) }
+        var invalid = Array(valid.replacingOccurrences(of: "{\"app-bundle-id\"", with: #"{"x":"?","app-bundle-id""#).utf8)
+        invalid[invalid.firstIndex(of: UInt8(ascii: "?"))!] = 0xFF
+        #expect(throws: PayloadError.self) { try PinFailureReport.parse(invalid) }
+    }
+
+    @Test func pemWithAnyBase64LineLengthIsAccepted() throws {
+        let der = Self.leaf.certificateDER
+        let base64 = Data(der).base64EncodedString()
+        func pem(_ length: Int, _ separator: String, trailer: String) -> String {
+            "-----BEGIN CERTIFICATE-----\n" + TrustKitWireReport.lines(of: base64, length: length).joined(separator: separator)
+                + "\n-----END CERTIFICATE-----" + trailer
+        }
+        let expected = Self.leaf.spkiSHA256
+        for variant in [pem(64, "\r\n", trailer: ""), pem(76, "\n", trailer: "\n"), pem(10_000, "\n", trailer: "\r\n"), pem(7, "\n", trailer: "")] {
+            let report = try PinFailureReport.parse(TrustKitReportFixture.json(leafPEM: variant))
+            #expect(try report.leafSPKISHA256() == expected, "\(variant)")
+        }
+        for broken in [pem(64, "\n ", trailer: ""), pem(64, "\n", trailer: "x"), pem(64, "\n", trailer: "").replacingOccurrences(of: "CERTIFICATE", with: "KEY"),
+                       "-----BEGIN CERTIFICATE-----\n" + base64.dropLast(2) + "\n-----END CERTIFICATE-----"] {
+            let report = try PinFailureReport.parse(TrustKitReportFixture.json(leafPEM: broken))
+            #expect(throws: PayloadError.self) { try report.leafSPKISHA256() }
         }
     }
 

@@ -113,6 +113,23 @@ struct HTTPRequestParserTests {
         #expect(head.target == target)
     }
 
+    /// RFC 3986 §6.2.2.2, as nginx normalises before matching a location: unreserved characters are decoded in
+    /// the path; reserved ones, and anything in the query, stay as sent.
+    @Test(arguments: [
+        ("/acme%2Ejson.signed", "/acme.json.signed"),
+        ("/%61%63%6d%65%2E%6A%73%6F%6E%2e%73%69%67%6E%65%64", "/acme.json.signed"),
+        ("/%41%5A%30%39%2D%5F%7E", "/AZ09-_~"),
+        ("/a%2Fb%3Fc%25d%2e", "/a%2Fb%3Fc%25d."),
+        ("/a%20b", "/a%20b"),
+        ("/x?y=%41", "/x?y=%41"),
+        ("http://h/acme%2Ejson.signed", "/acme.json.signed"),
+        ("/plain", "/plain"),
+    ])
+    func percentEncodedUnreservedCharactersAreDecodedInThePath(target: String, normalised: String) throws {
+        let head = try #require(onlyHead("GET \(target) HTTP/1.1\r\nHost: h\r\n\r\n"))
+        #expect(head.target == normalised)
+    }
+
     @Test func contentLengthZeroIsAccepted() throws {
         #expect(onlyHead("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n") != nil)
         #expect(onlyHead("GET / HTTP/1.1\r\nHost: h\r\ncontent-length: 000\r\n\r\n") != nil)

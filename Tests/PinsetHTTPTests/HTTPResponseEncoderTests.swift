@@ -129,6 +129,26 @@ struct HTTPDateTests {
         #expect(text(HTTPDate.imfFixdate(unixSeconds: seconds)) == expected)
     }
 
+    @Test func parsesEveryFormARecipientMustAccept() {
+        func parse(_ text: String) -> Int64? { Array(text.utf8).withUnsafeBufferPointer { HTTPDate.unixSeconds($0) } }
+        // RFC 9110 §5.6.7's three examples, and round trips of what the encoder writes.
+        #expect(parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(parse("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)
+        #expect(parse("Sun Nov  6 08:49:37 1994") == 784_111_777)
+        for seconds: Int64 in [0, 951_782_400, 4_102_444_799, 1_795_000_000, -1] {
+            #expect(parse(text(HTTPDate.imfFixdate(unixSeconds: seconds))) == seconds)
+        }
+        for invalid in ["", "Sun, 06 Nov 1994 08:49:37 GMT ", "sun, 06 Nov 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT",
+                        "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+                        "Sun, 29 Feb 1900 00:00:00 GMT", "Sun Nov 6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:37 GMT",
+                        "1994-11-06T08:49:37Z", "Sun, 06 Nov 1994 08:4a:37 GMT"] {
+            #expect(parse(invalid) == nil, "\(invalid)")
+        }
+        let repeated = HTTPRequestHead(method: .get, target: "/", headers: [("If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT"), ("if-modified-since", "Sun, 06 Nov 1994 08:49:37 GMT")])
+        #expect(repeated.dateHeader("If-Modified-Since") == nil)
+        #expect(HTTPRequestHead(method: .get, target: "/", headers: [("IF-MODIFIED-SINCE", "Sun, 06 Nov 1994 08:49:37 GMT")]).dateHeader("If-Modified-Since") == 784_111_777)
+    }
+
     @Test func cacheFollowsTheSecond() {
         var cache = HTTPDateCache()
         #expect(text(cache.bytes(unixSeconds: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")

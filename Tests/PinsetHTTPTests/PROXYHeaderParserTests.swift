@@ -38,8 +38,24 @@ struct PROXYHeaderParserTests {
                         destination: .init(host: "192.0.2.1", port: 8080)), length: 45))
         #expect(PROXYHeaderParser.parse(Array("PROXY TCP6 2001:DB8:0:0:0:0:0:1 ::ffff:192.0.2.1 1 65535\r\n".utf8)) == .header(
             PROXYHeader(version: 1, source: .init(host: "2001:db8::1", port: 1),
-                        destination: .init(host: "::ffff:192.0.2.1", port: 65535)), length: 58))
+                        destination: .init(host: "192.0.2.1", port: 65535)), length: 58))
         #expect(PROXYHeaderParser.parse(Array("PROXY UNKNOWN\r\n".utf8)) == .header(PROXYHeader(version: 1, source: nil, destination: nil), length: 15))
+    }
+
+    @Test func anIPv4MappedAddressIsTheIPv4Client() {
+        func source(_ header: [UInt8]) -> String? {
+            guard case .header(let parsed, _) = PROXYHeaderParser.parse(header) else { return nil }
+            return parsed.source?.host
+        }
+        #expect(source(Array("PROXY TCP4 203.0.113.7 192.0.2.1 1 2\r\n".utf8)) == "203.0.113.7")
+        #expect(source(Array("PROXY TCP6 ::ffff:203.0.113.7 ::1 1 2\r\n".utf8)) == "203.0.113.7")
+        #expect(source(Array("PROXY TCP6 0:0:0:0:0:FFFF:CB00:7107 ::1 1 2\r\n".utf8)) == "203.0.113.7")
+        let v2: [UInt8] = Self.signature + [0x21, 0x21, 0x00, 36] + [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF, 203, 0, 113, 7]
+            + [UInt8](repeating: 0, count: 15) + [1] + [0, 1, 0, 2]
+        #expect(source(v2) == "203.0.113.7")
+        // Not mapped: IPv4-compatible (deprecated) and NAT64 addresses stay IPv6.
+        #expect(source(Array("PROXY TCP6 ::203.0.113.7 ::1 1 2\r\n".utf8)) == "::cb00:7107")
+        #expect(source(Array("PROXY TCP6 64:ff9b::203.0.113.7 ::1 1 2\r\n".utf8)) == "64:ff9b::cb00:7107")
     }
 
     @Test func partialHeadersAskForMore() {

@@ -62,10 +62,11 @@ import Testing
     }
 
     /// POSTs `body` on its own connection and returns the response status (0 when there was no response).
-    /// `proxiedFrom` sends a PROXY protocol v1 header first, as a load balancer does for that client address.
+    /// `proxiedFrom` sends a PROXY protocol v1 header first, as a load balancer does for that client address
+    /// (`TCP6` for an address with a colon).
     static func post(_ body: [UInt8], port: Int, path: String = "/report/acme", contentType: String? = "application/json",
                      extraHeaders: String = "", proxiedFrom client: String? = nil) throws -> Int {
-        var head = client.map { "PROXY TCP4 \($0) 127.0.0.1 50000 \(port)\r\n" } ?? ""
+        var head = client.map { $0.contains(":") ? "PROXY TCP6 \($0) ::1 50000 \(port)\r\n" : "PROXY TCP4 \($0) 127.0.0.1 50000 \(port)\r\n" } ?? ""
         head += "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         let (response, _) = try RawClient.exchange(port: port, Array((head + extraHeaders + "\r\n").utf8) + body)
@@ -151,12 +152,13 @@ import Testing
             ("deep JSON within the size", { try Self.post(Array(deep.prefix(1000) + deep.suffix(1000)), port: port) }, 400),
             ("invalid UTF-8", { try Self.post(invalidUTF8, port: port) }, 400),
             ("schema", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["port": "443"]), port: port) }, 400),
-            ("unknown member", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["client-ip": "10.0.0.1"]), port: port) }, 400),
+            ("unknown member of the wrong size", { try Self.post(TrustKitReportFixture.json(leafPEM: setup.unpinnedLeafPEM, overrides: ["client-ip": String(repeating: "1", count: 5000)]), port: port) }, 413),
+            ("duplicate member", { try Self.post(Array(String(decoding: valid, as: UTF8.self).replacingOccurrences(of: "{", with: #"{"port":443,"#).utf8), port: port) }, 400),
             ("unknown customer", { try Self.post(valid, port: port, path: "/report/globex") }, 404),
-            ("chunked", {
-                let request = "POST /report/acme HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+            ("chunked with malformed framing", {
+                let request = "POST /report/acme HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\n0\r\n\r\n"
                 return Self.status(of: try RawClient.exchange(port: port, Array(request.utf8)).response)
-            }, 411),
+            }, 400),
             ("GET", {
                 Self.status(of: try RawClient.exchange(port: port, Array("GET /report/acme HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8)).response)
             }, 405),
@@ -213,6 +215,11 @@ import Testing
         #expect(try report(1, from: "203.0.113.7") == 202)
         #expect(try report(2, from: "203.0.113.7") == 429)
         #expect(try report(3, from: "203.0.113.8") == 202)
+        // The same IPv4 client reached through a dual-stack balancer arrives as TCP6 with an IPv4-mapped address
+        // (RFC 4291 §2.5.5.2): it is the same address, so the same quota.
+        #expect(try report(5, from: "::ffff:203.0.113.8") == 429)
+        #expect(try report(6, from: "::FFFF:CB00:7107") == 429)
+        #expect(try report(7, from: "2001:db8::8") == 202)
         // Without the header the connection is closed unanswered.
         #expect(try report(4, from: nil) == 0)
     }

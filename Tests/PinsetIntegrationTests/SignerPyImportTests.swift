@@ -149,6 +149,28 @@ import Testing
         #expect(Self.legacyHashes(pinsetHosts) == Self.legacyHashes(legacyHosts))
     }
 
+    /// The `.json` is what signer.py served, so its spelling of a host name is the one imported and published,
+    /// whatever case the `.domains` file uses (README, "Migrating a signer.py deployment").
+    @Test func importedHostNamesKeepTheSpellingOfTheJSONFile() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let signer = try SignerPyFixture.make(in: cli.directory, customers: ["delta"])
+        let jsonPath = "\(signer.root)/data/delta.json", domainsPath = "\(signer.root)/data/delta.domains"
+        let json = try String(contentsOfFile: jsonPath, encoding: .utf8)
+        try json.replacingOccurrences(of: "api.delta.example", with: "API.Delta.example").write(toFile: jsonPath, atomically: true, encoding: .utf8)
+        let domains = try String(contentsOfFile: domainsPath, encoding: .utf8)
+        try domains.replacingOccurrences(of: "www.delta.example", with: "WWW.DELTA.EXAMPLE").write(toFile: domainsPath, atomically: true, encoding: .utf8)
+        let imported = try cli.run(["import", "signer-py", signer.root] + Self.unserved)
+        #expect(imported.status == 0, "\(imported.combined)")
+
+        let out = cli.directory.file("out")
+        #expect(try cli.run(["sign", "--out", out]).status == 0)
+        let verified = try ProcessRunner.run("openssl", ["smime", "-verify", "-inform", "der", "-in", "\(out)/delta.json.signed", "-CAfile", "\(signer.root)/output/delta.pem"])
+        let payload = try #require(try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any])
+        let names = Set((payload["hashes"] as? [[String: Any]] ?? []).compactMap { $0["hostname"] as? String })
+        #expect(names == ["API.Delta.example", "www.delta.example"], "\(names)")
+    }
+
     @Test func badInputImportsNothing() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }

@@ -47,6 +47,27 @@ struct PinsetRequestHandlerTests {
         #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", "\"other\"")])).status == .ok)
     }
 
+    @Test func ifModifiedSinceNeverHidesABundleSignedInTheSameSecondAsTheOneItReplaced() throws {
+        let cache = BundleCache()
+        let acme = try CustomerName("acme")
+        let handler = PinsetRequestHandler(cache: cache, readiness: { .ready }, statusReport: { [] }, metrics: nil,
+                                           now: { Date(timeIntervalSince1970: TimeInterval(Self.signedAt + 10)) })
+        let since = String(decoding: HTTPDate.imfFixdate(unixSeconds: Self.signedAt), as: UTF8.self)
+        let conditional = Self.get("/acme.json.signed", headers: [("If-Modified-Since", since)])
+        cache.replace(with: [SignedBundle(customer: acme, bytes: [1], version: 1, timestamp: Self.signedAt, expires: Self.signedAt + 3600)], signedAt: Self.signedAt)
+        #expect(handler.handle(conditional).status == .notModified)
+        // An edit re-signed within the same second: a client holding the first bundle must get the second.
+        cache.replace(with: [SignedBundle(customer: acme, bytes: [2], version: 2, timestamp: Self.signedAt, expires: Self.signedAt + 3600)], signedAt: Self.signedAt)
+        #expect(handler.handle(conditional).status == .ok)
+        // Reused unchanged, it stays ambiguous; the next second's bundle is a validator again.
+        cache.replace(with: [try #require(cache.bundle(for: acme))], signedAt: Self.signedAt)
+        #expect(handler.handle(conditional).status == .ok)
+        cache.replace(with: [SignedBundle(customer: acme, bytes: [3], version: 3, timestamp: Self.signedAt + 1, expires: Self.signedAt + 3600)], signedAt: Self.signedAt + 1)
+        #expect(handler.handle(conditional).status == .ok)
+        let later = String(decoding: HTTPDate.imfFixdate(unixSeconds: Self.signedAt + 1), as: UTF8.self)
+        #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-Modified-Since", later)])).status == .notModified)
+    }
+
     @Test func notModifiedCarriesValidatorsButNoRepresentation() throws {
         let handler = try Self.handler(now: Self.signedAt + 10)
         let full = handler.handle(Self.get("/acme.json.signed"))

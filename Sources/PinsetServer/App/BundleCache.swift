@@ -47,7 +47,16 @@ public final class BundleCache: Sendable {
         current.update { previous in
             var map: [CustomerName: SignedBundle] = [:]
             map.reserveCapacity(bundles.count + failures.count)
-            for bundle in bundles { map[bundle.customer] = bundle }
+            for var bundle in bundles {
+                // Last-Modified has a resolution of one second (RFC 9110 §8.8.2.2): a bundle signed in the same
+                // second as a different one it replaces cannot be told from it by date, so If-Modified-Since
+                // must not answer 304 for it (the ETag still can).
+                if let replaced = previous.bundles[bundle.customer], replaced.timestamp == bundle.timestamp,
+                   replaced.etag != bundle.etag || !replaced.lastModifiedIsValidator {
+                    bundle.lastModifiedIsValidator = false
+                }
+                map[bundle.customer] = bundle
+            }
             var failed: [CustomerName: String] = [:]
             for failure in failures {
                 failed[failure.customer] = failure.reason

@@ -106,7 +106,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             ("Cache-Control", "public, max-age=\(maxAge)"),
             ("Last-Modified", bundle.lastModified),
         ]
-        if let condition = request.header("If-None-Match"), Self.matches(condition, etag: bundle.etag) {
+        if Self.isNotModified(request, bundle: bundle) {
             // RFC 9110 §15.4.5: the fields a 200 would carry that describe the representation's caching; no
             // Content-Type and no length, as nginx sends it.
             return HTTPResponse(status: .notModified, headers: headers.filter { $0.0 != "Content-Type" })
@@ -119,6 +119,18 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
         body: Array("the bundle for this customer could not be re-signed in time\n".utf8)
     )
+
+    /// The preconditions of RFC 9110 §13.2.2 that can answer 304: If-None-Match when present (step 3), and only
+    /// without it If-Modified-Since (step 4), for GET and HEAD, when the bundle was signed no later than the
+    /// date given (§13.1.3). An invalid or repeated date is ignored, as is the date of a bundle that shares its
+    /// signing second with another one (``SignedBundle/lastModifiedIsValidator``).
+    static func isNotModified(_ request: HTTPRequestHead, bundle: SignedBundle) -> Bool {
+        if let condition = request.header("If-None-Match") { return matches(condition, etag: bundle.etag) }
+        guard request.method == .get || request.method == .head, bundle.lastModifiedIsValidator,
+              let since = request.dateHeader("If-Modified-Since")
+        else { return false }
+        return bundle.timestamp <= since
+    }
 
     /// RFC 9110 §13.1.2: `*` or a list of entity tags, compared weakly.
     static func matches(_ condition: String, etag: String) -> Bool {

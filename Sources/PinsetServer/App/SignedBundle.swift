@@ -15,6 +15,9 @@ public struct SignedBundle: Sendable {
     public let etag: String
     /// `timestamp` as an HTTP date, formatted once here rather than on every request.
     public let lastModified: String
+    /// Whether `lastModified` tells this bundle from every other one served for the customer, so that
+    /// If-Modified-Since may be answered 304; false when it replaced a different bundle signed in the same second.
+    public internal(set) var lastModifiedIsValidator = true
     /// What the bundle was signed from besides its hosts: a change pass signs the customer again only when one
     /// of these, or its version, differs.
     public let signersNotBefore: Int64?

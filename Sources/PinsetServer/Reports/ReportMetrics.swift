@@ -2,7 +2,7 @@ import CoreMetrics
 import Metrics
 
 /// `pinset_reports_received_total{outcome}`: one series per ``ReportOutcome``, whatever the reports say.
-/// Requests the protocol layer refuses before the handler (413, 411, malformed HTTP) are counted only in
+/// Requests the protocol layer refuses before the handler (413, malformed HTTP) are counted only in
 /// `pinset_http_requests_total{status}`.
 public final class ReportMetrics: Sendable {
     private let received: [ReportOutcome: CoreMetrics.Counter]

@@ -8,7 +8,7 @@ import PinsetStore
 /// Checks run cheapest first, and a refused report changes nothing: the route and method, the client address's
 /// rate (429), the media type (415), the customer (404, only customers this server serves), then the report
 /// itself, parsed strictly (400). The protocol layer has already refused a body over the configured size (413)
-/// and chunked uploads (411). An accepted report is reduced to its ``PinFailureCount/Key`` (the hour is the
+/// and malformed framing (400), and decoded chunked uploads. An accepted report is reduced to its ``PinFailureCount/Key`` (the hour is the
 /// server's, not the app's clock), counted once per installation and hour, and handed to the ``ReportWriter``;
 /// the database is never touched here, so reports cannot slow bundle serving down. The answer is
 /// `202 Accepted` whether or not the report was a duplicate, so a client learns nothing from it.

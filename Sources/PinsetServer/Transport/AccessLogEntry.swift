@@ -6,7 +6,8 @@ public struct AccessLogEntry: Sendable {
     /// The peer's IP address, without port.
     public var remoteAddress: String
     public var method: String
-    /// The request target as sent (path and query); untrusted input, escape it before writing it to a log.
+    /// The request target as sent (path and query, with percent-encoded unreserved characters of the path
+    /// decoded); untrusted input, escape it before writing it to a log.
     public var target: String
     public var status: Int
     /// Body bytes queued for the peer (0 for HEAD, 304 and 204).

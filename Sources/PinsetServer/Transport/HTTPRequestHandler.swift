@@ -4,7 +4,7 @@ import PinsetHTTP
 ///
 /// `handle` runs synchronously on the serial queue of the connection's worker, so it must be fast and must never
 /// block: while it runs, no other connection on that worker makes progress. It is called concurrently from
-/// different workers, hence `Sendable`. Protocol errors (400, 405, 408, 411, 413, 414, 431, 505) never reach it.
+/// different workers, hence `Sendable`. Protocol errors (400, 405, 408, 413, 414, 431, 501, 505) never reach it.
 public protocol HTTPRequestHandler: Sendable {
     func handle(_ request: HTTPRequestHead) -> HTTPResponse
 

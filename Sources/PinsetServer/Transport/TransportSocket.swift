@@ -89,6 +89,18 @@ enum TransportSocket {
             case AF_INET6:
                 pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var ip = address.pointee.sin6_addr
+                    // An IPv4 client of a dual-stack socket arrives as ::ffff:a.b.c.d (RFC 4291 §2.5.5.2); it is
+                    // the same client as a.b.c.d on an IPv4 socket or in a PROXY header, so it gets the same key.
+                    let isV4Mapped = withUnsafeBytes(of: &ip) { bytes in
+                        bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                    }
+                    if isV4Mapped {
+                        return withUnsafeBytes(of: &ip) { bytes in
+                            var v4 = in_addr()
+                            withUnsafeMutableBytes(of: &v4) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[12..<16])) }
+                            return inet_ntop(AF_INET, &v4, &text, socklen_t(text.count))
+                        }
+                    }
                     return inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count))
                 }
             default:
