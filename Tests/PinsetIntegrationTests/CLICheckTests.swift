@@ -19,11 +19,7 @@ import Testing
         #expect(try cli.run(["host", "update", "acme", "internal.example.test", "--unmonitored", "office network only"]).status == 0)
 
         func serve(_ certificate: (key: String, cert: String)) throws -> BackgroundProcess {
-            let server = try BackgroundProcess("openssl", [
-                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate.cert, "-key", certificate.key, "-www", "-quiet",
-            ], logDirectory: cli.directory.path, name: "s_server")
-            #expect(FreePort.waitUntilListening(port: port))
-            return server
+            try CLIPinSourceTests.serveTLS(certificate, port: port, logDirectory: cli.directory.path)
         }
 
         // Nothing listening yet: unreachable, a failure.

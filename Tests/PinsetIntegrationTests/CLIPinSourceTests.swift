@@ -24,6 +24,15 @@ import Testing
         return (key, cert)
     }
 
+    /// `openssl s_server` on `127.0.0.1:port` with `certificate`, listening when it returns; stop it by its pid.
+    static func serveTLS(_ certificate: (key: String, cert: String), port: Int, logDirectory: String) throws -> BackgroundProcess {
+        let server = try BackgroundProcess("openssl", [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate.cert, "-key", certificate.key, "-www", "-quiet",
+        ], logDirectory: logDirectory, name: "s_server")
+        #expect(FreePort.waitUntilListening(port: port))
+        return server
+    }
+
     func pins(_ cli: PinsetCLI) throws -> [[String: Any]] {
         let shown = try cli.run(["customer", "show", "acme", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout)) as? [String: Any])

@@ -145,11 +145,7 @@ import Testing
         #expect(updated.status == 0 && updated.stdoutText.contains("ACCEPTED"), "\(updated.combined)")
 
         func serve(_ certificate: (key: String, cert: String)) throws -> BackgroundProcess {
-            let process = try BackgroundProcess("openssl", [
-                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate.cert, "-key", certificate.key, "-www", "-quiet",
-            ], logDirectory: cli.directory.path, name: "s_server")
-            #expect(FreePort.waitUntilListening(port: port))
-            return process
+            try CLIPinSourceTests.serveTLS(certificate, port: port, logDirectory: cli.directory.path)
         }
 
         let good = try serve(pinned)

@@ -43,6 +43,7 @@ struct ServerConfigurationTests {
         (#"{"logLevel": "loud"}"#, "'logLevel' is 'loud'"),
         (#"{"resignIntervalSeconds": 900}"#, "must be shorter than 'freshnessWindowSeconds'"),
         (#"{"maxConnectionsPerAddress": 0}"#, "'maxConnectionsPerAddress' is 0"),
+        (#"{"bundleLifetimeSeconds": 2678401}"#, "Pinset clients accept by default"),
         (#"{"admin": 9090}"#, "'admin' must be an object"),
         (#"{"admin": {"host": "127.0.0.1"}}"#, "'port' is missing"),
         (#"{"admin": {"port": 9090, "prot": 1}}"#, "unknown key 'prot'"),
