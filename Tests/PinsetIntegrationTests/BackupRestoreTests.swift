@@ -200,4 +200,28 @@ import Testing
         #expect(try ProcessRunner.run("sqlite3", [older, "SELECT name FROM customer ORDER BY name"]).stdoutText == "acme\nlater\nown\n")
     }
 
+    /// `restore` into a new SQLite file, then `store copy` into an empty database, lost the revocation floor
+    /// set after the backup. With the real binary: refused without the served database, carried with it.
+    @Test func restoreIntoANewFileThenCopyKeepsTheRevocationFloor() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let backup = cli.directory.file("pinset-backup.sqlite")
+        #expect(try cli.run(["backup", backup]).status == 0)
+        let revoked = try cli.run(["signer", "revoke-earlier", "--data-dir", cli.dataDir, "--actor", "test-admin", "--json"])
+        #expect(revoked.status == 0, "\(revoked.combined)")
+        let floor = try #require(try JSONSerialization.jsonObject(with: Data(revoked.stdout)) as? [String: Any])["signersNotBefore"] as? Int
+        let restored = cli.directory.file("restored.sqlite")
+
+        let refused = try cli.run(["restore", backup, "--database", restored])
+        #expect(refused.status != 0 && refused.stderr.contains("--replacing") && refused.stderr.contains("Nothing was changed"), "\(refused.combined)")
+        #expect(!FileManager.default.fileExists(atPath: restored))
+
+        let done = try cli.run(["restore", backup, "--database", restored, "--replacing", cli.database])
+        #expect(done.status == 0, "\(done.combined)")
+        let copy = cli.directory.file("copy.sqlite")
+        let copied = try ProcessRunner.run(PinsetCLI.binary, ["store", "copy", "--from", restored, "--to", copy])
+        #expect(copied.status == 0, "\(copied.combined)")
+        let stored = try ProcessRunner.run("sqlite3", [copy, "SELECT signers_not_before FROM default_signing_identity"]).stdoutText
+        #expect(floor != nil && stored == "\(floor ?? 0)\n", "\(stored)")
+    }
 }
