@@ -82,7 +82,9 @@ struct DataLayout {
     var customerKeyDirectory: String { customerKeyDirectoryOverride ?? "\(directory)/customers" }
 
     var signingIdentityLocations: SigningIdentityLocations {
-        SigningIdentityLocations(defaultKeyPath: keyPath, defaultCertificatePath: certificatePEMPath, customerKeyDirectory: customerKeyDirectory)
+        SigningIdentityLocations(
+            defaultKeyPath: keyPath, defaultCertificatePath: certificatePEMPath, defaultAnchorPath: certificateDERPath, customerKeyDirectory: customerKeyDirectory
+        )
     }
 }
 
