@@ -28,6 +28,8 @@ import Testing
         for location in [inUserInfo, database + "?password=\(password)", "host=127.0.0.1 dbname=pinset user=pinset password=\(password)"] {
             expectRefused(try ProcessRunner.run(PinsetCLI.binary, ["store", "copy", "--from", cli.database, "--to", location], environment: bare), password: password)
             expectRefused(try ProcessRunner.run(PinsetCLI.binary, ["customer", "list", "--data-dir", cli.dataDir, "--database", location], environment: bare), password: password)
+            // Taken as a SQLite path, the key/value string became a database file named after the password.
+            #expect(!FileManager.default.fileExists(atPath: location))
         }
 
         let configuration = try cli.directory.write("config.json", """
