@@ -31,16 +31,11 @@ extension SigningIdentity {
         }
     }
 
-    /// Checks that the chain leads from the signer to a self-signed anchor, each certificate issued (name and
-    /// signature) by the next, that every certificate is within its validity dates at `now`, and that the chain
-    /// meets OpenSSL's S/MIME signing purpose (`SMIMEUsage`) as legacy clients apply it: every issuer a CA,
-    /// every extendedKeyUsage with emailProtection.
+    /// Checks that every certificate is within its validity dates at `now`, then `checkChainStructure()`.
     ///
     /// - Returns: `expiryWarnings(at:)`.
-    /// - Throws: when a certificate is expired or not yet valid, the chain is out of order, or it does not end
-    ///   in a self-signed certificate (then no anchor an app could embed is known).
+    /// - Throws: when a certificate is expired or not yet valid, or the structure is refused.
     public func checkChain(at now: Date) throws(SigningIdentityError) -> [String] {
-        let chain = self.chain
         for (index, certificate) in chain.enumerated() {
             let name = Self.describe(certificate, index: index)
             if now < certificate.notValidBefore {
@@ -49,6 +44,22 @@ extension SigningIdentity {
             if now > certificate.notValidAfter {
                 throw SigningIdentityError("\(name) expired on \(Self.format(certificate.notValidAfter)); clients reject every bundle it vouches for. Issue a new certificate.")
             }
+        }
+        try checkChainStructure()
+        return expiryWarnings(at: now)
+    }
+
+    /// Checks what does not change with time: that the chain leads from the signer to a self-signed anchor,
+    /// each certificate issued (name and signature) by the next, and that it meets OpenSSL's S/MIME signing
+    /// purpose (`SMIMEUsage`) as legacy clients apply it: every issuer a CA, every extendedKeyUsage with
+    /// emailProtection.
+    ///
+    /// - Throws: when the chain is out of order, goes through a certificate OpenSSL refuses, or does not end
+    ///   in a self-signed certificate (then no anchor an app could embed is known).
+    public func checkChainStructure() throws(SigningIdentityError) {
+        let chain = self.chain
+        for (index, certificate) in chain.enumerated() {
+            let name = Self.describe(certificate, index: index)
             if index + 1 < chain.count {
                 let issuer = chain[index + 1]
                 guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
@@ -76,7 +87,18 @@ extension SigningIdentity {
         guard anchor.issuer == anchor.subject, anchor.publicKey.isValidSignature(anchor.signature, for: anchor) else {
             throw SigningIdentityError("The chain ends with '\(PinMaterial.describe(anchor.subject))', issued by '\(PinMaterial.describe(anchor.issuer))', which is not in the file. Apps can only embed a self-signed root as the trust anchor (OpenSSL-based clients reject any other): append the root certificate the apps embed to the certificate file.")
         }
-        return expiryWarnings(at: now)
+    }
+
+    /// Checks `checkChainStructure()` and that the chain ends in `anchor`, the certificate the apps embed
+    /// (`trust-cert.der`): a chain that verifies on its own but leads to another root signs bundles that every
+    /// app refuses.
+    public func checkChain(endingIn anchor: Certificate) throws(SigningIdentityError) {
+        try checkChainStructure()
+        guard trustAnchor == anchor else {
+            let embedded = "the trust anchor the apps embed ('\(PinMaterial.describe(anchor.subject))')"
+            let found = intermediates.isEmpty ? "is self-signed, not issued by \(embedded)" : "leads to the root '\(PinMaterial.describe(trustAnchor.subject))', not to \(embedded)"
+            throw SigningIdentityError("The signing certificate '\(PinMaterial.describe(certificate.subject))' \(found), so apps reject every bundle it signs.")
+        }
     }
 
     /// Warnings for certificates of the chain that expire soon: the trust anchor within

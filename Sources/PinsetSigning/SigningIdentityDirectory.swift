@@ -1,14 +1,17 @@
 import Foundation
 import PinsetCore
 import PinsetFileSystem
+import X509
 
 /// The one place that decides which identity signs a customer's bundle: the deployment's default, or the
 /// customer's own — never the default in place of a missing own key (that customer's apps do not trust it).
 ///
-/// Parsed identities are cached per key file and reused while `lstat` of the key and certificate files shows
-/// no change, so a pass costs two `lstat` calls per own identity instead of parsing an RSA-4096 key per
+/// Parsed identities are cached per key file and reused while `lstat` of the key, certificate and anchor files
+/// shows no change, so a pass costs three `lstat` calls per own identity instead of parsing an RSA-4096 key per
 /// customer; any change (write, rename, `chmod`, `chown`) re-reads the files through
-/// `SigningIdentity.load`, with all of its permission checks. Validity is checked on every lookup.
+/// `SigningIdentity.load`, with all of its permission checks, and verifies the chain again to the anchor the
+/// apps embed (`trust-cert.der`): files edited by hand can pair the key with a chain no app accepts. Validity
+/// is checked on every lookup.
 ///
 /// Thread-safe.
 public final class SigningIdentityDirectory: @unchecked Sendable {
@@ -30,17 +33,22 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     private struct CachedIdentity {
         let key: FileMetadata
         let certificate: FileMetadata
+        let anchor: FileMetadata
         let identity: Checked
     }
 
-    /// An identity with its validity window, computed once when it is loaded.
+    /// An identity with its validity window and what its chain lacks, computed once when it is loaded.
     private struct Checked {
         let identity: SigningIdentity
         let window: ClosedRange<Date>
+        /// Why the chain does not lead to the anchor the apps embed; never signs while set. Kept with the
+        /// identity rather than failing the load, so that `/status` still lists its certificates.
+        let chainProblem: String?
 
-        init(_ identity: SigningIdentity) {
+        init(_ identity: SigningIdentity, chainProblem: String? = nil) {
             self.identity = identity
             self.window = identity.validityWindow
+            self.chainProblem = chainProblem
         }
 
         /// The full check (and its message) runs only when the cheap comparison says something is wrong.
@@ -50,9 +58,9 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 ?? "the certificates of this identity are not valid together at \(now)"
         }
 
-        /// Validity, then the revocation floor the pin sets signed by this identity carry.
+        /// Validity, then the revocation floor the pin sets signed by this identity carry, then the chain.
         func problem(at now: Date, bundleExpires: Date, signersNotBefore: Int64?) -> String? {
-            problem(at: now, bundleExpires: bundleExpires) ?? identity.revocationFloorProblem(signersNotBefore)
+            problem(at: now, bundleExpires: bundleExpires) ?? identity.revocationFloorProblem(signersNotBefore) ?? chainProblem
         }
 
         /// The cheap comparison first: the full chain walk runs only within the longest warning interval.
@@ -172,7 +180,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
     private func defaultIdentity() -> Result<Checked, Problem> {
         if let fixedDefault { return .success(fixedDefault) }
         guard let locations else { return .failure(Problem("no default signing identity is configured")) }
-        return cachedLoad(keyPath: locations.defaultKeyPath, certificatePath: locations.defaultCertificatePath, missingKey: {
+        return cachedLoad(keyPath: locations.defaultKeyPath, certificatePath: locations.defaultCertificatePath, anchorPath: locations.defaultAnchorPath, missingKey: {
             "the default signing key \(locations.defaultKeyPath) does not exist. Restore it from the backup, or set signingKeyPath."
         })
     }
@@ -182,33 +190,58 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
             return .failure(Problem("this customer signs with its own key, but no customer key directory is configured; it is not signed with the default key, which its apps do not trust"))
         }
         let keyPath = locations.keyPath(of: customer)
-        return cachedLoad(keyPath: keyPath, certificatePath: locations.certificatePEMPath(of: customer), missingKey: {
+        return cachedLoad(keyPath: keyPath, certificatePath: locations.certificatePEMPath(of: customer), anchorPath: locations.certificateDERPath(of: customer), missingKey: {
             "this customer signs with its own key, but \(keyPath) does not exist. Restore it from the backup (mode 0600) or give the customer a new identity with 'pinset customer identity rotate \(customer)'; it is not signed with the default key, which its apps do not trust."
         })
     }
 
-    private func cachedLoad(keyPath: String, certificatePath: String, missingKey: () -> String) -> Result<Checked, Problem> {
+    private func cachedLoad(keyPath: String, certificatePath: String, anchorPath: String, missingKey: () -> String) -> Result<Checked, Problem> {
         guard let keyMetadata = FileMetadata.of(keyPath) else {
             let error = errno
             forget(keyPath)
             return .failure(Problem(error == ENOENT ? missingKey() : "cannot read \(keyPath): \(String(cString: strerror(error)))"))
         }
         let certificateMetadata = FileMetadata.of(certificatePath)
-        if let certificateMetadata, let cached = lock.withLock({ cache[keyPath] }),
-           cached.key.isUnchanged(comparedTo: keyMetadata), cached.certificate.isUnchanged(comparedTo: certificateMetadata) {
+        let anchorMetadata = FileMetadata.of(anchorPath)
+        if let certificateMetadata, let anchorMetadata, let cached = lock.withLock({ cache[keyPath] }),
+           cached.key.isUnchanged(comparedTo: keyMetadata), cached.certificate.isUnchanged(comparedTo: certificateMetadata),
+           cached.anchor.isUnchanged(comparedTo: anchorMetadata) {
             return .success(cached.identity)
         }
         do {
-            let checked = Checked(try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath))
+            let identity = try SigningIdentity.load(keyPath: keyPath, certificatePath: certificatePath)
+            let checked = Checked(identity, chainProblem: Self.chainProblem(identity, certificatePath: certificatePath, anchorPath: anchorPath))
             let announcement = "\(keyPath) signs with \(checked.identity.announcement) from now"
             lock.withLock {
-                if cache[keyPath]?.identity.identity.certificate != checked.identity.certificate { announcements.append(announcement) }
-                if let certificateMetadata { cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, identity: checked) }
+                // A chain no app accepts never signs, so it is not announced as the signer.
+                if checked.chainProblem == nil, cache[keyPath]?.identity.identity.certificate != checked.identity.certificate {
+                    announcements.append(announcement)
+                }
+                if let certificateMetadata, let anchorMetadata {
+                    cache[keyPath] = CachedIdentity(key: keyMetadata, certificate: certificateMetadata, anchor: anchorMetadata, identity: checked)
+                }
             }
             return .success(checked)
         } catch {
             forget(keyPath)
             return .failure(Problem(String(describing: error)))
+        }
+    }
+
+    /// Why the chain in `certificatePath` does not lead to the anchor in `anchorPath`, or `nil`.
+    private static func chainProblem(_ identity: SigningIdentity, certificatePath: String, anchorPath: String) -> String? {
+        let anchor: Certificate
+        do {
+            let bytes = try AtomicFile.read(anchorPath, limit: 1024 * 1024)
+            anchor = try PinMaterial.certificates(fromFileContents: bytes, origin: anchorPath)[0]
+        } catch {
+            return "the trust anchor the apps embed cannot be read from \(anchorPath) (\(error)), so the chain in \(certificatePath) cannot be checked against it; nothing is signed with this identity until it is. Put the root certificate the apps embed there in DER form ('openssl x509 -in root.pem -outform der -out \(anchorPath)')."
+        }
+        do {
+            try identity.checkChain(endingIn: anchor)
+            return nil
+        } catch {
+            return "the chain in \(certificatePath) does not lead to the trust anchor in \(anchorPath): \(error.message) Nothing is signed with this identity until it does. Put back the signer certificate issued by that anchor, followed by its chain, or install a new one ('pinset signer request', 'pinset root issue', 'pinset signer install', with --customer NAME for a customer's own identity)."
         }
     }
 

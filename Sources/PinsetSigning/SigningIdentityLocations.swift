@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 
 /// Where the signing identities' files are: the deployment's default key and certificate, and one directory
@@ -6,11 +7,21 @@ import PinsetCore
 public struct SigningIdentityLocations: Hashable, Sendable {
     public var defaultKeyPath: String
     public var defaultCertificatePath: String
+    /// The default identity's trust anchor, the certificate its apps embed (DER): `trust-cert.der` in the data
+    /// directory, where `pinset init` and `pinset signer install` keep it, wherever the key and certificate are
+    /// read from (a systemd credential, `certificatePath`).
+    public var defaultAnchorPath: String
     public var customerKeyDirectory: String
 
-    public init(defaultKeyPath: String, defaultCertificatePath: String, customerKeyDirectory: String) {
+    /// `defaultAnchorPath` defaults to `trust-cert.der` beside `defaultCertificatePath`, which is the data
+    /// directory's when the certificate is in it.
+    public init(defaultKeyPath: String, defaultCertificatePath: String, defaultAnchorPath: String? = nil, customerKeyDirectory: String) {
         self.defaultKeyPath = defaultKeyPath
         self.defaultCertificatePath = defaultCertificatePath
+        self.defaultAnchorPath = defaultAnchorPath ?? {
+            let directory = (defaultCertificatePath as NSString).deletingLastPathComponent
+            return directory.isEmpty ? "trust-cert.der" : "\(directory)/trust-cert.der"
+        }()
         self.customerKeyDirectory = customerKeyDirectory
     }
 

@@ -31,7 +31,7 @@ enum BackupDestination {
         for directory in (databaseDirectory.map { [$0] } ?? []) + protectedDirectories {
             let resolved = realPath(directory) ?? URL(fileURLWithPath: directory).standardizedFileURL.path
             guard resolved == "/" || target == resolved || target.hasPrefix(resolved + "/") else { continue }
-            throw StoreError(.invalidInput, "The backup destination \(destination) resolves to \(target), inside the data directory \(directory), where a backup could replace the database, its -wal file or the signing key. Nothing was written. Write backups outside the data directory, e.g. /var/backups/pinset/pinset-backup.sqlite.")
+            throw StoreError(.invalidInput, "The backup destination \(destination) resolves to \(target), inside \(directory), which holds this deployment's database or keys: a backup there could replace the database, its -wal file or a signing key. Nothing was written. Write backups outside the data directory and the key directories, e.g. /var/backups/pinset/pinset-backup.sqlite.")
         }
 
         if exists {
@@ -41,6 +41,10 @@ enum BackupDestination {
             var targetInfo = stat()
             guard stat(target, &targetInfo) == 0, targetInfo.st_mode & S_IFMT == S_IFREG else {
                 throw StoreError(.invalidInput, "The backup destination \(destination) exists and is not a regular file. Give the path of a file.")
+            }
+            if let kind = BackupReplacement.describeUnlessBackup(target) {
+                let named = target == given.standardizedFileURL.path ? destination : "\(destination) (\(target))"
+                throw StoreError(.invalidInput, "The backup destination \(named) is \(kind), not a Pinset backup. Nothing was written. --force replaces only an older backup written by 'pinset backup'; give a new file name for this backup.")
             }
         }
         return URL(fileURLWithPath: target)

@@ -23,8 +23,9 @@ extension PinStore {
     /// over `destination`. A reader of `destination` sees the old file or the complete new one, never a
     /// partial copy. The file is created with `newFileMode`.
     ///
-    /// A destination is refused, with nothing written, when it exists and `replacingExisting` is false, or
-    /// when it lies (after resolving symbolic links and `..`) in a SQLite database's directory or in one of
+    /// A destination is refused, with nothing written, when it exists and `replacingExisting` is false, when it
+    /// exists and is not a marked backup (whatever `replacingExisting` says: it may be a key or a certificate
+    /// that exists nowhere else), or when it lies (after resolving symbolic links and `..`) in a SQLite database's directory or in one of
     /// `protectedDirectories`: a backup must never replace the database, its `-wal` file or a signing key.
     ///
     /// - Throws: `StoreError.invalidInput` for a refused destination or one that cannot be written.

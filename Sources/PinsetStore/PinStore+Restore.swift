@@ -20,16 +20,29 @@ extension PinStore {
     /// database is replaced and versions are raised to the clock only. The in-use check runs once, before
     /// the copy: a process that opens the database during the restore is not seen, so servers must stay
     /// stopped until it returns.
-    public static func restore(backup: String, over databasePath: String, actor: String, force: Bool = false) throws -> RestoreReport {
-        try restore(backup: backup, over: databasePath, actor: actor, force: force, clock: { Date() })
+    ///
+    /// `replacing` names the database the servers use when it is not the file at `databasePath` (a PostgreSQL
+    /// deployment is restored into a new SQLite file, then copied into PostgreSQL): its versions and revocation
+    /// floors are carried over too. Without it, a `databasePath` with no database is refused unless `force`
+    /// says the deployment's database is lost: nothing would then keep a floor set after the backup, and the
+    /// signers it revoked would sign again.
+    public static func restore(backup: String, over databasePath: String, replacing: StoreLocation? = nil, actor: String, force: Bool = false) throws -> RestoreReport {
+        try restore(backup: backup, over: databasePath, replacing: replacing, actor: actor, force: force, clock: { Date() })
     }
 
-    static func restore(backup: String, over databasePath: String, actor: String, force: Bool, clock: @escaping @Sendable () -> Date) throws -> RestoreReport {
+    static func restore(
+        backup: String, over databasePath: String, replacing: StoreLocation? = nil, actor: String, force: Bool, clock: @escaping @Sendable () -> Date
+    ) throws -> RestoreReport {
         guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
         }
         let marker = try RestoreSource.check(backup)
-        let replaced = try ReplacedDatabaseReader.read(databasePath, force: force)
+        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force)
+        if let replacing {
+            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing))
+        } else if replaced.state == .absent && !force {
+            throw StoreError(.restoreRefused, "There is no database at \(databasePath), so the versions and revocation floors (signers-not-before) that apps hold are unknown; restored alone, the backup could lower them and let revoked signers sign again. Nothing was changed. Give the database the servers use now with --replacing (a path or a postgres:// URL), or, if that database is lost, pass --force: versions are then raised to the current time, and floors are those of the backup.")
+        }
 
         let database = URL(fileURLWithPath: databasePath)
         let temporary = database.deletingLastPathComponent().appendingPathComponent(".\(database.lastPathComponent).restore-\(UUID().uuidString)").path

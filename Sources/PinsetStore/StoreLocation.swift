@@ -10,13 +10,23 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a `--database` value.
     ///
-    /// - Throws: `StoreError.invalidInput` for an empty value or a PostgreSQL URL that does not parse (the
-    ///   message never repeats a password the URL carries).
+    /// - Throws: `StoreError.invalidInput` for an empty value, a PostgreSQL URL that does not parse or carries
+    ///   a password, or a libpq key/value string (the message never repeats a password).
     public init(parsing value: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let lowered = value.lowercased()
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
             self = .postgreSQL(try PostgresLocation(url: value, environment: environment))
             return
+        }
+        // libpq's key/value form would otherwise name a SQLite file, and its password= would be passed around
+        // as a path (and printed as one).
+        let conninfoKeys = ["host=", "hostaddr=", "port=", "dbname=", "user=", "password=", "sslmode="]
+        let words = lowered.split(whereSeparator: \.isWhitespace)
+        if !lowered.hasPrefix("sqlite:"), words.contains(where: { word in conninfoKeys.contains { word.hasPrefix($0) } }) {
+            let password = words.contains { $0.hasPrefix("password=") }
+                ? " It contains a password, which every user of this host can read in the process list and everyone who can read the configuration file can read there; give it in the PGPASSWORD environment variable, in a password file named by PGPASSFILE, or in ~/.pgpass (mode 0600) instead."
+                : ""
+            throw StoreError(.invalidInput, "The database location is a key/value connection string (host=… dbname=…), which pinset does not read.\(password) Nothing was opened. Give a PostgreSQL URL without a password, e.g. postgres://pinset@db.internal:5432/pinset?sslmode=verify-full, or a SQLite file path.")
         }
         let path = lowered.hasPrefix("sqlite:") ? String(value.dropFirst("sqlite:".count)) : value
         guard !path.isEmpty else {

@@ -10,7 +10,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Directory holding the database, signing key and certificate.", valueName: "dir"))
     var dataDir: String = ProcessInfo.processInfo.environment["PINSET_DATA_DIR"] ?? ".pinset-data"
 
-    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite), or a postgres:// URL (password from PGPASSWORD or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
+    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite), or a postgres:// URL (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
     var database: String?
 
     @Option(name: .long, help: ArgumentHelp("Keys of customers with their own signing identity (default: <data-dir>/customers).", valueName: "dir"))
@@ -82,7 +82,9 @@ struct DataLayout {
     var customerKeyDirectory: String { customerKeyDirectoryOverride ?? "\(directory)/customers" }
 
     var signingIdentityLocations: SigningIdentityLocations {
-        SigningIdentityLocations(defaultKeyPath: keyPath, defaultCertificatePath: certificatePEMPath, customerKeyDirectory: customerKeyDirectory)
+        SigningIdentityLocations(
+            defaultKeyPath: keyPath, defaultCertificatePath: certificatePEMPath, defaultAnchorPath: certificateDERPath, customerKeyDirectory: customerKeyDirectory
+        )
     }
 }
 

@@ -11,20 +11,26 @@ struct RestoreCommand: AsyncParsableCommand {
             the versions the current database served, which may be newer than the backup's, so every \
             customer's version is raised above them (and to at least the current time in milliseconds), with \
             an audit entry each; apps then accept the restored pins. The backup file is only read. To put back \
-            a backup that was copied over the database by hand, give the database's own path.
+            a backup that was copied over the database by hand, give the database's own path. Restoring into \
+            a new file needs --replacing with the database the servers use now (so that no version or \
+            revocation floor goes down), or --force when that database is lost.
             """
     )
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "Backup file written by 'pinset backup'.") var backup: String
-    @Flag(help: "Replace the current database even if it cannot be read (damaged); versions are then raised to the clock only.")
+    @Option(help: ArgumentHelp("The database the servers use now, when the restore writes another file (restoring a PostgreSQL deployment into a new SQLite file): its versions and revocation floors are carried over.", valueName: "path-or-url"))
+    var replacing: String?
+    @Flag(help: "Replace the current database even if it cannot be read (damaged) or is lost; versions are then raised to the clock only.")
     var force = false
 
     func run() async throws {
         guard let path = try options.layout.storeLocation().filePath else {
-            throw CLIError("'pinset restore' replaces a SQLite database file; --database names a PostgreSQL database. To load a backup into PostgreSQL, restore it into a SQLite file first ('pinset restore BACKUP --database restored.sqlite'), then move it with 'pinset store copy --from restored.sqlite --to URL' into an empty database.")
+            throw CLIError("'pinset restore' replaces a SQLite database file; --database names a PostgreSQL database. To load a backup into PostgreSQL, restore it into a SQLite file first ('pinset restore BACKUP --database restored.sqlite --replacing URL', which carries the versions and revocation floors the PostgreSQL database holds), then move it with 'pinset store copy --from restored.sqlite --to URL' into an empty database.")
         }
-        let report = try PinStore.restore(backup: backup, over: path, actor: options.resolvedActor, force: force)
+        let report = try PinStore.restore(
+            backup: backup, over: path, replacing: try replacing.map { try StoreLocation(parsing: $0) }, actor: options.resolvedActor, force: force
+        )
         if options.json {
             try Output.json([
                 "database": path, "backup": backup,
@@ -37,6 +43,9 @@ struct RestoreCommand: AsyncParsableCommand {
         }
         if report.marker == nil {
             Output.warn("\(backup) was not written by 'pinset backup'; it was restored, and its versions raised, all the same.")
+        }
+        if report.replacedDatabase == .absent {
+            Output.warn("no database was at \(path) and none was given with --replacing; versions were raised to the current time only, and the revocation floors are those of the backup.")
         }
         if case .unreadable(let reason) = report.replacedDatabase {
             Output.warn("the replaced database could not be read (\(reason)); versions were raised to the current time only.")

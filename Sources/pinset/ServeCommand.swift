@@ -25,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Listen address.") var host: String?
     @Option(help: "Listen port (0 picks a free port and prints it).") var port: Int?
     @Option(help: ArgumentHelp("Data directory.", valueName: "dir")) var dataDir: String?
-    @Option(help: ArgumentHelp("SQLite database path, or a postgres:// URL shared by instances on several hosts (password from PGPASSWORD or ~/.pgpass).", valueName: "path-or-url")) var database: String?
+    @Option(help: ArgumentHelp("SQLite database path, or a postgres:// URL shared by instances on several hosts (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url")) var database: String?
     @Option(help: ArgumentHelp("Signing key file.", valueName: "file")) var signingKey: String?
     @Option(help: ArgumentHelp("Signing certificate file.", valueName: "file")) var certificate: String?
     @Option(help: ArgumentHelp("Keys of customers with their own signing identity.", valueName: "dir")) var customerKeyDir: String?

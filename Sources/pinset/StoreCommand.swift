@@ -25,10 +25,10 @@ struct StoreCopyCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The current database: a SQLite path or a postgres:// URL.", valueName: "path-or-url"))
+    @Option(help: ArgumentHelp("The current database: a SQLite path or a postgres:// URL (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
     var from: String
 
-    @Option(help: ArgumentHelp("The new, empty database: a SQLite path or a postgres:// URL (password from PGPASSWORD or ~/.pgpass).", valueName: "path-or-url"))
+    @Option(help: ArgumentHelp("The new, empty database: a SQLite path or a postgres:// URL (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
     var to: String
 
     @Flag(name: .long, help: "Print machine-readable JSON instead of a table.")

@@ -152,8 +152,76 @@ import Testing
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "an operator's notes\n")
         #expect(try cli.databaseDump() == before)
         let forced = try cli.run(["backup", existing, "--force"])
-        #expect(forced.status == 0, "\(forced.combined)")
-        #expect(try ProcessRunner.run("sqlite3", [existing, "PRAGMA integrity_check"]).stdoutText == "ok\n")
+        #expect(forced.status != 0 && forced.stderr.contains("not a Pinset backup"), "\(forced.combined)")
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "an operator's notes\n")
         #expect(try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory).status == 200)
+    }
+
+    /// `--force` overwrote a customer's own signing key kept in a key directory outside the data directory
+    /// (the backup command is not told where it is), and any other file. It replaces an older backup only.
+    @Test func forceReplacesAnOlderBackupAndNothingElse() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let keys = cli.directory.file("customer-keys")
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let added = try cli.run(["customer", "add", "own", "--key-type", "p256", "--customer-key-dir", keys])
+        #expect(added.status == 0, "\(added.combined)")
+        let other = try PinsetCLI.initialized()
+        defer { other.remove() }
+        let notes = try cli.directory.write("notes.txt", "an operator's notes\n")
+
+        let before = try cli.databaseDump()
+        for (file, what) in [
+            ("\(keys)/own/signing-key.pem", "a private key"),
+            ("\(keys)/own/trust-cert.pem", "a certificate (PEM)"),
+            ("\(keys)/own/trust-cert.der", "a certificate (DER)"),
+            ("\(other.dataDir)/trust-cert.der", "a certificate (DER)"),
+            ("\(other.dataDir)/signing-key.pem", "a private key"),
+            (other.database, "a Pinset database without a backup mark"),
+            (notes, "not a Pinset backup"),
+        ] {
+            let bytes = try #require(FileManager.default.contents(atPath: file))
+            let result = try cli.run(["backup", file, "--force"])
+            #expect(result.status != 0, "backup over \(file) must fail")
+            #expect(result.stderr.contains(what) && result.stderr.contains("Nothing was written"), "\(file): \(result.stderr)")
+            #expect(FileManager.default.contents(atPath: file) == bytes, "\(file) changed")
+            #expect(try cli.databaseDump() == before)
+        }
+        // Told where the key directory is, the backup refuses it as a whole.
+        let inKeys = try cli.run(["backup", "\(keys)/new.sqlite", "--customer-key-dir", keys])
+        #expect(inKeys.status != 0 && inKeys.stderr.contains(keys), "\(inKeys.combined)")
+        #expect(!FileManager.default.fileExists(atPath: "\(keys)/new.sqlite"))
+
+        let older = cli.directory.file("pinset-backup.sqlite")
+        #expect(try cli.run(["backup", older]).status == 0)
+        #expect(try cli.run(["customer", "add", "later"]).status == 0)
+        let replaced = try cli.run(["backup", older, "--force"])
+        #expect(replaced.status == 0, "\(replaced.combined)")
+        #expect(try ProcessRunner.run("sqlite3", [older, "SELECT name FROM customer ORDER BY name"]).stdoutText == "acme\nlater\nown\n")
+    }
+
+    /// `restore` into a new SQLite file, then `store copy` into an empty database, lost the revocation floor
+    /// set after the backup. With the real binary: refused without the served database, carried with it.
+    @Test func restoreIntoANewFileThenCopyKeepsTheRevocationFloor() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let backup = cli.directory.file("pinset-backup.sqlite")
+        #expect(try cli.run(["backup", backup]).status == 0)
+        let revoked = try cli.run(["signer", "revoke-earlier", "--data-dir", cli.dataDir, "--actor", "test-admin", "--json"])
+        #expect(revoked.status == 0, "\(revoked.combined)")
+        let floor = try #require(try JSONSerialization.jsonObject(with: Data(revoked.stdout)) as? [String: Any])["signersNotBefore"] as? Int
+        let restored = cli.directory.file("restored.sqlite")
+
+        let refused = try cli.run(["restore", backup, "--database", restored])
+        #expect(refused.status != 0 && refused.stderr.contains("--replacing") && refused.stderr.contains("Nothing was changed"), "\(refused.combined)")
+        #expect(!FileManager.default.fileExists(atPath: restored))
+
+        let done = try cli.run(["restore", backup, "--database", restored, "--replacing", cli.database])
+        #expect(done.status == 0, "\(done.combined)")
+        let copy = cli.directory.file("copy.sqlite")
+        let copied = try ProcessRunner.run(PinsetCLI.binary, ["store", "copy", "--from", restored, "--to", copy])
+        #expect(copied.status == 0, "\(copied.combined)")
+        let stored = try ProcessRunner.run("sqlite3", [copy, "SELECT signers_not_before FROM default_signing_identity"]).stdoutText
+        #expect(floor != nil && stored == "\(floor ?? 0)\n", "\(stored)")
     }
 }

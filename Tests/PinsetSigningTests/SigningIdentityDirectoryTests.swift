@@ -4,6 +4,7 @@ import PinsetFileSystem
 import PinsetSigning
 import PinsetTestSupport
 import Testing
+import X509
 
 struct SigningIdentityDirectoryTests {
     struct Fixture {
@@ -29,6 +30,50 @@ struct SigningIdentityDirectoryTests {
             try AtomicFile.createDirectory(locations.directory(of: acme), mode: 0o700)
             try identity.write(keyPath: locations.keyPath(of: acme), certificatePEMPath: locations.certificatePEMPath(of: acme), certificateDERPath: locations.certificateDERPath(of: acme))
         }
+    }
+
+    /// Files edited by hand can pair a key with a chain no app accepts: each identity's chain must lead to the
+    /// anchor in its `trust-cert.der`, or it does not sign and the reason names both files.
+    @Test func aChainThatDoesNotLeadToTheEmbeddedAnchorDoesNotSign() throws {
+        let f = try Fixture()
+        defer { f.directory.remove() }
+        let now = Date()
+        let root = try SigningRoot.generate(keyType: .p256, commonName: "acme root", validityDays: 3650, now: now)
+        let rogue = try SigningRoot.generate(keyType: .p256, commonName: "rogue root", validityDays: 3650, now: now)
+        func signer(issuedBy issuer: SigningRoot, chain: [Certificate]) throws -> SigningIdentity {
+            let request = try SignerRequest.generate(keyType: .p256, commonName: "acme signer")
+            let certificate = try issuer.issue(for: request.request, policy: SignerCertificatePolicy(), now: now)
+            return try SigningIdentity(privateKey: request.privateKey, certificate: certificate, intermediates: chain)
+        }
+        let anchorPath = f.locations.certificateDERPath(of: f.acme)
+        let genuine = try signer(issuedBy: root, chain: [root.certificate])
+        try f.writeOwn(genuine)
+        let directory = SigningIdentityDirectory(locations: f.locations)
+        let lookup = { directory.identity(for: f.acme, signer: .customerOwn, now: now, bundleExpires: now.addingTimeInterval(3600)) }
+        #expect(try lookup().get().certificate == genuine.certificate)
+
+        let anchorBytes = try AtomicFile.read(anchorPath)
+        for (swapped, expected) in [
+            (try signer(issuedBy: rogue, chain: [rogue.certificate]), "leads to the root 'rogue root'"),
+            (try signer(issuedBy: rogue, chain: [root.certificate]), "is not issued by the certificate after it"),
+            (try TestPKI.signingIdentity(commonName: "self-signed"), "is self-signed"),
+        ] {
+            // Key and certificate chain replaced, the anchor the apps embed left as it was.
+            try swapped.write(keyPath: f.locations.keyPath(of: f.acme), certificatePEMPath: f.locations.certificatePEMPath(of: f.acme), certificateDERPath: anchorPath)
+            try AtomicFile.write(anchorBytes, to: anchorPath, mode: 0o644)
+            let failure = try #require(lookup().failureValue, "\(expected)")
+            #expect(failure.reason.contains(expected) && failure.reason.contains(anchorPath) && failure.reason.contains("'acme root'"), "\(failure.reason)")
+            // Still listed with its certificates for /status, although it does not sign.
+            let pass = directory.resolve([PinSet(customer: f.acme, version: 1, hosts: [], signer: .customerOwn)], now: now, bundleExpires: now.addingTimeInterval(3600))
+            #expect(pass.identities.first?.failureValue?.reason == failure.reason)
+            #expect(pass.identityExpiries.contains { $0.customer == f.acme })
+        }
+
+        try f.writeOwn(genuine)
+        #expect(try lookup().get().certificate == genuine.certificate)
+        unlink(anchorPath)
+        let missing = try #require(lookup().failureValue)
+        #expect(missing.reason.contains(anchorPath) && missing.reason.contains("cannot be read"), "\(missing.reason)")
     }
 
     @Test func aMissingOwnKeyIsRefusedNeverReplacedByTheDefault() throws {

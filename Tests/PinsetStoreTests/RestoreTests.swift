@@ -169,4 +169,48 @@ import Testing
         }
         #expect(try dump(fixture.openAnother()) == before)
     }
+
+    /// The way a PostgreSQL deployment is restored: the backup into a new SQLite file, then `store copy` into an
+    /// empty database. Nothing replaced was read, so floors set after the backup were lost and the signers they
+    /// revoked signed again. The new file is refused unless the database the servers use is named (its floors
+    /// and versions are then carried through the copy) or `force` says it is lost.
+    @Test func restoringIntoANewFileCarriesTheServedFloorsThroughTheCopy() throws {
+        let served = try StoreFixture(.postgreSQL)
+        let acme = try Sample.customer("acme"), own = try Sample.customer("own")
+        try served.store.addCustomer(acme, actor: Sample.actor)
+        try served.store.addCustomer(own, ownSigningIdentity: OwnSigningIdentityRecord(keyType: "p256", details: "test key"), actor: Sample.actor)
+        let backups = try TemporaryDirectory(prefix: "pinset-backups")
+        defer { backups.remove() }
+        let backup = backups.file("backup.sqlite")
+        try served.store.backup(to: backup)
+        try served.store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "leak", actor: Sample.actor)
+        try served.store.raiseSignersNotBefore(to: 1_700_000_000, for: own, details: "leak", actor: Sample.actor)
+        let servedVersion = try #require(try served.store.pinSet(for: acme)?.version)
+        let restoredPath = backups.file("restored.sqlite")
+
+        let refused = #expect(throws: StoreError.self) {
+            try PinStore.restore(backup: backup, over: restoredPath, actor: "restorer", force: false, clock: served.clock.now)
+        }
+        #expect(refused?.code == .restoreRefused)
+        #expect(refused?.message.contains("--replacing") == true && refused?.message.contains("Nothing was changed") == true, "\(refused?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: restoredPath))
+
+        let report = try PinStore.restore(backup: backup, over: restoredPath, replacing: served.location, actor: "restorer", force: false, clock: served.clock.now)
+        #expect(report.replacedDatabase == .read)
+        let target = try StoreBackend.postgreSQL.freshLocation(in: backups)
+        _ = try PinStore.copy(from: .sqlite(path: restoredPath), to: target)
+        let copy = try PinStore.open(target)
+        defer { try? copy.close() }
+        #expect(try copy.signersNotBefore(of: nil) == 1_800_000_000)
+        #expect(try copy.pinSet(for: acme)?.signersNotBefore == 1_800_000_000)
+        #expect(try copy.pinSet(for: own)?.signersNotBefore == 1_700_000_000)
+        #expect(try #require(try copy.pinSet(for: acme)?.version) > servedVersion)
+
+        // A database named with --replacing that cannot be read stops the restore too.
+        let unreadable = #expect(throws: StoreError.self) {
+            try PinStore.restore(backup: backup, over: backups.file("again.sqlite"), replacing: .sqlite(path: backups.file("missing.sqlite")), actor: "restorer", force: false, clock: served.clock.now)
+        }
+        #expect(unreadable?.code == .restoreRefused)
+        #expect(!FileManager.default.fileExists(atPath: backups.file("again.sqlite")))
+    }
 }

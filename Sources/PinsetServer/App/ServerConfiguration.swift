@@ -79,7 +79,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var signingIdentityLocations: SigningIdentityLocations {
         SigningIdentityLocations(
             defaultKeyPath: resolvedSigningKeyPath, defaultCertificatePath: resolvedCertificatePath,
-            customerKeyDirectory: resolvedCustomerKeyDirectory
+            defaultAnchorPath: "\(dataDirectory)/trust-cert.der", customerKeyDirectory: resolvedCustomerKeyDirectory
         )
     }
 

@@ -2,9 +2,10 @@ import Foundation
 
 /// A PostgreSQL database as libpq users name it: `postgres://user@host:5432/database?sslmode=verify-full`.
 ///
-/// The password is looked up the way libpq does, so that it never has to appear on a command line or in a
-/// log: the URL's own password (discouraged), else `PGPASSWORD`, else the matching line of the password file
-/// (`PGPASSFILE`, default `~/.pgpass`, ignored unless only its owner can read it). `PGUSER`, `PGHOST`,
+/// The password is looked up the way libpq does, except that a URL carrying one is refused: on a command line
+/// every local user reads it in the process list, and in a configuration file everyone who can read the file.
+/// It comes from `PGPASSWORD`, else the matching line of the password file (`PGPASSFILE`, default `~/.pgpass`,
+/// ignored unless only its owner can read it). `PGUSER`, `PGHOST`,
 /// `PGPORT`, `PGDATABASE`, `PGSSLMODE` and `PGSSLROOTCERT` fill in what the URL leaves out.
 ///
 /// The database's content is what the server signs, so its connection fails closed: without an sslmode,
@@ -53,6 +54,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
               scheme == "postgres" || scheme == "postgresql"
         else { throw refuse("does not parse") }
+        if components.password != nil || components.queryItems?.contains(where: { $0.name == "password" }) == true {
+            throw StoreError(.invalidInput, "The PostgreSQL URL \(Self.redacted(url)) contains a password. Nothing was opened. A password in the URL is readable by every user of this host while a command runs (in the process list) and by everyone who can read the configuration file. Remove it from the URL and give it in the PGPASSWORD environment variable, in a password file named by PGPASSFILE, or in ~/.pgpass (mode 0600, lines HOST:PORT:DATABASE:USER:PASSWORD).")
+        }
 
         let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGHOST"] ?? "localhost"
         guard !host.hasPrefix("/") else { throw refuse("names a Unix socket directory; give a TCP host name or address") }
@@ -109,7 +113,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         self.sslMode = resolvedMode
         self.sslRootCertificate = rootCertificate
         self.connectTimeout = connectTimeout
-        password = components.password ?? environment["PGPASSWORD"]
+        // An empty PGPASSWORD is no password, as for libpq: the password file is read.
+        password = environment["PGPASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
             ?? Self.passwordFromFile(environment: environment, host: host, port: self.port, database: database, user: user)
     }
 
@@ -129,10 +134,13 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// The URL with any password replaced, for error messages about a URL that did not parse.
+    /// The URL with any password (user information or `password=` parameter) replaced, for error messages.
     static func redacted(_ url: String) -> String {
         guard var components = URLComponents(string: url) else { return "(given)" }
         if components.password != nil { components.password = "REDACTED" }
+        if let items = components.queryItems {
+            components.queryItems = items.map { $0.name == "password" ? URLQueryItem(name: $0.name, value: "REDACTED") : $0 }
+        }
         return components.string ?? "(given)"
     }
 

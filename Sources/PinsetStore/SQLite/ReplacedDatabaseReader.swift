@@ -81,7 +81,56 @@ enum ReplacedDatabaseReader {
         return floors
     }
 
+    /// What the database the servers use served, when the restore writes a new file instead of replacing that
+    /// database's own (a PostgreSQL deployment is restored into a SQLite file, then copied into PostgreSQL).
+    /// Read through the store interface, so it is any backend, with the current schema.
+    static func read(servedBy location: StoreLocation) throws -> Result {
+        do {
+            let store = try PinStore(location: location, readOnly: true)
+            defer { try? store.close() }
+            return try store.database.read { db in
+                var versions: [String: Int64] = [:]
+                try db.forEachRow("""
+                    SELECT name, version FROM customer
+                    UNION ALL SELECT name, version FROM customer_version_high_water
+                    UNION ALL SELECT customer, version FROM audit_log
+                    """, []) { row in
+                    let name = (try row.decode(String.self, atIndex: 0)).lowercased()
+                    versions[name] = max(versions[name] ?? 0, try row.decode(Int64.self, atIndex: 1))
+                }
+                var floors = SignerFloors()
+                floors.deploymentDefault = try db.fetchValue(Int64.self, "SELECT signers_not_before FROM default_signing_identity WHERE id = 1")
+                try db.forEachRow("""
+                    SELECT customer.name, customer_signing_identity.signers_not_before FROM customer_signing_identity
+                    JOIN customer ON customer.id = customer_signing_identity.customer_id
+                    WHERE customer_signing_identity.signers_not_before IS NOT NULL
+                    """, []) { row in
+                    floors.own[(try row.decode(String.self, atIndex: 0)).lowercased()] = try row.decode(Int64.self, atIndex: 1)
+                }
+                let counter = try db.fetchValue(Int64.self, "SELECT value FROM change_counter WHERE id = 1") ?? 0
+                return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: floors)
+            }
+        } catch let error as StoreError {
+            throw StoreError(.restoreRefused, "Cannot read the database \(location) that the restore replaces: \(error.message) Nothing was changed. Give --replacing the database the servers use now, and check that it can be reached.")
+        } catch {
+            throw StoreError(.restoreRefused, "Cannot read the database \(location) that the restore replaces: \(error). Nothing was changed. Give --replacing the database the servers use now, and check that it can be reached.")
+        }
+    }
+
     static func inUse(_ path: String) -> StoreError {
         StoreError(.restoreRefused, "The database \(path) is open in another process, most likely a running 'pinset serve'. Nothing was changed. Stop every server and command using it, then run the restore again.")
+    }
+}
+
+extension ReplacedDatabaseReader.Result {
+    /// Both databases' marks, the higher of each: the restored one must stay above everything either served.
+    mutating func include(_ other: Self) {
+        versions.merge(other.versions, uniquingKeysWith: max)
+        changeCounter = max(changeCounter, other.changeCounter)
+        if other.state == .read { state = .read }
+        if let floor = other.signerFloors.deploymentDefault {
+            signerFloors.deploymentDefault = max(signerFloors.deploymentDefault ?? floor, floor)
+        }
+        signerFloors.own.merge(other.signerFloors.own, uniquingKeysWith: max)
     }
 }
