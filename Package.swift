@@ -204,6 +204,13 @@ let package = Package(
                            .product(name: "NIOSSL", package: "swift-nio-ssl")],
             swiftSettings: strictSwift6
         ),
+        // The Apple adapter's own source (Sources/PinsetClient/Apple, linked in) compiled on Linux against
+        // declarations with Apple's exact signatures, so its paths run here; see docs/client.md, "iOS and macOS".
+        .testTarget(
+            name: "PinsetAppleGlueTests",
+            dependencies: ["PinsetClient", "PinsetCore", "PinsetSigning", "PinsetTestSupport", .product(name: "X509", package: "swift-certificates")],
+            swiftSettings: strictSwift6 + [.define("PINSET_APPLE_SHIM")]
+        ),
         .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore"], swiftSettings: strictSwift6),
     ]
 )

@@ -1,0 +1,1 @@
+../../../Sources/PinsetClient/Apple/PinsetNetworkTLS.swift

@@ -1,0 +1,1 @@
+../../../Sources/PinsetClient/Apple/PinsetURLSessionDelegate.swift
