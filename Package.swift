@@ -114,7 +114,11 @@ let package = Package(
                 "PinsetLiveCheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSwift6
         ),
