@@ -22,6 +22,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
     public let minimumRemainingFreshness: Int64
     public let now: @Sendable () -> Date
     public let endpoints: Endpoints
+    /// `Cache-Control` values for every `max-age` the freshness settings allow (up to a bound), made once so that
+    /// a bundle response formats no string.
+    private let cacheControlValues: [String]
 
     /// Which endpoints a listener serves; the others answer 404.
     public enum Endpoints: Sendable {
@@ -53,6 +56,8 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         self.freshnessWindow = freshnessWindow
         self.minimumRemainingFreshness = minimumRemainingFreshness
         self.now = now
+        let longest = min(max(0, freshnessWindow - minimumRemainingFreshness), Self.precomputedMaxAges)
+        self.cacheControlValues = (0...longest).map { "public, max-age=\($0)" }
     }
 
     public func handle(_ request: HTTPRequestHead) -> HTTPResponse {
@@ -100,7 +105,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         // Counted whether the answer is 200 or 304: a conditional fetch is a fetch.
         uptake?.record(UptakeCounter.reported(in: request), customer: customer, servedVersion: bundle.version, at: time)
         let maxAge = max(0, freshUntil - nowSeconds - minimumRemainingFreshness)
-        let cacheControl = "public, max-age=\(maxAge)"
+        let cacheControl = maxAge < cacheControlValues.count ? cacheControlValues[Int(maxAge)] : "public, max-age=\(maxAge)"
         if Self.isNotModified(request, etag: bundle.etag) {
             // RFC 9110 §15.4.5: the fields a 200 would carry that describe the representation's caching; no
             // Content-Type and no length, as nginx sends it.
@@ -179,6 +184,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         }
         return true
     }
+
+    /// Enough for the default settings (300 s) and for windows of a few hours; longer ones format the value.
+    static let precomputedMaxAges: Int64 = 4096
 
     static let notSignedInTime = HTTPResponse(
         status: .serviceUnavailable,
