@@ -33,7 +33,11 @@ public struct SignedBundle: Sendable {
         self.customer = customer
         self.signersNotBefore = signersNotBefore
         self.signerChain = signerChain
-        self.bytes = bytes
+        // An exact-size copy: the signer's buffer grows geometrically, and the spare capacity of a bundle held for
+        // every customer would cost as much memory as the bundle itself.
+        self.bytes = bytes.count == bytes.capacity ? bytes : Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
+        }
         self.version = version
         self.timestamp = timestamp
         self.expires = expires
