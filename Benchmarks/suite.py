@@ -42,7 +42,8 @@ FULL = {
     "client_iterations": 300,
     "client_hosts": [1, 50],
     "allocations": True,
-    "scale_sizes": [1, 1000, 10000],
+    # 100,000 only here: populating it through PinStore takes minutes.
+    "scale_sizes": [1, 1000, 10000, 100000],
     "scale_runs": 3,
     "monitor_customers": 200,  # 5 hosts each: 1,000 monitored hosts
     "postgres_customers": 10000,
@@ -248,7 +249,7 @@ class Suite:
         self.processes = []  # every subprocess.Popen we started and have not stopped yet
         self.temp = None
         self.results = {"steps": {}, "failures": []}
-        self.scale_deployment = None  # (data directory, customers) the scale step left behind
+        self.scale_deployments = {}  # customers -> data directory the scale step left behind
         self.postgres = None  # the postgres step's server: its process, port and passwords
         self.deployments = {}  # customers -> the SQLite directory and PostgreSQL URL of that deployment
 
@@ -720,6 +721,11 @@ http {{
                 run = self.measured_start(directory, f"pinset-scale-{size}-{run_number}", sorted({1, size}), f"{size} customers")
                 runs.append(run)
                 log(f"scale {size}: ready in {run['readySeconds']:.3f} s, RSS {run['rssKiB']} KiB")
+            if size == sizes["postgres_customers"] and size != sizes["scale_sizes"][-1]:
+                # The PostgreSQL step reuses this size; the scale step goes on growing its own directory.
+                kept = os.path.join(self.temp, f"scale-{size}")
+                shutil.copytree(directory, kept)
+                self.scale_deployments[size] = kept
             median = lambda key: statistics.median(r[key] for r in runs if r[key] is not None) if any(r[key] is not None for r in runs) else None
             results.append({
                 "customers": size, "populateSeconds": populate["seconds"], "allPinSetsSeconds": load["seconds"]["median"],
@@ -728,7 +734,7 @@ http {{
                 "runs": runs,
             })
         self.results["steps"]["scale"] = results
-        self.scale_deployment = (directory, have)
+        self.scale_deployments[have] = directory
 
     def startup_pass_ms(self, server):
         """The first signing pass's duration from the server's own log line (fields are logged in key order)."""
@@ -946,8 +952,8 @@ http {{
         deployment copied by `pinset store copy` into a new PostgreSQL database."""
         if customers in self.deployments:
             return self.deployments[customers]
-        if self.scale_deployment and self.scale_deployment[1] == customers:
-            directory, populate_seconds = self.scale_deployment[0], None
+        if customers in self.scale_deployments:
+            directory, populate_seconds = self.scale_deployments[customers], None
         else:
             directory = self.init_data(f"postgres-sqlite-{customers}", "p256")
             populate_seconds = self.populate(directory, customers)["seconds"]

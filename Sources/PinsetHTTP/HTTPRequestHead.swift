@@ -102,6 +102,16 @@ public struct HTTPRequestHead: Sendable {
         return result
     }
 
+    /// Calls `body` with the value of each field named `name` (ASCII case-insensitive), in order and without
+    /// surrounding whitespace, until it returns false. The bytes are valid only during the call. Nothing is
+    /// allocated, so a handler can look at a field on every request for the cost of one scan of the head.
+    public func forEachValue(ofHeader name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        forEachField { fieldName, value in
+            guard Self.namesMatch(fieldName, name) else { return true }
+            return body(value)
+        }
+    }
+
     /// The values of every field named `name`, in order.
     public func headers(named name: String) -> [String] {
         var result: [String] = []

@@ -68,6 +68,25 @@ struct PinsetRequestHandlerTests {
         #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-Modified-Since", later)])).status == .notModified)
     }
 
+    /// RFC 9110 §13.1.2 lists, weak tags, whitespace and empty list elements, read from the field's bytes; a value
+    /// outside ASCII is compared as before, Unicode whitespace included.
+    @Test func notModifiedForEverySpellingOfAMatchingList() throws {
+        let handler = try Self.handler(now: Self.signedAt + 10)
+        let etag = try #require(header(handler.handle(Self.get("/acme.json.signed")), "ETag"))
+        let matching = [
+            "\t\(etag) ", "\"a\",,\(etag)", "\"a\" ,\tW/\(etag) , \"b\"", " * ", "\(etag),", ", \(etag)", "\u{00A0}\(etag)",
+        ]
+        for condition in matching {
+            let response = handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", condition)]))
+            #expect(response.status == .notModified, "If-None-Match: \(condition)")
+        }
+        let different = ["", ",", " , ", "\"a\", \"b\"", "W/", "\(etag)x", "**", "W/W/\(etag)", "\u{00A0}\"a\"", "* , \"a\""]
+        for condition in different {
+            let response = handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", condition)]))
+            #expect(response.status == .ok, "If-None-Match: \(condition)")
+        }
+    }
+
     @Test func notModifiedCarriesValidatorsButNoRepresentation() throws {
         let handler = try Self.handler(now: Self.signedAt + 10)
         let full = handler.handle(Self.get("/acme.json.signed"))

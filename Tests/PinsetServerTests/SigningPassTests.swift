@@ -37,6 +37,29 @@ struct SigningPassTests {
         }
     }
 
+    /// A pass that signs a version again takes the encoded pin content from the bundle served for it, and signs
+    /// exactly the payload `BundlePayload.encoded()` produces; another version is encoded from its pin set.
+    @Test func aSameVersionReSignTakesItsContentFromTheServedBundle() async throws {
+        let identity = try TestPKI.signingIdentity()
+        let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600)
+        let sets = try Self.pinSets(3)
+        let seconds = Int64(Date().timeIntervalSince1970)
+        let first = pass.run(sets, now: Date(timeIntervalSince1970: TimeInterval(seconds - 300))).bundles
+        let served = Dictionary(uniqueKeysWithValues: first.map { ($0.customer, $0) })
+        // Hosts that differ from what was signed at this version: only the served content may be used.
+        var altered = sets
+        altered[0].hosts.removeLast()
+        altered[2].version = 2
+        altered[2].hosts.removeLast()
+        let again = pass.run(altered, now: Date(timeIntervalSince1970: TimeInterval(seconds)), contentOf: served).bundles
+        #expect(again.count == 3)
+        for (index, bundle) in again.enumerated() {
+            let content = try await SignatureVerifier.verify(bundle.bytes, trustAnchors: [identity.certificate], at: Date()).get().content
+            let source = index == 2 ? altered[2] : sets[index]
+            #expect(content == BundlePayload(pinSet: source, timestamp: seconds, expires: seconds + 3600).encoded())
+        }
+    }
+
     @Test func aNewVersionIsReEncodedAndRemovedCustomersAreDropped() async throws {
         let identity = try TestPKI.signingIdentity()
         let cache = EncodedHostsCache()

@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import PinsetCore
 import PinsetSigning
@@ -152,6 +155,22 @@ public final class BundleRefresher: @unchecked Sendable {
     /// read before the pin sets, so an edit made during the pass moves the counter and triggers another pass.
     @discardableResult
     private func runPass(reason: String, observedCounter: Int64? = nil) -> Bool {
+        let succeeded = signAndPublish(reason: reason, observedCounter: observedCounter)
+        // A pass allocates and frees several times what it keeps (the pin sets read, payloads, CMS buffers);
+        // without this the allocator holds on to the freed pages, and the process keeps the high-water mark of
+        // its largest pass for good. Here, once the pass's temporaries are gone, it costs a few milliseconds per
+        // pass.
+        _ = Self.releaseFreedMemory?(0)
+        return succeeded
+    }
+
+    /// glibc's `malloc_trim`, which the Glibc module does not export; nil where the C library has none.
+    private static let releaseFreedMemory: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+
+    private func signAndPublish(reason: String, observedCounter: Int64?) -> Bool {
         let started = ContinuousClock.now
         let attemptAt = now()
         do {
@@ -163,7 +182,8 @@ public final class BundleRefresher: @unchecked Sendable {
             guard let (pinSets, counter) = try loadContent(
                 observedCounter: observedCounter, incremental: incremental, fallBackToLoaded: reason != "store check", at: attemptAt
             ) else { return false }
-            let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? cache.snapshot.bundles : [:])
+            let served = cache.snapshot.bundles
+            let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? served : [:], contentOf: served)
             // The oldest bundle served decides how fresh the cache is.
             let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)
             cache.replace(with: result.bundles, failures: result.failures, signedAt: signedAt)

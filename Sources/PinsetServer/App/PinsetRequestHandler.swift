@@ -22,6 +22,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
     public let minimumRemainingFreshness: Int64
     public let now: @Sendable () -> Date
     public let endpoints: Endpoints
+    /// `Cache-Control` values for every `max-age` the freshness settings allow (up to a bound), made once so that
+    /// a bundle response formats no string.
+    private let cacheControlValues: [String]
 
     /// Which endpoints a listener serves; the others answer 404.
     public enum Endpoints: Sendable {
@@ -53,6 +56,8 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         self.freshnessWindow = freshnessWindow
         self.minimumRemainingFreshness = minimumRemainingFreshness
         self.now = now
+        let longest = min(max(0, freshnessWindow - minimumRemainingFreshness), Self.precomputedMaxAges)
+        self.cacheControlValues = (0...longest).map { "public, max-age=\($0)" }
     }
 
     public func handle(_ request: HTTPRequestHead) -> HTTPResponse {
@@ -100,37 +105,104 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         // Counted whether the answer is 200 or 304: a conditional fetch is a fetch.
         uptake?.record(UptakeCounter.reported(in: request), customer: customer, servedVersion: bundle.version, at: time)
         let maxAge = max(0, freshUntil - nowSeconds - minimumRemainingFreshness)
-        let headers: [(String, String)] = [
-            ("Content-Type", "application/pkcs7-mime"),
-            ("ETag", bundle.etag),
-            ("Cache-Control", "public, max-age=\(maxAge)"),
-            ("Last-Modified", bundle.lastModified),
-        ]
+        let cacheControl = maxAge < cacheControlValues.count ? cacheControlValues[Int(maxAge)] : "public, max-age=\(maxAge)"
         if Self.isNotModified(request, bundle: bundle) {
             // RFC 9110 §15.4.5: the fields a 200 would carry that describe the representation's caching; no
             // Content-Type and no length, as nginx sends it.
-            return HTTPResponse(status: .notModified, headers: headers.filter { $0.0 != "Content-Type" })
+            return HTTPResponse(status: .notModified, headers: [
+                ("ETag", bundle.etag), ("Cache-Control", cacheControl), ("Last-Modified", bundle.lastModified),
+            ])
         }
-        return HTTPResponse(status: .ok, headers: headers, body: bundle.bytes)
+        return HTTPResponse(status: .ok, headers: [
+            ("Content-Type", "application/pkcs7-mime"), ("ETag", bundle.etag), ("Cache-Control", cacheControl),
+            ("Last-Modified", bundle.lastModified),
+        ], body: bundle.bytes)
     }
+
+    /// The preconditions of RFC 9110 §13.2.2 that can answer 304: the first If-None-Match field when present
+    /// (step 3), and only without it If-Modified-Since (step 4), for GET and HEAD, when the bundle was signed no
+    /// later than the date given (§13.1.3). An invalid or repeated date is ignored, as is the date of a bundle
+    /// that shares its signing second with another one (``SignedBundle/lastModifiedIsValidator``). If-None-Match
+    /// is read in place: most origin traffic behind a CDN is revalidation, and a 304 must not cost more than the
+    /// 200 it saves.
+    static func isNotModified(_ request: HTTPRequestHead, bundle: SignedBundle) -> Bool {
+        var present = false
+        var result = false
+        request.forEachValue(ofHeader: "If-None-Match") { condition in
+            present = true
+            result = matches(condition, etag: bundle.etag)
+            return false
+        }
+        if present { return result }
+        guard request.method == .get || request.method == .head, bundle.lastModifiedIsValidator,
+              let since = request.dateHeader("If-Modified-Since")
+        else { return false }
+        return bundle.timestamp <= since
+    }
+
+    /// The comparison below, over the field's bytes and without making strings. A value with a byte outside ASCII
+    /// goes to the `String` comparison, whose notion of whitespace and equality is Unicode's.
+    static func matches(_ condition: UnsafeBufferPointer<UInt8>, etag: String) -> Bool {
+        for byte in condition where byte >= 0x80 {
+            return matches(String(decoding: condition, as: UTF8.self), etag: etag)
+        }
+        var etag = etag
+        return etag.withUTF8 { tag in
+            var tagStart = 0
+            if hasWeakPrefix(tag, from: 0, to: tag.count) { tagStart = 2 }
+            let (first, end) = trimmed(condition, from: 0, to: condition.count)
+            if end - first == 1 && condition[first] == UInt8(ascii: "*") { return true }
+            var start = first
+            while start < end {
+                var comma = start
+                while comma < end && condition[comma] != UInt8(ascii: ",") { comma += 1 }
+                // `split` leaves out empty elements; one made of whitespace is compared (and never matches).
+                if comma > start {
+                    var (low, high) = trimmed(condition, from: start, to: comma)
+                    if hasWeakPrefix(condition, from: low, to: high) { low += 2 }
+                    if equal(condition, from: low, to: high, tag, from: tagStart) { return true }
+                }
+                start = comma + 1
+            }
+            return false
+        }
+    }
+
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> (Int, Int) {
+        var low = start, high = end
+        while low < high && isWhitespace(bytes[low]) { low += 1 }
+        while high > low && isWhitespace(bytes[high - 1]) { high -= 1 }
+        return (low, high)
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+    }
+
+    private static func hasWeakPrefix(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Bool {
+        end - start >= 2 && bytes[start] == UInt8(ascii: "W") && bytes[start + 1] == UInt8(ascii: "/")
+    }
+
+    private static func equal(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, _ tag: UnsafeBufferPointer<UInt8>, from tagStart: Int
+    ) -> Bool {
+        guard end - start == tag.count - tagStart else { return false }
+        var index = 0
+        while start + index < end {
+            if bytes[start + index] != tag[tagStart + index] { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Enough for the default settings (300 s) and for windows of a few hours; longer ones format the value.
+    static let precomputedMaxAges: Int64 = 4096
 
     static let notSignedInTime = HTTPResponse(
         status: .serviceUnavailable,
         headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
         body: Array("the bundle for this customer could not be re-signed in time\n".utf8)
     )
-
-    /// The preconditions of RFC 9110 §13.2.2 that can answer 304: If-None-Match when present (step 3), and only
-    /// without it If-Modified-Since (step 4), for GET and HEAD, when the bundle was signed no later than the
-    /// date given (§13.1.3). An invalid or repeated date is ignored, as is the date of a bundle that shares its
-    /// signing second with another one (``SignedBundle/lastModifiedIsValidator``).
-    static func isNotModified(_ request: HTTPRequestHead, bundle: SignedBundle) -> Bool {
-        if let condition = request.header("If-None-Match") { return matches(condition, etag: bundle.etag) }
-        guard request.method == .get || request.method == .head, bundle.lastModifiedIsValidator,
-              let since = request.dateHeader("If-Modified-Since")
-        else { return false }
-        return bundle.timestamp <= since
-    }
 
     /// RFC 9110 §13.1.2: `*` or a list of entity tags, compared weakly.
     static func matches(_ condition: String, etag: String) -> Bool {

@@ -36,8 +36,7 @@ public final class PinsetService: Sendable {
             source: store,
             pass: SigningPass(
                 identities: SigningIdentityDirectory(locations: configuration.signingIdentityLocations),
-                bundleLifetime: configuration.bundleLifetimeSeconds,
-                hostsCache: EncodedHostsCache()
+                bundleLifetime: configuration.bundleLifetimeSeconds
             ),
             cache: cache,
             metrics: metrics,

@@ -1,4 +1,5 @@
 import Crypto
+import Glibc
 import PinsetCore
 import PinsetHTTP
 import X509
@@ -23,19 +24,56 @@ public struct SignedBundle: Sendable {
     public let signersNotBefore: Int64?
     /// The signer certificate and the intermediates the bundle carries.
     public let signerChain: [Certificate]
+    /// Where in `bytes` the payload's encoded `hashes` array lies, when known. A pass that signs the same
+    /// version again (the scheduled re-sign, a new signer) takes the encoded pin content from here, so the
+    /// server keeps no second copy of it per customer.
+    let encodedHostsRange: Range<Int>?
 
     public init(
         customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64,
-        signersNotBefore: Int64? = nil, signerChain: [Certificate] = []
+        signersNotBefore: Int64? = nil, signerChain: [Certificate] = [], encodedHosts: [UInt8]? = nil
     ) {
         self.customer = customer
         self.signersNotBefore = signersNotBefore
         self.signerChain = signerChain
-        self.bytes = bytes
+        // An exact-size copy: the signer's buffer grows geometrically, and the spare capacity of a bundle held for
+        // every customer would cost as much memory as the bundle itself.
+        self.bytes = bytes.count == bytes.capacity ? bytes : Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
+        }
         self.version = version
         self.timestamp = timestamp
         self.expires = expires
         self.etag = "\"" + Hex.encode(Array(SHA256.hash(data: bytes)).prefix(16)) + "\""
         self.lastModified = String(decoding: HTTPDate.imfFixdate(unixSeconds: timestamp), as: UTF8.self)
+        self.encodedHostsRange = encodedHosts.flatMap { Self.range(of: $0, in: bytes) }
+    }
+
+    /// The encoded `hashes` array this bundle was signed with, if it is known and `version` is the bundle's.
+    func encodedHosts(ofVersion version: Int64) -> [UInt8]? {
+        guard version == self.version, let encodedHostsRange else { return nil }
+        return Array(bytes[encodedHostsRange])
+    }
+
+    /// Found by search rather than computed from the CMS layout: whatever the encoding around it, the bytes
+    /// found are the bytes that were signed.
+    private static func range(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
+        guard let first = needle.first, needle.count <= haystack.count else { return nil }
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pattern in
+                var start = 0
+                while start + pattern.count <= hay.count {
+                    guard let found = memchr(hay.baseAddress! + start, Int32(first), hay.count - pattern.count + 1 - start) else {
+                        return nil
+                    }
+                    let index = hay.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(hay.baseAddress! + index, pattern.baseAddress!, pattern.count) == 0 {
+                        return index..<(index + pattern.count)
+                    }
+                    start = index + 1
+                }
+                return nil
+            }
+        }
     }
 }

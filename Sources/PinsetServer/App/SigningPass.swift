@@ -30,7 +30,12 @@ public struct SigningPass: Sendable {
     /// same version, revocation floor and certificate chain: those are kept as they are. A change pass reuses
     /// the served bundles, so an edit costs one signature however many customers there are; the scheduled
     /// passes sign everything, which keeps every bundle fresh.
-    public func run(_ pinSets: [PinSet], now: Date, reusing previous: [CustomerName: SignedBundle] = [:]) -> SigningPassResult {
+    /// `served`: bundles whose encoded pin content is reused for a customer signed again at the same version
+    /// (the store never reuses a version for other content).
+    public func run(
+        _ pinSets: [PinSet], now: Date, reusing previous: [CustomerName: SignedBundle] = [:],
+        contentOf served: [CustomerName: SignedBundle] = [:]
+    ) -> SigningPassResult {
         let timestamp = Int64(now.timeIntervalSince1970.rounded(.down))
         let expires = timestamp + bundleLifetime
         let resolution = identities.resolve(pinSets, now: now, bundleExpires: Date(timeIntervalSince1970: TimeInterval(expires)))
@@ -63,7 +68,9 @@ public struct SigningPass: Sendable {
                     )))
                     continue
                 }
-                let hosts = hostsCache?.encodedHosts(for: pinSet) ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
+                let hosts = served[pinSet.customer]?.encodedHosts(ofVersion: pinSet.version)
+                    ?? hostsCache?.encodedHosts(for: pinSet)
+                    ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
                 let content = BundlePayload.encoded(
                     customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts,
                     signersNotBefore: pinSet.signersNotBefore
@@ -72,7 +79,7 @@ public struct SigningPass: Sendable {
                     let bytes = try BundleSigner(identity: identity).sign(content: content)
                     results.set(i, .success(SignedBundle(
                         customer: pinSet.customer, bytes: bytes, version: pinSet.version, timestamp: timestamp, expires: expires,
-                        signersNotBefore: pinSet.signersNotBefore, signerChain: chain
+                        signersNotBefore: pinSet.signersNotBefore, signerChain: chain, encodedHosts: hosts
                     )))
                 } catch {
                     results.set(i, .failure(SigningIdentityFailure(customer: pinSet.customer, signer: pinSet.signer, reason: "signing failed: \(error)")))

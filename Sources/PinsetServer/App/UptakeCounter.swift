@@ -42,9 +42,28 @@ public final class UptakeCounter: Sendable {
     /// Strict on purpose: decimal digits only, at most ``maximumHeaderDigits``, exactly one field. Anything else
     /// is "unknown" and never fails the request.
     public static func reported(in request: HTTPRequestHead) -> Reported {
-        let values = request.headers(named: HeldVersionHeader.name)
-        guard values.count == 1 else { return .unknown }
-        return parse(values[0])
+        // Read in place on every bundle request: no array of values, no strings.
+        var fields = 0
+        var reported = Reported.unknown
+        request.forEachValue(ofHeader: HeldVersionHeader.name) { value in
+            fields += 1
+            reported = fields == 1 ? parse(value) : .unknown
+            return fields == 1
+        }
+        return reported
+    }
+
+    static func parse(_ value: UnsafeBufferPointer<UInt8>) -> Reported {
+        guard !value.isEmpty, value.count <= maximumHeaderDigits else { return .unknown }
+        var version: Int64 = 0
+        var index = 0
+        while index < value.count {
+            let byte = value[index]
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return .unknown }
+            version = version * 10 + Int64(byte - UInt8(ascii: "0"))
+            index += 1
+        }
+        return version > 0 ? .version(version) : .unknown
     }
 
     static func parse(_ value: String) -> Reported {

@@ -1,3 +1,5 @@
+import PinsetHTTP
+
 /// One answered request, reported to ``SocketServer``'s `onRequest` callback on the worker queue that served it.
 ///
 /// Requests refused by the protocol layer are reported too, with `method` and `target` empty when the request line
@@ -14,7 +16,24 @@ public struct AccessLogEntry: Sendable {
     public var bodyBytes: Int
     /// From the arrival of the bytes that completed the request head to the response being queued.
     public var duration: Duration
-    public var userAgent: String?
+    /// Read from the request's head only when asked for, so that entries which only feed metrics make no string
+    /// for it.
+    public var userAgent: String? {
+        get {
+            switch agent {
+            case .value(let value): value
+            case .field(let head): head.header("User-Agent")
+            }
+        }
+        set { agent = .value(newValue) }
+    }
+
+    private enum Agent: Sendable {
+        case value(String?)
+        case field(of: HTTPRequestHead)
+    }
+
+    private var agent: Agent
 
     public init(
         remoteAddress: String,
@@ -31,6 +50,16 @@ public struct AccessLogEntry: Sendable {
         self.status = status
         self.bodyBytes = bodyBytes
         self.duration = duration
-        self.userAgent = userAgent
+        self.agent = .value(userAgent)
+    }
+
+    init(remoteAddress: String, request: HTTPRequestHead, status: Int, bodyBytes: Int, duration: Duration) {
+        self.remoteAddress = remoteAddress
+        self.method = request.method.rawValue
+        self.target = request.target
+        self.status = status
+        self.bodyBytes = bodyBytes
+        self.duration = duration
+        self.agent = .field(of: request)
     }
 }

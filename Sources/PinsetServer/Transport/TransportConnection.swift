@@ -166,8 +166,9 @@ final class TransportConnection: @unchecked Sendable {
                 headArrived()
                 let response = worker.handler.handle(request, from: remoteAddress)
                 let summary = machine.respond(response, to: request, now: now)
-                log(method: request.method.rawValue, target: request.target, summary: summary,
-                    userAgent: request.header("User-Agent"), since: now.instant)
+                worker.onRequest(AccessLogEntry(
+                    remoteAddress: remoteAddress, request: request, status: summary.status.code,
+                    bodyBytes: summary.bodyBytes, duration: .now - now.instant))
             case .rejected(let error, let summary):
                 headArrived()
                 logRejection(error, summary, since: now.instant)
