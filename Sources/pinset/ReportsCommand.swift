@@ -38,11 +38,12 @@ struct ReportsCommand: AsyncParsableCommand {
         }
         let from = Int64(Date().timeIntervalSince1970) - window
         let rows = ReportSummary.rows(try store.pinFailureCounts(of: name, since: from), pinSets: pinSets)
+        let buckets = BucketSummary.rows(try store.pinFailureBuckets(of: name, since: from))
         if options.json {
-            try Output.json(rows.map(\.jsonObject))
+            try Output.json(rows.map(\.jsonObject) + buckets.map(\.jsonObject))
             return
         }
-        guard !rows.isEmpty else {
+        guard !rows.isEmpty || !buckets.isEmpty else {
             Output.line("No pin-failure reports since \(Output.date(Date(timeIntervalSince1970: TimeInterval(PinFailureCount.hour(containing: from))))).")
             return
         }
@@ -51,6 +52,12 @@ struct ReportsCommand: AsyncParsableCommand {
              Output.date($0.firstHour), Output.date($0.lastHour), $0.appVersions.joined(separator: ","),
              $0.pinsetVersions.isEmpty ? "- (TrustKit)" : $0.pinsetVersions.map { "v\($0)" }.joined(separator: ","),
              $0.leafSPKISHA256 ?? "-", $0.keyPinned.text]
+        })
+        guard !buckets.isEmpty else { return }
+        Output.line("")
+        Output.line("Reports without a row of their own: for hosts the customer does not pin, and of new kinds after an hour reached 'reports.maxRowsPerCustomerHour' rows.")
+        Output.table(["CUSTOMER", "BUCKET", "REPORTS", "FIRST HOUR", "LAST HOUR"], buckets.map {
+            [$0.customer.rawValue, $0.bucket, String($0.reports), Output.date($0.firstHour), Output.date($0.lastHour)]
         })
     }
 
@@ -157,6 +164,42 @@ struct ReportSummary {
             "firstHour": Output.date(firstHour), "lastHour": Output.date(lastHour),
             "appVersions": appVersions, "pinsetVersions": pinsetVersions,
             "servedLeafSPKISHA256": leafSPKISHA256 ?? NSNull(), "servedKeyPinned": keyPinned.jsonValue,
+        ]
+    }
+}
+
+/// One bucket row of `pinset reports`: the reports of one customer that got no row of their own, added up over the
+/// window, `unpublished-host` (hosts the customer does not pin) or `other` (kinds beyond the hour's row cap).
+struct BucketSummary {
+    var customer: CustomerName
+    var bucket: String
+    var reports: Int64 = 0
+    var firstHour = Date.distantFuture
+    var lastHour = Date.distantPast
+
+    static let unpublishedHost = "unpublished-host"
+    static let other = "other"
+
+    static func rows(_ buckets: [PinFailureBucket]) -> [BucketSummary] {
+        var rows: [String: BucketSummary] = [:]
+        for bucket in buckets {
+            let hour = Date(timeIntervalSince1970: TimeInterval(bucket.hour))
+            for (name, reports) in [(unpublishedHost, bucket.unpublishedHostReports), (other, bucket.otherReports)] where reports > 0 {
+                let id = bucket.customer.rawValue + " " + name
+                var row = rows[id] ?? BucketSummary(customer: bucket.customer, bucket: name)
+                row.reports += reports
+                row.firstHour = min(row.firstHour, hour)
+                row.lastHour = max(row.lastHour, hour)
+                rows[id] = row
+            }
+        }
+        return rows.values.sorted { ($0.customer, $0.bucket) < ($1.customer, $1.bucket) }
+    }
+
+    var jsonObject: [String: Any] {
+        [
+            "customer": customer.rawValue, "bucket": bucket, "hostname": NSNull(), "reports": reports,
+            "firstHour": Output.date(firstHour), "lastHour": Output.date(lastHour),
         ]
     }
 }
