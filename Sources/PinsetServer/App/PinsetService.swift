@@ -192,7 +192,16 @@ public final class PinsetService: Sendable {
         if let reports {
             await reports.server.shutdown(gracePeriod: .seconds(1))
             let writer = reports.writer
-            reportsWritten = Task.detached { _ = writer.stop(deadline: Self.reportWriteDeadline) }
+            // `stop` blocks for up to its deadline: on a Dispatch thread, not one of the few cooperative ones the
+            // listeners' shutdown needs meanwhile.
+            reportsWritten = Task {
+                await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        writer.stop(deadline: Self.reportWriteDeadline)
+                        written.resume()
+                    }
+                }
+            }
         }
         await server.shutdown(gracePeriod: gracePeriod)
         await adminServer?.shutdown(gracePeriod: .seconds(1))
