@@ -30,6 +30,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0005_host_monitoring", bytes: PackageResources._005_host_monitoring_sql),
         SchemaMigration(identifier: "0006_signer_floor", bytes: PackageResources._006_signer_floor_sql),
         SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_sql),
+        SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -40,5 +41,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0005_host_monitoring", bytes: PackageResources._005_host_monitoring_pg_sql),
         SchemaMigration(identifier: "0006_signer_floor", bytes: PackageResources._006_signer_floor_pg_sql),
         SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_pg_sql),
+        SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_pg_sql),
     ]
 }

@@ -38,19 +38,26 @@ struct ReportsCommand: AsyncParsableCommand {
         }
         let from = Int64(Date().timeIntervalSince1970) - window
         let rows = ReportSummary.rows(try store.pinFailureCounts(of: name, since: from), pinSets: pinSets)
+        let buckets = BucketSummary.rows(try store.pinFailureBuckets(of: name, since: from))
         if options.json {
-            try Output.json(rows.map(\.jsonObject))
+            try Output.json(rows.map(\.jsonObject) + buckets.map(\.jsonObject))
             return
         }
-        guard !rows.isEmpty else {
+        guard !rows.isEmpty || !buckets.isEmpty else {
             Output.line("No pin-failure reports since \(Output.date(Date(timeIntervalSince1970: TimeInterval(PinFailureCount.hour(containing: from))))).")
             return
         }
         Output.table(["CUSTOMER", "HOST", "RESULT", "REPORTS", "FIRST HOUR", "LAST HOUR", "APP VERSIONS", "PIN-SET VERSIONS", "SERVED KEY", "KEY PINNED"], rows.map {
             [$0.customer.rawValue, $0.hostname, ReportSummary.resultName($0.validationResult), String($0.reports),
-             Output.date($0.firstHour), Output.date($0.lastHour), $0.appVersions.joined(separator: ","),
-             $0.pinsetVersions.isEmpty ? "- (TrustKit)" : $0.pinsetVersions.map { "v\($0)" }.joined(separator: ","),
+             Output.date($0.firstHour), Output.date($0.lastHour), ReportSummary.shortList($0.appVersions),
+             $0.pinsetVersions.isEmpty ? "- (TrustKit)" : ReportSummary.shortList($0.pinsetVersions.map { "v\($0)" }),
              $0.leafSPKISHA256 ?? "-", $0.keyPinned.text]
+        })
+        guard !buckets.isEmpty else { return }
+        Output.line("")
+        Output.line("Reports without a row of their own: for hosts the customer does not pin, and of new kinds after an hour reached 'reports.maxRowsPerCustomerHour' rows.")
+        Output.table(["CUSTOMER", "BUCKET", "REPORTS", "FIRST HOUR", "LAST HOUR"], buckets.map {
+            [$0.customer.rawValue, $0.bucket, String($0.reports), Output.date($0.firstHour), Output.date($0.lastHour)]
         })
     }
 
@@ -104,24 +111,26 @@ struct ReportSummary {
         struct Group: Hashable {
             var customer: CustomerName, hostname: String, result: Int, leaf: String?
         }
-        var groups: [Group: ReportSummary] = [:]
+        // Sets, not list searches: an hour can hold a flood's worth of rows, and the view must stay quick.
+        var groups: [Group: (row: ReportSummary, appVersions: Set<String>, pinsetVersions: Set<Int64>)] = [:]
         for count in counts {
             let key = count.key
             let group = Group(customer: key.customer, hostname: key.hostname, result: key.validationResult, leaf: key.leafSPKISHA256)
-            var row = groups[group] ?? ReportSummary(customer: key.customer, hostname: key.hostname, validationResult: key.validationResult, leafSPKISHA256: key.leafSPKISHA256)
-            row.reports += count.reports
+            // Taken out, not copied, so the sets stay uniquely referenced and grow in place.
+            var entry = groups.removeValue(forKey: group) ?? (ReportSummary(customer: key.customer, hostname: key.hostname, validationResult: key.validationResult, leafSPKISHA256: key.leafSPKISHA256), [], [])
+            entry.row.reports += count.reports
             let hour = Date(timeIntervalSince1970: TimeInterval(key.hour))
-            row.firstHour = min(row.firstHour, hour)
-            row.lastHour = max(row.lastHour, hour)
-            if !row.appVersions.contains(key.appVersion) { row.appVersions.append(key.appVersion) }
-            if let version = key.pinsetVersion, !row.pinsetVersions.contains(version) { row.pinsetVersions.append(version) }
-            groups[group] = row
+            entry.row.firstHour = min(entry.row.firstHour, hour)
+            entry.row.lastHour = max(entry.row.lastHour, hour)
+            entry.appVersions.insert(key.appVersion)
+            if let version = key.pinsetVersion { entry.pinsetVersions.insert(version) }
+            groups[group] = entry
         }
         let pinSetsByCustomer = Dictionary(pinSets.map { ($0.customer, $0) }, uniquingKeysWith: { first, _ in first })
-        return groups.values.map { row in
-            var row = row
-            row.appVersions.sort()
-            row.pinsetVersions.sort()
+        return groups.values.map { entry in
+            var row = entry.row
+            row.appVersions = entry.appVersions.sorted()
+            row.pinsetVersions = entry.pinsetVersions.sorted()
             row.keyPinned = keyPinned(row, in: pinSetsByCustomer[row.customer])
             return row
         }.sorted { ($0.customer, $1.reports, $0.hostname) < ($1.customer, $0.reports, $1.hostname) }
@@ -135,6 +144,13 @@ struct ReportSummary {
               let entry = PinEntryResolution(covering: hostname, in: pinSet.hosts.map(PinnedHost.init), publicSuffixes: .bundled).pinned
         else { return .hostNotPinned }
         return entry.spkiSHA256.contains { $0.base64 == leaf } ? .yes : .no
+    }
+
+    /// At most `limit` items and how many more, so that a row stays one readable line after a flood of versions;
+    /// `--json` lists them all.
+    static func shortList(_ items: [String], limit: Int = 5) -> String {
+        guard items.count > limit else { return items.joined(separator: ",") }
+        return items.prefix(limit).joined(separator: ",") + ",… (\(items.count - limit) more)"
     }
 
     /// TrustKit's `TSKTrustEvaluationResult` names.
@@ -157,6 +173,42 @@ struct ReportSummary {
             "firstHour": Output.date(firstHour), "lastHour": Output.date(lastHour),
             "appVersions": appVersions, "pinsetVersions": pinsetVersions,
             "servedLeafSPKISHA256": leafSPKISHA256 ?? NSNull(), "servedKeyPinned": keyPinned.jsonValue,
+        ]
+    }
+}
+
+/// One bucket row of `pinset reports`: the reports of one customer that got no row of their own, added up over the
+/// window, `unpublished-host` (hosts the customer does not pin) or `other` (kinds beyond the hour's row cap).
+struct BucketSummary {
+    var customer: CustomerName
+    var bucket: String
+    var reports: Int64 = 0
+    var firstHour = Date.distantFuture
+    var lastHour = Date.distantPast
+
+    static let unpublishedHost = "unpublished-host"
+    static let other = "other"
+
+    static func rows(_ buckets: [PinFailureBucket]) -> [BucketSummary] {
+        var rows: [String: BucketSummary] = [:]
+        for bucket in buckets {
+            let hour = Date(timeIntervalSince1970: TimeInterval(bucket.hour))
+            for (name, reports) in [(unpublishedHost, bucket.unpublishedHostReports), (other, bucket.otherReports)] where reports > 0 {
+                let id = bucket.customer.rawValue + " " + name
+                var row = rows[id] ?? BucketSummary(customer: bucket.customer, bucket: name)
+                row.reports += reports
+                row.firstHour = min(row.firstHour, hour)
+                row.lastHour = max(row.lastHour, hour)
+                rows[id] = row
+            }
+        }
+        return rows.values.sorted { ($0.customer, $0.bucket) < ($1.customer, $1.bucket) }
+    }
+
+    var jsonObject: [String: Any] {
+        [
+            "customer": customer.rawValue, "bucket": bucket, "hostname": NSNull(), "reports": reports,
+            "firstHour": Output.date(firstHour), "lastHour": Output.date(lastHour),
         ]
     }
 }

@@ -21,7 +21,7 @@ struct ReportWriterTests {
 
         struct Failure: Error {}
 
-        func addPinFailureCounts(_ counts: [PinFailureCount]) throws -> Int {
+        func addPinFailureCounts(_ counts: [PinFailureCount], maximumRowsPerCustomerHour: Int) throws -> Int {
             try lock.withLock {
                 if _failing { throw Failure() }
                 _batches.append(counts)
@@ -40,9 +40,9 @@ struct ReportWriterTests {
                             leafSPKISHA256: nil, pinsetVersion: nil, appVersion: "1.0")
     }
 
-    func writer(_ sink: RecordingSink, maximumPendingKeys: Int = 3, now: Int64 = 7300) -> ReportWriter {
+    func writer(_ sink: RecordingSink, maximumPendingKeys: Int = 3, batchSize: Int = 200, now: Int64 = 7300) -> ReportWriter {
         ReportWriter(sink: sink, maximumPendingKeys: maximumPendingKeys, retentionDays: 2, flushInterval: .seconds(60),
-                     logger: Logger(label: "test"), now: { now })
+                     batchSize: batchSize, batchPause: .zero, logger: Logger(label: "test"), now: { now })
     }
 
     @Test func identicalReportsBecomeOneCountWrittenInOneBatch() {
@@ -94,7 +94,25 @@ struct ReportWriterTests {
         let writer = writer(sink)
         writer.start()
         _ = writer.enqueue(key("a.example.com"))
-        writer.stop()
+        #expect(writer.stop(deadline: .seconds(5)) == 0)
         #expect(sink.batches.flatMap { $0 }.map(\.key.hostname) == ["a.example.com"])
+    }
+
+    @Test func pendingCountsAreWrittenInSmallBatches() {
+        let sink = RecordingSink()
+        let writer = writer(sink, maximumPendingKeys: 1000, batchSize: 100)
+        for index in 0..<450 { #expect(writer.enqueue(key("h\(index).example.com"))) }
+        writer.flush()
+        #expect(sink.batches.map(\.count) == [100, 100, 100, 100, 50], "each batch is one short transaction")
+        #expect(writer.pendingKeys == 0)
+    }
+
+    @Test func stopReportsWhatItCouldNotWriteBeforeItsDeadline() {
+        let sink = RecordingSink()
+        let writer = writer(sink, maximumPendingKeys: 10)
+        for _ in 0..<3 { _ = writer.enqueue(key("a.example.com")) }
+        _ = writer.enqueue(key("b.example.com"))
+        sink.failing = true
+        #expect(writer.stop(deadline: .milliseconds(200)) == 4, "the exact number of accepted reports not stored")
     }
 }

@@ -16,6 +16,7 @@ struct PinFailureCountTests {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        try store.addHost(try Sample.host("api.example.com"), to: try Sample.customer("acme"), actor: Sample.actor)
         let leaf = String(repeating: "A", count: 43) + "="
         try store.addPinFailureCounts([try count("acme", reports: 2), try count("acme", leaf: leaf, pinsetVersion: 3)])
         try store.addPinFailureCounts([try count("acme", reports: 5), try count("acme", leaf: leaf, pinsetVersion: 3, reports: 4),
@@ -46,9 +47,11 @@ struct PinFailureCountTests {
         let store = fixture.store
         let acme = try Sample.customer("acme")
         try store.addCustomer(acme, actor: Sample.actor)
-        #expect(try store.addPinFailureCounts([try count("acme"), try count("ghost")]) == 1)
+        try store.addHost(try Sample.host("api.example.com"), to: acme, actor: Sample.actor)
+        #expect(try store.addPinFailureCounts([try count("acme"), try count("ghost"), try count("acme", host: "other.example.net")]) == 2)
         try store.removeCustomer(acme, actor: Sample.actor)
         #expect(try store.pinFailureCounts(since: 0).isEmpty)
+        #expect(try store.pinFailureBuckets(since: 0).isEmpty)
     }
 
     @Test(arguments: StoreBackend.allCases) func retentionDeletesOnlyOlderHoursAndSinceFiltersByHour(_ backend: StoreBackend) throws {
@@ -56,11 +59,47 @@ struct PinFailureCountTests {
         let store = fixture.store
         try store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
         try store.addCustomer(try Sample.customer("globex"), actor: Sample.actor)
+        for customer in ["acme", "globex"] {
+            try store.addHost(try Sample.host("api.example.com"), to: try Sample.customer(customer), actor: Sample.actor)
+        }
         try store.addPinFailureCounts([try count("acme", hour: 3600), try count("acme", hour: 7200), try count("globex", hour: 10_800)])
         #expect(try store.pinFailureCounts(since: 7_300).map(\.key.hour) == [7200, 10_800], "since rounds down to its hour")
         #expect(try store.pinFailureCounts(of: try Sample.customer("globex"), since: 0).map(\.key.hour) == [10_800])
         #expect(try store.deletePinFailureCounts(before: 7200) == 1)
         #expect(try store.pinFailureCounts(since: 0).map(\.key.hour) == [7200, 10_800])
+    }
+
+    @Test(arguments: StoreBackend.allCases) func hostsTheCustomerDoesNotPinShareOneCountedBucket(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let acme = try Sample.customer("acme")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(try Sample.host("example.com"), includeSubdomains: true, to: acme, actor: Sample.actor)
+        let hosts = (0..<300).map { "h\($0).attacker.example" } + ["example.com", "cdn.example.com", "not an host name"]
+        #expect(try store.addPinFailureCounts(hosts.map { try count("acme", host: $0, reports: 2) }) == hosts.count)
+        #expect(Set(try store.pinFailureCounts(since: 0).map(\.key.hostname)) == ["example.com", "cdn.example.com"],
+                "the host itself and a subdomain of an include-subdomains host get rows")
+        #expect(try store.pinFailureBuckets(since: 0) == [PinFailureBucket(customer: acme, hour: 7200, otherReports: 0, unpublishedHostReports: 602)])
+    }
+
+    @Test(arguments: StoreBackend.allCases) func newKindsBeyondTheRowCapGoToTheOtherBucketAndExistingRowsStillCount(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let acme = try Sample.customer("acme")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(try Sample.host("api.example.com"), to: acme, actor: Sample.actor)
+        let kinds = (0..<250).map { try! count("acme", appVersion: "1.\($0)") }
+        for batch in stride(from: 0, to: kinds.count, by: 40) {
+            try store.addPinFailureCounts(Array(kinds[batch..<min(batch + 40, kinds.count)]), maximumRowsPerCustomerHour: 100)
+        }
+        try store.addPinFailureCounts([try count("acme", appVersion: "1.0", reports: 5), try count("acme", hour: 10_800)], maximumRowsPerCustomerHour: 100)
+        let rows = try store.pinFailureCounts(since: 0)
+        #expect(rows.filter { $0.key.hour == 7200 }.count == 100)
+        #expect(rows.first { $0.key.appVersion == "1.0" }?.reports == 6, "a kind that has its row keeps counting in it")
+        #expect(rows.contains { $0.key.hour == 10_800 }, "the cap is per hour")
+        #expect(try store.pinFailureBuckets(since: 0) == [PinFailureBucket(customer: acme, hour: 7200, otherReports: 150, unpublishedHostReports: 0)])
+        let total = rows.reduce(0) { $0 + $1.reports } + (try store.pinFailureBuckets(since: 0)).reduce(0) { $0 + $1.otherReports }
+        #expect(total == 250 + 5 + 1, "every report is counted, in a row or in the bucket")
     }
 
     @Test func hourOfRoundsDownInUTC() {

@@ -107,7 +107,8 @@ public final class PinsetService: Sendable {
         if let settings = configuration.reports, let recentReports {
             let writer = ReportWriter(
                 sink: store, maximumPendingKeys: settings.maxPendingCounts, retentionDays: settings.retentionDays,
-                flushInterval: .milliseconds(Int64(settings.flushIntervalSeconds * 1000)), logger: logger,
+                flushInterval: .milliseconds(Int64(settings.flushIntervalSeconds * 1000)),
+                maximumRowsPerCustomerHour: settings.maxRowsPerCustomerHour, logger: logger,
                 now: { Int64(Date().timeIntervalSince1970) }
             )
             let handler = ReportsRequestHandler(
@@ -177,15 +178,33 @@ public final class PinsetService: Sendable {
         return port
     }
 
-    /// Stops accepting, finishes in-flight responses, stops re-signing.
+    /// How long shutdown may spend writing pending report counts: with the reports listener's own second and the
+    /// public listener's grace period running beside it, well inside systemd's `TimeoutStopSec=20s`.
+    public static let reportWriteDeadline: Duration = .seconds(8)
+
+    /// Stops accepting, finishes in-flight responses, writes pending report counts, stops re-signing.
     public func shutdown(gracePeriod: Duration = .seconds(10)) async {
         logger.info("Shutting down: no new connections; finishing in-flight responses")
-        await server.shutdown(gracePeriod: gracePeriod)
-        await adminServer?.shutdown(gracePeriod: .seconds(1))
+        // Reports first: every report answered 202 from here on is pending, and pending counts are written while
+        // the public listener drains, so the two waits overlap instead of adding up.
+        var reportsWritten: Task<Void, Never>?
         if let reports {
             await reports.server.shutdown(gracePeriod: .seconds(1))
-            reports.writer.stop()
+            let writer = reports.writer
+            // `stop` blocks for up to its deadline: on a Dispatch thread, not one of the few cooperative ones the
+            // listeners' shutdown needs meanwhile.
+            reportsWritten = Task {
+                await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        writer.stop(deadline: Self.reportWriteDeadline)
+                        written.resume()
+                    }
+                }
+            }
         }
+        await server.shutdown(gracePeriod: gracePeriod)
+        await adminServer?.shutdown(gracePeriod: .seconds(1))
+        await reportsWritten?.value
         await monitor?.stop()
         refresher.stop()
         logger.info("Stopped")

@@ -1,11 +1,12 @@
 import PinsetCore
+import PinsetStore
 extension ServerConfiguration {
     /// The pin-failure reports listener (`POST /report/<customer>`, TrustKit's format), on its own address so
     /// that reports never share limits or content handling with bundle serving. Absent: no reports.
     ///
     /// `{"host": "127.0.0.1", "port": 9443, "maxBodyBytes": 32768, "reportsPerMinutePerAddress": 60,
     ///   "maxTrackedAddresses": 100000, "maxPendingCounts": 10000, "maxInstallationsPerHour": 100000,
-    ///   "retentionDays": 30, "flushIntervalSeconds": 1, "proxyProtocol": false}`
+    ///   "retentionDays": 30, "flushIntervalSeconds": 1, "maxRowsPerCustomerHour": 1000, "proxyProtocol": false}`
     public struct Reports: Sendable, Equatable {
         public var host = "127.0.0.1"
         public var port: UInt16 = 0
@@ -23,6 +24,9 @@ extension ServerConfiguration {
         public var retentionDays = 30
         /// Seconds between writes of the counts to the database.
         public var flushIntervalSeconds: Double = 1
+        /// Distinct stored rows per customer and hour; reports of new kinds beyond it are counted in the hour's
+        /// "other" bucket, so a flood of distinct reports leaves `pinset reports` readable.
+        public var maxRowsPerCustomerHour = PinStore.defaultMaximumReportRowsPerCustomerHour
         /// Require a PROXY protocol header on every connection, as the public listener's `proxyProtocol`: behind
         /// a load balancer, the per-address limit then applies to each app's address, not the balancer's.
         public var proxyProtocol = false
@@ -34,7 +38,7 @@ extension ServerConfiguration {
 
         public static let keys = [
             "host", "port", "maxBodyBytes", "reportsPerMinutePerAddress", "maxTrackedAddresses", "maxPendingCounts",
-            "maxInstallationsPerHour", "retentionDays", "flushIntervalSeconds", "proxyProtocol",
+            "maxInstallationsPerHour", "retentionDays", "flushIntervalSeconds", "maxRowsPerCustomerHour", "proxyProtocol",
         ]
 
         static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
@@ -59,6 +63,7 @@ extension ServerConfiguration {
             if let v = try reader.integer("maxInstallationsPerHour", in: 1...10_000_000) { reports.maxInstallationsPerHour = v }
             if let v = try reader.integer("retentionDays", in: 1...3650) { reports.retentionDays = v }
             if let v = try reader.number("flushIntervalSeconds", in: 0.05...60) { reports.flushIntervalSeconds = v }
+            if let v = try reader.integer("maxRowsPerCustomerHour", in: 1...1_000_000) { reports.maxRowsPerCustomerHour = v }
             if let v = try reader.bool("proxyProtocol") { reports.proxyProtocol = v }
             return reports
         }

@@ -28,6 +28,9 @@ enum StoreCopier {
         Table(name: "pin_failure_report_hour", columns: [
             "id", "customer_id", "hour", "hostname", "validation_result", "leaf_spki_sha256", "pinset_version", "app_version", "reports",
         ], generatesIDs: true),
+        Table(name: "pin_failure_report_bucket", columns: [
+            "customer_id", "hour", "stored_rows", "other_reports", "unpublished_host_reports",
+        ], generatesIDs: false),
     ]
 
     /// What was copied, per table.
