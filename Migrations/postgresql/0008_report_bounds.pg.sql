@@ -1,5 +1,26 @@
 -- See Migrations/sql/0008_report_bounds.sql: a unique, indexed key for the hourly report counts, and per customer
 -- and hour the number of rows stored and the reports counted in the "other" and unpublished-host buckets.
+-- Several instances sharing one database could each insert the same new key before this index existed (each
+-- saw no row to update): fold such rows into the one with the lowest id, summing their counts, so that the
+-- index can be created and no count is lost.
+UPDATE pin_failure_report_hour SET reports = (
+    SELECT sum(other.reports) FROM pin_failure_report_hour AS other
+    WHERE other.customer_id = pin_failure_report_hour.customer_id AND other.hour = pin_failure_report_hour.hour
+      AND other.hostname = pin_failure_report_hour.hostname AND other.validation_result = pin_failure_report_hour.validation_result
+      AND coalesce(other.leaf_spki_sha256, '') = coalesce(pin_failure_report_hour.leaf_spki_sha256, '')
+      AND coalesce(other.pinset_version, 0) = coalesce(pin_failure_report_hour.pinset_version, 0)
+      AND other.app_version = pin_failure_report_hour.app_version
+)
+WHERE id IN (
+    SELECT min(id) FROM pin_failure_report_hour
+    GROUP BY customer_id, hour, hostname, validation_result, coalesce(leaf_spki_sha256, ''), coalesce(pinset_version, 0), app_version
+    HAVING count(*) > 1
+);
+DELETE FROM pin_failure_report_hour WHERE id NOT IN (
+    SELECT min(id) FROM pin_failure_report_hour
+    GROUP BY customer_id, hour, hostname, validation_result, coalesce(leaf_spki_sha256, ''), coalesce(pinset_version, 0), app_version
+);
+
 CREATE UNIQUE INDEX pin_failure_report_hour_key ON pin_failure_report_hour
     (customer_id, hour, hostname, validation_result, coalesce(leaf_spki_sha256, ''), coalesce(pinset_version, 0), app_version);
 

@@ -1,6 +1,27 @@
 -- Bounds on the pin-failure report counts, so that a flood of distinct reports can neither slow the admin write
 -- path down nor grow a customer's hour without limit.
 --
+-- Several instances sharing one database could each insert the same new key before this index existed (each
+-- saw no row to update): fold such rows into the one with the lowest id, summing their counts, so that the
+-- index can be created and no count is lost.
+UPDATE pin_failure_report_hour SET reports = (
+    SELECT sum(other.reports) FROM pin_failure_report_hour AS other
+    WHERE other.customer_id = pin_failure_report_hour.customer_id AND other.hour = pin_failure_report_hour.hour
+      AND other.hostname = pin_failure_report_hour.hostname AND other.validation_result = pin_failure_report_hour.validation_result
+      AND coalesce(other.leaf_spki_sha256, '') = coalesce(pin_failure_report_hour.leaf_spki_sha256, '')
+      AND coalesce(other.pinset_version, 0) = coalesce(pin_failure_report_hour.pinset_version, 0)
+      AND other.app_version = pin_failure_report_hour.app_version
+)
+WHERE id IN (
+    SELECT min(id) FROM pin_failure_report_hour
+    GROUP BY customer_id, hour, hostname, validation_result, coalesce(leaf_spki_sha256, ''), coalesce(pinset_version, 0), app_version
+    HAVING count(*) > 1
+);
+DELETE FROM pin_failure_report_hour WHERE id NOT IN (
+    SELECT min(id) FROM pin_failure_report_hour
+    GROUP BY customer_id, hour, hostname, validation_result, coalesce(leaf_spki_sha256, ''), coalesce(pinset_version, 0), app_version
+);
+
 -- pin_failure_report_hour_key: one row per aggregation key, and the index every count is looked up by. The
 -- optional columns are folded to values they can never hold (a leaf hash is 44 characters, a pin-set version is
 -- at least 1), because a unique index treats NULLs as distinct and PostgreSQL's IS NOT DISTINCT FROM cannot use

@@ -3,6 +3,7 @@ import PinsetCore
 import PinsetMigrations
 @testable import PinsetStore
 import GRDB
+import PinsetTestSupport
 import Testing
 
 @Suite struct MigrationTests {
@@ -29,6 +30,39 @@ import Testing
             let text = try String(contentsOf: directory.appendingPathComponent(migration.identifier + ".sql"), encoding: .utf8)
             #expect(migration.sql == text)
         }
+    }
+
+    /// Several instances on one database could store the same report key twice before the unique key of 0008:
+    /// the upgrade folds those rows into one with their sum instead of failing.
+    @Test func duplicateReportRowsFromBeforeTheUniqueKeyAreFoldedOnUpgrade() throws {
+        let directory = try TemporaryDirectory(prefix: "pinset-store")
+        defer { directory.remove() }
+        let path = directory.file("old.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        var migrator = DatabaseMigrator()
+        for migration in SchemaMigrations.sqlite.prefix(while: { $0.identifier != "0008_report_bounds" }) {
+            migrator.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
+        }
+        try migrator.migrate(queue)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 1, 'x', 'x')")
+            let insert = """
+                INSERT INTO pin_failure_report_hour (customer_id, hour, hostname, validation_result, leaf_spki_sha256, pinset_version, app_version, reports)
+                VALUES (1, 3600, 'api.example.com', 1, ?, ?, '1.0', ?)
+                """
+            try db.execute(sql: insert, arguments: [nil, nil, 2])
+            try db.execute(sql: insert, arguments: [nil, nil, 3])
+            try db.execute(sql: insert, arguments: [nil, 7, 4])
+            try db.execute(sql: insert, arguments: [nil, 7, 5])
+            try db.execute(sql: insert, arguments: [String(repeating: "A", count: 43) + "=", nil, 6])
+        }
+        try queue.close()
+
+        let store = try PinStore(path: path)
+        #expect(try store.appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
+        let counts = try store.pinFailureCounts(since: 0).filter { $0.key.hostname == "api.example.com" }
+        #expect(counts.map(\.reports).sorted() == [5, 6, 9])
+        #expect(counts.map(\.reports).reduce(0, +) == 20)
     }
 
     @Test func aDatabaseFromANewerProgramIsRefused() throws {

@@ -41,6 +41,27 @@ import Testing
         #expect(throws: StoreError(.databaseTooNew, "")) { try PinStore.open(location, readOnly: true) }
     }
 
+    /// Several instances could store the same report key twice before the unique key of 0008 (each saw no row
+    /// to update): the upgrade folds those rows into one with their sum instead of failing.
+    @Test func duplicateReportRowsFromBeforeTheUniqueKeyAreFoldedOnUpgrade() throws {
+        let location = try freshLocation()
+        try PinStore.open(location).close()
+        guard case .postgreSQL(let postgres) = location else { return }
+        let server = try SharedTestPostgres.server()
+        // The database as 0007 left it, with rows two instances could have written.
+        _ = try server.psql("""
+            DROP TABLE pin_failure_report_bucket; DROP INDEX pin_failure_report_hour_key;
+            DELETE FROM pinset_migrations WHERE identifier = '0008_report_bounds';
+            INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 1, 'x', 'x');
+            INSERT INTO pin_failure_report_hour (customer_id, hour, hostname, validation_result, leaf_spki_sha256, pinset_version, app_version, reports)
+                SELECT id, 3600, 'api.example.com', 1, NULL, v, '1.0', r FROM customer, (VALUES (NULL::bigint, 2), (NULL, 3), (7, 4), (7, 5)) AS rows (v, r);
+            """, database: postgres.database)
+        let store = try PinStore.open(location)
+        defer { try? store.close() }
+        #expect(try store.appliedMigrations() == SchemaMigrations.postgreSQL.map(\.identifier))
+        #expect(try store.pinFailureCounts(since: 0).map(\.reports).sorted() == [5, 9])
+    }
+
     @Test func aReadOnlyOpenOfAnEmptyDatabaseCreatesNothing() throws {
         let location = try freshLocation()
         #expect(throws: StoreError(.databaseNotMigrated, "")) { try PinStore.open(location, readOnly: true) }
