@@ -103,6 +103,8 @@ enum SignPassCommand {
         )
         let keyPEM = try Data(contentsOf: URL(fileURLWithPath: "\(ownKeyDataDirectory)/signing-key.pem"))
         let certificatePEM = try Data(contentsOf: URL(fileURLWithPath: "\(ownKeyDataDirectory)/trust-cert.pem"))
+        // The anchor the customer's apps embed: each identity's chain is checked against it before it signs.
+        let anchorDER = try Data(contentsOf: URL(fileURLWithPath: "\(ownKeyDataDirectory)/trust-cert.der"))
         var mixed = largest
         var ownCount = 0
         for index in mixed.indices where index % ownEvery == 0 {
@@ -111,7 +113,8 @@ enum SignPassCommand {
             try FileManager.default.createDirectory(atPath: locations.directory(of: customer), withIntermediateDirectories: true)
             // Plain writes: the benchmark measures signing, not the fsyncs of `pinset customer add`.
             guard FileManager.default.createFile(atPath: locations.keyPath(of: customer), contents: keyPEM, attributes: [.posixPermissions: 0o600]),
-                  FileManager.default.createFile(atPath: locations.certificatePEMPath(of: customer), contents: certificatePEM)
+                  FileManager.default.createFile(atPath: locations.certificatePEMPath(of: customer), contents: certificatePEM),
+                  FileManager.default.createFile(atPath: locations.certificateDERPath(of: customer), contents: anchorDER)
             else { throw BenchError("cannot write the key files of \(customer)") }
             ownCount += 1
         }
