@@ -114,7 +114,7 @@ public enum BundleVerifier {
         guard nowSeconds < payload.expires else {
             return .failure(PinUpdateError(.expired, "expired \(nowSeconds - payload.expires) s ago (a bundle is valid while now < expires)"))
         }
-        if let lastAccepted, revocationProblem(signer: lastAccepted.signer, floor: floor) == nil {
+        if let lastAccepted, !revokesSigner(of: lastAccepted, floors: floor) {
             guard payload.version >= lastAccepted.version else {
                 return .failure(PinUpdateError(.rollback, "version \(payload.version) is lower than the accepted version \(lastAccepted.version)"))
             }
@@ -131,11 +131,12 @@ public enum BundleVerifier {
         [floorInForce, held?.payload.signersNotBefore, payload.signersNotBefore].compactMap { $0 }.max()
     }
 
-    /// Whether `candidate`, accepted, revokes the signer of `held`: then it replaces `held` whatever the versions
-    /// (fast-forward recovery, step 8).
-    static func revokesSigner(of held: VerifiedPinSet?, candidate: VerifiedPinSet, floorInForce: Int64?) -> Bool {
+    /// Whether the highest of `floors` revokes the signer of `held`: then the bundle that brought such a floor
+    /// replaces `held` whatever the versions (fast-forward recovery, step 8), on download, seed and state-file
+    /// reload alike.
+    static func revokesSigner(of held: VerifiedPinSet?, floors: Int64?...) -> Bool {
         guard let held else { return false }
-        return revocationProblem(signer: held.signer, floor: effectiveFloor(floorInForce, held, candidate.payload)) != nil
+        return revocationProblem(signer: held.signer, floor: (floors + [held.payload.signersNotBefore]).compactMap { $0 }.max()) != nil
     }
 
     /// Why a bundle signed by `signer` must be refused under the revocation floor `floor`, or `nil`.

@@ -105,13 +105,11 @@ public actor PinsetUpdater {
         case .rejected(let error):
             return .rejected(error)
         case .loaded(let stored, let storedFloorSource):
-            let floorInForce = floorSource?.payload.signersNotBefore
-            let storedFloor = storedFloorSource?.payload.signersNotBefore
             // Fast-forward recovery, as for a download: a stored floor that revokes the signer of the pins in
             // force replaces them whatever their version.
-            let recovers = evaluator.pinSet.map {
-                BundleVerifier.revocationProblem(signer: $0.signer, floor: [floorInForce, storedFloor].compactMap { $0 }.max()) != nil
-            } ?? false
+            let recovers = BundleVerifier.revokesSigner(
+                of: evaluator.pinSet, floors: floorSource?.payload.signersNotBefore, storedFloorSource?.payload.signersNotBefore
+            )
             floorSource = Self.higherFloor(floorSource, storedFloorSource)
             if !recovers, let current = evaluator.pinSet, current.version >= stored.version {
                 return .loaded(current)
@@ -231,7 +229,7 @@ public actor PinsetUpdater {
             source: source,
             at: time
         ).get()
-        let recovers = BundleVerifier.revokesSigner(of: current, candidate: verified, floorInForce: floorInForce)
+        let recovers = BundleVerifier.revokesSigner(of: current, floors: floorInForce, verified.payload.signersNotBefore)
         if !recovers, let current, current.version == verified.version, current.payload.timestamp >= verified.payload.timestamp {
             // The same pins, signed no later than the ones in force: nothing to replace.
             return current

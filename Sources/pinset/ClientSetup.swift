@@ -42,10 +42,9 @@ struct ClientSetup {
             }
             serverURL = url
         }
-        var configuration = try PinsetClientConfiguration(
+        let configuration = try PinsetClientConfiguration(
             serverURL: serverURL, customer: customer, trustCertificates: trust, stateDirectory: options.stateDir
         )
-        configuration.fetchTimeout = .seconds(30)
         let anchors = try configuration.trustAnchors.map { Base64.encode(try PinMaterial.derBytes(of: $0)) }
         return ClientSetup(configuration: configuration, settings: ClientSettings(server: serverText, customer: customer.rawValue, trust: anchors))
     }
