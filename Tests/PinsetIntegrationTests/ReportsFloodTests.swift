@@ -23,12 +23,7 @@ import Testing
             "reports": ["host": "127.0.0.1", "port": 0, "proxyProtocol": true],
         ])
         defer { server.stop() }
-        var found: Int?
-        _ = server.process.waitFor(timeout: 10) {
-            found = ReportsListenerTests.reportsPort(in: server.process.stdout)
-            return found != nil
-        }
-        let port = try #require(found, "no reports listening line: \(server.process.stdout)")
+        let port = try ReportsListenerTests.waitForReportsPort(of: server)
 
         // Each address sends one distinct report a second (the default limit of 60 a minute), half of them for
         // hosts acme does not pin, as a flood of forged reports would.

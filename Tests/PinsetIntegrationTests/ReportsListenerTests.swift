@@ -23,17 +23,13 @@ import Testing
             var settings: [String: Any] = ["host": "127.0.0.1", "port": 0, "flushIntervalSeconds": 0.1]
             settings.merge(reports) { _, new in new }
             let started = try RunningServer(cli: cli, extraConfiguration: ["reports": settings])
-            var found: Int?
-            _ = started.process.waitFor(timeout: 10) {
-                found = ReportsListenerTests.reportsPort(in: started.process.stdout)
-                return found != nil
-            }
-            guard let found else {
+            do {
+                reportsPort = try ReportsListenerTests.waitForReportsPort(of: started)
+            } catch {
                 started.stop()
-                throw Failure("no reports listening line: \(started.process.stdout)")
+                throw error
             }
             server = started
-            reportsPort = found
         }
 
         func stop() {
@@ -52,6 +48,17 @@ import Testing
             }
             return rows
         }
+    }
+
+    /// The reports listener's port, from the server's "listening" line, waiting up to 10 s for it.
+    static func waitForReportsPort(of server: RunningServer) throws -> Int {
+        var found: Int?
+        _ = server.process.waitFor(timeout: 10) {
+            found = reportsPort(in: server.process.stdout)
+            return found != nil
+        }
+        guard let found else { throw Failure("no reports listening line: \(server.process.stdout)") }
+        return found
     }
 
     static func reportsPort(in output: String) -> Int? {

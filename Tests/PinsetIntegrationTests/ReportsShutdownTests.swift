@@ -42,12 +42,7 @@ import Testing
             "reports": ["host": "127.0.0.1", "port": 0, "reportsPerMinutePerAddress": 1_000_000],
         ])
         defer { server.stop() }
-        var found: Int?
-        _ = server.process.waitFor(timeout: 10) {
-            found = ReportsListenerTests.reportsPort(in: server.process.stdout)
-            return found != nil
-        }
-        let port = try #require(found, "no reports listening line: \(server.process.stdout)")
+        let port = try ReportsListenerTests.waitForReportsPort(of: server)
 
         // Distinct installations and app versions: every report is a new count, the costliest kind to store.
         let flood = Flood()
