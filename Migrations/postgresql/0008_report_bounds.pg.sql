@@ -1,8 +1,8 @@
 -- See Migrations/sql/0008_report_bounds.sql: a unique, indexed key for the hourly report counts, and per customer
 -- and hour the number of rows stored and the reports counted in the "other" and unpublished-host buckets.
--- Several instances sharing one database could each insert the same new key before this index existed (each
--- saw no row to update): fold such rows into the one with the lowest id, summing their counts, so that the
--- index can be created and no count is lost.
+-- A unique index cannot be created over duplicate keys. Pinset never writes them (every write transaction holds
+-- the database's write lock), but a database edited by hand could hold some: fold such rows into the one with the
+-- lowest id, summing their counts, so that the upgrade neither fails nor loses a count.
 UPDATE pin_failure_report_hour SET reports = (
     SELECT sum(other.reports) FROM pin_failure_report_hour AS other
     WHERE other.customer_id = pin_failure_report_hour.customer_id AND other.hour = pin_failure_report_hour.hour

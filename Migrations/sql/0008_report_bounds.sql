@@ -1,9 +1,9 @@
 -- Bounds on the pin-failure report counts, so that a flood of distinct reports can neither slow the admin write
 -- path down nor grow a customer's hour without limit.
 --
--- Several instances sharing one database could each insert the same new key before this index existed (each
--- saw no row to update): fold such rows into the one with the lowest id, summing their counts, so that the
--- index can be created and no count is lost.
+-- A unique index cannot be created over duplicate keys. Pinset never writes them (every write transaction holds
+-- the database's write lock), but a database edited by hand could hold some: fold such rows into the one with the
+-- lowest id, summing their counts, so that the upgrade neither fails nor loses a count.
 UPDATE pin_failure_report_hour SET reports = (
     SELECT sum(other.reports) FROM pin_failure_report_hour AS other
     WHERE other.customer_id = pin_failure_report_hour.customer_id AND other.hour = pin_failure_report_hour.hour

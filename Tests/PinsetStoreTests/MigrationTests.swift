@@ -32,8 +32,8 @@ import Testing
         }
     }
 
-    /// Several instances on one database could store the same report key twice before the unique key of 0008:
-    /// the upgrade folds those rows into one with their sum instead of failing.
+    /// Duplicate report keys (a database edited by hand) do not stop the unique key of 0008: the upgrade folds
+    /// those rows into one with their sum instead of failing.
     @Test func duplicateReportRowsFromBeforeTheUniqueKeyAreFoldedOnUpgrade() throws {
         let directory = try TemporaryDirectory(prefix: "pinset-store")
         defer { directory.remove() }

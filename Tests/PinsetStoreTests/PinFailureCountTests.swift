@@ -1,6 +1,7 @@
 import Foundation
 import PinsetCore
 @testable import PinsetStore
+import PinsetTestSupport
 import Testing
 
 /// Hourly pin-failure report counts: added up per key (optional columns compared null-safely), removed with their
@@ -100,6 +101,24 @@ struct PinFailureCountTests {
         #expect(try store.pinFailureBuckets(since: 0) == [PinFailureBucket(customer: acme, hour: 7200, otherReports: 150, unpublishedHostReports: 0)])
         let total = rows.reduce(0) { $0 + $1.reports } + (try store.pinFailureBuckets(since: 0)).reduce(0) { $0 + $1.otherReports }
         #expect(total == 250 + 5 + 1, "every report is counted, in a row or in the bucket")
+    }
+
+    /// Several instances share one database: buckets of the same hour written at once by different connections
+    /// add up rather than overwrite one another.
+    @Test(arguments: StoreBackend.allCases) func bucketsWrittenAtOnceByTwoInstancesAddUp(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try fixture.store.addCustomer(try Sample.customer("acme"), actor: Sample.actor)
+        try fixture.store.addHost(try Sample.host("api.example.com"), to: try Sample.customer("acme"), actor: Sample.actor)
+        let stores = [fixture.store, try fixture.openAnother()]
+        let unpublished = try count("acme", host: "not-pinned.example.net")
+        let failures = FailureList()
+        DispatchQueue.concurrentPerform(iterations: stores.count) { index in
+            for _ in 0..<40 {
+                do { try stores[index].addPinFailureCounts([unpublished]) } catch { failures.append("\(error)") }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        #expect(try fixture.store.pinFailureBuckets(since: 0).map(\.unpublishedHostReports) == [80])
     }
 
     @Test func hourOfRoundsDownInUTC() {

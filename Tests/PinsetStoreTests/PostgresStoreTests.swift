@@ -41,8 +41,8 @@ import Testing
         #expect(throws: StoreError(.databaseTooNew, "")) { try PinStore.open(location, readOnly: true) }
     }
 
-    /// Several instances could store the same report key twice before the unique key of 0008 (each saw no row
-    /// to update): the upgrade folds those rows into one with their sum instead of failing.
+    /// Duplicate report keys (a database edited by hand) do not stop the unique key of 0008: the upgrade folds
+    /// those rows into one with their sum instead of failing.
     @Test func duplicateReportRowsFromBeforeTheUniqueKeyAreFoldedOnUpgrade() throws {
         let location = try freshLocation()
         try PinStore.open(location).close()
