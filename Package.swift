@@ -103,10 +103,25 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // The admin rules every front end applies: customer, host and pin edits behind the live-chain guard,
+        // signing-identity files and rotation, signer.py import, and the data directory's layout.
+        .target(
+            name: "PinsetAdmin",
+            dependencies: [
+                "PinsetCore",
+                "PinsetFileSystem",
+                "PinsetSigning",
+                "PinsetStore",
+                "PinsetLiveCheck",
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The server: Dispatch socket transport, routes, bundle cache, re-signing scheduler, metrics.
         .target(
             name: "PinsetServer",
             dependencies: [
+                "PinsetAdmin",
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetStore",
@@ -149,6 +164,7 @@ let package = Package(
         .executableTarget(
             name: "pinset",
             dependencies: [
+                "PinsetAdmin",
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetStore",
@@ -198,6 +214,11 @@ let package = Package(
         .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "PinsetAdminTests",
+            dependencies: ["PinsetAdmin", "PinsetCore", "PinsetLiveCheck", "PinsetSigning", "PinsetStore", "PinsetTestSupport"],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetClientTests",

@@ -25,23 +25,23 @@ public struct PinFailureReportConfiguration: Sendable {
     /// `Duration`, default 10 s — the limit for sending one report.
     public let sendTimeout: Duration
 
-    /// - Throws: `ValidationError` naming the setting when a value would make every report be refused by the
+    /// - Throws: `InputError` naming the setting when a value would make every report be refused by the
     ///   server (an empty or overlong app id or version, text with control characters), when `reportURL` is not
     ///   an http(s) URL, when a queue bound is below 1, or when an interval is not positive.
     public init(
         reportURL: URL, appBundleID: String, appVersion: String, perHostInterval: Duration = .seconds(3600),
         maximumQueuedReports: Int = 20, maximumQueueBytes: Int = 256 * 1024, sendTimeout: Duration = .seconds(10)
-    ) throws(ValidationError) {
+    ) throws(InputError) {
         try Self.requireText(appBundleID, "appBundleID", maximumBytes: 256)
         try Self.requireText(appVersion, "appVersion", maximumBytes: 64)
         guard reportURL.scheme == "https" || reportURL.scheme == "http", reportURL.host != nil else {
-            throw ValidationError("failureReports: reportURL \(reportURL) is not an http(s) URL. Give the trust server's reports URL, e.g. https://reports.example.com/report/acme.")
+            throw InputError("failureReports: reportURL \(reportURL) is not an http(s) URL. Give the trust server's reports URL, e.g. https://reports.example.com/report/acme.")
         }
         guard maximumQueuedReports >= 1, maximumQueueBytes >= 1 else {
-            throw ValidationError("failureReports: maximumQueuedReports and maximumQueueBytes must be at least 1; got \(maximumQueuedReports) and \(maximumQueueBytes).")
+            throw InputError("failureReports: maximumQueuedReports and maximumQueueBytes must be at least 1; got \(maximumQueuedReports) and \(maximumQueueBytes).")
         }
         guard perHostInterval > .zero, sendTimeout > .zero else {
-            throw ValidationError("failureReports: perHostInterval and sendTimeout must be positive; got \(perHostInterval) and \(sendTimeout).")
+            throw InputError("failureReports: perHostInterval and sendTimeout must be positive; got \(perHostInterval) and \(sendTimeout).")
         }
         self.reportURL = reportURL
         self.appBundleID = appBundleID
@@ -54,9 +54,9 @@ public struct PinFailureReportConfiguration: Sendable {
 
     /// The trust server refuses a report whose text members are empty where required, too long, or hold control
     /// characters; refusing them here says so where it can be fixed.
-    private static func requireText(_ text: String, _ name: String, maximumBytes: Int) throws(ValidationError) {
+    private static func requireText(_ text: String, _ name: String, maximumBytes: Int) throws(InputError) {
         guard !text.isEmpty, text.utf8.count <= maximumBytes, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ValidationError("failureReports: \(name) must be 1 to \(maximumBytes) bytes of text without control characters; got \(text.utf8.count) bytes.")
+            throw InputError("failureReports: \(name) must be 1 to \(maximumBytes) bytes of text without control characters; got \(text.utf8.count) bytes.")
         }
     }
 }

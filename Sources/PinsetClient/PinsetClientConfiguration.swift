@@ -57,7 +57,7 @@ public struct PinsetClientConfiguration: Sendable {
         customer: CustomerName,
         trustCertificates: [[UInt8]],
         stateDirectory: String
-    ) throws(ValidationError) {
+    ) throws(InputError) {
         var anchors: [Certificate] = []
         for (index, bytes) in trustCertificates.enumerated() {
             anchors += try PinMaterial.certificates(fromFileContents: bytes, origin: "trust certificate #\(index + 1)")
@@ -71,12 +71,12 @@ public struct PinsetClientConfiguration: Sendable {
         customer: CustomerName,
         trustAnchors: [Certificate],
         stateDirectory: String
-    ) throws(ValidationError) {
+    ) throws(InputError) {
         guard !trustAnchors.isEmpty else {
-            throw ValidationError("No trust-server certificate was given. Bundle the certificate that 'pinset init' printed with the app.")
+            throw InputError("No trust-server certificate was given. Bundle the certificate that 'pinset init' printed with the app.")
         }
         guard !stateDirectory.isEmpty else {
-            throw ValidationError("The state directory is empty. Give a directory the app owns, e.g. its Application Support directory.")
+            throw InputError("The state directory is empty. Give a directory the app owns, e.g. its Application Support directory.")
         }
         self.serverURL = serverURL
         self.customer = customer

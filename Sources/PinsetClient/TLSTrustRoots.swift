@@ -18,7 +18,7 @@ public struct TLSTrustRoots: Sendable {
     }
 
     /// Exactly these roots, each element one file's contents in DER or PEM (a PEM file may hold several).
-    public init(certificateFiles: [[UInt8]]) throws(ValidationError) {
+    public init(certificateFiles: [[UInt8]]) throws(InputError) {
         var certificates: [Certificate] = []
         for (index, bytes) in certificateFiles.enumerated() {
             certificates += try PinMaterial.certificates(fromFileContents: bytes, origin: "trust root #\(index + 1)")

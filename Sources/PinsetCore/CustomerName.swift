@@ -10,19 +10,19 @@ public struct CustomerName: Hashable, Sendable, Comparable, CustomStringConverti
 
     public let rawValue: String
 
-    public init(_ rawValue: String) throws(ValidationError) {
+    public init(_ rawValue: String) throws(InputError) {
         let bytes = Array(rawValue.utf8)
         guard !bytes.isEmpty else {
-            throw ValidationError("The customer name is empty. Use 1–\(Self.maximumLength) letters, digits, '-', '_' or '.'.")
+            throw InputError("The customer name is empty. Use 1–\(Self.maximumLength) letters, digits, '-', '_' or '.'.")
         }
         guard bytes.count <= Self.maximumLength else {
-            throw ValidationError("The customer name '\(rawValue.prefix(80))' is \(bytes.count) characters long; the limit is \(Self.maximumLength).")
+            throw InputError("The customer name '\(rawValue.prefix(80))' is \(bytes.count) characters long; the limit is \(Self.maximumLength).")
         }
         guard Self.isAlphanumeric(bytes[0]) else {
-            throw ValidationError("The customer name '\(rawValue)' must start with a letter or digit.")
+            throw InputError("The customer name '\(rawValue)' must start with a letter or digit.")
         }
         guard bytes.allSatisfy(Self.isNameByte) else {
-            throw ValidationError("The customer name '\(rawValue)' contains a character other than letters, digits, '-', '_' or '.'.")
+            throw InputError("The customer name '\(rawValue)' contains a character other than letters, digits, '-', '_' or '.'.")
         }
         self.rawValue = rawValue
     }

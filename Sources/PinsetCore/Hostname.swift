@@ -13,39 +13,39 @@ public struct Hostname: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// The name as given, without a trailing dot: what bundles publish in `hostname`.
     public let spelling: String
 
-    public init(_ input: String) throws(ValidationError) {
+    public init(_ input: String) throws(InputError) {
         // Checked before lower-casing: Unicode case mapping turns some non-ASCII characters into ASCII letters
         // (U+212A KELVIN SIGN into "k"), so the lower-cased name would pass while the spelling, which bundles
         // publish and the database stores, is not a DNS name.
         guard input.utf8.allSatisfy({ $0 < 0x80 }) else {
-            throw ValidationError("The host name '\(input.prefix(80))' contains a non-ASCII character. Give internationalised names in their xn-- form.")
+            throw InputError("The host name '\(input.prefix(80))' contains a non-ASCII character. Give internationalised names in their xn-- form.")
         }
         var given = input
         if given.hasSuffix(".") { given.removeLast() }
         let name = String(decoding: given.utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
         guard !name.isEmpty else {
-            throw ValidationError("The host name is empty. Give a DNS name such as api.example.com.")
+            throw InputError("The host name is empty. Give a DNS name such as api.example.com.")
         }
         guard name.utf8.count <= 253 else {
-            throw ValidationError("The host name '\(input.prefix(80))…' is longer than 253 characters.")
+            throw InputError("The host name '\(input.prefix(80))…' is longer than 253 characters.")
         }
         if name.hasPrefix("*.") {
-            throw ValidationError("'\(input)' is a wildcard. Add the parent domain '\(name.dropFirst(2))' with --include-subdomains instead.")
+            throw InputError("'\(input)' is a wildcard. Add the parent domain '\(name.dropFirst(2))' with --include-subdomains instead.")
         }
         for label in name.split(separator: ".", omittingEmptySubsequences: false) {
             let bytes = Array(label.utf8)
             guard !bytes.isEmpty, bytes.count <= 63 else {
-                throw ValidationError("The host name '\(input)' has an empty label or one longer than 63 characters.")
+                throw InputError("The host name '\(input)' has an empty label or one longer than 63 characters.")
             }
             guard bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-") else {
-                throw ValidationError("The host name '\(input)' has a label that starts or ends with '-'.")
+                throw InputError("The host name '\(input)' has a label that starts or ends with '-'.")
             }
             let valid = bytes.allSatisfy {
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
                     || $0 == UInt8(ascii: "-")
             }
             guard valid else {
-                throw ValidationError("The host name '\(input)' may contain only letters, digits, '-' and '.'; give internationalised names in their xn-- form.")
+                throw InputError("The host name '\(input)' may contain only letters, digits, '-' and '.'; give internationalised names in their xn-- form.")
             }
         }
         self.rawValue = name

@@ -20,8 +20,8 @@ public struct LiveCertificate: Hashable, Sendable {
 
     /// The chain as served, leaf first, from DER certificates.
     ///
-    /// - Throws: `ValidationError` naming the position of a certificate that does not parse.
-    public static func chain(fromDER certificates: [[UInt8]]) throws(ValidationError) -> [LiveCertificate] {
+    /// - Throws: `InputError` naming the position of a certificate that does not parse.
+    public static func chain(fromDER certificates: [[UInt8]]) throws(InputError) -> [LiveCertificate] {
         var chain: [LiveCertificate] = []
         for (position, der) in certificates.enumerated() {
             do {
@@ -34,7 +34,7 @@ public struct LiveCertificate: Hashable, Sendable {
                     notAfter: certificate.notValidAfter
                 ))
             } catch {
-                throw ValidationError("Certificate \(position) of the live chain is not a DER X.509 certificate (\(error)).")
+                throw InputError("Certificate \(position) of the live chain is not a DER X.509 certificate (\(error)).")
             }
         }
         return chain

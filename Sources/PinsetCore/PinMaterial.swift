@@ -28,19 +28,19 @@ public enum PinMaterial {
     }
 
     /// A pin known only by its hash (`pin-sha256` base64).
-    public static func pin(base64SPKIHash: String, label: String = "") throws(ValidationError) -> Pin {
+    public static func pin(base64SPKIHash: String, label: String = "") throws(InputError) -> Pin {
         Pin(spkiSHA256: try SHA256Fingerprint(base64: base64SPKIHash), label: label, source: PinSource(kind: .hash))
     }
 
     /// A pin known only by a certificate's SHA-256 (the legacy `fp`, hex): published in `fp`, with no key.
-    public static func pin(certificateSHA256Hex hex: String, label: String = "") throws(ValidationError) -> Pin {
+    public static func pin(certificateSHA256Hex hex: String, label: String = "") throws(InputError) -> Pin {
         Pin(spkiSHA256: nil, certificateSHA256: try SHA256Fingerprint(hex: hex), label: label, source: PinSource(kind: .certificateHash))
     }
 
     /// A pin from an inline base64 DER SubjectPublicKeyInfo (the legacy `pk` form).
-    public static func pin(base64SubjectPublicKeyInfo text: String, source: PinSource, label: String = "") throws(ValidationError) -> Pin {
+    public static func pin(base64SubjectPublicKeyInfo text: String, source: PinSource, label: String = "") throws(InputError) -> Pin {
         guard let der = Base64.decode(text), Base64.encode(der) == text else {
-            throw ValidationError("'\(text.prefix(80))' is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
+            throw InputError("'\(text.prefix(80))' is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
         }
         _ = try publicKey(fromSubjectPublicKeyInfo: der)
         return Pin(spkiSHA256: SHA256Fingerprint(of: der), subjectPublicKeyInfo: der, label: label, source: source)
@@ -59,65 +59,65 @@ public enum PinMaterial {
     }
 
     /// Parses a DER SubjectPublicKeyInfo, validating that it is a key this library understands.
-    public static func publicKey(fromSubjectPublicKeyInfo der: [UInt8]) throws(ValidationError) -> Certificate.PublicKey {
+    public static func publicKey(fromSubjectPublicKeyInfo der: [UInt8]) throws(InputError) -> Certificate.PublicKey {
         do {
             return try Certificate.PublicKey(derEncoded: der)
         } catch {
-            throw ValidationError("The bytes are not a DER SubjectPublicKeyInfo of a supported key type (RSA, P-256, P-384, P-521, Ed25519): \(error).")
+            throw InputError("The bytes are not a DER SubjectPublicKeyInfo of a supported key type (RSA, P-256, P-384, P-521, Ed25519): \(error).")
         }
     }
 
     /// All certificates in a PEM file (in order) or the single certificate of a DER file.
     ///
     /// - Parameter origin: how to name the input in error messages, e.g. its path.
-    public static func certificates(fromFileContents bytes: [UInt8], origin: String) throws(ValidationError) -> [Certificate] {
+    public static func certificates(fromFileContents bytes: [UInt8], origin: String) throws(InputError) -> [Certificate] {
         if let text = String(validatingUTF8Bytes: bytes), text.contains("-----BEGIN ") {
             let documents: [PEMDocument]
             do {
                 documents = try PEMDocument.parseMultiple(pemString: text)
             } catch {
-                throw ValidationError("\(origin) looks like PEM but could not be read: \(error). Check that it is not truncated.")
+                throw InputError("\(origin) looks like PEM but could not be read: \(error). Check that it is not truncated.")
             }
             let certificates = documents.filter { $0.discriminator == "CERTIFICATE" }
             guard !certificates.isEmpty else {
                 let found = Set(documents.map(\.discriminator)).sorted().joined(separator: ", ")
-                throw ValidationError("\(origin) holds no certificate (found: \(found)). For a public key use 'pinset pin add --public-key'.")
+                throw InputError("\(origin) holds no certificate (found: \(found)). For a public key use 'pinset pin add --public-key'.")
             }
             do {
                 return try certificates.map { try Certificate(pemDocument: $0) }
             } catch {
-                throw ValidationError("\(origin) has a CERTIFICATE block that is not a valid X.509 certificate: \(error).")
+                throw InputError("\(origin) has a CERTIFICATE block that is not a valid X.509 certificate: \(error).")
             }
         }
         do {
             return [try Certificate(derEncoded: bytes)]
         } catch {
-            throw ValidationError("\(origin) is neither a PEM nor a DER X.509 certificate. Give a .pem/.crt/.cer/.der certificate file.")
+            throw InputError("\(origin) is neither a PEM nor a DER X.509 certificate. Give a .pem/.crt/.cer/.der certificate file.")
         }
     }
 
     /// The public key of a PEM (`PUBLIC KEY`) or DER SubjectPublicKeyInfo file.
-    public static func publicKey(fromFileContents bytes: [UInt8], origin: String) throws(ValidationError) -> Certificate.PublicKey {
+    public static func publicKey(fromFileContents bytes: [UInt8], origin: String) throws(InputError) -> Certificate.PublicKey {
         if let text = String(validatingUTF8Bytes: bytes), text.contains("-----BEGIN ") {
             let document: PEMDocument
             do {
                 document = try PEMDocument(pemString: text)
             } catch {
-                throw ValidationError("\(origin) looks like PEM but could not be read: \(error). Give a single '-----BEGIN PUBLIC KEY-----' block.")
+                throw InputError("\(origin) looks like PEM but could not be read: \(error). Give a single '-----BEGIN PUBLIC KEY-----' block.")
             }
             guard document.discriminator == "PUBLIC KEY" else {
-                throw ValidationError("\(origin) holds a '\(document.discriminator)' block, not a 'PUBLIC KEY'. Extract the key with 'openssl pkey -pubout' or, for a certificate, use --certificate.")
+                throw InputError("\(origin) holds a '\(document.discriminator)' block, not a 'PUBLIC KEY'. Extract the key with 'openssl pkey -pubout' or, for a certificate, use --certificate.")
             }
             do {
                 return try Certificate.PublicKey(derEncoded: document.derBytes)
             } catch {
-                throw ValidationError("\(origin) has a PUBLIC KEY block of an unsupported or malformed key: \(error).")
+                throw InputError("\(origin) has a PUBLIC KEY block of an unsupported or malformed key: \(error).")
             }
         }
         do {
             return try Certificate.PublicKey(derEncoded: bytes)
         } catch {
-            throw ValidationError("\(origin) is neither a PEM public key nor a DER SubjectPublicKeyInfo.")
+            throw InputError("\(origin) is neither a PEM public key nor a DER SubjectPublicKeyInfo.")
         }
     }
 

@@ -15,8 +15,8 @@ public struct PublicSuffixList: Sendable {
 
     /// Parses the list's text format: one rule per line, `//` comments, blank lines ignored.
     ///
-    /// - Throws: `ValidationError` when the text holds no rule (an empty or truncated file).
-    public init(text: String) throws(ValidationError) {
+    /// - Throws: `InputError` when the text holds no rule (an empty or truncated file).
+    public init(text: String) throws(InputError) {
         for line in text.split(whereSeparator: \.isNewline) {
             // A rule ends at the first whitespace.
             guard let rule = line.split(whereSeparator: \.isWhitespace).first, !rule.hasPrefix("//") else { continue }
@@ -30,7 +30,7 @@ public struct PublicSuffixList: Sendable {
             }
         }
         guard !rules.isEmpty else {
-            throw ValidationError("The public suffix list has no rules; the file is empty or damaged.")
+            throw InputError("The public suffix list has no rules; the file is empty or damaged.")
         }
     }
 

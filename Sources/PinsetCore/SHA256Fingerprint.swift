@@ -6,9 +6,9 @@ public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringCon
 
     public let bytes: [UInt8]
 
-    public init(bytes: [UInt8]) throws(ValidationError) {
+    public init(bytes: [UInt8]) throws(InputError) {
         guard bytes.count == Self.byteCount else {
-            throw ValidationError("A SHA-256 hash is \(Self.byteCount) bytes; this one is \(bytes.count) bytes.")
+            throw InputError("A SHA-256 hash is \(Self.byteCount) bytes; this one is \(bytes.count) bytes.")
         }
         self.bytes = bytes
     }
@@ -23,26 +23,26 @@ public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringCon
     /// Parses the `pin-sha256` form: standard, padded base64 of the 32 digest bytes (44 characters), optionally
     /// after a `sha256/` prefix (HPKP style). The prefix is removed only from 51-character text: `sha256/` is
     /// itself valid base64, so 44 characters that begin with it are a digest, and ``base64`` parses back.
-    public init(base64 text: String) throws(ValidationError) {
+    public init(base64 text: String) throws(InputError) {
         let prefix = "sha256/"
         let trimmed = text.hasPrefix(prefix) && text.utf8.count == prefix.utf8.count + 44 ? String(text.dropFirst(prefix.count)) : text
         guard let decoded = Base64.decode(trimmed) else {
-            throw ValidationError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
+            throw InputError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
         }
         guard decoded.count == Self.byteCount else {
-            throw ValidationError("'\(text.prefix(80))' decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
+            throw InputError("'\(text.prefix(80))' decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
         }
         self.bytes = decoded
     }
 
     /// Parses lower- or upper-case hex, with or without `:` separators (as `openssl x509 -fingerprint` prints).
-    public init(hex text: String) throws(ValidationError) {
+    public init(hex text: String) throws(InputError) {
         let digits = text.filter { $0 != ":" }
         guard let decoded = Hex.decode(digits) else {
-            throw ValidationError("'\(text.prefix(100))' is not a hex string.")
+            throw InputError("'\(text.prefix(100))' is not a hex string.")
         }
         guard decoded.count == Self.byteCount else {
-            throw ValidationError("'\(text.prefix(100))' is \(decoded.count) bytes, but a SHA-256 hash is \(Self.byteCount) bytes (64 hex digits).")
+            throw InputError("'\(text.prefix(100))' is \(decoded.count) bytes, but a SHA-256 hash is \(Self.byteCount) bytes (64 hex digits).")
         }
         self.bytes = decoded
     }

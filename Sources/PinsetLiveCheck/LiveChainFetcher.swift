@@ -27,7 +27,7 @@ public struct LiveChainFetcher: Sendable {
             do {
                 let bytes = try AtomicFile.read(path, limit: 1024 * 1024)
                 return .certificates(try PinMaterial.certificates(fromFileContents: bytes, origin: path))
-            } catch let error as ValidationError {
+            } catch let error as InputError {
                 throw LiveChainError(error.message, kind: .invalidInput)
             } catch {
                 throw LiveChainError("\(error) Check the path of the CA file.", kind: .invalidInput)

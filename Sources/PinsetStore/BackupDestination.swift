@@ -36,7 +36,7 @@ enum BackupDestination {
 
         if exists {
             guard replacingExisting else {
-                throw StoreError(.invalidInput, "The backup destination \(destination) already exists. Nothing was written. Give a new file name (for example with the date), or pass --force to replace it.")
+                throw StoreError(.invalidInput, "The backup destination \(destination) already exists. Nothing was written. Give a new file name (for example with the date), or pass --overwrite to replace it.")
             }
             var targetInfo = stat()
             guard stat(target, &targetInfo) == 0, targetInfo.st_mode & S_IFMT == S_IFREG else {
@@ -44,7 +44,7 @@ enum BackupDestination {
             }
             if let kind = BackupReplacement.describeUnlessBackup(target) {
                 let named = target == given.standardizedFileURL.path ? destination : "\(destination) (\(target))"
-                throw StoreError(.invalidInput, "The backup destination \(named) is \(kind), not a Pinset backup. Nothing was written. --force replaces only an older backup written by 'pinset backup'; give a new file name for this backup.")
+                throw StoreError(.invalidInput, "The backup destination \(named) is \(kind), not a Pinset backup. Nothing was written. --overwrite replaces only an older backup written by 'pinset store backup'; give a new file name for this backup.")
             }
         }
         return URL(fileURLWithPath: target)

@@ -74,7 +74,7 @@ struct ChangeRecorder {
         let clock = Int64(exactly: milliseconds) ?? (milliseconds > 0 ? Self.maximumVersion : 0)
         let floor = max(current, highWater)
         guard floor < Self.maximumVersion else {
-            throw StoreError(.corruptData, "Customer '\(name)' has content version \(floor), the largest a bundle can carry. The database was edited by hand or is damaged; restore it from a backup with 'pinset restore'.")
+            throw StoreError(.corruptData, "Customer '\(name)' has content version \(floor), the largest a bundle can carry. The database was edited by hand or is damaged; restore it from a backup with 'pinset store restore'.")
         }
         return min(max(floor + 1, clock), Self.maximumVersion)
     }

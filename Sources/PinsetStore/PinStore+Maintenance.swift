@@ -7,7 +7,7 @@ extension PinStore {
     /// Only SQLite files have it: a backup is always one, whatever the backend it was taken from.
     public func integrityCheck() throws -> [String] {
         guard location.filePath != nil else {
-            throw StoreError(.invalidInput, "\(path) is a PostgreSQL database; its integrity is the server's to check (e.g. with pg_amcheck). 'pinset backup' checks the SQLite file it writes.")
+            throw StoreError(.invalidInput, "\(path) is a PostgreSQL database; its integrity is the server's to check (e.g. with pg_amcheck). 'pinset store backup' checks the SQLite file it writes.")
         }
         return try database.read { db in
             try db.fetchAll("PRAGMA integrity_check") { try $0.decode(String.self, atIndex: 0) }

@@ -41,7 +41,7 @@ extension PinStore {
         if let replacing {
             replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing))
         } else if replaced.state == .absent && !force {
-            throw StoreError(.restoreRefused, "There is no database at \(databasePath), so the versions and revocation floors (signers-not-before) that apps hold are unknown; restored alone, the backup could lower them and let revoked signers sign again. Nothing was changed. Give the database the servers use now with --replacing (a path or a postgres:// URL), or, if that database is lost, pass --force: versions are then raised to the current time, and floors are those of the backup.")
+            throw StoreError(.restoreRefused, "There is no database at \(databasePath), so the versions and revocation floors (signers-not-before) that apps hold are unknown; restored alone, the backup could lower them and let revoked signers sign again. Nothing was changed. Give the database the servers use now with --replacing (a path or a postgres:// URL), or, if that database is lost, pass --accept-damaged: versions are then raised to the current time, and floors are those of the backup.")
         }
 
         let database = URL(fileURLWithPath: databasePath)

@@ -21,7 +21,7 @@ public struct RestoreReport: Hashable, Sendable {
     }
 
     public var customers: [Customer]
-    /// The backup's mark, or `nil` when the file was not written by `pinset backup` (a plain copy).
+    /// The backup's mark, or `nil` when the file was not written by `pinset store backup` (a plain copy).
     public var marker: BackupMarker?
     public var replacedDatabase: ReplacedDatabase
 }

@@ -66,7 +66,7 @@ extension StoreError {
     }
 
     static func unrestoredBackup(_ path: String, _ marker: BackupMarker) -> StoreError {
-        StoreError(.unrestoredBackup, "The database \(path) is a copy made by 'pinset backup' of \(marker.source) (at \(marker.takenAt.formatted(.iso8601))) that was put in place without 'pinset restore'. Serving or editing it as it is would give apps versions they already passed, and they would refuse every update. Stop the servers, then run 'pinset restore \(path)' (with the same --data-dir or --database): it raises every customer's version above anything served and clears this mark.")
+        StoreError(.unrestoredBackup, "The database \(path) is a copy made by 'pinset store backup' of \(marker.source) (at \(marker.takenAt.formatted(.iso8601))) that was put in place without 'pinset store restore'. Serving or editing it as it is would give apps versions they already passed, and they would refuse every update. Stop the servers, then run 'pinset store restore \(path)' (with the same --data-dir or --database): it raises every customer's version above anything served and clears this mark.")
     }
 }
 

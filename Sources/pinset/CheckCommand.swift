@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
-import PinsetServer
 import PinsetStore
 
 /// `pinset check`: every monitored host's pins against the chain it serves now, once. Exits non-zero when any
@@ -38,7 +37,7 @@ struct CheckCommand: AsyncParsableCommand {
     }
 
     func connectToMap() throws -> ConnectToMap {
-        try ConnectToMap.parse(commandLine: connectTo)
+        try ConnectToMap.parsing(options: connectTo)
     }
 
     func run() async throws {

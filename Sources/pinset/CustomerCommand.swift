@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetSigning
@@ -28,19 +29,12 @@ struct CustomerCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(name)
-            let store = try options.openStore()
-            guard let own = try identity.makeIdentity(for: customer) else {
-                try store.addCustomer(customer, servesLegacyClients: legacyClients, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            let own = try identity.makeIdentity(for: customer)
+            let files = try admin.addCustomer(customer, servesLegacyClients: legacyClients, ownIdentity: own)
+            guard let own, let files else {
                 Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : ""). Add hosts with 'pinset host add \(customer) <hostname>'.")
                 return
-            }
-            let files = CustomerIdentityFiles(locations: options.layout.signingIdentityLocations, customer: customer)
-            let created = try files.create(own)
-            do {
-                try store.addCustomer(customer, servesLegacyClients: legacyClients, ownSigningIdentity: OwnSigningIdentityRecord(keyType: own.keyType.description, details: own.auditSummary), actor: options.resolvedActor)
-            } catch {
-                created.remove()
-                throw error
             }
             if options.json {
                 try Output.json([
@@ -84,7 +78,7 @@ struct CustomerCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(name)
             guard let pinSet = try options.openStore().pinSet(for: customer) else {
-                throw CLIError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
             try PinSetPrinter.print(pinSet, json: options.json)
         }
@@ -132,7 +126,7 @@ struct CustomerCommand: AsyncParsableCommand {
             try store.removeCustomer(customer, actor: options.resolvedActor)
             Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
             if signer == .customerOwn {
-                Output.note("Its own key stays in \(options.layout.signingIdentityLocations.directory(of: stored)): apps may still trust it. Back it up or delete it; move it away before adding a customer of that name with a new key.")
+                Output.note("Its own key stays in \(options.dataDirectory.signingIdentityLocations.directory(of: stored)): apps may still trust it. Back it up or delete it; move it away before adding a customer of that name with a new key.")
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PinsetAdmin
 import PinsetCore
 import PinsetSigning
 import PinsetStore
@@ -18,36 +19,23 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         @Argument var name: String
 
         func run() async throws {
-            let store = try options.openStore()
-            let (customer, signer, keyType) = try store.signerAssignment(of: try CustomerName(name))
-            let locations = options.layout.signingIdentityLocations
-            let now = Date()
-            // Usable means what the server decides: below the floor it does not sign.
-            let floor = try store.signersNotBefore(of: signer == .customerOwn ? customer : nil)
-            let lookup = SigningIdentityDirectory(locations: locations).identity(for: customer, signer: signer, now: now, bundleExpires: now, signersNotBefore: floor)
-            var report: [String: Any] = ["customer": customer.rawValue, "signer": signer.rawValue]
-            switch signer {
-            case .deploymentDefault:
-                report["keyFile"] = locations.defaultKeyPath
-                report["certificateFile"] = locations.defaultCertificatePath
-            case .customerOwn:
-                report["keyFile"] = locations.keyPath(of: customer)
-                report["certificateFile"] = locations.certificatePEMPath(of: customer)
-                report["recordedKeyType"] = keyType ?? "-"
-            }
-            switch lookup {
-            case .success(let identity):
+            let identity = try options.openAdmin().customerIdentity(of: try CustomerName(name))
+            var report: [String: Any] = [
+                "customer": identity.customer.rawValue, "signer": identity.signer.rawValue,
+                "keyFile": identity.keyFile, "certificateFile": identity.certificateFile,
+            ]
+            if let recordedKeyType = identity.recordedKeyType { report["recordedKeyType"] = recordedKeyType }
+            if let usable = identity.identity {
                 report["usable"] = true
-                report["keyType"] = identity.keyType.description
-                report["subject"] = PinMaterial.describe(identity.certificate.subject)
-                report["notAfter"] = Output.date(identity.certificate.notValidAfter)
-                report["certificateSHA256"] = SHA256Fingerprint(of: identity.certificateDER).hex
-                report["anchorBase64"] = Base64.encode(identity.anchorDER)
-                let warnings = identity.expiryWarnings(at: now)
-                if !warnings.isEmpty { report["warning"] = warnings.joined(separator: " ") }
-            case .failure(let failure):
+                report["keyType"] = usable.keyType.description
+                report["subject"] = PinMaterial.describe(usable.certificate.subject)
+                report["notAfter"] = Output.date(usable.certificate.notValidAfter)
+                report["certificateSHA256"] = SHA256Fingerprint(of: usable.certificateDER).hex
+                report["anchorBase64"] = Base64.encode(usable.anchorDER)
+                if !identity.warnings.isEmpty { report["warning"] = identity.warnings.joined(separator: " ") }
+            } else {
                 report["usable"] = false
-                report["problem"] = failure.reason
+                report["problem"] = identity.problem
             }
             if options.json {
                 try Output.json(report)
@@ -59,7 +47,7 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
             if let anchor = report["anchorBase64"] {
                 print("\nApps of this customer embed this certificate (base64 DER):\n\(anchor)")
             }
-            if case .failure = lookup { throw ExitCode(1) }
+            if identity.identity == nil { throw ExitCode(1) }
         }
     }
 
@@ -86,25 +74,10 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let store = try options.openStore()
-            let (customer, signer, _) = try store.signerAssignment(of: try CustomerName(name))
-            let locations = options.layout.signingIdentityLocations
+            let admin = try options.openAdmin()
+            let (customer, _, _) = try admin.store.signerAssignment(of: try CustomerName(name))
             guard let new = try identity.makeIdentity(for: customer) else { return }
-            let now = Date()
-            let current = SigningIdentityDirectory(locations: locations).identity(for: customer, signer: signer, now: now, bundleExpires: now)
-            let sameAnchor = (try? current.get().anchorDER) == new.anchorDER
-            if !sameAnchor && !replaceTrustAnchor {
-                throw CLIError("The new certificate does not chain to the trust anchor that the apps of '\(customer)' embed now, so they would reject every new bundle. Ship the new certificate (base64 DER below) in the apps first, then run again with --replace-trust-anchor.\n\(Base64.encode(new.anchorDER))")
-            }
-            // The customer's apps keep the floor of the identity that signed for them so far (the default one's
-            // until its first own identity): a certificate older than it would sign bundles they refuse.
-            if let problem = new.revocationFloorProblem(try store.signersNotBefore(of: signer == .customerOwn ? customer : nil)) {
-                throw CLIError("The new identity of '\(customer)': \(problem) Nothing was changed.")
-            }
-            let files = CustomerIdentityFiles(locations: locations, customer: customer)
-            try files.replace(with: new) {
-                try store.setOwnSigningIdentity(of: customer, OwnSigningIdentityRecord(keyType: new.keyType.description, details: new.auditSummary), actor: options.resolvedActor)
-            }
+            try admin.rotateCustomerIdentity(of: customer, to: new, replaceTrustAnchor: replaceTrustAnchor)
             Output.note("Customer '\(customer)' now signs with \(new.auditSummary). The next signing pass publishes a bundle signed with it.")
             print(Base64.encode(new.anchorDER))
         }

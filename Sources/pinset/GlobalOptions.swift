@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PinsetAdmin
 import PinsetCore
 import PinsetFileSystem
 import PinsetSigning
@@ -22,7 +23,7 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON instead of tables.")
     var json = false
 
-    var layout: DataLayout { DataLayout(directory: dataDir, databaseOverride: database, customerKeyDirectoryOverride: customerKeyDir) }
+    var dataDirectory: DataDirectory { DataDirectory(dataDir, database: database, customerKeyDirectory: customerKeyDir) }
 
     /// The actor is stored in every audit row: a newline or escape sequence in it would forge rows or
     /// terminal output wherever the log is read.
@@ -46,51 +47,25 @@ struct GlobalOptions: ParsableArguments {
     /// Opens the existing database; a missing SQLite file is an error that says to run `pinset init`.
     func openStore() throws -> PinStore {
         try checkTrust()
-        let location = try layout.storeLocation()
+        let location = try dataDirectory.storeLocation()
         if let path = location.filePath, !FileManager.default.fileExists(atPath: path) {
-            throw CLIError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
+            throw AdminError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
         }
         do {
             return try PinStore.open(location)
         } catch let error as StoreError where error.code == .unrestoredBackup {
             let option = database == nil ? "--data-dir '\(dataDir)'" : "--database '\(location)'"
-            throw CLIError("\(error.message) The command: pinset restore '\(location)' \(option)")
+            throw AdminError("\(error.message) The command: pinset store restore '\(location)' \(option)")
         }
+    }
+
+    /// The admin operations on the existing database, by the resolved actor.
+    func openAdmin() throws -> Admin {
+        Admin(store: try openStore(), dataDirectory: dataDirectory, actor: resolvedActor)
     }
 
     /// Refuses a data directory or database file that another user owns or can write.
     func checkTrust() throws {
-        try DataDirectoryPolicy.check(directory: dataDir, databasePath: try layout.storeLocation().filePath)
+        try DataDirectoryPolicy.check(directory: dataDir, databasePath: try dataDirectory.storeLocation().filePath)
     }
-}
-
-/// The files of a data directory.
-struct DataLayout {
-    let directory: String
-    let databaseOverride: String?
-    var customerKeyDirectoryOverride: String? = nil
-
-    var databasePath: String { databaseOverride ?? "\(directory)/pinset.sqlite" }
-
-    /// The store: `--database` parsed (a path or a postgres:// URL), else the SQLite file in the directory.
-    func storeLocation() throws -> StoreLocation {
-        try StoreLocation(parsing: databasePath)
-    }
-    var keyPath: String { "\(directory)/signing-key.pem" }
-    var certificatePEMPath: String { "\(directory)/trust-cert.pem" }
-    var certificateDERPath: String { "\(directory)/trust-cert.der" }
-    var customerKeyDirectory: String { customerKeyDirectoryOverride ?? "\(directory)/customers" }
-
-    var signingIdentityLocations: SigningIdentityLocations {
-        SigningIdentityLocations(
-            defaultKeyPath: keyPath, defaultCertificatePath: certificatePEMPath, defaultAnchorPath: certificateDERPath, customerKeyDirectory: customerKeyDirectory
-        )
-    }
-}
-
-/// A failure to report to the user; the message says what was wrong and how to fix it. Messages quote
-/// untrusted text (a server's certificate names, file contents), so control characters are shown escaped.
-struct CLIError: Error, CustomStringConvertible {
-    let description: String
-    init(_ message: String) { description = TerminalText.escape(message) }
 }

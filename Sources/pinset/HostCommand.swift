@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetStore
@@ -45,10 +46,12 @@ struct HostCommand: AsyncParsableCommand {
             // A host added with pins is checked like a pin edit; one added without pins pins nothing yet.
             var note: String?
             if !pins.isEmpty {
-                note = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
-                    .checkNewHost(HostPins(hostname: host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins))
+                note = try await liveCheck.guardNewHost(
+                    LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo)),
+                    HostPins(hostname: host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins)
+                )
             } else if liveCheck.dryRun {
-                throw CLIError("--dry-run checks pins against the live chain; this host is added without pins. Give --certificate, or leave out --dry-run.")
+                throw AdminError("--dry-run checks pins against the live chain; this host is added without pins. Give --certificate, or leave out --dry-run.")
             }
             try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins, to: customer, liveCheckNote: note, actor: options.resolvedActor)
             Output.note(pins.isEmpty
@@ -73,7 +76,7 @@ struct HostCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let store = try options.openStore()
             guard let pinSet = try store.pinSet(for: customer) else {
-                throw CLIError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
             let now = Date()
             var unmonitored: [Hostname: String] = [:]
@@ -137,10 +140,9 @@ struct HostCommand: AsyncParsableCommand {
             }
             guard port != nil || includeSubdomains != nil else { return }
             let newPort = port.map { UInt16($0) }
-            let checked = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
-                .check { current in
+            let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
                     var result = current
-                    var edit = LiveChainGuard.Edit()
+                    var edit = HostEdit()
                     if let newPort, newPort != current.port {
                         result.port = newPort
                         edit.newPort = newPort

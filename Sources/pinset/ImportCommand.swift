@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
@@ -24,7 +25,7 @@ struct ImportCommand: AsyncParsableCommand {
                 the apps accept today. Everything is checked first; any problem is reported with its file and \
                 line and nothing is imported. Every imported host's pins are checked against the chain it serves \
                 (like 'pinset check'): when any host's pins match nothing or the host cannot be reached, nothing is \
-                imported unless --force --reason TEXT, which the audit log records.
+                imported unless --skip-live-check --reason TEXT, which the audit log records.
                 """
         )
 
@@ -36,91 +37,40 @@ struct ImportCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Reach hosts at another address while sending and validating their names (repeatable): ADDRESS[:PORT] for every host, or NAME=ADDRESS[:PORT] for one.", valueName: "[name=]address[:port]"))
         var connectTo: [String] = []
         @Flag(help: "Import without checking the hosts' live chains (hosts not reachable from here). Needs --reason, which goes to the audit log.")
-        var force = false
+        var skipLiveCheck = false
+        /// The spelling `--skip-live-check` replaced; accepted for one release.
+        @Flag(name: .customLong("force"), help: .hidden)
+        var deprecatedForce = false
         @Option(help: ArgumentHelp("Why the live-chain check is skipped; recorded in the audit log.", valueName: "text"))
         var reason: String?
 
         func validate() throws {
-            // --dry-run with --force is allowed here: it checks the import itself while the hosts are unreachable.
-            try LiveCheckOptions.validate(force: force, reason: reason)
-            _ = try ConnectToMap.parse(commandLine: connectTo)
+            // --dry-run with --skip-live-check is allowed here: it checks the import itself while the hosts are
+            // unreachable.
+            try LiveCheckOptions.validate(skip: skipLiveCheck, deprecatedForce: deprecatedForce, reason: reason)
+            _ = try ConnectToMap.parsing(options: connectTo)
         }
 
         func run() async throws {
-            let source = try SignerPyDirectory(root: directory)
-            var problems = source.problems.map(\.description)
-            let store = try options.openStore()
-            let existing = Dictionary(try store.customers().map { ($0.name.rawValue.lowercased(), $0.name) }, uniquingKeysWith: { a, _ in a })
-            let locations = options.layout.signingIdentityLocations
-            for customer in source.customers {
-                if let taken = existing[customer.name.rawValue.lowercased()] {
-                    problems.append("\(directory)/data/\(customer.name).domains: customer '\(taken)' already exists in Pinset. Remove it first ('pinset customer remove \(taken)') or import into another database.")
-                }
-                if FileManager.default.fileExists(atPath: locations.directory(of: customer.name)) {
-                    problems.append("\(locations.directory(of: customer.name)) already exists; move it away (it may hold a key apps still trust) and run the import again.")
-                }
-            }
-            guard problems.isEmpty else {
-                throw CLIError("Nothing was imported:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
-            }
-            let liveCheckNote = try await checkLiveChains(source)
-            let imports = source.customers.map { customer in
-                CustomerImport(
-                    name: customer.name, hosts: customer.hosts,
-                    ownSigningIdentity: OwnSigningIdentityRecord(
-                        keyType: customer.identity.keyType.description,
-                        details: "\(customer.identity.auditSummary), imported from \(customer.keyPath)"
-                    ),
-                    origin: "signer.py \(directory) (\(liveCheckNote))",
-                    // Every app of a signer.py deployment is a legacy GCX client.
-                    servesLegacyClients: true
-                )
-            }
+            let admin = try options.openAdmin()
+            let source = try admin.readSignerPyDirectory(directory)
+            let skips = skipLiveCheck || deprecatedForce
+            let liveCheck = try await Admin.checkLiveChains(
+                of: source, skipReason: skips ? reason ?? "" : nil, caFile: caFile, connectTo: try ConnectToMap.parsing(options: connectTo)
+            )
+            if !skips { CheckCommand.printTable(liveCheck.results) }
             if dryRun {
+                if !liveCheck.failing.isEmpty {
+                    Output.note("Dry run: the import would be refused: \(liveCheck.failing.count) host(s) match nothing they serve or could not be checked. Nothing was changed.")
+                    throw ExitCode.failure
+                }
                 print(summary(source, imported: false))
                 Output.note("Dry run: nothing was changed.")
                 return
             }
-            var created: [CustomerIdentityFiles.CreatedFiles] = []
-            do {
-                for customer in source.customers {
-                    created.append(try CustomerIdentityFiles(locations: locations, customer: customer.name).create(customer.identity))
-                }
-                try store.importCustomers(imports, actor: options.resolvedActor)
-            } catch {
-                for files in created.reversed() { files.remove() }
-                throw CLIError("Nothing was imported: \(error)")
-            }
+            try admin.importSignerPy(source, liveCheck: liveCheck)
             print(summary(source, imported: true))
             Output.note("Imported \(source.customers.count) customer\(source.customers.count == 1 ? "" : "s"). Before switching traffic, compare each bundle with what signer.py serves (see README, 'Migrating a signer.py deployment').")
-        }
-
-        /// Checks every imported host's pins against the chain it serves; returns the note for the audit log.
-        ///
-        /// - Throws: `CLIError` (nothing imported) when a host's pins match nothing or it cannot be checked,
-        ///   unless `--force`; `ExitCode.failure` after a dry run that would be refused.
-        private func checkLiveChains(_ source: SignerPyDirectory) async throws -> String {
-            if force { return "live-chain check skipped with --force: \(reason ?? "")" }
-            let jobs = source.customers.flatMap { customer in
-                customer.hosts.filter { !$0.pins.isEmpty }.map { HostCheckJob(customer: customer.name, host: $0) }
-            }
-            let checker = HostChecker(
-                fetcher: LiveChainFetcher(roots: try LiveChainFetcher.roots(caFile: caFile)),
-                connectTo: try ConnectToMap.parse(commandLine: connectTo)
-            )
-            let results = await checker.check(jobs, concurrency: 8)
-            CheckCommand.printTable(results)
-            let failing = results.filter(\.state.isFailing)
-            guard failing.isEmpty else {
-                if dryRun {
-                    Output.note("Dry run: the import would be refused: \(failing.count) host(s) match nothing they serve or could not be checked. Nothing was changed.")
-                    throw ExitCode.failure
-                }
-                throw CLIError("Nothing was imported: the pins of " + failing.map { "\($0.customer)/\($0.host.hostname):\($0.host.port) (\($0.state.rawValue))" }.joined(separator: ", ")
-                    + " match nothing the host serves or could not be checked, so apps would fail once Pinset serves them. Fix the pins in signer.py's data, reach the hosts with --connect-to/--ca-file, or pass --force --reason TEXT if they are not reachable from here.")
-            }
-            return "live chains checked: \(results.count) host(s), " + Dictionary(grouping: results, by: \.state.rawValue)
-                .sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: ", ")
         }
 
         private func summary(_ source: SignerPyDirectory, imported: Bool) -> String {

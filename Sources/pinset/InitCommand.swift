@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetFileSystem
@@ -45,14 +46,12 @@ struct InitCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let layout = options.layout
-        let result = try Self.initialize(
-            layout: layout,
+        let layout = options.dataDirectory
+        let result = try layout.initialize(
             keyType: SigningKeyType(argument: keyType) ?? .p256,
             commonName: commonName,
             validityDays: validityDays,
-            importKey: importKey,
-            importCertificate: importCertificate
+            imported: importKey.flatMap { key in importCertificate.map { (key, $0) } }
         )
         // What apps embed is the chain's root, not the signer: an app embedding an issued signer certificate
         // rejects every bundle ("self-signed certificate in certificate chain").
@@ -75,7 +74,7 @@ struct InitCommand: AsyncParsableCommand {
             ? ""
             : "\n  signer            '\(PinMaterial.describe(result.certificate.subject))', expires \(Output.date(result.certificate.notValidAfter)), issued by the anchor's chain"
         print("""
-            Initialized Pinset in \(layout.directory)
+            Initialized Pinset in \(layout.path)
               database          \(try layout.storeLocation())
               signing key       \(layout.keyPath) (\(result.keyType), mode 0600: keep it secret, back it up offline)
               signing chain     \(layout.certificatePEMPath) (PEM, signer first)
@@ -86,36 +85,5 @@ struct InitCommand: AsyncParsableCommand {
             \(base64)
             """)
         for warning in warnings { Output.warn(warning) }
-    }
-
-    /// Creates what is missing; refuses to replace an existing signing key, which would strand every app.
-    static func initialize(
-        layout: DataLayout,
-        keyType: SigningKeyType,
-        commonName: String,
-        validityDays: Int,
-        importKey: String?,
-        importCertificate: String?
-    ) throws -> SigningIdentity {
-        // A directory another user can write would let them swap the database the key signs.
-        let location = try layout.storeLocation()
-        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: location.filePath)
-        if AtomicFile.exists(layout.keyPath) {
-            throw CLIError("A signing key already exists at '\(layout.keyPath)'. Replacing it would make every app that embeds the current certificate reject new bundles, so 'init' never does. Use another --data-dir for a new deployment.")
-        }
-        let identity: SigningIdentity
-        if let importKey, let importCertificate {
-            identity = try SigningIdentity.load(keyPath: importKey, certificatePath: importCertificate)
-            // Every certificate of the chain, not only the signer: an expired anchor fails every bundle too.
-            _ = try identity.checkChain(at: Date())
-        } else {
-            identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
-        }
-        try AtomicFile.createDirectory(layout.directory, mode: 0o700)
-        // Another user may have created the directory since the check (under /tmp, say): check what is there now.
-        try DataDirectoryPolicy.check(directory: layout.directory, databasePath: location.filePath)
-        try PinStore.open(location).close()
-        try identity.write(keyPath: layout.keyPath, certificatePEMPath: layout.certificatePEMPath, certificateDERPath: layout.certificateDERPath)
-        return identity
     }
 }

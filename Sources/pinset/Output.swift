@@ -45,3 +45,11 @@ enum Output {
         return date.formatted(timestampFormat)
     }
 }
+
+/// A failure of a command itself (not of an admin rule, which throws `AdminError`); the message says what was
+/// wrong and how to fix it. Messages quote untrusted text (a server's certificate names, file contents), so
+/// control characters are shown escaped.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = TerminalText.escape(message) }
+}

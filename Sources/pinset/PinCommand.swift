@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
@@ -63,8 +64,8 @@ struct PinCommand: AsyncParsableCommand {
             if connectTo != nil && liveHosts.count > 1 {
                 throw ArgumentParser.ValidationError("--connect-to goes with at most one --from-host: it says where to reach that name.")
             }
-            if connectTo != nil && liveHosts.isEmpty && liveCheck.force {
-                throw ArgumentParser.ValidationError("--connect-to without --from-host only says where the live-chain check connects, and --force skips that check.")
+            if connectTo != nil && liveHosts.isEmpty && liveCheck.skipsCheck {
+                throw ArgumentParser.ValidationError("--connect-to without --from-host only says where the live-chain check connects, and --skip-live-check skips that check.")
             }
         }
 
@@ -86,7 +87,7 @@ struct PinCommand: AsyncParsableCommand {
                 do {
                     pins.append(try PinMaterial.pin(certificateSHA256Hex: hex, label: label ?? ""))
                 } catch {
-                    throw CLIError("--certificate-sha256: \(error.message) Give the SHA-256 of the DER certificate, e.g. 'openssl x509 -in cert.pem -outform der | openssl dgst -sha256'.")
+                    throw AdminError("--certificate-sha256: \(error.message) Give the SHA-256 of the DER certificate, e.g. 'openssl x509 -in cert.pem -outform der | openssl dgst -sha256'.")
                 }
             }
             for argument in publicKeys {
@@ -98,7 +99,7 @@ struct PinCommand: AsyncParsableCommand {
                     do {
                         pins.append(try PinMaterial.pin(base64SubjectPublicKeyInfo: argument, source: PinSource(kind: .publicKey), label: label ?? ""))
                     } catch {
-                        throw CLIError("--public-key '\(argument.prefix(40))' is neither an existing file nor a base64 DER SubjectPublicKeyInfo (\(error.message)) Check the path, or paste the 'pk' value exactly.")
+                        throw AdminError("--public-key '\(argument.prefix(40))' is neither an existing file nor a base64 DER SubjectPublicKeyInfo (\(error.message)) Check the path, or paste the 'pk' value exactly.")
                     }
                 }
             }
@@ -110,10 +111,9 @@ struct PinCommand: AsyncParsableCommand {
                 }
             }
             let store = try options.openStore()
-            let checked = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
-                .check { current in
+            let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
                     var result = current
-                    var edit = LiveChainGuard.Edit()
+                    var edit = HostEdit()
                     for pin in pins where !result.pins.contains(where: { $0.isSameKeyOrCertificate(as: pin) }) {
                         result.pins.append(pin)
                         edit.added.append(pin)
@@ -139,7 +139,7 @@ struct PinCommand: AsyncParsableCommand {
             do {
                 return try AtomicFile.read(path, limit: 1024 * 1024)
             } catch {
-                throw CLIError("\(error) Check the path.")
+                throw AdminError("\(error) Check the path.")
             }
         }
     }
@@ -168,13 +168,12 @@ struct PinCommand: AsyncParsableCommand {
             switch (hash, certificateHash) {
             case (let hash?, nil): fingerprint = try SHA256Fingerprint(base64: hash)
             case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
-            default: throw CLIError("Give exactly one of --hash or --certificate-sha256.")
+            default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
             }
             let store = try options.openStore()
-            let checked = try await LiveChainGuard(store: store, customer: customer, hostname: host, options: liveCheck, connectTo: connectTo, caFile: caFile)
-                .check { current in
+            let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
                     var result = current
-                    var edit = LiveChainGuard.Edit()
+                    var edit = HostEdit()
                     // The store's rule: the pin with this SPKI hash, or the certificate-only pin with this certificate hash.
                     edit.removed = current.pins.filter { $0.spkiSHA256 == fingerprint || ($0.spkiSHA256 == nil && $0.certificateSHA256 == fingerprint) }
                     result.pins.removeAll { edit.removed.contains($0) }
@@ -198,13 +197,13 @@ struct PinCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             guard var pinSet = try options.openStore().pinSet(for: customer) else {
-                throw CLIError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
             if let hostname {
                 let host = try Hostname(hostname)
                 pinSet.hosts = pinSet.hosts.filter { $0.hostname == host }
                 guard !pinSet.hosts.isEmpty else {
-                    throw CLIError("'\(customer)' has no host \(host). Show its hosts with 'pinset customer show \(customer)'.")
+                    throw AdminError("'\(customer)' has no host \(host). Show its hosts with 'pinset customer show \(customer)'.")
                 }
             }
             try PinSetPrinter.print(pinSet, json: options.json)

@@ -24,13 +24,13 @@ struct Pinset: AsyncParsableCommand {
             StatusCommand.self,
             ReportsCommand.self,
             CheckCommand.self,
-            BackupCommand.self,
-            RestoreCommand.self,
             StoreCommand.self,
             ImportCommand.self,
             RootCommand.self,
             SignerCommand.self,
             ClientCommand.self,
+            DeprecatedBackupCommand.self,
+            DeprecatedRestoreCommand.self,
         ]
     )
 }

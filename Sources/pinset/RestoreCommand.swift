@@ -13,23 +13,43 @@ struct RestoreCommand: AsyncParsableCommand {
             an audit entry each; apps then accept the restored pins. The backup file is only read. To put back \
             a backup that was copied over the database by hand, give the database's own path. Restoring into \
             a new file needs --replacing with the database the servers use now (so that no version or \
-            revocation floor goes down), or --force when that database is lost.
+            revocation floor goes down), or --accept-damaged when that database is lost.
             """
     )
 
+    @OptionGroup var arguments: RestoreArguments
+
+    func run() async throws { try arguments.run() }
+}
+
+/// `pinset restore`, the spelling `pinset store restore` replaced; accepted for one release.
+struct DeprecatedRestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "restore", shouldDisplay: false)
+    @OptionGroup var arguments: RestoreArguments
+
+    func run() async throws {
+        Output.warn("'pinset restore' is deprecated and will be removed in the next release; use 'pinset store restore'.")
+        try arguments.run()
+    }
+}
+
+struct RestoreArguments: ParsableArguments {
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "Backup file written by 'pinset backup'.") var backup: String
+    @Argument(help: "Backup file written by 'pinset store backup'.") var backup: String
     @Option(help: ArgumentHelp("The database the servers use now, when the restore writes another file (restoring a PostgreSQL deployment into a new SQLite file): its versions and revocation floors are carried over.", valueName: "path-or-url"))
     var replacing: String?
     @Flag(help: "Replace the current database even if it cannot be read (damaged) or is lost; versions are then raised to the clock only.")
-    var force = false
+    var acceptDamaged = false
+    /// The spelling `--accept-damaged` replaced; accepted for one release.
+    @Flag(name: .customLong("force"), help: .hidden) var deprecatedForce = false
 
-    func run() async throws {
-        guard let path = try options.layout.storeLocation().filePath else {
-            throw CLIError("'pinset restore' replaces a SQLite database file; --database names a PostgreSQL database. To load a backup into PostgreSQL, restore it into a SQLite file first ('pinset restore BACKUP --database restored.sqlite --replacing URL', which carries the versions and revocation floors the PostgreSQL database holds), then move it with 'pinset store copy --from restored.sqlite --to URL' into an empty database.")
+    func run() throws {
+        if deprecatedForce { Output.warn("--force is deprecated and will be removed in the next release; use --accept-damaged.") }
+        guard let path = try options.dataDirectory.storeLocation().filePath else {
+            throw CLIError("'pinset store restore' replaces a SQLite database file; --database names a PostgreSQL database. To load a backup into PostgreSQL, restore it into a SQLite file first ('pinset store restore BACKUP --database restored.sqlite --replacing URL', which carries the versions and revocation floors the PostgreSQL database holds), then move it with 'pinset store copy --from restored.sqlite --to URL' into an empty database.")
         }
         let report = try PinStore.restore(
-            backup: backup, over: path, replacing: try replacing.map { try StoreLocation(parsing: $0) }, actor: options.resolvedActor, force: force
+            backup: backup, over: path, replacing: try replacing.map { try StoreLocation(parsing: $0) }, actor: options.resolvedActor, force: acceptDamaged || deprecatedForce
         )
         if options.json {
             try Output.json([
@@ -42,7 +62,7 @@ struct RestoreCommand: AsyncParsableCommand {
             })
         }
         if report.marker == nil {
-            Output.warn("\(backup) was not written by 'pinset backup'; it was restored, and its versions raised, all the same.")
+            Output.warn("\(backup) was not written by 'pinset store backup'; it was restored, and its versions raised, all the same.")
         }
         if report.replacedDatabase == .absent {
             Output.warn("no database was at \(path) and none was given with --replacing; versions were raised to the current time only, and the revocation floors are those of the backup.")

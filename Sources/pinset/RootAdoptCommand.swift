@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetSigning
@@ -24,19 +25,9 @@ struct RootAdoptCommand: AsyncParsableCommand {
     var customer: String?
 
     func run() async throws {
-        let target = try SignerTarget.resolve(customer: customer, options: options, store: try options.openStore())
-        let identity = try SigningIdentity.load(keyPath: target.files.keyPath, certificatePath: target.files.certificatePEMPath)
-        guard identity.intermediates.isEmpty else {
-            throw CLIError("\(target.files.keyPath) already belongs to a signer issued by '\(PinMaterial.describe(identity.trustAnchor.subject))'; the root key is not on this instance. Issue new signers from the machine that holds that root.")
-        }
-        let root: SigningRoot
-        do {
-            root = try SigningRoot(privateKey: identity.privateKey, certificate: identity.certificate)
-        } catch {
-            throw CLIError("\(target.files.certificatePEMPath): \(error.message) Nothing was written.")
-        }
-        let locations = SigningRootLocations(directory: rootDir)
-        try root.write(to: locations)
+        let admin = try options.openAdmin()
+        let target = try admin.signerTarget(customer: customer)
+        let (root, locations) = try admin.adoptRoot(of: target, rootDirectory: rootDir)
         let remaining = root.certificate.notValidAfter.timeIntervalSinceNow
         if remaining < SigningIdentity.anchorExpiryWarningInterval {
             Output.warn("The root expires on \(Output.date(root.certificate.notValidAfter)); apps that embed only it reject every bundle after that. Ship apps with a new root now (see the README).")

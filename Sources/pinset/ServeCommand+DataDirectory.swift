@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PinsetAdmin
 import PinsetCore
 import PinsetFileSystem
 import PinsetServer
@@ -25,8 +26,8 @@ extension ServeCommand {
         let databaseExists = databaseFile.map(AtomicFile.exists) ?? true
         if isZeroConfiguration && !keyExists && !databaseExists {
             let directoryIsNew = !AtomicFile.exists(settings.dataDirectory)
-            let layout = DataLayout(directory: settings.dataDirectory, databaseOverride: nil)
-            _ = try InitCommand.initialize(layout: layout, keyType: .p256, commonName: "Pinset Development Trust Server", validityDays: 365, importKey: nil, importCertificate: nil)
+            let layout = DataDirectory(settings.dataDirectory)
+            _ = try layout.initialize(keyType: .p256, commonName: "Pinset Development Trust Server", validityDays: 365)
             logger.notice("Created a development data directory with a new signing key", metadata: [
                 "directory": "\(settings.dataDirectory)", "certificate": "\(layout.certificatePEMPath)",
             ])
@@ -36,7 +37,7 @@ extension ServeCommand {
             }
         }
         if !AtomicFile.exists(settings.resolvedSigningKeyPath) || !(databaseFile.map(AtomicFile.exists) ?? true) {
-            throw CLIError(missingDataMessage(settings, databaseFile: databaseFile))
+            throw AdminError(missingDataMessage(settings, databaseFile: databaseFile))
         }
         return demo
     }
@@ -58,24 +59,9 @@ struct DevelopmentDemo {
     let directory: String
     let certificatePath: String
 
-    static func create(in layout: DataLayout) throws -> DevelopmentDemo {
-        let customer = try CustomerName(Self.customer)
-        let host = try Hostname(Self.hostname)
-        var pins: [Pin] = []
-        for number in 1...2 {
-            // Throwaway keys: a demo pin must never match a real server.
-            let key = try SigningIdentity.generate(keyType: .p256, commonName: "Pinset demo key \(number)", validityDays: 365)
-            pins.append(try PinMaterial.pin(
-                for: key.certificate,
-                source: PinSource(kind: .certificate, detail: "generated demo key"),
-                label: "DEMO key \(number), generated locally; not a real server key"
-            ))
-        }
-        let store = try PinStore.open(path: layout.databasePath)
-        try store.addCustomer(customer, actor: actor)
-        try store.addHost(host, to: customer, actor: actor)
-        _ = try store.addPins(pins, to: host, of: customer, actor: actor)
-        return DevelopmentDemo(directory: absolute(layout.directory), certificatePath: absolute(layout.certificatePEMPath))
+    static func create(in layout: DataDirectory) throws -> DevelopmentDemo {
+        try layout.createDevelopmentDemo(customer: CustomerName(Self.customer), hostname: Hostname(Self.hostname), actor: Self.actor)
+        return DevelopmentDemo(directory: absolute(layout.path), certificatePath: absolute(layout.certificatePEMPath))
     }
 
     /// What to try, with the real address, port and paths.

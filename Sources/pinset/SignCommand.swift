@@ -35,7 +35,7 @@ struct SignCommand: AsyncParsableCommand {
     var prune = false
 
     func run() async throws {
-        let layout = options.layout
+        let layout = options.dataDirectory
         var locations = layout.signingIdentityLocations
         if let key { locations.defaultKeyPath = key }
         if let certificate { locations.defaultCertificatePath = certificate }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetFileSystem
@@ -32,40 +33,10 @@ struct SignerInstallCommand: AsyncParsableCommand {
     var replaceTrustAnchor: String?
 
     func run() async throws {
-        let store = try options.openStore()
-        let target = try SignerTarget.resolve(customer: customer, options: options, store: store)
+        let installation = try options.openAdmin().installSigner(certificatePath: certificate, customer: customer, newTrustAnchorPath: replaceTrustAnchor)
+        let (target, identity, resigned) = (installation.target, installation.identity, installation.customersResigned)
         let files = target.files
-        guard AtomicFile.exists(files.pendingKeyPath) else {
-            throw CLIError("No pending signer key at \(files.pendingKeyPath). Run 'pinset signer request\(customer.map { " --customer \($0)" } ?? "")' first and have the root issue a certificate for that request.")
-        }
-        let pendingKey = try SigningIdentity.privateKey(fromFileContents: try PrivateFilePermissions.read(files.pendingKeyPath, limit: 1024 * 1024), origin: files.pendingKeyPath)
-        let anchorPath = replaceTrustAnchor ?? files.certificateDERPath
-        let anchors = try PinMaterial.certificates(fromFileContents: try AtomicFile.read(anchorPath, limit: 1024 * 1024), origin: anchorPath)
-        if replaceTrustAnchor != nil {
-            do {
-                try SigningRoot.checkRootCertificate(anchors[0])
-            } catch {
-                throw CLIError("\(anchorPath): \(error.message) Nothing was changed.")
-            }
-        }
-        let issued = try PinMaterial.certificates(fromFileContents: try AtomicFile.read(certificate, limit: 1024 * 1024), origin: certificate)
-        let identity: SigningIdentity
-        do {
-            identity = try SigningIdentity.issuedSigner(certificate: issued[0], privateKey: pendingKey, anchor: anchors[0], now: Date())
-        } catch {
-            throw CLIError("\(certificate): \(error.message) Nothing was changed.")
-        }
-        // Installed, it would stop this identity's signing: the server never signs below the floor.
-        if let problem = identity.revocationFloorProblem(try store.signersNotBefore(of: target.customer)) {
-            throw CLIError("\(certificate): \(problem) Nothing was changed.")
-        }
         let summary = identity.auditSummary
-        let resigned = try files.replace(with: identity) {
-            try store.recordSignerCertificateInstalled(for: target.customer, details: summary, actor: options.resolvedActor)
-        }
-        // The replaced key is not needed to roll back (its certificate is expiring or it was the root key of
-        // an adopted deployment, which must not stay online); the pending key and request are used up.
-        for leftover in [files.keyPath + ".previous", files.pendingKeyPath, files.requestPath] { unlink(leftover) }
         for warning in identity.expiryWarnings(at: Date()) { Output.warn(warning) }
         if options.json {
             try Output.json([

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
 import PinsetFileSystem
@@ -33,13 +34,9 @@ struct SignerRequestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = try SignerTarget.resolve(customer: customer, options: options, store: try options.openStore())
+        let target = try options.openAdmin().signerTarget(customer: customer)
         let name = commonName ?? "Pinset signer \(ProcessInfo.processInfo.hostName)"
-        let request = try SignerRequest.generate(keyType: SigningKeyType(argument: keyType) ?? .p256, commonName: name)
-        try AtomicFile.createDirectory(target.files.directory, mode: 0o700)
-        let keyPEM = try request.privateKey.serializeAsPEM().pemString + "\n"
-        try AtomicFile.write(Array(keyPEM.utf8), to: target.files.pendingKeyPath, mode: 0o600)
-        try AtomicFile.write(Array(try request.requestPEM.utf8), to: target.files.requestPath, mode: 0o644)
+        try options.openAdmin().requestSigner(for: target, keyType: SigningKeyType(argument: keyType) ?? .p256, commonName: name)
         if options.json {
             try Output.json(["pendingKey": target.files.pendingKeyPath, "request": target.files.requestPath, "keyType": keyType])
             return

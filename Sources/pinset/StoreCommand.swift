@@ -5,8 +5,8 @@ import PinsetStore
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
-        abstract: "Move a deployment's data between databases.",
-        subcommands: [StoreCopyCommand.self]
+        abstract: "Back up, restore, or copy a deployment's database.",
+        subcommands: [BackupCommand.self, RestoreCommand.self, StoreCopyCommand.self]
     )
 }
 

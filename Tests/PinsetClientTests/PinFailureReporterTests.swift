@@ -133,16 +133,16 @@ struct PinFailureReporterTests {
     /// with the setting's name.
     @Test func settingsThatWouldLoseEveryReportAreRefused() {
         let url = Self.reportURL
-        let cases: [(String, () throws(ValidationError) -> PinFailureReportConfiguration)] = [
-            ("appVersion", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "com.example.app", appVersion: String(repeating: "9", count: 65)) }),
-            ("appBundleID", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "", appVersion: "1.0") }),
-            ("appVersion", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "com.example.app", appVersion: "1.0\u{0}") }),
-            ("maximumQueuedReports", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "a", appVersion: "1", maximumQueuedReports: -1) }),
-            ("perHostInterval", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "a", appVersion: "1", perHostInterval: .zero) }),
-            ("reportURL", { () throws(ValidationError) in try PinFailureReportConfiguration(reportURL: URL(string: "ftp://example.com/r")!, appBundleID: "a", appVersion: "1") }),
+        let cases: [(String, () throws(InputError) -> PinFailureReportConfiguration)] = [
+            ("appVersion", { () throws(InputError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "com.example.app", appVersion: String(repeating: "9", count: 65)) }),
+            ("appBundleID", { () throws(InputError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "", appVersion: "1.0") }),
+            ("appVersion", { () throws(InputError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "com.example.app", appVersion: "1.0\u{0}") }),
+            ("maximumQueuedReports", { () throws(InputError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "a", appVersion: "1", maximumQueuedReports: -1) }),
+            ("perHostInterval", { () throws(InputError) in try PinFailureReportConfiguration(reportURL: url, appBundleID: "a", appVersion: "1", perHostInterval: .zero) }),
+            ("reportURL", { () throws(InputError) in try PinFailureReportConfiguration(reportURL: URL(string: "ftp://example.com/r")!, appBundleID: "a", appVersion: "1") }),
         ]
         for (setting, make) in cases {
-            let error = #expect(throws: ValidationError.self) { try make() }
+            let error = #expect(throws: InputError.self) { try make() }
             #expect(error?.message.contains(setting) == true, "\(setting): \(String(describing: error))")
         }
     }

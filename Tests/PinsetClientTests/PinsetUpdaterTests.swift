@@ -118,7 +118,7 @@ struct PinsetUpdaterTests {
         #expect(configuration.trustAnchors == [identity.certificate, next.certificate])
         #expect(configuration.freshnessWindow == .seconds(600))
         #expect(configuration.allowedClockSkew == .seconds(60))
-        #expect(throws: ValidationError.self) {
+        #expect(throws: InputError.self) {
             try PinsetClientConfiguration(
                 serverURL: URL(string: "https://trust.example.com")!,
                 customer: try CustomerName("acme"),

@@ -110,7 +110,7 @@ struct LiveChainCheckTests {
 
     @Test func aChainThatDoesNotParseIsRefusedWithItsPosition() throws {
         let chain = try Self.chain()
-        #expect(throws: ValidationError.self) { try LiveCertificate.chain(fromDER: [chain.leaf.certificateDER, [0x30, 0x03, 0x01]]) }
+        #expect(throws: InputError.self) { try LiveCertificate.chain(fromDER: [chain.leaf.certificateDER, [0x30, 0x03, 0x01]]) }
         do {
             _ = try LiveCertificate.chain(fromDER: [chain.leaf.certificateDER, [0x30, 0x03, 0x01]])
         } catch {

@@ -9,7 +9,7 @@ struct NameValidationTests {
 
     @Test(arguments: ["", "../x", "a/b", ".hidden", "-x", "a b", "a%2f", String(repeating: "a", count: 65), "é"])
     func rejectsCustomerNames(_ name: String) {
-        #expect(throws: ValidationError.self) { try CustomerName(name) }
+        #expect(throws: InputError.self) { try CustomerName(name) }
     }
 
     @Test func parsesBundlePaths() throws {
@@ -28,14 +28,14 @@ struct NameValidationTests {
 
     @Test(arguments: ["", "*.example.com", "a..b", "-a.com", "a_b.com", "exa mple.com", String(repeating: "a", count: 64) + ".com"])
     func rejectsHostnames(_ name: String) {
-        #expect(throws: ValidationError.self) { try Hostname(name) }
+        #expect(throws: InputError.self) { try Hostname(name) }
     }
 
     /// Lower-casing maps U+212A KELVIN SIGN to "k" and U+0130 to "i" plus a combining dot: a name holding them
     /// must be refused as given, not validated in its lower-cased form.
     @Test(arguments: ["\u{212A}.example.com", "api.\u{212A}.example.com", "\u{0130}.example.com", "KELVIN\u{212A}.example.com"])
     func rejectsNonASCIIThatLowerCasesToASCII(_ name: String) {
-        let error = #expect(throws: ValidationError.self) { try Hostname(name) }
+        let error = #expect(throws: InputError.self) { try Hostname(name) }
         #expect(error?.description.contains("non-ASCII") == true)
     }
 
@@ -45,9 +45,9 @@ struct NameValidationTests {
         #expect(try SHA256Fingerprint(base64: base64).bytes == bytes)
         #expect(try SHA256Fingerprint(base64: "sha256/" + base64).bytes == bytes)
         #expect(try SHA256Fingerprint(hex: Hex.encode(bytes).uppercased()).bytes == bytes)
-        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: "not base64!") }
-        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: Base64.encode(Array(bytes.prefix(20)))) }
-        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: String(base64.dropLast())) }
+        #expect(throws: InputError.self) { try SHA256Fingerprint(base64: "not base64!") }
+        #expect(throws: InputError.self) { try SHA256Fingerprint(base64: Base64.encode(Array(bytes.prefix(20)))) }
+        #expect(throws: InputError.self) { try SHA256Fingerprint(base64: String(base64.dropLast())) }
     }
 }
 

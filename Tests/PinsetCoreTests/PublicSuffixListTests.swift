@@ -34,6 +34,6 @@ struct PublicSuffixListTests {
     }
 
     @Test func anEmptyListIsRefused() {
-        #expect(throws: ValidationError.self) { try PublicSuffixList(text: "// nothing\n\n") }
+        #expect(throws: InputError.self) { try PublicSuffixList(text: "// nothing\n\n") }
     }
 }

@@ -16,7 +16,7 @@ import Testing
         defer { cli.remove() }
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", HostileClientTests.pinHash, "--hash", HostileClientTests.backupHash]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", HostileClientTests.pinHash, "--hash", HostileClientTests.backupHash]).status == 0)
         let server = try RunningServer(cli: cli, extraConfiguration: ["admin": ["host": "127.0.0.1", "port": 0]])
         defer { server.stop() }
         var admin: Int?

@@ -19,7 +19,7 @@ import Testing
         let cli = try PinsetCLI.initialized()
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.currentPin, "--hash", Self.backupPin]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.currentPin, "--hash", Self.backupPin]).status == 0)
         return cli
     }
 
@@ -54,25 +54,25 @@ import Testing
         let versionA = try await app.update().version
 
         let backup = cli.directory.file("pinset-backup.sqlite")
-        let made = try cli.run(["backup", backup])
+        let made = try cli.run(["store", "backup", backup])
         #expect(made.status == 0, "\(made.combined)")
 
         // After the backup: edits that the app picks up, so it holds a version newer than the backup's.
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x31)]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x32)]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x31)]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x32)]).status == 0)
         let versionB = try await updateUntil(app, holds: Self.hash(0x32)).version
         #expect(versionB > versionA)
 
         // The procedure: a restore is refused while a server has the database open...
         let before = try cli.databaseDump()
-        let refused = try cli.run(["restore", backup])
+        let refused = try cli.run(["store", "restore", backup])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("Stop every server"), "\(refused.stderr)")
         #expect(try cli.databaseDump() == before)
         // ...so stop the servers, restore, start them again.
         #expect(server.stop() == 0)
         serverStopped = true
-        let restored = try cli.run(["restore", backup])
+        let restored = try cli.run(["store", "restore", backup])
         #expect(restored.status == 0, "\(restored.combined)")
         let restarted = try RunningServer(cli: cli)
         defer { restarted.stop() }
@@ -80,7 +80,7 @@ import Testing
 
         // One edit, a key rotation: the app must accept the next bundle and hold the new pin.
         let rotation = Self.hash(0x77)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", rotation]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", rotation]).status == 0)
         let latest = try await updateUntil(appAfterRestart, holds: rotation)
         let pins = Set(latest.hosts.first?.spkiSHA256.map(\.base64) ?? [])
         #expect(pins == [Self.currentPin, Self.backupPin, rotation])
@@ -101,19 +101,19 @@ import Testing
         let cli = try populated()
         defer { cli.remove() }
         let backup = cli.directory.file("pinset-backup.sqlite")
-        #expect(try cli.run(["backup", backup]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x41)]).status == 0)
+        #expect(try cli.run(["store", "backup", backup]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.hash(0x41)]).status == 0)
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.database + suffix) }
         try FileManager.default.copyItem(atPath: backup, toPath: cli.database)
 
         let list = try cli.run(["customer", "list"])
         #expect(list.status != 0)
-        #expect(list.stderr.contains("pinset restore '\(cli.database)' --data-dir '\(cli.dataDir)'"), "\(list.stderr)")
+        #expect(list.stderr.contains("pinset store restore '\(cli.database)' --data-dir '\(cli.dataDir)'"), "\(list.stderr)")
         let serve = try cli.run(["serve", "--data-dir", cli.dataDir, "--port", "0"])
         #expect(serve.status != 0)
-        #expect(serve.stderr.contains("pinset restore"), "\(serve.stderr)")
+        #expect(serve.stderr.contains("pinset store restore"), "\(serve.stderr)")
 
-        let restored = try cli.run(["restore", cli.database])
+        let restored = try cli.run(["store", "restore", cli.database])
         #expect(restored.status == 0, "\(restored.combined)")
         let after = try cli.run(["customer", "list"])
         #expect(after.status == 0, "\(after.combined)")
@@ -135,8 +135,8 @@ import Testing
 
         let before = try cli.databaseDump()
         for destination in [key, cli.database + "-wal", "\(cli.dataDir)/new.sqlite", link, cli.directory.file("elsewhere/../data/signing-key.pem")] {
-            for force in [[], ["--force"]] {
-                let result = try cli.run(["backup", destination] + force)
+            for force in [[], ["--overwrite"]] {
+                let result = try cli.run(["store", "backup", destination] + force)
                 #expect(result.status != 0, "backup to \(destination) \(force) must fail")
                 #expect(result.stderr.contains("outside the data directory"), "\(result.stderr)")
                 #expect(FileManager.default.contents(atPath: key) == keyBytes)
@@ -146,20 +146,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/new.sqlite"))
 
         let existing = try cli.directory.write("precious.txt", "an operator's notes\n")
-        let refused = try cli.run(["backup", existing])
+        let refused = try cli.run(["store", "backup", existing])
         #expect(refused.status != 0)
-        #expect(refused.stderr.contains("already exists") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("already exists") && refused.stderr.contains("--overwrite"), "\(refused.stderr)")
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "an operator's notes\n")
         #expect(try cli.databaseDump() == before)
-        let forced = try cli.run(["backup", existing, "--force"])
+        let forced = try cli.run(["store", "backup", existing, "--overwrite"])
         #expect(forced.status != 0 && forced.stderr.contains("not a Pinset backup"), "\(forced.combined)")
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "an operator's notes\n")
         #expect(try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory).status == 200)
     }
 
-    /// `--force` overwrote a customer's own signing key kept in a key directory outside the data directory
+    /// `--overwrite` (once `--force`) overwrote a customer's own signing key kept in a key directory outside the data directory
     /// (the backup command is not told where it is), and any other file. It replaces an older backup only.
-    @Test func forceReplacesAnOlderBackupAndNothingElse() throws {
+    @Test func overwriteReplacesAnOlderBackupAndNothingElse() throws {
         let cli = try populated()
         defer { cli.remove() }
         let keys = cli.directory.file("customer-keys")
@@ -181,21 +181,21 @@ import Testing
             (notes, "not a Pinset backup"),
         ] {
             let bytes = try #require(FileManager.default.contents(atPath: file))
-            let result = try cli.run(["backup", file, "--force"])
+            let result = try cli.run(["store", "backup", file, "--overwrite"])
             #expect(result.status != 0, "backup over \(file) must fail")
             #expect(result.stderr.contains(what) && result.stderr.contains("Nothing was written"), "\(file): \(result.stderr)")
             #expect(FileManager.default.contents(atPath: file) == bytes, "\(file) changed")
             #expect(try cli.databaseDump() == before)
         }
         // Told where the key directory is, the backup refuses it as a whole.
-        let inKeys = try cli.run(["backup", "\(keys)/new.sqlite", "--customer-key-dir", keys])
+        let inKeys = try cli.run(["store", "backup", "\(keys)/new.sqlite", "--customer-key-dir", keys])
         #expect(inKeys.status != 0 && inKeys.stderr.contains(keys), "\(inKeys.combined)")
         #expect(!FileManager.default.fileExists(atPath: "\(keys)/new.sqlite"))
 
         let older = cli.directory.file("pinset-backup.sqlite")
-        #expect(try cli.run(["backup", older]).status == 0)
+        #expect(try cli.run(["store", "backup", older]).status == 0)
         #expect(try cli.run(["customer", "add", "later"]).status == 0)
-        let replaced = try cli.run(["backup", older, "--force"])
+        let replaced = try cli.run(["store", "backup", older, "--overwrite"])
         #expect(replaced.status == 0, "\(replaced.combined)")
         #expect(try ProcessRunner.run("sqlite3", [older, "SELECT name FROM customer ORDER BY name"]).stdoutText == "acme\nlater\nown\n")
     }
@@ -206,17 +206,17 @@ import Testing
         let cli = try populated()
         defer { cli.remove() }
         let backup = cli.directory.file("pinset-backup.sqlite")
-        #expect(try cli.run(["backup", backup]).status == 0)
+        #expect(try cli.run(["store", "backup", backup]).status == 0)
         let revoked = try cli.run(["signer", "revoke-earlier", "--data-dir", cli.dataDir, "--actor", "test-admin", "--json"])
         #expect(revoked.status == 0, "\(revoked.combined)")
         let floor = try #require(try JSONSerialization.jsonObject(with: Data(revoked.stdout)) as? [String: Any])["signersNotBefore"] as? Int
         let restored = cli.directory.file("restored.sqlite")
 
-        let refused = try cli.run(["restore", backup, "--database", restored])
+        let refused = try cli.run(["store", "restore", backup, "--database", restored])
         #expect(refused.status != 0 && refused.stderr.contains("--replacing") && refused.stderr.contains("Nothing was changed"), "\(refused.combined)")
         #expect(!FileManager.default.fileExists(atPath: restored))
 
-        let done = try cli.run(["restore", backup, "--database", restored, "--replacing", cli.database])
+        let done = try cli.run(["store", "restore", backup, "--database", restored, "--replacing", cli.database])
         #expect(done.status == 0, "\(done.combined)")
         let copy = cli.directory.file("copy.sqlite")
         let copied = try ProcessRunner.run(PinsetCLI.binary, ["store", "copy", "--from", restored, "--to", copy])

@@ -14,7 +14,7 @@ import Testing
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "localhost", "--port", "\(port)"]).status == 0)
         let pin = try CLIPinSourceTests.opensslPin(certificate: pinned.cert)
-        #expect(try cli.run(["pin", "add", "acme", "localhost", "--hash", pin, "--force", "--reason", "server not started yet"]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "localhost", "--hash", pin, "--skip-live-check", "--reason", "server not started yet"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "internal.example.test"]).status == 0)
         #expect(try cli.run(["host", "update", "acme", "internal.example.test", "--unmonitored", "office network only"]).status == 0)
 

@@ -40,7 +40,7 @@ import Testing
         defer { sServer.stop() }
         #expect(FreePort.waitUntilListening(port: port))
 
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.test", "--from-host", "api.example.test:\(port)",
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.test", "--from-host", "api.example.test:\(port)",
                                  "--connect-to", "127.0.0.1", "--ca-file", pki.ca])
         #expect(added.status == 0, "\(added.combined)")
         let shown = try cli.run(["customer", "show", "acme", "--json"])
@@ -52,7 +52,7 @@ import Testing
         // Another name at the same address gets the other certificate, which is not valid for that name.
         #expect(try cli.run(["host", "add", "acme", "other.example.test"]).status == 0)
         let before = try cli.databaseDump()
-        let mismatch = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "other.example.test", "--from-host", "other.example.test:\(port)",
+        let mismatch = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "other.example.test", "--from-host", "other.example.test:\(port)",
                                     "--connect-to", "127.0.0.1:\(port)", "--ca-file", pki.ca])
         #expect(mismatch.status != 0)
         #expect(mismatch.stderr.contains("does not validate"), "\(mismatch.stderr)")
@@ -66,7 +66,7 @@ import Testing
         #expect(try cli.run(["host", "add", "acme", "api.example.test"]).status == 0)
         let before = try cli.databaseDump()
         for value in ["127.0.0.1:99999", "[::1", "", "a b"] {
-            let result = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.test", "--from-host", "api.example.test:443", "--connect-to", value])
+            let result = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.test", "--from-host", "api.example.test:443", "--connect-to", value])
             #expect(result.status != 0, "\(value): \(result.combined)")
             #expect(result.stderr.contains("--connect-to"), "\(value): \(result.stderr)")
         }

@@ -12,7 +12,7 @@ import Testing
         defer { cli.remove() }
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash]).status == 0)
         try body(cli)
     }
 
@@ -35,28 +35,28 @@ import Testing
 
     @Test func badBase64() throws {
         try withPopulatedDatabase { cli in
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "not*base64"], mentioning: "not valid base64")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "not*base64"], mentioning: "not valid base64")
         }
     }
 
     @Test func wrongHashLength() throws {
         try withPopulatedDatabase { cli in
             // A SHA-1 sized hash (20 bytes).
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "2jmj7l5rSw0yVb/vlWAYkK/YBwk="], mentioning: "32 bytes")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "2jmj7l5rSw0yVb/vlWAYkK/YBwk="], mentioning: "32 bytes")
         }
     }
 
     @Test func oneBadInputAmongGoodOnesAddsNothing() throws {
         try withPopulatedDatabase { cli in
             try expectRejected(cli, [
-                "pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", "--hash", "AAAA",
+                "pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", "--hash", "AAAA",
             ], mentioning: "bytes")
         }
     }
 
     @Test func unknownCustomer() throws {
         try withPopulatedDatabase { cli in
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "nobody", "api.example.com", "--hash", Self.validHash], mentioning: "does not exist")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "nobody", "api.example.com", "--hash", Self.validHash], mentioning: "does not exist")
             try expectRejected(cli, ["host", "add", "nobody", "api.example.com"], mentioning: "does not exist")
             try expectRejected(cli, ["customer", "remove", "nobody"], mentioning: "does not exist")
         }
@@ -64,16 +64,16 @@ import Testing
 
     @Test func unknownHost() throws {
         try withPopulatedDatabase { cli in
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "other.example.com", "--hash", Self.validHash], mentioning: "host")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "other.example.com", "--hash", Self.validHash], mentioning: "host")
         }
     }
 
     @Test func nonCertificateFile() throws {
         try withPopulatedDatabase { cli in
             let file = try cli.directory.write("notes.txt", "this is not a certificate\n")
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", file], mentioning: "certificate")
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--public-key", file], mentioning: "public key")
-            try expectRejected(cli, ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", cli.directory.file("missing.pem")], mentioning: "missing.pem")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", file], mentioning: "certificate")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--public-key", file], mentioning: "public key")
+            try expectRejected(cli, ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", cli.directory.file("missing.pem")], mentioning: "missing.pem")
         }
     }
 
@@ -91,8 +91,8 @@ import Testing
 
     @Test func lastPinNeedsExplicitFlag() throws {
         try withPopulatedDatabase { cli in
-            try expectRejected(cli, ["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash], mentioning: "--allow-last-pin")
-            let result = try cli.run(["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash, "--allow-last-pin"])
+            try expectRejected(cli, ["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash], mentioning: "--allow-last-pin")
+            let result = try cli.run(["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash, "--allow-last-pin"])
             #expect(result.status == 0, "\(result.combined)")
         }
     }
@@ -124,9 +124,9 @@ import Testing
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         let host = try cli.run(["host", "add", "acme", "api.example.com"])
         #expect(host.stderr.contains("has 0 pins"), "\(host.stderr)")
-        let one = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash])
+        let one = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.validHash])
         #expect(one.stderr.contains("has 1 pin"), "\(one.stderr)")
-        let two = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
+        let two = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
         #expect(!two.stderr.contains("pin at least"), "\(two.stderr)")
         // Two pins known only by hash are still none for legacy GCX clients.
         #expect(two.stderr.contains("has 0 pins legacy GCX clients can use"), "\(two.stderr)")

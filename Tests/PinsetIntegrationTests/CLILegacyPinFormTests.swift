@@ -16,18 +16,18 @@ import Testing
         let backup = try SignerPyFixture.hostCertificate(root: root, name: "backup")
 
         // A bare fingerprint, and a key pasted from a .json 'pk'.
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate-sha256", backup.fp, "--public-key", leaf.pk])
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate-sha256", backup.fp, "--public-key", leaf.pk])
         #expect(added.status == 0, "\(added.combined)")
         // The leaf's certificate after its key: the pin gains the certificate's fp instead of failing.
-        let upgraded = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", "\(root)/hosts/leaf.pem"])
+        let upgraded = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", "\(root)/hosts/leaf.pem"])
         #expect(upgraded.status == 0, "\(upgraded.combined)")
         #expect(upgraded.stdoutText.contains("updated"))
-        let repeated = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", "\(root)/hosts/leaf.pem"])
+        let repeated = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", "\(root)/hosts/leaf.pem"])
         #expect(repeated.status != 0 && repeated.stderr.contains("already has the pin"))
 
-        let bad = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate-sha256", "abcd"])
+        let bad = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate-sha256", "abcd"])
         #expect(bad.status != 0 && bad.stderr.contains("64 hex digits"))
-        let notAKey = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--public-key", "bm90IGEga2V5"])
+        let notAKey = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--public-key", "bm90IGEga2V5"])
         #expect(notAKey.status != 0 && notAKey.stderr.contains("SubjectPublicKeyInfo"))
 
         let out = cli.directory.file("out")
@@ -40,7 +40,7 @@ import Testing
         #expect(host["pk"] as? [String] == [leaf.pk])
         #expect((host["pin-sha256"] as? [String])?.count == 1)
 
-        let removed = try cli.run(["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate-sha256", backup.fp])
+        let removed = try cli.run(["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate-sha256", backup.fp])
         #expect(removed.status == 0, "\(removed.combined)")
     }
 }

@@ -53,7 +53,7 @@ import Testing
         let publicKey = cli.directory.file("third.pub")
         #expect(try ProcessRunner.run("openssl", ["pkey", "-in", third.key, "-pubout", "-out", publicKey]).status == 0)
 
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", pem.cert, "--certificate", der, "--public-key", publicKey])
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", pem.cert, "--certificate", der, "--public-key", publicKey])
         #expect(added.status == 0, "\(added.combined)")
         let stored = Set(try pins(cli).compactMap { $0["pinSHA256"] as? String })
         #expect(stored == [try Self.opensslPin(certificate: pem.cert), try Self.opensslPin(certificate: backup.cert), try Self.opensslPin(certificate: third.cert)])
@@ -77,12 +77,12 @@ import Testing
 
         // Self-signed: refused unless its CA is given, and nothing is stored.
         let before = try cli.databaseDump()
-        let refused = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "localhost", "--from-host", "127.0.0.1:\(port)"])
+        let refused = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "localhost", "--from-host", "127.0.0.1:\(port)"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("does not validate"), "\(refused.stderr)")
         #expect(try cli.databaseDump() == before)
 
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "localhost", "--from-host", "localhost:\(port)", "--ca-file", server.cert])
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "localhost", "--from-host", "localhost:\(port)", "--ca-file", server.cert])
         #expect(added.status == 0, "\(added.combined)")
         let stored = try pins(cli)
         #expect(stored.compactMap { $0["pinSHA256"] as? String } == [try Self.opensslPin(certificate: server.cert)])
@@ -129,14 +129,14 @@ enum FreePort {
         defer { cli.remove() }
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        let updated = try cli.run(["host", "update", "--force", "--reason", "test host not served", "acme", "api.example.com", "--port", "8443", "--include-subdomains", "true"])
+        let updated = try cli.run(["host", "update", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--port", "8443", "--include-subdomains", "true"])
         #expect(updated.status == 0, "\(updated.combined)")
         let list = try cli.run(["host", "list", "acme", "--json"])
         let hosts = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout)) as? [[String: Any]])
         #expect(hosts.first?["port"] as? Int == 8443)
         #expect(hosts.first?["includeSubdomains"] as? Bool == true)
         let before = try cli.databaseDump()
-        let bad = try cli.run(["host", "update", "--force", "--reason", "test host not served", "acme", "nope.example.com", "--port", "1"])
+        let bad = try cli.run(["host", "update", "--skip-live-check", "--reason", "test host not served", "acme", "nope.example.com", "--port", "1"])
         #expect(bad.status != 0)
         #expect(try cli.databaseDump() == before)
     }

@@ -65,7 +65,7 @@ import Testing
             } else {
                 _ = server.waitFor(timeout: 60) { RunningServer.listeningPort(in: server.stdout) != nil }
                 let hash = Self.randomHashes(1, using: &generator)[0]
-                #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", hash]).status == 0)
+                #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", hash]).status == 0)
                 // The change is noticed within 0.25 s; the pass then takes about as long as the startup pass.
                 usleep(UInt32((0.25 + Double.random(in: 0...1, using: &generator) * startupSeconds) * 1_000_000))
             }
@@ -101,7 +101,7 @@ import Testing
         // One uninterrupted edit, to place the kills across the command's whole run.
         let calibrationBatch = Self.randomHashes(batchSize, using: &generator)
         let started = Date()
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com"] + calibrationBatch.flatMap { ["--hash", $0] }).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com"] + calibrationBatch.flatMap { ["--hash", $0] }).status == 0)
         let editSeconds = max(0.05, Date().timeIntervalSince(started))
         var expectedPins = Set([Self.pinHash, Self.backupHash] + calibrationBatch)
         var expectedVersion = try Int(sqlite(cli, "SELECT version FROM customer WHERE name = 'acme';")) ?? -1
@@ -111,7 +111,7 @@ import Testing
         var applied = 0, absent = 0
         for round in 0..<12 {
             let batch = Self.randomHashes(batchSize, using: &generator)
-            let arguments = ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--data-dir", cli.dataDir, "--actor", "crash-test"]
+            let arguments = ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--data-dir", cli.dataDir, "--actor", "crash-test"]
                 + batch.flatMap { ["--hash", $0] }
             let edit = try BackgroundProcess(PinsetCLI.binary, arguments, logDirectory: cli.directory.path, name: "pin-add-\(round)")
             usleep(UInt32(Double.random(in: 0...1.3, using: &generator) * editSeconds * 1_000_000))
@@ -165,7 +165,7 @@ import Testing
     func addAcme(_ cli: PinsetCLI) throws {
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.pinHash, "--hash", Self.backupHash]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", Self.pinHash, "--hash", Self.backupHash]).status == 0)
     }
 
     /// Copies `acme`'s host and pins to `loadCustomers` new customers in one transaction, much faster than the CLI.

@@ -9,7 +9,7 @@ import Testing
         let cli = try PinsetCLI.initialized()
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", HostileClientTests.pinHash, "--hash", HostileClientTests.backupHash]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", HostileClientTests.pinHash, "--hash", HostileClientTests.backupHash]).status == 0)
         return (cli, try RunningServer(cli: cli, extraConfiguration: extra))
     }
 

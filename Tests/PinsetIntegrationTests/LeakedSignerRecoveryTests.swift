@@ -50,7 +50,7 @@ import Testing
         let forgedPin = Base64.encode([UInt8](repeating: 9, count: 32))
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", genuinePin, "--force", "--reason", "not served in this test"]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--hash", genuinePin, "--skip-live-check", "--reason", "not served in this test"]).status == 0)
         let rootDir = cli.directory.file("root")
         #expect(try tool.pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
         let rootDER = "\(rootDir)/root-cert.der"
@@ -135,7 +135,7 @@ import Testing
         let unpinnedHash = try CLIPinSourceTests.opensslPin(certificate: unpinned.cert)
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "localhost", "--port", "\(port)"]).status == 0)
-        #expect(try cli.run(["pin", "add", "acme", "localhost", "--hash", pinnedHash, "--force", "--reason", "server not started yet"]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "localhost", "--hash", pinnedHash, "--skip-live-check", "--reason", "server not started yet"]).status == 0)
         let server = try RunningServer(cli: cli)
         defer { server.stop() }
         let state = cli.directory.file("app-state")

@@ -43,7 +43,7 @@ import Testing
         let backup = try LegacyClientPinTests.certificate("backup", in: cli.directory)
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert, "--certificate", backup.cert]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert, "--certificate", backup.cert]).status == 0)
         let bundle = try LegacyClientPinTests.signedBundle(cli, customer: "acme")
 
         // The printed anchor verifies with OpenSSL's PKCS7_verify; the signer certificate, as printed before,

@@ -45,7 +45,7 @@ import Testing
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
         let leafPin = try CLIPinSourceTests.opensslPin(certificate: leaf.cert)
-        let hashed = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", leafPin,
+        let hashed = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", leafPin,
                                   "--hash", "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="])
         #expect(hashed.status == 0, "\(hashed.combined)")
         #expect(hashed.stderr.contains("0 pins legacy GCX clients can use"), "\(hashed.stderr)")
@@ -63,7 +63,7 @@ import Testing
 
         // A certificate pin publishes its fp: the legacy client connects with it, and the report agrees.
         let backup = try Self.certificate("backup", in: cli.directory)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", backup.cert]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", backup.cert]).status == 0)
         payload = try legacy.accept(bundle: try Self.signedBundle(cli, customer: "acme"))
         #expect(try legacy.acceptsConnection(to: "api.example.com", chain: [backup.der], payload: payload))
         hosts = try Self.hostsJSON(cli, "acme")
@@ -83,7 +83,7 @@ import Testing
         let ec = try Self.certificate("ec-leaf", in: cli.directory)
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--public-key", rsa.publicKey, "--public-key", ec.publicKey])
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--public-key", rsa.publicKey, "--public-key", ec.publicKey])
         #expect(added.status == 0, "\(added.combined)")
 
         let legacy = try Self.legacyClient(cli)
@@ -113,9 +113,9 @@ import Testing
         let bare = try cli.run(["host", "add", "acme", "api.example.com"])
         #expect(bare.status != 0)
         #expect(bare.stderr.contains("serves legacy GCX clients"), "\(bare.stderr)")
-        #expect(try cli.run(["host", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert]).status != 0)
+        #expect(try cli.run(["host", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert]).status != 0)
         #expect(try cli.databaseDump() == before)
-        let withPins = try cli.run(["host", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
+        let withPins = try cli.run(["host", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
         #expect(withPins.status == 0, "\(withPins.combined)")
         #expect(!withPins.stderr.contains("warning"), "\(withPins.stderr)")
         let legacy = try Self.legacyClient(cli)
@@ -123,7 +123,7 @@ import Testing
         #expect(try legacy.acceptsConnection(to: "api.example.com", chain: [backup.der], payload: payload))
 
         before = try cli.databaseDump()
-        let removal = try cli.run(["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert)])
+        let removal = try cli.run(["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert)])
         #expect(removal.status != 0)
         #expect(removal.stderr.contains("Add the replacement certificate first"), "\(removal.stderr)")
         #expect(try cli.databaseDump() == before)
@@ -142,22 +142,22 @@ import Testing
         #expect(try shown()["servesLegacyClients"] as? Bool == true)
         #expect(enabled.stderr.contains("www.example.com has 0 pins legacy GCX clients can use"), "\(enabled.stderr)")
         before = try cli.databaseDump()
-        let hashes = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "www.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert),
+        let hashes = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "www.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert),
                                   "--hash", try CLIPinSourceTests.opensslPin(certificate: backup.cert)])
         #expect(hashes.status != 0)
         #expect(hashes.stderr.contains("serves legacy GCX clients"), "\(hashes.stderr)")
         #expect(hashes.stderr.contains("'pinset pin add' with --certificate, --from-host, --certificate-sha256 or an RSA --public-key"), "\(hashes.stderr)")
         #expect(try cli.databaseDump() == before)
-        let one = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "www.example.com", "--certificate", leaf.cert])
+        let one = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "www.example.com", "--certificate", leaf.cert])
         #expect(one.status == 0, "\(one.combined)")
         #expect(one.stderr.contains("www.example.com has 1 pin legacy GCX clients can use"), "\(one.stderr)")
-        let both = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "www.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
+        let both = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "www.example.com", "--certificate", leaf.cert, "--certificate", backup.cert])
         #expect(both.status == 0, "\(both.combined)")
         #expect(!both.stderr.contains("legacy GCX clients can use"), "\(both.stderr)")
 
         // Turned off, the refused removal goes through with a warning.
         #expect(try cli.run(["customer", "update", "acme", "--no-legacy-clients"]).status == 0)
-        let allowed = try cli.run(["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert)])
+        let allowed = try cli.run(["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", try CLIPinSourceTests.opensslPin(certificate: leaf.cert)])
         #expect(allowed.status == 0, "\(allowed.combined)")
         #expect(allowed.stderr.contains("1 pin legacy GCX clients can use"), "\(allowed.stderr)")
         let log = try cli.run(["log", "--json"]).stdoutText
@@ -176,7 +176,7 @@ import Testing
         #expect(added.stderr.contains("publish it as 'API.Example.com'"), "\(added.stderr)")
         // The normalised name stays the key: the same name in another case is the same host.
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status != 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.COM", "--certificate", leaf.cert, "--certificate", backup.cert]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.COM", "--certificate", leaf.cert, "--certificate", backup.cert]).status == 0)
 
         let bundle = try Self.signedBundle(cli, customer: "acme")
         let legacy = try Self.legacyClient(cli)
@@ -211,7 +211,7 @@ import Testing
         let leaf = try Self.certificate("leaf", in: cli.directory)
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", leaf.cert]).status == 0)
         let bundlePath = try cli.directory.write("acme.json.signed", try Self.signedBundle(cli, customer: "acme"))
         let spki = try ProcessRunner.run("openssl", ["pkey", "-pubin", "-in", leaf.publicKey, "-outform", "DER"]).stdout
         let expected = Data(spki).base64EncodedString()

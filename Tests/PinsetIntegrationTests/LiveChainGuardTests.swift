@@ -63,10 +63,10 @@ import Testing
         #expect(dryRun.stdoutText.contains("would be refused"), "\(dryRun.stdoutText)")
         #expect(try cli.databaseDump() == before)
 
-        let forced = try cli.run(["pin", "remove", "acme", "api.example.test", "--hash", served.leafPin, "--force", "--reason", "leaf key compromised, new key on its way"])
+        let forced = try cli.run(["pin", "remove", "acme", "api.example.test", "--hash", served.leafPin, "--skip-live-check", "--reason", "leaf key compromised, new key on its way"])
         #expect(forced.status == 0, "\(forced.combined)")
         let log = try cli.run(["log", "--json"])
-        #expect(log.stdoutText.contains("live-chain check skipped with --force: leaf key compromised, new key on its way"), "\(log.stdoutText)")
+        #expect(log.stdoutText.contains("live-chain check skipped with --skip-live-check: leaf key compromised, new key on its way"), "\(log.stdoutText)")
     }
 
     @Test func aDryRunShowsWhichLiveCertificateEachPinMatchesAndChangesNothing() throws {
@@ -122,7 +122,7 @@ import Testing
         #expect(refused.stderr.contains("--unmonitored"), "\(refused.stderr)")
         #expect(try cli.databaseDump() == before)
 
-        #expect(try cli.run(["pin", "add", "acme", "api.example.test", "--hash", Self.spareHash, "--force"]).status != 0, "--force needs --reason")
+        #expect(try cli.run(["pin", "add", "acme", "api.example.test", "--hash", Self.spareHash, "--skip-live-check"]).status != 0, "--skip-live-check needs --reason")
         #expect(try cli.databaseDump() == before)
 
         let marked = try cli.run(["host", "update", "acme", "api.example.test", "--unmonitored", "internal network only"])

@@ -27,13 +27,13 @@ import Testing
         defer { cli.remove() }
         let server = try RunningServer(cli: cli)
         let backup = cli.directory.file("backup.sqlite")
-        let made = try cli.run(["backup", backup])
+        let made = try cli.run(["store", "backup", backup])
         #expect(made.status == 0, "\(made.combined)")
         #expect(try ProcessRunner.run("sqlite3", [backup, "PRAGMA integrity_check"]).stdoutText == "ok\n")
         // An edit after the backup, then a restore: the edit is gone, everything else is back.
         #expect(try cli.run(["customer", "add", "after-backup"]).status == 0)
         #expect(server.stop() == 0)
-        let restored = try cli.run(["restore", backup])
+        let restored = try cli.run(["store", "restore", backup])
         #expect(restored.status == 0, "\(restored.combined)")
         let list = try cli.run(["customer", "list", "--json"])
         let names = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout)) as? [[String: Any]]).compactMap { $0["name"] as? String }

@@ -56,7 +56,7 @@ import Testing
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
         let ca = try TestPKI.certificateAuthority(commonName: "evil" + Self.escape)
         let certificate = try cli.directory.write("evil.pem", ca.certificatePEM)
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", certificate, "--hash", "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E=", "--label", "evil" + Self.escape])
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", certificate, "--hash", "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E=", "--label", "evil" + Self.escape])
         #expect(added.status == 0, "\(added.combined)")
         expectEscaped(try cli.run(["customer", "show", "acme"]))
         expectEscaped(try cli.run(["pin", "list", "acme"]))
@@ -83,7 +83,7 @@ import Testing
         ], logDirectory: cli.directory.path, name: "s_server")
         defer { server.stop() }
         #expect(FreePort.waitUntilListening(port: port))
-        let added = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "localhost", "--from-host", "localhost:\(port)", "--ca-file", caFile])
+        let added = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "localhost", "--from-host", "localhost:\(port)", "--ca-file", caFile])
         #expect(added.status == 0, "\(added.combined)")
         expectEscaped(try cli.run(["customer", "show", "acme"]))
         expectEscaped(try cli.run(["pin", "list", "acme", "localhost"]))

@@ -44,7 +44,9 @@ struct PinsetCLI {
         var args = arguments
         // Subcommands that take the global options get this test's data directory and a fixed actor.
         let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import", "check"]
-        if let first = arguments.first, withData.contains(first) {
+        // `store backup` and `store restore` work on the data directory; `store copy` names both databases.
+        let command = arguments.first == "store" ? arguments.dropFirst().first : arguments.first
+        if let first = command, withData.contains(first) {
             args += ["--data-dir", dataDir]
             if let databaseURL { args += ["--database", databaseURL] }
             if first != "init" && first != "sign" && first != "log" && first != "backup" && first != "check" { args += ["--actor", "test-admin"] }

@@ -15,9 +15,9 @@ import Testing
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com", "--port", "8443"]).status == 0)
         let cert = try CLIPinSourceTests.makeCertificate(in: cli.directory, name: "api")
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--certificate", cert.cert, "--hash", Self.hashPin]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--certificate", cert.cert, "--hash", Self.hashPin]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "hash-only.example.com", "--include-subdomains"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "hash-only.example.com", "--hash", Self.hashPin]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "hash-only.example.com", "--hash", Self.hashPin]).status == 0)
         return cli
     }
 
@@ -111,7 +111,7 @@ import Testing
         #expect(head.headers["content-length"] == String(first.body.count))
 
         let versionBefore = try version(of: first.body, cli: cli)
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "hash-only.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "hash-only.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]).status == 0)
         let editedAt = Date()
         var resigned: CurlResponse?
         while Date().timeIntervalSince(editedAt) < 2 {

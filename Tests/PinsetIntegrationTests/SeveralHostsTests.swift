@@ -24,7 +24,7 @@ import Testing
             let cli = try PinsetCLI.initialized(databaseURL: postgres.url, environment: postgres.environment)
             for command in [
                 ["customer", "add", "acme"], ["host", "add", "acme", "api.example.com"],
-                ["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", ServeEndToEndTests.hashPin],
+                ["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", ServeEndToEndTests.hashPin],
             ] {
                 let result = try cli.run(command)
                 guard result.status == 0 else { throw Failure("pinset \(command.joined(separator: " ")): \(result.combined)") }
@@ -131,7 +131,7 @@ import Testing
         defer { nginx.stop() }
 
         let before = try await deployment.served(by: servers[0].baseURL).version
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
         _ = try await waitUntilAllServe(above: before, deployment, servers)
 
         let legacy = try LegacyGCXClient(anchorDER: deployment.anchorDER, directory: cli.directory.path)
@@ -175,7 +175,7 @@ import Testing
         // Back: an edit made now reaches the two remaining instances, on new connections.
         servers.remove(at: 1)
         let current = try await deployment.served(by: servers[0].baseURL).version
-        let edit = try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA="])
+        let edit = try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA="])
         #expect(edit.status == 0, "\(edit.combined)")
         _ = try await waitUntilAllServe(above: current, deployment, servers)
         for server in servers {
@@ -262,7 +262,7 @@ import Testing
         defer { new.stop() }
         let sameVersion = try await updater(new).update()
         #expect(sameVersion.version == accepted.version)
-        #expect(try moved.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        #expect(try moved.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
         var next: Int64 = 0
         for _ in 0..<100 where next <= accepted.version {
             next = (try? await updater(new).update().version) ?? 0

@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct SignerPyImportTests {
     static let customers = ["alpha", "bravo", "charlie"]
     /// The fixture's hosts are not served: these imports skip the live-chain check.
-    static let unserved = ["--force", "--reason", "fixture hosts are not served"]
+    static let unserved = ["--skip-live-check", "--reason", "fixture hosts are not served"]
 
     /// The imported hosts' pins are checked against the chains they serve: an import whose hosts cannot be
     /// reached is refused and changes nothing; served with their pinned certificates (one loopback s_server
@@ -32,7 +32,7 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("Nothing was imported"), "\(refused.stderr)")
         #expect(refused.stderr.contains("alpha/api.alpha.example:443 (unreachable)"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("--force --reason"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--skip-live-check --reason"), "\(refused.stderr)")
         #expect(try cli.databaseDump() == dump)
         #expect(SignerPyFixture.listing(cli.dataDir) == files)
 
@@ -58,13 +58,13 @@ import Testing
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
         let signer = try SignerPyFixture.make(in: cli.directory, customers: ["alpha"])
-        let imported = try cli.run(["import", "signer-py", signer.root, "--force", "--reason", "hosts only reachable from the office"])
+        let imported = try cli.run(["import", "signer-py", signer.root, "--skip-live-check", "--reason", "hosts only reachable from the office"])
         #expect(imported.status == 0, "\(imported.combined)")
         let log = try cli.run(["log", "--json"])
-        #expect(log.stdoutText.contains("live-chain check skipped with --force: hosts only reachable from the office"), "\(log.stdoutText)")
-        let unexplained = try cli.run(["import", "signer-py", signer.root, "--force"])
+        #expect(log.stdoutText.contains("live-chain check skipped with --skip-live-check: hosts only reachable from the office"), "\(log.stdoutText)")
+        let unexplained = try cli.run(["import", "signer-py", signer.root, "--skip-live-check"])
         #expect(unexplained.status != 0)
-        #expect(unexplained.stderr.contains("--force needs --reason"), "\(unexplained.stderr)")
+        #expect(unexplained.stderr.contains("--skip-live-check needs --reason"), "\(unexplained.stderr)")
     }
 
     @Test func importedCustomersAreServedUnderTheirOwnCertificates() throws {

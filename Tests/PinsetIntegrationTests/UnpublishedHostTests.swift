@@ -14,7 +14,7 @@ struct UnpublishedHostTests {
         #expect(try cli.run(["host", "add", "acme", "example.com", "--include-subdomains"]).status == 0)
         let parentKey = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="
         let backupKey = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "example.com", "--hash", parentKey, "--hash", backupKey]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "example.com", "--hash", parentKey, "--hash", backupKey]).status == 0)
 
         let added = try cli.run(["host", "add", "acme", "login.example.com"])
         #expect(added.status == 0, "\(added.combined)")
@@ -59,8 +59,8 @@ struct UnpublishedHostTests {
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
         let key = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="
-        #expect(try cli.run(["pin", "add", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", key]).status == 0)
-        let removed = try cli.run(["pin", "remove", "--force", "--reason", "test host not served", "acme", "api.example.com", "--hash", key, "--allow-last-pin"])
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", key]).status == 0)
+        let removed = try cli.run(["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", key, "--allow-last-pin"])
         #expect(removed.status == 0, "\(removed.combined)")
         #expect(removed.stderr.contains("not published"), "\(removed.stderr)")
         #expect(removed.stderr.contains("any host the bundle does not list"), "\(removed.stderr)")

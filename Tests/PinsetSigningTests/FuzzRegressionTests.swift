@@ -71,6 +71,6 @@ struct BundleFuzzRegressionTests {
         #expect(parsed.base64 == digest)
         #expect(try SHA256Fingerprint(base64: parsed.base64) == parsed)
         #expect(try SHA256Fingerprint(base64: "sha256/" + digest) == parsed)
-        #expect(throws: ValidationError.self) { try SHA256Fingerprint(base64: "sha256/sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=") }
+        #expect(throws: InputError.self) { try SHA256Fingerprint(base64: "sha256/sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=") }
     }
 }

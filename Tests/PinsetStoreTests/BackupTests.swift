@@ -46,7 +46,7 @@ import Testing
         let older = try #require(FileManager.default.contents(atPath: target))
 
         let error = #expect(throws: StoreError.self) { try fixture.store.backup(to: target) }
-        #expect(error?.message.contains("already exists") == true && error?.message.contains("--force") == true)
+        #expect(error?.message.contains("already exists") == true && error?.message.contains("--overwrite") == true)
         #expect(FileManager.default.contents(atPath: target) == older)
 
         try fixture.store.backup(to: target, replacingExisting: true)

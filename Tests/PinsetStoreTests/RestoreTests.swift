@@ -102,7 +102,7 @@ import Testing
 
         let error = #expect(throws: StoreError.self) { try fixture.openAnother() }
         #expect(error?.code == .unrestoredBackup)
-        #expect(error?.message.contains("pinset restore \(fixture.path)") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("pinset store restore \(fixture.path)") == true, "\(error?.message ?? "")")
         // Inspecting it read-only is fine.
         #expect(try PinStore.open(path: fixture.path, readOnly: true).customers().map(\.name) == [acme])
 
@@ -140,7 +140,7 @@ import Testing
         let error = #expect(throws: StoreError.self) {
             try PinStore.restore(backup: backup, over: fixture.path, actor: Sample.actor, force: false, clock: fixture.clock.now)
         }
-        #expect(error?.message.contains("--force") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("--accept-damaged") == true, "\(error?.message ?? "")")
         #expect(FileManager.default.contents(atPath: fixture.path) == Data(garbage))
 
         fixture.clock.advance(by: 60)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PinsetAdmin
 import PinsetCore
 import PinsetSigning
 import PinsetStore
@@ -66,22 +67,24 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public var resolvedDatabasePath: String { databasePath ?? "\(dataDirectory)/pinset.sqlite" }
+    /// The data directory's files, with the locations this configuration moves elsewhere.
+    public var files: DataDirectory {
+        DataDirectory(
+            dataDirectory, database: databasePath, signingKey: signingKeyPath, certificate: certificatePath,
+            customerKeyDirectory: customerKeyDirectory
+        )
+    }
+
+    public var resolvedDatabasePath: String { files.databasePath }
 
     /// The store to open: `database` when set, else the SQLite file at `resolvedDatabasePath`.
     public func storeLocation() throws -> StoreLocation {
         try database.map { try StoreLocation(parsing: $0) } ?? .sqlite(path: resolvedDatabasePath)
     }
-    public var resolvedSigningKeyPath: String { signingKeyPath ?? "\(dataDirectory)/signing-key.pem" }
-    public var resolvedCertificatePath: String { certificatePath ?? "\(dataDirectory)/trust-cert.pem" }
-    public var resolvedCustomerKeyDirectory: String { customerKeyDirectory ?? "\(dataDirectory)/customers" }
-
-    public var signingIdentityLocations: SigningIdentityLocations {
-        SigningIdentityLocations(
-            defaultKeyPath: resolvedSigningKeyPath, defaultCertificatePath: resolvedCertificatePath,
-            defaultAnchorPath: "\(dataDirectory)/trust-cert.der", customerKeyDirectory: resolvedCustomerKeyDirectory
-        )
-    }
+    public var resolvedSigningKeyPath: String { files.keyPath }
+    public var resolvedCertificatePath: String { files.certificatePEMPath }
+    public var resolvedCustomerKeyDirectory: String { files.customerKeyDirectory }
+    public var signingIdentityLocations: SigningIdentityLocations { files.signingIdentityLocations }
 
     /// The keys a configuration file may contain, in documentation order.
     public static let keys = [

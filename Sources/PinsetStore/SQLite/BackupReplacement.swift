@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import PinsetCore
 
-/// Decides whether `pinset backup --force` may replace an existing file: only a file that is itself a marked
+/// Decides whether `pinset store backup --overwrite` may replace an existing file: only a file that is itself a marked
 /// Pinset backup (see `BackupMarker`).
 ///
 /// Everything else may be irreplaceable: a customer's own signing key in a key directory kept outside the data

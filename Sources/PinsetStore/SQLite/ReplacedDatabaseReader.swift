@@ -56,7 +56,7 @@ enum ReplacedDatabaseReader {
             throw error
         } catch {
             guard force else {
-                throw StoreError(.restoreRefused, "Cannot read the current database \(path) (\(error)), so the versions it served are unknown. Nothing was changed. If it is damaged, run the restore again with --force: versions are then raised to the current time in milliseconds, which is above anything served unless this machine's clock was behind the one that served them.")
+                throw StoreError(.restoreRefused, "Cannot read the current database \(path) (\(error)), so the versions it served are unknown. Nothing was changed. If it is damaged, run the restore again with --accept-damaged: versions are then raised to the current time in milliseconds, which is above anything served unless this machine's clock was behind the one that served them.")
             }
             return Result(versions: [:], changeCounter: 0, state: .unreadable(reason: "\(error)"))
         }

@@ -7,7 +7,7 @@ enum RestoreSource {
     static func check(_ backup: String) throws -> BackupMarker? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw StoreError(.restoreRefused, "There is no backup file at \(backup). Nothing was changed. Give the path of a file written by 'pinset backup'.")
+            throw StoreError(.restoreRefused, "There is no backup file at \(backup). Nothing was changed. Give the path of a file written by 'pinset store backup'.")
         }
         do {
             var readOnly = Configuration()
@@ -20,7 +20,7 @@ enum RestoreSource {
                     throw StoreError(.restoreRefused, "The backup \(backup) fails SQLite's integrity check (\(problems.prefix(3).joined(separator: "; "))). Nothing was changed. Restore an older backup.")
                 }
                 guard try db.tableExists("customer"), try db.tableExists("customer_version_high_water") else {
-                    throw StoreError(.restoreRefused, "The file \(backup) is not a Pinset database. Nothing was changed. Give a file written by 'pinset backup'.")
+                    throw StoreError(.restoreRefused, "The file \(backup) is not a Pinset database. Nothing was changed. Give a file written by 'pinset store backup'.")
                 }
                 // Backups taken before the marker existed have no such table, and are not marked.
                 guard try db.tableExists("backup_marker") else { return nil }
@@ -29,7 +29,7 @@ enum RestoreSource {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError(.restoreRefused, "Cannot read \(backup) as a database: \(error). Nothing was changed. Give a file written by 'pinset backup'.")
+            throw StoreError(.restoreRefused, "Cannot read \(backup) as a database: \(error). Nothing was changed. Give a file written by 'pinset store backup'.")
         }
     }
 }

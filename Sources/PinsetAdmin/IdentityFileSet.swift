@@ -4,19 +4,25 @@ import PinsetSigning
 
 /// The three files of one signing identity — key (mode 0600), certificate chain (PEM, signer first) and trust
 /// anchor (DER) — replaced together so that a failed database change leaves them as they were.
-struct IdentityFileSet {
-    let keyPath: String
-    let certificatePEMPath: String
-    let certificateDERPath: String
+public struct IdentityFileSet: Sendable {
+    public let keyPath: String
+    public let certificatePEMPath: String
+    public let certificateDERPath: String
 
-    var paths: [String] { [keyPath, certificatePEMPath, certificateDERPath] }
+    public init(keyPath: String, certificatePEMPath: String, certificateDERPath: String) {
+        self.keyPath = keyPath
+        self.certificatePEMPath = certificatePEMPath
+        self.certificateDERPath = certificateDERPath
+    }
+
+    public var paths: [String] { [keyPath, certificatePEMPath, certificateDERPath] }
 
     /// The directory that holds the key, where a pending signer key and its request are kept too.
-    var directory: String { (keyPath as NSString).deletingLastPathComponent }
+    public var directory: String { (keyPath as NSString).deletingLastPathComponent }
     /// A signer key made by `pinset signer request`, waiting for its certificate.
-    var pendingKeyPath: String { "\(directory)/signing-key.pending.pem" }
+    public var pendingKeyPath: String { "\(directory)/signing-key.pending.pem" }
     /// The request for `pendingKeyPath`'s key, to take to the offline root.
-    var requestPath: String { "\(directory)/signer-request.csr" }
+    public var requestPath: String { "\(directory)/signer-request.csr" }
 
     /// Puts a new identity in place of the files, then runs `commit` (the database change). The previous files
     /// are kept as `*.previous`; if `commit` throws, they are put back.
@@ -25,7 +31,7 @@ struct IdentityFileSet {
     /// already finds the new key. Each file is renamed into place (atomic); the certificates go first, so a
     /// pass that runs in between finds a key that does not match and refuses rather than signing with a mix —
     /// and serves the last good bundles meanwhile.
-    func replace<Result>(with identity: SigningIdentity, commit: () throws -> Result) throws -> Result {
+    public func replace<Result>(with identity: SigningIdentity, commit: () throws -> Result) throws -> Result {
         let staged = paths.map { $0 + ".new" }
         try identity.write(keyPath: staged[0], certificatePEMPath: staged[1], certificateDERPath: staged[2])
         var replaced: [(path: String, hadPrevious: Bool)] = []
@@ -43,13 +49,13 @@ struct IdentityFileSet {
                 guard link(path, path + ".previous") == 0 else {
                     let error = String(cString: strerror(errno))
                     undo()
-                    throw CLIError("Cannot keep a copy of \(path) as \(path).previous: \(error). Nothing was changed.")
+                    throw AdminError("Cannot keep a copy of \(path) as \(path).previous: \(error). Nothing was changed.")
                 }
             }
             guard rename(staged[index], path) == 0 else {
                 let error = String(cString: strerror(errno))
                 undo()
-                throw CLIError("Cannot move the new \(path) into place: \(error). Nothing was changed.")
+                throw AdminError("Cannot move the new \(path) into place: \(error). Nothing was changed.")
             }
             replaced.append((path, hadPrevious))
         }

@@ -10,38 +10,38 @@ import PinsetStore
 /// DER `output/<customer>.crt`: the self-signed certificate apps embed), `data/<customer>.domains` (one
 /// `hostname:port` a line) and `data/<customer>.json` (the cached `hashes` array it signs: per host,
 /// `hostname`, `port`, `fp` — hex SHA-256 of certificates — and `pk` — base64 DER SubjectPublicKeyInfos).
-struct SignerPyDirectory {
-    struct Customer {
-        var name: CustomerName
-        var identity: SigningIdentity
-        var hosts: [HostPins]
-        var keyPath: String
-        var certificatePath: String
-        var jsonPath: String
+public struct SignerPyDirectory: Sendable {
+    public struct Customer: Sendable {
+        public var name: CustomerName
+        public var identity: SigningIdentity
+        public var hosts: [HostPins]
+        public var keyPath: String
+        public var certificatePath: String
+        public var jsonPath: String
     }
 
     /// One problem, with the file (and line) it was found in.
-    struct Problem: CustomStringConvertible {
-        var location: String
-        var message: String
-        var description: String { "\(location): \(message)" }
+    public struct Problem: CustomStringConvertible, Sendable {
+        public var location: String
+        public var message: String
+        public var description: String { "\(location): \(message)" }
     }
 
-    let root: String
-    private(set) var customers: [Customer] = []
-    private(set) var problems: [Problem] = []
+    public let root: String
+    public private(set) var customers: [Customer] = []
+    public private(set) var problems: [Problem] = []
 
-    init(root: String, now: Date = Date()) throws {
+    public init(root: String, now: Date = Date()) throws {
         self.root = root
         let dataDirectory = "\(root)/data"
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: dataDirectory).filter { $0.hasSuffix(".domains") }.sorted()
         } catch {
-            throw CLIError("Cannot list \(dataDirectory): \(error.localizedDescription). Give the signer.py working directory, the one holding certs/, data/ and output/.")
+            throw AdminError("Cannot list \(dataDirectory): \(error.localizedDescription). Give the signer.py working directory, the one holding certs/, data/ and output/.")
         }
         guard !names.isEmpty else {
-            throw CLIError("\(dataDirectory) holds no <customer>.domains file. Give the signer.py working directory, the one holding certs/, data/ and output/.")
+            throw AdminError("\(dataDirectory) holds no <customer>.domains file. Give the signer.py working directory, the one holding certs/, data/ and output/.")
         }
         for file in names {
             readCustomer(String(file.dropLast(".domains".count)), now: now)
@@ -189,35 +189,35 @@ struct SignerPyDirectory {
     /// One `hashes` entry: `fp` and `pk` kept exactly, so the first Pinset bundle carries what apps accept now.
     /// signer.py writes one certificate's `fp` and `pk` per host; when both lists have the same length, each
     /// `fp` is stored with the `pk` at its position, otherwise each is a pin of its own.
-    static func host(from element: Any, origin: String) throws(CLIError) -> HostPins {
-        guard let object = element as? [String: Any] else { throw CLIError("is not an object with hostname, port, fp and pk.") }
-        guard let hostnameText = object["hostname"] as? String else { throw CLIError("has no string 'hostname'.") }
+    static func host(from element: Any, origin: String) throws(AdminError) -> HostPins {
+        guard let object = element as? [String: Any] else { throw AdminError("is not an object with hostname, port, fp and pk.") }
+        guard let hostnameText = object["hostname"] as? String else { throw AdminError("has no string 'hostname'.") }
         let port: UInt16
         switch object["port"] {
         case let text as String:
-            guard let value = UInt16(text), value > 0 else { throw CLIError("'port' is '\(text)', not a port from 1 to 65535.") }
+            guard let value = UInt16(text), value > 0 else { throw AdminError("'port' is '\(text)', not a port from 1 to 65535.") }
             port = value
         case let number as NSNumber:
-            guard let value = UInt16(exactly: number.doubleValue), value > 0 else { throw CLIError("'port' is \(number), not a port from 1 to 65535.") }
+            guard let value = UInt16(exactly: number.doubleValue), value > 0 else { throw AdminError("'port' is \(number), not a port from 1 to 65535.") }
             port = value
         default:
-            throw CLIError("has no 'port' (a string or number).")
+            throw AdminError("has no 'port' (a string or number).")
         }
-        guard let fps = object["fp"] as? [Any], let fpTexts = fps as? [String] else { throw CLIError("'fp' is not an array of strings.") }
-        guard let pks = object["pk"] as? [Any], let pkTexts = pks as? [String] else { throw CLIError("'pk' is not an array of strings.") }
+        guard let fps = object["fp"] as? [Any], let fpTexts = fps as? [String] else { throw AdminError("'fp' is not an array of strings.") }
+        guard let pks = object["pk"] as? [Any], let pkTexts = pks as? [String] else { throw AdminError("'pk' is not an array of strings.") }
         let hostname: Hostname
-        do { hostname = try Hostname(hostnameText) } catch { throw CLIError("'hostname': \(error.message)") }
+        do { hostname = try Hostname(hostnameText) } catch { throw AdminError("'hostname': \(error.message)") }
         let source = PinSource(kind: .signerPy, detail: origin)
         var certificateHashes: [SHA256Fingerprint] = []
         for fp in fpTexts {
             guard fp.utf8.count == 64, fp == fp.lowercased() else {
-                throw CLIError("'fp' value '\(fp.prefix(80))' is not 64 lower-case hex digits (a SHA-256 as signer.py writes it).")
+                throw AdminError("'fp' value '\(fp.prefix(80))' is not 64 lower-case hex digits (a SHA-256 as signer.py writes it).")
             }
-            do { certificateHashes.append(try SHA256Fingerprint(hex: fp)) } catch { throw CLIError("'fp': \(error.message)") }
+            do { certificateHashes.append(try SHA256Fingerprint(hex: fp)) } catch { throw AdminError("'fp': \(error.message)") }
         }
         var keys: [Pin] = []
         for pk in pkTexts {
-            do { keys.append(try PinMaterial.pin(base64SubjectPublicKeyInfo: pk, source: source)) } catch { throw CLIError("'pk': \(error.message)") }
+            do { keys.append(try PinMaterial.pin(base64SubjectPublicKeyInfo: pk, source: source)) } catch { throw AdminError("'pk': \(error.message)") }
         }
         var pins: [Pin] = []
         if certificateHashes.count == keys.count {

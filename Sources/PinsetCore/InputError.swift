@@ -1,6 +1,6 @@
 /// An input was rejected at the edge. The message is a complete sentence that says what was wrong and how to
 /// fix it, fit to show to the person who typed the input.
-public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct InputError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
 
     public init(_ message: String) {

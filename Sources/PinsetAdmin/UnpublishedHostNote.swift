@@ -2,9 +2,9 @@ import PinsetCore
 
 /// What apps do with a host that has no pins: the server does not publish it at all (an entry without pins
 /// would switch pinning off for it under a pinned include-subdomains parent), so its covering parent decides.
-enum UnpublishedHostNote {
+public enum UnpublishedHostNote {
     /// One sentence for `host` of `pinSet`, which has no pins.
-    static func text(for host: Hostname, in pinSet: PinSet) -> String {
+    public static func text(for host: Hostname, in pinSet: PinSet) -> String {
         let parent = pinSet.hosts
             .filter { $0.hostname != host && $0.includeSubdomains && !$0.pins.isEmpty && host.isWithin($0.hostname) }
             .max { $0.hostname.rawValue.utf8.count < $1.hostname.rawValue.utf8.count }
