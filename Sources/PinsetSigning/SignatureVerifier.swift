@@ -98,21 +98,23 @@ public enum SignatureVerifier {
         } catch {
             return .failure(.init(.malformedSignedData, "malformed algorithm identifier (\(error))"))
         }
+        let violations = SignerPolicyViolations()
         let result = await CMS.isValidAttachedSignature(
             signatureBytes: verifiable,
             trustRoots: CertificateStore(trustAnchors)
         ) {
-            BundleSignerPolicy(validationTime: time)
+            BundleSignerPolicy(validationTime: time, violations: violations)
         }
         switch result {
         case .success(let valid):
             return .success(SignatureVerifiedContent(content: Array(envelope.content), signer: valid.signer))
         case .failure(.unableToValidateSigner(let failure)):
             let reasons = failure.policyFailures.map { String(describing: $0.policyFailureReason) }
-            if reasons.contains(where: { $0.contains(BundleSignerPolicy.certificateAuthorityFailureMarker) }) {
+            let found = violations.recorded
+            if found.contains(where: \.isCertificateAuthority) {
                 return .failure(.init(.signerIsCertificateAuthority, reasons.joined(separator: "; ")))
             }
-            if reasons.contains(where: { $0.contains(BundleSignerPolicy.usageFailureMarker) }) {
+            if !found.isEmpty {
                 return .failure(.init(.signerUsageNotAllowed, reasons.joined(separator: "; ")))
             }
             let summary = reasons.isEmpty ? "no chain to a trust anchor" : reasons.joined(separator: "; ")
@@ -140,16 +142,18 @@ public enum SignatureVerifier {
 /// certificates would outlive its own revocation. A signer that is itself an anchor may be a CA (legacy
 /// deployments sign with the `openssl req -x509` certificate apps embed, which is CA:TRUE).
 struct BundleSignerPolicy: VerifierPolicy {
-    static let usageFailureMarker = "bundle signer usage:"
-    static let certificateAuthorityFailureMarker = "bundle signer is a CA:"
     static let netscapeCertificateType = SMIMEUsage.netscapeCertificateType
 
     private var pathValidation: RFC5280Policy
     private let validationTime: Date
+    /// Where this policy's own refusals are recorded, typed, for the verifier to classify the failure: the
+    /// verifier's result carries them only as text.
+    private let violations: SignerPolicyViolations
 
-    init(validationTime: Date) {
+    init(validationTime: Date, violations: SignerPolicyViolations = SignerPolicyViolations()) {
         self.validationTime = validationTime
         self.pathValidation = RFC5280Policy(fixedExpiryValidationTime: validationTime)
+        self.violations = violations
     }
 
     var verifyingCriticalExtensions: [ASN1ObjectIdentifier] {
@@ -157,36 +161,11 @@ struct BundleSignerPolicy: VerifierPolicy {
     }
 
     mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        if let violation = Self.violation(of: chain) {
+            violations.record(violation)
+            return .failsToMeetPolicy(reason: violation.description)
+        }
         let leaf = chain.leaf
-        do {
-            if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature, !usage.nonRepudiation {
-                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) keyUsage has neither digitalSignature nor nonRepudiation")
-            }
-            if let type = leaf.extensions[oid: Self.netscapeCertificateType] {
-                let bits = try ASN1BitString(derEncoded: type.value)
-                let first = bits.bytes.first ?? 0
-                guard first & 0x20 != 0 || first & 0x80 != 0 else {
-                    return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) Netscape certificate type has neither S/MIME nor SSL client")
-                }
-            }
-            for (position, certificate) in chain.enumerated() {
-                if !(try SMIMEUsage.extendedKeyUsageAllowsSMIME(certificate)) {
-                    let role = position == 0 ? "the signer" : "issuer '\(PinMaterial.describe(certificate.subject))'"
-                    return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) extendedKeyUsage of \(role) lacks emailProtection")
-                }
-            }
-        } catch {
-            return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) malformed usage extension: \(error)")
-        }
-        if chain.count > 1 {
-            do {
-                if case .isCertificateAuthority = try leaf.extensions.basicConstraints {
-                    return .failsToMeetPolicy(reason: "\(Self.certificateAuthorityFailureMarker) '\(PinMaterial.describe(leaf.subject))' has basicConstraints CA:TRUE; online signers issued under a root must be CA:FALSE")
-                }
-            } catch {
-                return .failsToMeetPolicy(reason: "\(Self.usageFailureMarker) malformed basicConstraints: \(error)")
-            }
-        }
         if chain.count == 1 {
             let time = validationTime
             guard leaf.notValidBefore <= time else {
@@ -198,5 +177,75 @@ struct BundleSignerPolicy: VerifierPolicy {
             return .meetsPolicy
         }
         return pathValidation.chainMeetsPolicyRequirements(chain: chain)
+    }
+
+    /// The usage and CA rules above, for one candidate chain.
+    static func violation(of chain: UnverifiedCertificateChain) -> SignerPolicyViolation? {
+        let leaf = chain.leaf
+        do {
+            if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature, !usage.nonRepudiation {
+                return .usage("keyUsage has neither digitalSignature nor nonRepudiation")
+            }
+            if let type = leaf.extensions[oid: Self.netscapeCertificateType] {
+                let bits = try ASN1BitString(derEncoded: type.value)
+                let first = bits.bytes.first ?? 0
+                guard first & 0x20 != 0 || first & 0x80 != 0 else {
+                    return .usage("Netscape certificate type has neither S/MIME nor SSL client")
+                }
+            }
+            for (position, certificate) in chain.enumerated() {
+                if !(try SMIMEUsage.extendedKeyUsageAllowsSMIME(certificate)) {
+                    let role = position == 0 ? "the signer" : "issuer '\(PinMaterial.describe(certificate.subject))'"
+                    return .usage("extendedKeyUsage of \(role) lacks emailProtection")
+                }
+            }
+        } catch {
+            return .usage("malformed usage extension: \(error)")
+        }
+        if chain.count > 1 {
+            do {
+                if case .isCertificateAuthority = try leaf.extensions.basicConstraints {
+                    return .certificateAuthority("'\(PinMaterial.describe(leaf.subject))' has basicConstraints CA:TRUE; online signers issued under a root must be CA:FALSE")
+                }
+            } catch {
+                return .usage("malformed basicConstraints: \(error)")
+            }
+        }
+        return nil
+    }
+}
+
+/// Why `BundleSignerPolicy` refused a candidate chain.
+enum SignerPolicyViolation: Sendable, CustomStringConvertible {
+    /// The key usage, Netscape type or extended key usage do not allow S/MIME signing.
+    case usage(String)
+    /// A signer issued under a root is a CA itself.
+    case certificateAuthority(String)
+
+    var isCertificateAuthority: Bool {
+        if case .certificateAuthority = self { true } else { false }
+    }
+
+    var description: String {
+        switch self {
+        case .usage(let reason): "bundle signer usage: \(reason)"
+        case .certificateAuthority(let reason): "bundle signer is a CA: \(reason)"
+        }
+    }
+}
+
+/// The violations the policies of one verification recorded; the verifier may evaluate several candidate
+/// chains, concurrently.
+final class SignerPolicyViolations: @unchecked Sendable {
+    // `@unchecked Sendable`: `violations` is touched only while holding `lock`.
+    private let lock = NSLock()
+    private var violations: [SignerPolicyViolation] = []
+
+    func record(_ violation: SignerPolicyViolation) {
+        lock.withLock { violations.append(violation) }
+    }
+
+    var recorded: [SignerPolicyViolation] {
+        lock.withLock { violations }
     }
 }
