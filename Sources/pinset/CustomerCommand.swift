@@ -8,7 +8,7 @@ import PinsetStore
 struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "customer",
-        abstract: "Add, list, show and remove customers.",
+        abstract: "Add, list, show, update and remove customers, and show or rotate their signing identity.",
         subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self, CustomerIdentityCommand.self]
     )
 

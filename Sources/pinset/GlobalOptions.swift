@@ -6,16 +6,26 @@ import PinsetFileSystem
 import PinsetSigning
 import PinsetStore
 
-/// Options every subcommand that touches the data directory accepts.
-struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Directory holding the database, signing key and certificate.", valueName: "dir"))
-    var dataDir: String = ProcessInfo.processInfo.environment["PINSET_DATA_DIR"] ?? ".pinset-data"
+/// Where a deployment's data lives; `serve` reads the same options, and lets its configuration file fill in
+/// what they leave out.
+struct DataLocationOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Directory holding the database, signing key and certificate (default: $PINSET_DATA_DIR, else ./.pinset-data).", valueName: "dir"))
+    var dataDir: String?
 
-    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite), or a postgres:// URL (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
+    @Option(name: .long, help: ArgumentHelp("SQLite database path (default: <data-dir>/pinset.sqlite), or a postgres:// URL shared by instances on several hosts (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url"))
     var database: String?
 
     @Option(name: .long, help: ArgumentHelp("Keys of customers with their own signing identity (default: <data-dir>/customers).", valueName: "dir"))
     var customerKeyDir: String?
+}
+
+/// Options every subcommand that touches the data directory accepts.
+struct GlobalOptions: ParsableArguments {
+    @OptionGroup var location: DataLocationOptions
+
+    var dataDir: String { location.dataDir ?? ProcessInfo.processInfo.environment["PINSET_DATA_DIR"] ?? ".pinset-data" }
+    var database: String? { location.database }
+    var customerKeyDir: String? { location.customerKeyDir }
 
     @Option(name: .long, help: "Who is making the change, for the audit log (default: the OS user).")
     var actor: String?

@@ -7,7 +7,7 @@ import PinsetStore
 struct HostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "host",
-        abstract: "Add and remove a customer's hosts.",
+        abstract: "Add, list, update and remove a customer's hosts.",
         subcommands: [Add.self, List.self, Update.self, Remove.self]
     )
 

@@ -36,27 +36,20 @@ struct ImportCommand: AsyncParsableCommand {
         var caFile: String?
         @Option(help: ArgumentHelp("Reach hosts at another address while sending and validating their names (repeatable): ADDRESS[:PORT] for every host, or NAME=ADDRESS[:PORT] for one.", valueName: "[name=]address[:port]"))
         var connectTo: [String] = []
-        @Flag(help: "Import without checking the hosts' live chains (hosts not reachable from here). Needs --reason, which goes to the audit log.")
-        var skipLiveCheck = false
-        /// The spelling `--skip-live-check` replaced; accepted for one release.
-        @Flag(name: .customLong("force"), help: .hidden)
-        var deprecatedForce = false
-        @Option(help: ArgumentHelp("Why the live-chain check is skipped; recorded in the audit log.", valueName: "text"))
-        var reason: String?
+        @OptionGroup var skip: LiveCheckSkipOptions
 
         func validate() throws {
             // --dry-run with --skip-live-check is allowed here: it checks the import itself while the hosts are
             // unreachable.
-            try LiveCheckOptions.validate(skip: skipLiveCheck, deprecatedForce: deprecatedForce, reason: reason)
             _ = try ConnectToMap.parsing(options: connectTo)
         }
 
         func run() async throws {
             let admin = try options.openAdmin()
             let source = try admin.readSignerPyDirectory(directory)
-            let skips = skipLiveCheck || deprecatedForce
+            let skips = skip.skipsCheck
             let liveCheck = try await Admin.checkLiveChains(
-                of: source, skipReason: skips ? reason ?? "" : nil, caFile: caFile, connectTo: try ConnectToMap.parsing(options: connectTo)
+                of: source, skipReason: skips ? skip.reason ?? "" : nil, caFile: caFile, connectTo: try ConnectToMap.parsing(options: connectTo)
             )
             if !skips { CheckCommand.printTable(liveCheck.results) }
             if dryRun {

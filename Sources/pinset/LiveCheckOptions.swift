@@ -10,36 +10,14 @@ struct LiveCheckOptions: ParsableArguments {
     @Flag(help: "Show the change and how the resulting pins match the host's live chain; change nothing. Exits non-zero when the edit would be refused.")
     var dryRun = false
 
-    @Flag(help: "Commit without checking the resulting pins against the live chain (an unreachable or internal host, or a deliberate change). Needs --reason, which goes to the audit log.")
-    var skipLiveCheck = false
+    @OptionGroup var skip: LiveCheckSkipOptions
 
-    /// The spelling `--skip-live-check` replaced; accepted for one release.
-    @Flag(name: .customLong("force"), help: .hidden)
-    var deprecatedForce = false
-
-    @Option(help: ArgumentHelp("Why the live-chain check is skipped; recorded in the audit log.", valueName: "text"))
-    var reason: String?
-
-    var skipsCheck: Bool { skipLiveCheck || deprecatedForce }
+    var skipsCheck: Bool { skip.skipsCheck }
+    var reason: String? { skip.reason }
 
     func validate() throws {
-        try Self.validate(skip: skipLiveCheck, deprecatedForce: deprecatedForce, reason: reason)
         if skipsCheck && dryRun {
             throw ValidationError("--dry-run runs the live-chain check; --skip-live-check skips it. Give one of them.")
-        }
-    }
-
-    /// An override of the live-chain check always says why, for the audit log; a reason alone overrides nothing.
-    static func validate(skip: Bool, deprecatedForce: Bool, reason: String?) throws {
-        if deprecatedForce {
-            Output.warn("--force is deprecated and will be removed in the next release; use --skip-live-check.")
-        }
-        let skips = skip || deprecatedForce
-        if skips && (reason?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) {
-            throw ValidationError("--skip-live-check needs --reason TEXT saying why the live-chain check is skipped; it goes to the audit log.")
-        }
-        if reason != nil && !skips {
-            throw ValidationError("--reason goes with --skip-live-check.")
         }
     }
 
@@ -102,5 +80,33 @@ struct LiveCheckOptions: ParsableArguments {
             Output.warn("The live chain of \(endpoint) could not be checked: \(reason)")
         }
         throw preview.outcome.permitsEdit ? ExitCode.success : ExitCode.failure
+    }
+}
+
+/// Skipping the live-chain check, with the reason the audit log records: for pin and host edits and imports.
+struct LiveCheckSkipOptions: ParsableArguments {
+    @Flag(help: "Commit without checking the resulting pins against the live chain (an unreachable or internal host, or a deliberate change). Needs --reason, which goes to the audit log.")
+    var skipLiveCheck = false
+
+    /// The spelling `--skip-live-check` replaced; accepted for one release.
+    @Flag(name: .customLong("force"), help: .hidden)
+    var deprecatedForce = false
+
+    @Option(help: ArgumentHelp("Why the live-chain check is skipped; recorded in the audit log.", valueName: "text"))
+    var reason: String?
+
+    var skipsCheck: Bool { skipLiveCheck || deprecatedForce }
+
+    /// An override of the live-chain check always says why, for the audit log; a reason alone overrides nothing.
+    func validate() throws {
+        if deprecatedForce {
+            Output.warn("--force is deprecated and will be removed in the next release; use --skip-live-check.")
+        }
+        if skipsCheck && (reason?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) {
+            throw ValidationError("--skip-live-check needs --reason TEXT saying why the live-chain check is skipped; it goes to the audit log.")
+        }
+        if reason != nil && !skipsCheck {
+            throw ValidationError("--reason goes with --skip-live-check.")
+        }
     }
 }

@@ -12,7 +12,7 @@ extension ServeCommand {
     /// start may create development data; a path that was given and holds nothing is a typo or an unmounted
     /// volume, and minting a key there would put a foreign trust anchor behind the load balancer.
     var isZeroConfiguration: Bool {
-        config == nil && dataDir == nil && database == nil && signingKey == nil && certificate == nil
+        config == nil && location.dataDir == nil && location.database == nil && signingKey == nil && certificate == nil
             && ProcessInfo.processInfo.environment["PINSET_DATA_DIR"] == nil
     }
 

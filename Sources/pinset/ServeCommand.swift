@@ -24,11 +24,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("JSON configuration file.", valueName: "file")) var config: String?
     @Option(help: "Listen address.") var host: String?
     @Option(help: "Listen port (0 picks a free port and prints it).") var port: Int?
-    @Option(help: ArgumentHelp("Data directory.", valueName: "dir")) var dataDir: String?
-    @Option(help: ArgumentHelp("SQLite database path, or a postgres:// URL shared by instances on several hosts (password from PGPASSWORD, PGPASSFILE or ~/.pgpass, never in the URL).", valueName: "path-or-url")) var database: String?
+    @OptionGroup var location: DataLocationOptions
     @Option(help: ArgumentHelp("Signing key file.", valueName: "file")) var signingKey: String?
     @Option(help: ArgumentHelp("Signing certificate file.", valueName: "file")) var certificate: String?
-    @Option(help: ArgumentHelp("Keys of customers with their own signing identity.", valueName: "dir")) var customerKeyDir: String?
     @Option(help: "Seconds between signing passes.") var resignInterval: Double?
     @Option(help: "Seconds a bundle stays acceptable to Pinset clients.") var bundleLifetime: Int64?
     @Option(help: "Maximum open connections.") var maxConnections: Int?
@@ -78,14 +76,14 @@ struct ServeCommand: AsyncParsableCommand {
             guard (0...65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be from 0 to 65535.") }
             settings.port = UInt16(port)
         }
-        if let dataDir { settings.dataDirectory = dataDir }
-        if let database {
+        if let dataDir = location.dataDir { settings.dataDirectory = dataDir }
+        if let database = location.database {
             settings.database = database
             settings.databasePath = nil
         }
         if let signingKey { settings.signingKeyPath = signingKey }
         if let certificate { settings.certificatePath = certificate }
-        if let customerKeyDir { settings.customerKeyDirectory = customerKeyDir }
+        if let customerKeyDir = location.customerKeyDir { settings.customerKeyDirectory = customerKeyDir }
         if let resignInterval { settings.resignIntervalSeconds = resignInterval }
         if let bundleLifetime { settings.bundleLifetimeSeconds = bundleLifetime }
         if let maxConnections { settings.maxConnections = maxConnections }
