@@ -106,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             settings.logFormat = format
         }
         if let accessLog { settings.accessLog = accessLog }
-        Self.applyCredentials(to: &settings, environment: ProcessInfo.processInfo.environment)
+        settings.applyCredentials(environment: ProcessInfo.processInfo.environment)
         try settings.validate(origin: "the command line")
         return settings
     }

@@ -1,11 +1,9 @@
-import Foundation
 import PinsetFileSystem
-import PinsetServer
 
-extension ServeCommand {
+extension ServerConfiguration {
     /// systemd's credential names for the default signing identity (`LoadCredential=signing-key.pem:…`).
-    static let keyCredential = "signing-key.pem"
-    static let certificateCredential = "trust-cert.pem"
+    public static let keyCredential = "signing-key.pem"
+    public static let certificateCredential = "trust-cert.pem"
 
     /// Takes the default signing key (and certificate, if given) from systemd credentials when the service
     /// passes them and neither the configuration nor the command line names a key file.
@@ -14,14 +12,14 @@ extension ServeCommand {
     /// be readable from the data directory at all. A credential is a snapshot, so a new signer installed
     /// with `pinset signer install` into the credential's source takes effect at the next restart. Key and
     /// certificate are taken together when both are passed, so that they always match.
-    static func applyCredentials(to settings: inout ServerConfiguration, environment: [String: String]) {
-        guard settings.signingKeyPath == nil, let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return }
-        let key = "\(directory)/\(keyCredential)"
+    public mutating func applyCredentials(environment: [String: String]) {
+        guard signingKeyPath == nil, let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return }
+        let key = "\(directory)/\(Self.keyCredential)"
         guard AtomicFile.exists(key) else { return }
-        settings.signingKeyPath = key
-        let certificate = "\(directory)/\(certificateCredential)"
-        if settings.certificatePath == nil && AtomicFile.exists(certificate) {
-            settings.certificatePath = certificate
+        signingKeyPath = key
+        let certificate = "\(directory)/\(Self.certificateCredential)"
+        if certificatePath == nil && AtomicFile.exists(certificate) {
+            certificatePath = certificate
         }
     }
 }
