@@ -1,4 +1,3 @@
-import PinsetCore
 
 /// Which entries of a pin set govern one host name.
 ///
@@ -37,13 +36,5 @@ public struct PinEntryResolution: Hashable, Sendable {
     /// A single-label name always; a public suffix when the list is given.
     static func isSuffix(_ name: Hostname, publicSuffixes: PublicSuffixList?) -> Bool {
         !name.rawValue.contains(".") || publicSuffixes?.isPublicSuffix(name) == true
-    }
-}
-
-extension VerifiedPinSet {
-    /// The entries that govern connections to `hostname`; see `PinEntryResolution`. Include-subdomains entries
-    /// for single-label names, and for the public suffixes of `publicSuffixes` when given, are ignored.
-    public func resolution(for hostname: Hostname, publicSuffixes: PublicSuffixList? = nil) -> PinEntryResolution {
-        PinEntryResolution(covering: hostname, in: payload.hosts, publicSuffixes: publicSuffixes)
     }
 }

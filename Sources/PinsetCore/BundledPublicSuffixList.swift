@@ -3,7 +3,6 @@
 //
 // The list is subject to the terms of the Mozilla Public License, v. 2.0; you can obtain a copy of the MPL at
 // https://mozilla.org/MPL/2.0/.
-import PinsetCore
 
 extension PublicSuffixList {
     /// The Public Suffix List shipped with the client library (publicsuffix 20230209.2326-1), the default of
