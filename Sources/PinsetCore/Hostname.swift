@@ -64,6 +64,12 @@ public struct Hostname: Hashable, Sendable, Comparable, CustomStringConvertible 
         rawValue == other.rawValue || rawValue.hasSuffix("." + other.rawValue)
     }
 
+    /// Whether an entry for `entry` applies to `self`: the same name, or a subdomain when the entry includes
+    /// subdomains. The one rule for which pin-set entry covers a host name.
+    public func isCovered(by entry: Hostname, includeSubdomains: Bool) -> Bool {
+        self == entry || (includeSubdomains && isWithin(entry))
+    }
+
     public var description: String { rawValue }
 
     public static func < (lhs: Hostname, rhs: Hostname) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -47,6 +47,6 @@ public struct PinnedHost: Hashable, Sendable {
     /// Whether this entry applies to connections to `name`: the same host, or a subdomain when
     /// include-subdomains is set.
     public func covers(_ name: Hostname) -> Bool {
-        name == hostname || (includeSubdomains && name.isWithin(hostname))
+        name.isCovered(by: hostname, includeSubdomains: includeSubdomains)
     }
 }

@@ -116,7 +116,7 @@ private struct ReportCountWriter {
 
         func publishes(_ reported: String) -> Bool {
             guard let name = try? Hostname(reported) else { return false }
-            return hosts.contains { name == $0.name || ($0.includeSubdomains && name.isWithin($0.name)) }
+            return hosts.contains { name.isCovered(by: $0.name, includeSubdomains: $0.includeSubdomains) }
         }
     }
 
