@@ -92,7 +92,7 @@ struct ImportCommand: AsyncParsableCommand {
                 throw CLIError("Nothing was imported: \(error)")
             }
             print(summary(source, imported: true))
-            Output.note("Imported \(source.customers.count) customer\(source.customers.count == 1 ? "" : "s"). Before switching traffic, compare each bundle with what signer.py serves (see README, 'Migrating a signer.py deployment').")
+            Output.note("Imported \(source.customers.count) customer\(source.customers.count == 1 ? "" : "s"). Before switching traffic, compare each bundle with what signer.py serves (see docs/migration.md).")
         }
 
         /// Checks every imported host's pins against the chain it serves; returns the note for the audit log.
