@@ -6,8 +6,9 @@ import PinsetTestSupport
 import Testing
 
 /// Every shell block the documentation marks with `<!-- runnable -->` runs as written: `bash -euo pipefail`, in
-/// a fresh directory that is also `HOME`, with the built `pinset` first on `PATH`. A reader copies these
-/// commands, so a block that stops working is a documentation bug.
+/// a fresh directory that is also `HOME`, with the built `pinset` first on `PATH`, in a network namespace with
+/// only loopback (where the machine allows one), within a time limit, in a process group of its own that is
+/// stopped afterwards. A reader copies these commands, so a block that stops working is a documentation bug.
 @Suite(.serialized) struct DocumentationExamplesTests {
     static let marker = "<!-- runnable -->"
     static let blockTimeout: TimeInterval = 180
@@ -154,6 +155,13 @@ import Testing
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let afterName = stat.range(of: ") ", options: .backwards) else { return false }
         return stat[afterName.upperBound...].first != "Z"
+    }
+
+    @Test func blocksReachOnlyLoopbackWhereANamespaceCanBeMade() throws {
+        guard !Self.loopbackOnlyPrefix.isEmpty else { return }
+        let result = try Self.run(ShellBlock(file: "sample.md", line: 1, script: "ip -o link show | cut -d: -f2\n"))
+        #expect(result.status == 0)
+        #expect(result.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["lo"])
     }
 
     @Test func everyRunnableBlockRunsAsWritten() throws {
