@@ -28,7 +28,7 @@ extension SigningRoot {
         let notBefore = now.addingTimeInterval(-SignerCertificatePolicy.clockSkew)
         let notAfter = now.addingTimeInterval(TimeInterval(policy.validityDays) * 86_400)
         if notAfter > certificate.notValidAfter {
-            throw SigningIdentityError("The signer certificate would be valid until \(SigningIdentity.format(notAfter)), after the root expires (\(SigningIdentity.format(certificate.notValidAfter))); clients reject it past the root's expiry. Give fewer --days, and plan a root rollover (see the README).")
+            throw SigningIdentityError("The signer certificate would be valid until \(SigningIdentity.format(notAfter)), after the root expires (\(SigningIdentity.format(certificate.notValidAfter))); clients reject it past the root's expiry. Give fewer --days, and plan a root rollover (see 'Root rollover across app releases' in docs/offline-root.md).")
         }
         if now < certificate.notValidBefore {
             throw SigningIdentityError("The root is not valid before \(SigningIdentity.format(certificate.notValidBefore)). Check this machine's clock.")

@@ -46,7 +46,7 @@ public struct SigningRoot: Sendable {
         let name = PinMaterial.describe(certificate.subject)
         do {
             guard case .isCertificateAuthority = try certificate.extensions.basicConstraints else {
-                throw SigningIdentityError("The root certificate '\(name)' has no basicConstraints CA:TRUE, so OpenSSL-based clients reject every certificate it issues (\"invalid CA certificate\"). It can keep signing bundles itself, but cannot become an offline root; see 'Offline root and short-lived signers' in the README.")
+                throw SigningIdentityError("The root certificate '\(name)' has no basicConstraints CA:TRUE, so OpenSSL-based clients reject every certificate it issues (\"invalid CA certificate\"). It can keep signing bundles itself, but cannot become an offline root; see docs/offline-root.md.")
             }
             if let usage = try certificate.extensions.keyUsage, !usage.keyCertSign {
                 throw SigningIdentityError("The root certificate '\(name)' has a keyUsage without keyCertSign, so clients reject every certificate it issues. It cannot become an offline root.")

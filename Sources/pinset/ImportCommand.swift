@@ -63,7 +63,7 @@ struct ImportCommand: AsyncParsableCommand {
             }
             try admin.importSignerPy(source, liveCheck: liveCheck)
             print(summary(source, imported: true))
-            Output.note("Imported \(source.customers.count) customer\(source.customers.count == 1 ? "" : "s"). Before switching traffic, compare each bundle with what signer.py serves (see README, 'Migrating a signer.py deployment').")
+            Output.note("Imported \(source.customers.count) customer\(source.customers.count == 1 ? "" : "s"). Before switching traffic, compare each bundle with what signer.py serves (see docs/migration.md).")
         }
 
         private func summary(_ source: SignerPyDirectory, imported: Bool) -> String {

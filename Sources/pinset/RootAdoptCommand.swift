@@ -30,7 +30,7 @@ struct RootAdoptCommand: AsyncParsableCommand {
         let (root, locations) = try admin.adoptRoot(of: target, rootDirectory: rootDir)
         let remaining = root.certificate.notValidAfter.timeIntervalSinceNow
         if remaining < SigningIdentity.anchorExpiryWarningInterval {
-            Output.warn("The root expires on \(Output.date(root.certificate.notValidAfter)); apps that embed only it reject every bundle after that. Ship apps with a new root now (see the README).")
+            Output.warn("The root expires on \(Output.date(root.certificate.notValidAfter)); apps that embed only it reject every bundle after that. Ship apps with a new root now (see 'Root rollover across app releases' in docs/offline-root.md).")
         }
         print("""
             The trust anchor of \(target.label) is now the offline root in \(rootDir)

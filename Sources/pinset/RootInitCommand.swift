@@ -62,6 +62,6 @@ struct RootInitCommand: AsyncParsableCommand {
             Embed this root certificate (base64 DER) in your apps:
             \(base64)
             """)
-        Output.warn("The root expires on \(expiry). After that date every app that embeds only this root rejects every bundle, whatever signer signs it. Ship apps with the next root (apps may embed two) well before; see 'Offline root and short-lived signers' in the README.")
+        Output.warn("The root expires on \(expiry). After that date every app that embeds only this root rejects every bundle, whatever signer signs it. Ship apps with the next root (apps may embed two) well before; see 'Root rollover across app releases' in docs/offline-root.md.")
     }
 }

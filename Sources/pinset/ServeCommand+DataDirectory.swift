@@ -8,7 +8,7 @@ import PinsetSigning
 import PinsetStore
 
 extension ServeCommand {
-    /// Whether no data location was given anywhere: the README's one-command start (`scripts/serve`). Only this
+    /// Whether no data location was given anywhere: the README's quick start (`scripts/serve`). Only this
     /// start may create development data; a path that was given and holds nothing is a typo or an unmounted
     /// volume, and minting a key there would put a foreign trust anchor behind the load balancer.
     var isZeroConfiguration: Bool {

@@ -7,7 +7,7 @@ import PinsetCore
 import PinsetTestSupport
 import Testing
 
-/// README's backup and restore procedure with the real binary, the real server and the real client: apps
+/// The backup and restore procedure of docs/operations.md with the real binary, the real server and the real client: apps
 /// that stored versions newer than the backup must accept what the restored database serves.
 @Suite(.serialized) struct BackupRestoreTests {
     static let currentPin = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="

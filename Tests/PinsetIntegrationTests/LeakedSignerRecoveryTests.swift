@@ -95,7 +95,7 @@ import Testing
         #expect(taken.status == 0, "\(taken.combined)")
         #expect(try json(taken)["version"] as? Int64 == forgedVersion)
 
-        // The operator follows the README: a new signer, then revoke the earlier ones.
+        // The operator follows docs/offline-root.md: a new signer, then revoke the earlier ones.
         usleep(1_100_000)
         try tool.issueAndInstall(cli, rootDir: rootDir)
         let revoked = try tool.pinset(cli, ["signer", "revoke-earlier"])

@@ -150,7 +150,7 @@ import Testing
     }
 
     /// The `.json` is what signer.py served, so its spelling of a host name is the one imported and published,
-    /// whatever case the `.domains` file uses (README, "Migrating a signer.py deployment").
+    /// whatever case the `.domains` file uses (docs/migration.md).
     @Test func importedHostNamesKeepTheSpellingOfTheJSONFile() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }

@@ -112,7 +112,7 @@ import Testing
 }
 
 
-/// The backup the README gives for PostgreSQL: pg_dump, and pg_restore into an empty database.
+/// The backup docs/operations.md gives for PostgreSQL: pg_dump, and pg_restore into an empty database.
 @Suite struct PostgresDumpTests {
     @Test func aPgDumpRestoredIntoAnEmptyDatabaseIsTheSameStoreAndGoesOn() throws {
         let server = try SharedTestPostgres.server()
