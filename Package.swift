@@ -103,6 +103,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // The `/status` document: one Codable type that the server encodes and `pinset status` decodes.
+        .target(
+            name: "PinsetStatus",
+            swiftSettings: strictSwift6
+        ),
         // The server: Dispatch socket transport, routes, bundle cache, re-signing scheduler, metrics.
         .target(
             name: "PinsetServer",
@@ -112,6 +117,7 @@ let package = Package(
                 "PinsetStore",
                 "PinsetHTTP",
                 "PinsetLiveCheck",
+                "PinsetStatus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -156,6 +162,7 @@ let package = Package(
                 "PinsetClient",
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
+                "PinsetStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,7 +205,7 @@ let package = Package(
         .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
-        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetStatus", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetClientTests",
             dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",

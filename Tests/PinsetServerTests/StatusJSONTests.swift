@@ -4,6 +4,7 @@ import PinsetCore
 import PinsetLiveCheck
 @testable import PinsetServer
 import PinsetSigning
+import PinsetStatus
 import PinsetTestSupport
 import Testing
 
@@ -34,25 +35,25 @@ struct StatusJSONTests {
 
         let defaultIdentity = try SigningIdentity.generate(keyType: .p256, commonName: "Status Default", validityDays: 30, now: base)
         let alphaIdentity = try SigningIdentity.generate(keyType: .p256, commonName: "Status Alpha", validityDays: 400, now: base)
-        var status = BundleRefresher.Status()
-        status.lastSuccessAt = base.addingTimeInterval(-120)
-        status.lastAttemptAt = base.addingTimeInterval(-5)
-        status.lastError = "could not read /var/lib/pinset/pinset.sqlite: \"disk I/O error\""
-        status.consecutiveFailures = 3
-        status.lastPassDuration = .milliseconds(42)
-        status.customerFailures = [
+        var refresherStatus = BundleRefresher.Status()
+        refresherStatus.lastSuccessAt = base.addingTimeInterval(-120)
+        refresherStatus.lastAttemptAt = base.addingTimeInterval(-5)
+        refresherStatus.lastError = "could not read /var/lib/pinset/pinset.sqlite: \"disk I/O error\""
+        refresherStatus.consecutiveFailures = 3
+        refresherStatus.lastPassDuration = .milliseconds(42)
+        refresherStatus.customerFailures = [
             SigningIdentityFailure(customer: zeta, signer: .customerOwn, reason: "the key /etc/pinset/zeta/signing.key is readable by others"),
             SigningIdentityFailure(customer: shop9, signer: .deploymentDefault, reason: "version ahead of the clock", kind: .versionAheadOfClock),
         ]
-        status.defaultIdentityProblem = "the certificate expired"
-        status.warnings = ["signer certificate of customer alpha expires in 20 days"]
-        status.identityExpiries = [
+        refresherStatus.defaultIdentityProblem = "the certificate expired"
+        refresherStatus.warnings = ["signer certificate of customer alpha expires in 20 days"]
+        refresherStatus.identityExpiries = [
             SigningIdentityExpiry.Figures(customer: nil, identity: defaultIdentity, signersNotBefore: nil),
             SigningIdentityExpiry.Figures(customer: alpha, identity: alphaIdentity, signersNotBefore: seconds - 86_400),
         ]
-        status.storeUnavailableSince = base.addingTimeInterval(-60)
-        status.storeError = "connection refused (127.0.0.1:5432/pinset)"
-        status.contentLoadedAt = base.addingTimeInterval(-300)
+        refresherStatus.storeUnavailableSince = base.addingTimeInterval(-60)
+        refresherStatus.storeError = "connection refused (127.0.0.1:5432/pinset)"
+        refresherStatus.contentLoadedAt = base.addingTimeInterval(-300)
 
         let cache = BundleCache()
         cache.replace(with: [
@@ -84,19 +85,18 @@ struct StatusJSONTests {
         await monitor.stop()
         let monitorMilliseconds = try #require(monitor.report.lastPassDuration).milliseconds
 
-        // Ages and time left are measured from the wall clock: taken again if a second boundary passed meanwhile.
-        var captured: (json: String, now: Int64)?
-        for _ in 0..<5 where captured == nil {
-            let before = Int64(Date().timeIntervalSince1970)
-            let bytes = PinsetService.statusReport(
-                status: status, snapshot: cache.snapshot, freshnessWindow: 86_400, configurationWarnings: ["legacyClients: a setting / that breaks old apps"],
-                monitoring: monitor.statusObject(),
-                uptake: uptake.statusObject(latest: cache.snapshot.latestVersions, at: base),
-                reports: PinsetService.reportsStatus(recent, at: base)
-            )
-            if Int64(Date().timeIntervalSince1970) == before { captured = (String(decoding: bytes, as: UTF8.self), before) }
-        }
-        let (json, now) = try #require(captured)
+        // Half a second past `base`: ages count whole seconds elapsed, time left whole seconds remaining.
+        let now = seconds
+        let status = StatusReporter.status(
+            of: refresherStatus, snapshot: cache.snapshot, freshnessWindow: 86_400, configurationWarnings: ["legacyClients: a setting / that breaks old apps"],
+            monitoring: ServerStatus.Monitoring(monitor.report, configuration: monitor.configuration),
+            uptake: ServerStatus.Uptake(uptake.summary(latest: cache.snapshot.latestVersions, at: base)),
+            reports: ServerStatus.Reports(recent, at: base),
+            now: base.addingTimeInterval(0.5)
+        )
+        let document = try status.encodedDocument()
+        let json = String(decoding: document, as: UTF8.self)
+        #expect(try ServerStatus.decode(Data(document)) == status)
         let defaultLeft = Int64(defaultIdentity.certificate.notValidAfter.timeIntervalSince1970) - now - 1
         let alphaLeft = Int64(alphaIdentity.certificate.notValidAfter.timeIntervalSince1970) - now - 1
         let expected = """
@@ -278,23 +278,21 @@ struct StatusJSONTests {
     @Test func aQuietReadyStateIsReportedExactly() throws {
         let base = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let seconds = Int64(base.timeIntervalSince1970)
-        var status = BundleRefresher.Status()
-        status.lastSuccessAt = base
-        status.lastAttemptAt = base
-        status.lastPassDuration = .microseconds(900)
-        status.contentLoadedAt = base
+        var refresherStatus = BundleRefresher.Status()
+        refresherStatus.lastSuccessAt = base
+        refresherStatus.lastAttemptAt = base
+        refresherStatus.lastPassDuration = .microseconds(900)
+        refresherStatus.contentLoadedAt = base
         let cache = BundleCache()
-        var captured: (json: String, now: Int64)?
-        for _ in 0..<5 where captured == nil {
-            let before = Int64(Date().timeIntervalSince1970)
-            cache.replace(with: [], signedAt: before)
-            let bytes = PinsetService.statusReport(
-                status: status, snapshot: cache.snapshot, freshnessWindow: 86_400,
-                uptake: UptakeCounter().statusObject(latest: [:], at: base), reports: PinsetService.reportsStatus(nil, at: base)
-            )
-            if Int64(Date().timeIntervalSince1970) == before { captured = (String(decoding: bytes, as: UTF8.self), before) }
-        }
-        let (json, _) = try #require(captured)
+        cache.replace(with: [], signedAt: seconds)
+        let status = StatusReporter.status(
+            of: refresherStatus, snapshot: cache.snapshot, freshnessWindow: 86_400,
+            uptake: ServerStatus.Uptake(UptakeCounter().summary(latest: [:], at: base)), reports: ServerStatus.Reports(nil, at: base),
+            now: base
+        )
+        let document = try status.encodedDocument()
+        let json = String(decoding: document, as: UTF8.self)
+        #expect(try ServerStatus.decode(Data(document)) == status)
         let expected = """
         {
           "consecutiveSigningFailures" : 0,

@@ -154,32 +154,6 @@ public final class HostMonitor: Sendable {
             logger.notice("Monitored host changed state", metadata: metadata)
         }
     }
-
-    /// The `monitoring` object of `/status`.
-    public func statusObject() -> [String: Any] {
-        let report = self.report
-        var object: [String: Any] = [
-            "enabled": true,
-            "intervalSeconds": configuration.intervalSeconds,
-            "concurrency": configuration.concurrency,
-            "timeoutSeconds": configuration.timeoutSeconds,
-            "passes": report.passes,
-            "counts": Dictionary(uniqueKeysWithValues: report.ledger.counts.map { ($0.key.rawValue, $0.value) }),
-            "hosts": report.ledger.needingAttention.map { entry in
-                [
-                    "customer": entry.result.customer.rawValue, "hostname": entry.result.host.hostname.rawValue,
-                    "port": Int(entry.result.host.port), "state": entry.result.state.rawValue,
-                    "failing": entry.result.state.isFailing, "detail": entry.result.detail,
-                    "warnings": entry.result.warnings, "since": entry.since.formatted(.iso8601),
-                ] as [String: Any]
-            },
-        ]
-        if let at = report.lastPassStartedAt { object["lastPassStarted"] = at.formatted(.iso8601) }
-        if let at = report.lastPassCompletedAt { object["lastPassCompleted"] = at.formatted(.iso8601) }
-        if let duration = report.lastPassDuration { object["lastPassMilliseconds"] = duration.milliseconds }
-        if let error = report.lastError { object["lastError"] = error }
-        return object
-    }
 }
 
 /// A continuation resumed exactly once: by the store's answer or by cancellation, whichever comes first.

@@ -56,19 +56,15 @@ public final class PinsetService: Sendable {
         // expiry warnings of the latest signing pass.
         let configurationWarnings = configuration.legacyClientWarnings
         for warning in configurationWarnings { logger.warning("\(warning)") }
+        let reporter = StatusReporter(
+            refresher: refresher, cache: cache, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
+            monitor: monitor, uptake: uptake, recentReports: recentReports
+        )
         func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
             PinsetRequestHandler(
                 cache: cache,
-                readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
-                statusReport: {
-                    let snapshot = cache.snapshot
-                    return Self.statusReport(
-                        status: refresher.status, snapshot: snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-                        monitoring: monitor?.statusObject(),
-                        uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date()),
-                        reports: Self.reportsStatus(recentReports, at: Date())
-                    )
-                },
+                readiness: { reporter.readiness() },
+                statusReport: { reporter.document() },
                 metrics: metrics,
                 uptake: uptake,
                 freshnessWindow: freshness,
@@ -208,105 +204,6 @@ public final class PinsetService: Sendable {
         await monitor?.stop()
         refresher.stop()
         logger.info("Stopped")
-    }
-
-    /// `/status` `reports`: whether the listener is on and, per customer, the reports it counted in the last hour.
-    static func reportsStatus(_ recent: RecentReportCounter?, at date: Date) -> [String: Any] {
-        guard let recent else { return ["enabled": false] }
-        let counts = recent.lastHour(at: Int64(date.timeIntervalSince1970))
-        return [
-            "enabled": true,
-            "windowSeconds": RecentReportCounter.windowSeconds,
-            "failuresLastHour": Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-        ]
-    }
-
-    static func readiness(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64) -> Readiness {
-        guard status.lastSuccessAt != nil else {
-            return .notReady(status.lastError.map { "no signing pass has succeeded yet: \($0)" } ?? "the first signing pass has not finished")
-        }
-        if let problem = status.defaultIdentityProblem {
-            return .notReady("the default signing identity cannot sign: \(problem)")
-        }
-        let age = Int64(Date().timeIntervalSince1970) - snapshot.signedAt
-        if age > freshnessWindow {
-            return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
-        }
-        var notes: [String] = []
-        if let since = status.storeUnavailableSince {
-            let loaded = status.contentLoadedAt.map { ", re-signing the content loaded at \($0.formatted(.iso8601))" } ?? ""
-            notes.append("store unavailable since \(since.formatted(.iso8601))\(loaded)")
-        }
-        let aheadOfClock = status.customerFailures.filter { $0.kind == .versionAheadOfClock }
-        if !aheadOfClock.isEmpty {
-            // Still ready: the other customers are signed, and these keep their last good bundles while fresh.
-            let names = aheadOfClock.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
-            let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
-            notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
-        }
-        return notes.isEmpty ? .ready : .ready(note: notes.joined(separator: "; "))
-    }
-
-    /// One identity in `/status`: seconds left (negative once expired) and dates, each marked when inside its
-    /// warning window, so an operator sees which certificate to renew first.
-    static func identityReport(_ figures: SigningIdentityExpiry.Figures, now: Date) -> [String: Any] {
-        let signerLeft = Int64(figures.signerNotAfter.timeIntervalSince(now).rounded(.down))
-        let rootLeft = Int64(figures.rootNotAfter.timeIntervalSince(now).rounded(.down))
-        var report: [String: Any] = [
-            "identity": figures.customer.map { "customer \($0)" } ?? "default",
-            "signerNotAfter": figures.signerNotAfter.formatted(.iso8601),
-            "signerExpiresInSeconds": signerLeft,
-            "signerExpiresSoon": Double(signerLeft) < figures.signerWarningInterval,
-            "signerWarningDays": Int(figures.signerWarningInterval / 86_400),
-            "rootNotAfter": figures.rootNotAfter.formatted(.iso8601),
-            "rootExpiresInSeconds": rootLeft,
-            "rootExpiresSoon": Double(rootLeft) < figures.rootWarningInterval,
-            "rootWarningDays": Int(figures.rootWarningInterval / 86_400),
-        ]
-        if let customer = figures.customer { report["customer"] = customer.rawValue }
-        if let floor = figures.signersNotBefore { report["signersNotBefore"] = floor }
-        return report
-    }
-
-    /// Whether the store answers, and since when not: while it does not, the bundles carry the content loaded at
-    /// `contentLoadedAt`.
-    static func storeReport(_ status: BundleRefresher.Status) -> [String: Any] {
-        var report: [String: Any] = ["available": status.storeUnavailableSince == nil]
-        if let since = status.storeUnavailableSince { report["unavailableSince"] = since.formatted(.iso8601) }
-        if let error = status.storeError { report["error"] = error }
-        if let loaded = status.contentLoadedAt { report["contentLoadedAt"] = loaded.formatted(.iso8601) }
-        return report
-    }
-
-    static func statusReport(
-        status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
-        monitoring: [String: Any]? = nil, uptake: [String: Any]? = nil, reports: [String: Any]? = nil
-    ) -> [UInt8] {
-        let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
-        var report: [String: Any] = [
-            "ready": readiness.isReady,
-            "customers": snapshot.bundles.count,
-            "consecutiveSigningFailures": status.consecutiveFailures,
-            "warnings": configurationWarnings + status.warnings,
-            "monitoring": monitoring ?? ["enabled": false],
-            "reports": reports ?? ["enabled": false],
-        ]
-        if !readiness.isReady { report["notReadyReason"] = readiness.reason }
-        if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }
-        if let at = status.lastAttemptAt { report["lastSigningAttempt"] = at.formatted(.iso8601) }
-        if let error = status.lastError { report["lastSigningError"] = error }
-        if let duration = status.lastPassDuration { report["lastSigningPassMilliseconds"] = duration.milliseconds }
-        if !status.customerFailures.isEmpty {
-            report["customersNotSigned"] = status.customerFailures.map {
-                ["customer": $0.customer.rawValue, "signer": $0.signer.rawValue, "reason": $0.reason, "servingOlderBundle": snapshot.bundles[$0.customer] != nil] as [String: Any]
-            }
-        }
-        if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
-        report["signingIdentities"] = status.identityExpiries.map { identityReport($0, now: Date()) }
-        if let uptake { report["uptake"] = uptake }
-        report["store"] = storeReport(status)
-        let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
-        return [UInt8](data) + [UInt8(ascii: "\n")]
     }
 }
 

@@ -168,31 +168,4 @@ public struct UptakeSummary: Sendable, Equatable {
     }
     public var oldestVersion: Int64? { versions.keys.min() }
 
-    /// The `/status` object.
-    var statusObject: [String: Any] {
-        var object: [String: Any] = [
-            "fetches": fetches,
-            "fetchesReportingVersion": reported,
-            "fetchesOnLatest": onLatest,
-            "unknownVersionFetches": unknown,
-            "otherVersionFetches": otherVersions,
-            "fetchesByVersion": Dictionary(uniqueKeysWithValues: versions.map { (String($0.key), $0.value) }),
-        ]
-        if let latestVersion { object["latestVersion"] = latestVersion }
-        if let shareOnLatest { object["shareOnLatest"] = (shareOnLatest * 1000).rounded() / 1000 }
-        if let oldestVersion { object["oldestVersionSeen"] = oldestVersion }
-        return object
-    }
-}
-
-extension UptakeCounter {
-    /// The `/status` `uptake` object: the window, and one self-contained object per customer.
-    func statusObject(latest: [CustomerName: Int64], at time: Date) -> [String: Any] {
-        let customers = summary(latest: latest, at: time)
-        return [
-            "windowSeconds": Self.windowSeconds,
-            "scope": "this instance",
-            "customers": Dictionary(uniqueKeysWithValues: customers.map { ($0.key.rawValue, $0.value.statusObject) }),
-        ]
-    }
 }
