@@ -3,7 +3,8 @@ import Foundation
 /// What a running server reports at `/status`: readiness, the last signing pass, the identities that sign, the
 /// store, host monitoring, uptake and pin-failure reports. The server encodes it, `pinset status` decodes it.
 ///
-/// Optional members are left out of the document when `nil`, never written as `null`.
+/// Optional members are left out of the document when `nil`, never written as `null`. The server always writes
+/// `store`, `monitoring` and `reports`; a document without them (a partial or older server) still decodes.
 public struct ServerStatus: Codable, Hashable, Sendable {
     public var ready: Bool
     /// Why the server is not ready; only when `ready` is false.
@@ -22,18 +23,18 @@ public struct ServerStatus: Codable, Hashable, Sendable {
     public var signingIdentities: [IdentityExpiry]
     /// Settings that break clients in the field, then certificates close to expiry.
     public var warnings: [String]
-    public var store: Store
-    public var monitoring: Monitoring
+    public var store: Store?
+    public var monitoring: Monitoring?
     /// Absent from a server that does not count uptake.
     public var uptake: Uptake?
-    public var reports: Reports
+    public var reports: Reports?
 
     public init(
         ready: Bool, notReadyReason: String? = nil, customers: Int, consecutiveSigningFailures: Int,
         lastSigningPass: Date? = nil, lastSigningAttempt: Date? = nil, lastSigningError: String? = nil,
         lastSigningPassMilliseconds: Int64? = nil, customersNotSigned: [CustomerNotSigned]? = nil,
-        oldestBundleAgeSeconds: Int64? = nil, signingIdentities: [IdentityExpiry], warnings: [String], store: Store,
-        monitoring: Monitoring = .disabled, uptake: Uptake? = nil, reports: Reports = .disabled
+        oldestBundleAgeSeconds: Int64? = nil, signingIdentities: [IdentityExpiry], warnings: [String], store: Store?,
+        monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled
     ) {
         self.ready = ready
         self.notReadyReason = notReadyReason
@@ -51,6 +52,30 @@ public struct ServerStatus: Codable, Hashable, Sendable {
         self.monitoring = monitoring
         self.uptake = uptake
         self.reports = reports
+    }
+
+    /// Lenient where `pinset status` has always been: counters a document leaves out read as 0, lists as empty,
+    /// `ready` as false, and sections as absent. What is present must have its type.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            ready: try container.decodeIfPresent(Bool.self, forKey: .ready) ?? false,
+            notReadyReason: try container.decodeIfPresent(String.self, forKey: .notReadyReason),
+            customers: try container.decodeIfPresent(Int.self, forKey: .customers) ?? 0,
+            consecutiveSigningFailures: try container.decodeIfPresent(Int.self, forKey: .consecutiveSigningFailures) ?? 0,
+            lastSigningPass: try container.decodeIfPresent(Date.self, forKey: .lastSigningPass),
+            lastSigningAttempt: try container.decodeIfPresent(Date.self, forKey: .lastSigningAttempt),
+            lastSigningError: try container.decodeIfPresent(String.self, forKey: .lastSigningError),
+            lastSigningPassMilliseconds: try container.decodeIfPresent(Int64.self, forKey: .lastSigningPassMilliseconds),
+            customersNotSigned: try container.decodeIfPresent([CustomerNotSigned].self, forKey: .customersNotSigned),
+            oldestBundleAgeSeconds: try container.decodeIfPresent(Int64.self, forKey: .oldestBundleAgeSeconds),
+            signingIdentities: try container.decodeIfPresent([IdentityExpiry].self, forKey: .signingIdentities) ?? [],
+            warnings: try container.decodeIfPresent([String].self, forKey: .warnings) ?? [],
+            store: try container.decodeIfPresent(Store.self, forKey: .store),
+            monitoring: try container.decodeIfPresent(Monitoring.self, forKey: .monitoring),
+            uptake: try container.decodeIfPresent(Uptake.self, forKey: .uptake),
+            reports: try container.decodeIfPresent(Reports.self, forKey: .reports)
+        )
     }
 
     /// A customer the last pass could not sign.

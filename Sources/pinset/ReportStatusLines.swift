@@ -3,7 +3,8 @@ import PinsetStatus
 /// The reports block of `pinset status`: whether the reports listener is on, and the last hour's reports per
 /// customer.
 enum ReportStatusLines {
-    static func lines(from reports: ServerStatus.Reports) -> [String] {
+    static func lines(from reports: ServerStatus.Reports?) -> [String] {
+        guard let reports else { return [] }
         guard reports.enabled else {
             return ["pin-failure reports: off (set 'reports' in the server configuration)"]
         }

@@ -47,9 +47,9 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("last signing pass:    \(report.lastSigningPass.map(Self.timestamp) ?? "never") (\(report.lastSigningPassMilliseconds.map(String.init) ?? "-") ms)")
         Output.line("oldest bundle age:    \(report.oldestBundleAgeSeconds.map(String.init) ?? "-") s")
         Output.line("signing failures:     \(report.consecutiveSigningFailures) in a row")
-        if !report.store.available {
-            Output.line("STORE UNAVAILABLE:    since \(report.store.unavailableSince.map(Self.timestamp) ?? "?"); re-signing the content loaded at \(report.store.contentLoadedAt.map(Self.timestamp) ?? "never")")
-            if let error = report.store.error { Output.line("  store error:        \(error)") }
+        if let store = report.store, !store.available {
+            Output.line("STORE UNAVAILABLE:    since \(store.unavailableSince.map(Self.timestamp) ?? "?"); re-signing the content loaded at \(store.contentLoadedAt.map(Self.timestamp) ?? "never")")
+            if let error = store.error { Output.line("  store error:        \(error)") }
         }
         if let error = report.lastSigningError { Output.line("last signing error:   \(error)") }
         for failure in report.customersNotSigned ?? [] {
@@ -64,7 +64,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
         }
         for warning in report.warnings { Output.line("warning:              \(warning)") }
-        Self.printMonitoring(report.monitoring)
+        if let monitoring = report.monitoring { Self.printMonitoring(monitoring) }
         for line in UptakeStatusLines.lines(from: report.uptake) { Output.line(line) }
         for line in ReportStatusLines.lines(from: report.reports) { Output.line(line) }
         if !report.ready { throw ExitCode(2) }

@@ -329,4 +329,16 @@ struct StatusJSONTests {
         """
         #expect(json == expected, "\(json)")
     }
+
+    /// `pinset status` reads a partial document as it always has: counters left out are 0, lists empty, sections
+    /// absent; a value of the wrong type is refused.
+    @Test func aPartialDocumentDecodesWithDefaults() throws {
+        let status = try ServerStatus.decode(Data(#"{"customers": 2, "monitoring": {"enabled": false}}"#.utf8))
+        #expect(!status.ready)
+        #expect(status.customers == 2 && status.consecutiveSigningFailures == 0)
+        #expect(status.signingIdentities.isEmpty && status.warnings.isEmpty)
+        #expect(status.store == nil && status.reports == nil && status.uptake == nil)
+        #expect(status.monitoring == .disabled)
+        #expect(throws: DecodingError.self) { try ServerStatus.decode(Data(#"{"customers": "two"}"#.utf8)) }
+    }
 }
