@@ -117,6 +117,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // The `/status` document: one Codable type that the server encodes and `pinset status` decodes.
+        .target(
+            name: "PinsetStatus",
+            swiftSettings: strictSwift6
+        ),
         // The server: Dispatch socket transport, routes, bundle cache, re-signing scheduler, metrics.
         .target(
             name: "PinsetServer",
@@ -127,6 +132,7 @@ let package = Package(
                 "PinsetStore",
                 "PinsetHTTP",
                 "PinsetLiveCheck",
+                "PinsetStatus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -172,6 +178,7 @@ let package = Package(
                 "PinsetClient",
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
+                "PinsetStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
@@ -219,7 +226,7 @@ let package = Package(
             dependencies: ["PinsetAdmin", "PinsetCore", "PinsetLiveCheck", "PinsetSigning", "PinsetStore", "PinsetTestSupport"],
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetStatus", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetClientTests",
             dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PinsetStatus
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -38,73 +39,73 @@ struct StatusCommand: AsyncParsableCommand {
             print(String(decoding: data, as: UTF8.self), terminator: "")
             return
         }
-        guard let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        guard let report = try? ServerStatus.decode(data) else {
             throw CLIError("The server at \(url) answered /status with something other than a JSON object; is it a Pinset server?")
         }
-        let ready = report["ready"] as? Bool ?? false
-        Output.line("ready:                \(ready ? "yes" : "NO — \(report["notReadyReason"] ?? "")")")
-        Output.line("customers served:     \(report["customers"] ?? 0)")
-        Output.line("last signing pass:    \(report["lastSigningPass"] ?? "never") (\(report["lastSigningPassMilliseconds"] ?? "-") ms)")
-        Output.line("oldest bundle age:    \(report["oldestBundleAgeSeconds"] ?? "-") s")
-        Output.line("signing failures:     \(report["consecutiveSigningFailures"] ?? 0) in a row")
-        if let store = report["store"] as? [String: Any], store["available"] as? Bool == false {
-            Output.line("STORE UNAVAILABLE:    since \(store["unavailableSince"] ?? "?"); re-signing the content loaded at \(store["contentLoadedAt"] ?? "never")")
-            if let error = store["error"] { Output.line("  store error:        \(error)") }
+        Output.line("ready:                \(report.ready ? "yes" : "NO — \(report.notReadyReason ?? "")")")
+        Output.line("customers served:     \(report.customers)")
+        Output.line("last signing pass:    \(report.lastSigningPass.map(Self.timestamp) ?? "never") (\(report.lastSigningPassMilliseconds.map(String.init) ?? "-") ms)")
+        Output.line("oldest bundle age:    \(report.oldestBundleAgeSeconds.map(String.init) ?? "-") s")
+        Output.line("signing failures:     \(report.consecutiveSigningFailures) in a row")
+        if let store = report.store, !store.available {
+            Output.line("STORE UNAVAILABLE:    since \(store.unavailableSince.map(Self.timestamp) ?? "?"); re-signing the content loaded at \(store.contentLoadedAt.map(Self.timestamp) ?? "never")")
+            if let error = store.error { Output.line("  store error:        \(error)") }
         }
-        if let error = report["lastSigningError"] { Output.line("last signing error:   \(error)") }
-        for failure in report["customersNotSigned"] as? [[String: Any]] ?? [] {
-            Output.line("NOT SIGNED:           \(failure["customer"] ?? "?") — \(failure["reason"] ?? "")")
+        if let error = report.lastSigningError { Output.line("last signing error:   \(error)") }
+        for failure in report.customersNotSigned ?? [] {
+            Output.line("NOT SIGNED:           \(failure.customer) — \(failure.reason)")
         }
-        for identity in report["signingIdentities"] as? [[String: Any]] ?? [] {
-            Output.line("signing identity:     \(identity["identity"] ?? "?")")
-            Output.line("  signer expires:     \(Self.expiry(identity, role: "signer"))")
-            Output.line("  root expires:       \(Self.expiry(identity, role: "root"))")
-            if let floor = identity["signersNotBefore"] as? Int {
+        for identity in report.signingIdentities {
+            Output.line("signing identity:     \(identity.identity)")
+            Output.line("  signer expires:     \(Self.expiry(notAfter: identity.signerNotAfter, secondsLeft: identity.signerExpiresInSeconds, soon: identity.signerExpiresSoon, warningDays: identity.signerWarningDays))")
+            Output.line("  root expires:       \(Self.expiry(notAfter: identity.rootNotAfter, secondsLeft: identity.rootExpiresInSeconds, soon: identity.rootExpiresSoon, warningDays: identity.rootWarningDays))")
+            if let floor = identity.signersNotBefore {
                 Output.line("  signers not before: \(Output.date(Date(timeIntervalSince1970: TimeInterval(floor)))) (revocation floor)")
             }
         }
-        for warning in report["warnings"] as? [String] ?? [] { Output.line("warning:              \(warning)") }
-        if let monitoring = report["monitoring"] as? [String: Any] { Self.printMonitoring(monitoring) }
-        for line in UptakeStatusLines.lines(from: report) { Output.line(line) }
-        for line in ReportStatusLines.lines(from: report) { Output.line(line) }
-        if !ready { throw ExitCode(2) }
+        for warning in report.warnings { Output.line("warning:              \(warning)") }
+        if let monitoring = report.monitoring { Self.printMonitoring(monitoring) }
+        for line in UptakeStatusLines.lines(from: report.uptake) { Output.line(line) }
+        for line in ReportStatusLines.lines(from: report.reports) { Output.line(line) }
+        if !report.ready { throw ExitCode(2) }
     }
 
     /// `2026-12-01T00:00:00Z, in 37 days (5 h)`, marked when inside the server's warning window for the role.
-    static func expiry(_ identity: [String: Any], role: String) -> String {
-        let date = identity["\(role)NotAfter"] as? String ?? "?"
-        guard let seconds = identity["\(role)ExpiresInSeconds"] as? Int else { return date }
+    static func expiry(notAfter: Date, secondsLeft: Int64, soon: Bool, warningDays: Int) -> String {
+        let seconds = Int(secondsLeft)
         let left = seconds < 0 ? "EXPIRED \(Self.duration(-seconds)) ago" : "in \(Self.duration(seconds))"
-        let soon = identity["\(role)ExpiresSoon"] as? Bool ?? false
-        let window = identity["\(role)WarningDays"].map { " (warned from \($0) days before)" } ?? ""
-        return "\(date), \(left)\(soon ? "  <-- RENEW SOON\(window)" : "")"
+        return "\(timestamp(notAfter)), \(left)\(soon ? "  <-- RENEW SOON (warned from \(warningDays) days before)" : "")"
     }
 
     static func duration(_ seconds: Int) -> String {
         seconds >= 86_400 ? "\(seconds / 86_400) days" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(seconds) s"
     }
 
+    /// A date as the server wrote it.
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
     /// The server's live-chain monitoring: counts by state, then every host not in state `matches`.
-    static func printMonitoring(_ monitoring: [String: Any]) {
-        guard monitoring["enabled"] as? Bool == true else {
+    static func printMonitoring(_ monitoring: ServerStatus.Monitoring) {
+        guard monitoring.enabled else {
             Output.line("host monitoring:      off (set 'monitoring' in the server configuration)")
             return
         }
         // Before any pass completed too: a monitor that cannot read its hosts never completes one.
-        if let error = monitoring["lastError"] { Output.line("monitoring error:     \(error)") }
-        guard let completed = monitoring["lastPassCompleted"] else {
+        if let error = monitoring.lastError { Output.line("monitoring error:     \(error)") }
+        guard let completed = monitoring.lastPassCompleted else {
             Output.line("host monitoring:      first pass not finished yet")
             return
         }
-        let counts = monitoring["counts"] as? [String: Int] ?? [:]
+        let counts = monitoring.counts ?? [:]
         let order = ["matches", "matches-only-backup", "sole-key-expiring", "matches-nothing", "unreachable", "unmonitored"]
         let known = order.filter { counts[$0] != nil } + counts.keys.sorted().filter { !order.contains($0) }
-        Output.line("host monitoring:      last pass \(completed) (\(monitoring["lastPassMilliseconds"] ?? "-") ms)")
+        Output.line("host monitoring:      last pass \(timestamp(completed)) (\(monitoring.lastPassMilliseconds.map(String.init) ?? "-") ms)")
         Output.line("hosts by state:       " + known.map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", "))
-        for host in monitoring["hosts"] as? [[String: Any]] ?? [] {
-            let failing = host["failing"] as? Bool == true
-            let label = failing ? "HOST FAILING:" : "host:"
-            Output.line("\(label.padding(toLength: 22, withPad: " ", startingAt: 0))\(host["customer"] ?? "?") \(host["hostname"] ?? "?"):\(host["port"] ?? "?") \(host["state"] ?? "?") since \(host["since"] ?? "?") — \(host["detail"] ?? "")")
+        for host in monitoring.hosts ?? [] {
+            let label = host.failing ? "HOST FAILING:" : "host:"
+            Output.line("\(label.padding(toLength: 22, withPad: " ", startingAt: 0))\(host.customer) \(host.hostname):\(host.port) \(host.state) since \(timestamp(host.since)) — \(host.detail)")
         }
     }
 }

@@ -47,7 +47,7 @@ struct VersionRuleTests {
             #expect(BundleBounds.versionProblem(version: content.version, signedAt: content.timestamp) == nil)
         }
         // Readiness reads the real clock, which is two days ahead of this test's: a window that covers it.
-        let readiness = PinsetService.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: 3 * 86_400)
+        let readiness = StatusReporter.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: 3 * 86_400)
         #expect(readiness.isReady)
         #expect(readiness.reason.contains("'acme'") && readiness.reason.contains("ahead of this server's clock"), "\(readiness.reason)")
     }

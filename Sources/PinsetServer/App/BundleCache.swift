@@ -26,15 +26,16 @@ public final class BundleCache: Sendable {
 
     public init() {}
 
-    public var snapshot: Snapshot { current.value }
+    public var snapshot: Snapshot { current.withLock { $0 } }
 
     public func bundle(for customer: CustomerName) -> SignedBundle? {
-        current.value.bundles[customer]
+        // Copied under the lock, searched outside it: concurrent requests hold the lock only for the copy.
+        current.withLock { $0 }.bundles[customer]
     }
 
     /// Whether the last pass failed to sign `customer` (it then has no bundle, or an older one).
     public func failure(for customer: CustomerName) -> String? {
-        current.value.failures[customer]
+        current.withLock { $0 }.failures[customer]
     }
 
     public func replace(with bundles: [SignedBundle], signedAt: Int64) {
@@ -44,7 +45,7 @@ public final class BundleCache: Sendable {
     /// Swaps in a pass's bundles. A customer in `failures` keeps the bundle it had, so a key problem of one
     /// customer does not take its pins off the air before clients would refuse them anyway.
     public func replace(with bundles: [SignedBundle], failures: [SigningIdentityFailure], signedAt: Int64) {
-        current.update { previous in
+        current.withLock { previous in
             var map: [CustomerName: SignedBundle] = [:]
             map.reserveCapacity(bundles.count + failures.count)
             for var bundle in bundles {
@@ -64,25 +65,5 @@ public final class BundleCache: Sendable {
             }
             previous = Snapshot(bundles: map, signedAt: signedAt, failures: failed)
         }
-    }
-}
-
-/// A value behind a lock; `Sendable` because every access takes the lock.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    private var stored: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) {
-        stored = value
-    }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-
-    @discardableResult
-    func update<T>(_ body: (inout Value) -> T) -> T {
-        lock.withLock { body(&stored) }
     }
 }

@@ -90,7 +90,7 @@ public final class BundleRefresher: @unchecked Sendable {
         self.now = now
     }
 
-    public var status: Status { statusBox.value }
+    public var status: Status { statusBox.withLock { $0 } }
 
     /// Runs the first pass synchronously (so a server is ready when it starts listening, or knows why not),
     /// then schedules the rest.
@@ -135,7 +135,7 @@ public final class BundleRefresher: @unchecked Sendable {
             if now() >= nextScheduledPass { runPass(reason: "schedule") }
             return
         }
-        if statusBox.value.storeUnavailableSince != nil {
+        if statusBox.withLock({ $0.storeUnavailableSince }) != nil {
             // While the pin sets cannot be read, the content loaded earlier is re-signed on the schedule only;
             // whether the store answers again is checked every retryInterval.
             if now() >= nextScheduledPass {
@@ -190,7 +190,7 @@ public final class BundleRefresher: @unchecked Sendable {
             if let counter { lastSeenChange = counter }
             if !incremental { nextScheduledPass = attemptAt.addingTimeInterval(resignInterval) }
             let duration = ContinuousClock.now - started
-            statusBox.update {
+            statusBox.withLock {
                 $0.lastSuccessAt = attemptAt
                 $0.lastAttemptAt = attemptAt
                 $0.lastError = nil
@@ -223,7 +223,7 @@ public final class BundleRefresher: @unchecked Sendable {
             return true
         } catch {
             nextScheduledPass = attemptAt.addingTimeInterval(retryInterval)
-            statusBox.update {
+            statusBox.withLock {
                 $0.lastAttemptAt = attemptAt
                 $0.lastError = String(describing: error)
                 $0.consecutiveFailures += 1
@@ -251,10 +251,10 @@ public final class BundleRefresher: @unchecked Sendable {
                 try source.allPinSets()
             }
             lastLoaded = (pinSets, attemptAt)
-            if let since = statusBox.value.storeUnavailableSince {
+            if let since = statusBox.withLock({ $0.storeUnavailableSince }) {
                 logger.notice("The store is available again", metadata: ["unavailable_since": "\(since.formatted(.iso8601))"])
             }
-            statusBox.update {
+            statusBox.withLock {
                 $0.storeUnavailableSince = nil
                 $0.storeError = nil
                 $0.contentLoadedAt = attemptAt
@@ -281,11 +281,11 @@ public final class BundleRefresher: @unchecked Sendable {
     /// Records the first failure of an outage (and logs it once); later failures only refresh the reason.
     private func noteStoreUnavailable(_ error: any Error, at date: Date) {
         let reason = String(describing: error)
-        let since = statusBox.value.storeUnavailableSince
+        let since = statusBox.withLock { $0.storeUnavailableSince }
         if since == nil {
             logger.error("The store is unavailable; serving and re-signing the content loaded last", metadata: ["error": "\(reason)"])
         }
-        statusBox.update {
+        statusBox.withLock {
             $0.storeUnavailableSince = since ?? date
             $0.storeError = reason
         }

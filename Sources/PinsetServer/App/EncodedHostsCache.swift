@@ -7,25 +7,24 @@ import PinsetCore
 /// changes only when the pin content does. The store bumps a customer's content version with every change and
 /// never reuses one, so (customer, version) identifies the content and is the key here.
 /// Thread-safe: a lock around a dictionary; `SigningPass` reads and fills it from all cores.
-public final class EncodedHostsCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [CustomerName: (version: Int64, bytes: [UInt8])] = [:]
+public final class EncodedHostsCache: Sendable {
+    private let entries = LockedValue<[CustomerName: (version: Int64, bytes: [UInt8])]>([:])
 
     public init() {}
 
     func encodedHosts(for pinSet: PinSet) -> [UInt8] {
-        if let cached = lock.withLock({ entries[pinSet.customer] }), cached.version == pinSet.version {
+        if let cached = entries.withLock({ $0[pinSet.customer] }), cached.version == pinSet.version {
             return cached.bytes
         }
         let bytes = BundlePayload.encodedHosts(BundlePayload.publishedHosts(of: pinSet))
-        lock.withLock { entries[pinSet.customer] = (pinSet.version, bytes) }
+        entries.withLock { $0[pinSet.customer] = (pinSet.version, bytes) }
         return bytes
     }
 
     /// Drops customers that no longer exist, so removed customers do not accumulate.
     func retain(only customers: Set<CustomerName>) {
-        lock.withLock { entries = entries.filter { customers.contains($0.key) } }
+        entries.withLock { $0 = $0.filter { customers.contains($0.key) } }
     }
 
-    public var count: Int { lock.withLock { entries.count } }
+    public var count: Int { entries.withLock { $0.count } }
 }

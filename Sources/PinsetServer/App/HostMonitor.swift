@@ -67,7 +67,7 @@ public final class HostMonitor: Sendable {
         self.now = now
     }
 
-    public var report: Report { reportBox.value }
+    public var report: Report { reportBox.withLock { $0 } }
 
     /// Starts the schedule: a pass now, then one every `intervalSeconds` from the start of the previous one.
     public func start() {
@@ -79,13 +79,13 @@ public final class HostMonitor: Sendable {
                 try? await Task.sleep(until: started + interval, clock: .continuous)
             }
         }
-        loop.update { $0 = task }
+        loop.withLock { $0 = task }
     }
 
     /// Stops the schedule: no new check starts, the ones waiting for a handshake are abandoned (their
     /// connections closed), and the monitor's event loop is shut down.
     public func stop() async {
-        let task = loop.update { task in
+        let task = loop.withLock { task in
             defer { task = nil }
             return task
         }
@@ -105,7 +105,7 @@ public final class HostMonitor: Sendable {
             return
         } catch {
             logger.error("Host monitoring could not read the hosts to check", metadata: ["error": "\(error)"])
-            reportBox.update { $0.lastError = "\(error)" }
+            reportBox.withLock { $0.lastError = "\(error)" }
             return
         }
         let results = await checker.check(jobs, concurrency: configuration.concurrency)
@@ -113,7 +113,7 @@ public final class HostMonitor: Sendable {
         guard !Task.isCancelled else { return }
         let duration = ContinuousClock.now - clock
         let completed = now()
-        let (changes, counts) = reportBox.update { report in
+        let (changes, counts) = reportBox.withLock { report in
             let changes = report.ledger.record(results, at: completed)
             report.passes += 1
             report.lastPassStartedAt = started
@@ -154,46 +154,22 @@ public final class HostMonitor: Sendable {
             logger.notice("Monitored host changed state", metadata: metadata)
         }
     }
-
-    /// The `monitoring` object of `/status`.
-    public func statusObject() -> [String: Any] {
-        let report = self.report
-        var object: [String: Any] = [
-            "enabled": true,
-            "intervalSeconds": configuration.intervalSeconds,
-            "concurrency": configuration.concurrency,
-            "timeoutSeconds": configuration.timeoutSeconds,
-            "passes": report.passes,
-            "counts": Dictionary(uniqueKeysWithValues: report.ledger.counts.map { ($0.key.rawValue, $0.value) }),
-            "hosts": report.ledger.needingAttention.map { entry in
-                [
-                    "customer": entry.result.customer.rawValue, "hostname": entry.result.host.hostname.rawValue,
-                    "port": Int(entry.result.host.port), "state": entry.result.state.rawValue,
-                    "failing": entry.result.state.isFailing, "detail": entry.result.detail,
-                    "warnings": entry.result.warnings, "since": entry.since.formatted(.iso8601),
-                ] as [String: Any]
-            },
-        ]
-        if let at = report.lastPassStartedAt { object["lastPassStarted"] = at.formatted(.iso8601) }
-        if let at = report.lastPassCompletedAt { object["lastPassCompleted"] = at.formatted(.iso8601) }
-        if let duration = report.lastPassDuration { object["lastPassMilliseconds"] = duration.milliseconds }
-        if let error = report.lastError { object["lastError"] = error }
-        return object
-    }
 }
 
 /// A continuation resumed exactly once: by the store's answer or by cancellation, whichever comes first.
-private final class PendingRead: @unchecked Sendable {
-    // `@unchecked Sendable`: `continuation` and `finished` are touched only while holding `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<[HostCheckJob], any Error>?
-    private var finished: Result<[HostCheckJob], any Error>?
+private final class PendingRead: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<[HostCheckJob], any Error>?
+        var finished: Result<[HostCheckJob], any Error>?
+    }
+
+    private let state = LockedValue(State())
 
     /// Keeps `continuation` for `resume`; returns false (having resumed it) if the read is already over.
     func install(_ continuation: CheckedContinuation<[HostCheckJob], any Error>) -> Bool {
-        let finished = lock.withLock { () -> Result<[HostCheckJob], any Error>? in
-            if self.finished == nil { self.continuation = continuation }
-            return self.finished
+        let finished = state.withLock { state -> Result<[HostCheckJob], any Error>? in
+            if state.finished == nil { state.continuation = continuation }
+            return state.finished
         }
         guard let finished else { return true }
         continuation.resume(with: finished)
@@ -201,11 +177,11 @@ private final class PendingRead: @unchecked Sendable {
     }
 
     func resume(with result: Result<[HostCheckJob], any Error>) {
-        let continuation = lock.withLock { () -> CheckedContinuation<[HostCheckJob], any Error>? in
-            guard finished == nil else { return nil }
-            finished = result
-            defer { self.continuation = nil }
-            return self.continuation
+        let continuation = state.withLock { state -> CheckedContinuation<[HostCheckJob], any Error>? in
+            guard state.finished == nil else { return nil }
+            state.finished = result
+            defer { state.continuation = nil }
+            return state.continuation
         }
         continuation?.resume(with: result)
     }

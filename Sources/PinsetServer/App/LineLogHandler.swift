@@ -34,7 +34,7 @@ public struct LineLogHandler: LogHandler {
         case .json: line = jsonLine(event, fields)
         }
         guard let line else { return }
-        Self.output.update { $0.write(line) }
+        Self.output.withLock { $0.write(line) }
     }
 
     private func textLine(_ event: LogEvent, _ fields: Logger.Metadata) -> Data {

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import PinsetCore
@@ -14,13 +13,14 @@ public final class PinsetService: Sendable {
     public let cache = BundleCache()
     public let metrics: ServerMetrics?
     public let uptake = UptakeCounter()
-    private let refresher: BundleRefresher
     private let server: SocketServer
     private let adminServer: SocketServer?
-    /// The pin-failure reports listener and its writer, when configured.
-    private let reports: (server: SocketServer, writer: ReportWriter, recent: RecentReportCounter)?
+    /// The pin-failure reports listener, when configured.
+    private let reportsServer: SocketServer?
     /// Scheduled live-chain checks, when configured.
     public let monitor: HostMonitor?
+    /// Everything that runs between `start` and `shutdown`, in the order it starts.
+    private let services: BackgroundServiceGroup
     private let logger: Logger
 
     /// Loads the key (refusing one readable by group or others) and opens the database. Nothing listens yet.
@@ -45,7 +45,6 @@ public final class PinsetService: Sendable {
             changePollInterval: configuration.changePollIntervalSeconds,
             maxContentStaleness: configuration.maxContentStalenessSeconds
         )
-        self.refresher = refresher
         let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger) }
         self.monitor = monitor
         let cache = self.cache
@@ -56,19 +55,15 @@ public final class PinsetService: Sendable {
         // expiry warnings of the latest signing pass.
         let configurationWarnings = configuration.legacyClientWarnings
         for warning in configurationWarnings { logger.warning("\(warning)") }
+        let reporter = StatusReporter(
+            refresher: refresher, cache: cache, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
+            monitor: monitor, uptake: uptake, recentReports: recentReports
+        )
         func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
             PinsetRequestHandler(
                 cache: cache,
-                readiness: { Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshness) },
-                statusReport: {
-                    let snapshot = cache.snapshot
-                    return Self.statusReport(
-                        status: refresher.status, snapshot: snapshot, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-                        monitoring: monitor?.statusObject(),
-                        uptake: uptake.statusObject(latest: snapshot.latestVersions, at: Date()),
-                        reports: Self.reportsStatus(recentReports, at: Date())
-                    )
-                },
+                readiness: { reporter.readiness() },
+                statusReport: { reporter.document() },
                 metrics: metrics,
                 uptake: uptake,
                 freshnessWindow: freshness,
@@ -92,6 +87,7 @@ public final class PinsetService: Sendable {
                 "user_agent": "\(entry.userAgent ?? "-")",
             ])
         }
+        var listeners: [any BackgroundService] = []
         if let admin = configuration.admin {
             var adminTransport = transport
             adminTransport.host = admin.host
@@ -100,10 +96,29 @@ public final class PinsetService: Sendable {
             adminTransport.maxConnections = 64
             adminTransport.workerQueues = 1
             adminTransport.proxyProtocol = false
-            adminServer = SocketServer(configuration: adminTransport, handler: handler(.adminOnly), onRequest: onRequest)
+            let adminServer = SocketServer(configuration: adminTransport, handler: handler(.adminOnly), onRequest: onRequest)
+            self.adminServer = adminServer
+            // Started before the public listener: a failure to bind it ends `serve` (the caller exits) before
+            // anything serves.
+            listeners.append(ListenerService(adminServer, gracePeriod: .seconds(1)) { port in
+                logger.info("Admin listener serving /metrics and /status", metadata: ["address": "\(admin.host):\(port)"])
+            })
         } else {
             adminServer = nil
         }
+        let server = SocketServer(
+            configuration: transport,
+            handler: handler(configuration.admin == nil ? .all : .publicOnly),
+            onRequest: onRequest,
+            onConnectionCountChange: { metrics?.recordOpenConnections($0) },
+            onConnectionLimit: { metrics?.recordConnectionLimit($0) }
+        )
+        self.server = server
+        listeners.append(ListenerService(server, gracePeriod: Self.shutdownGracePeriod))
+        // Shut down in reverse: the public listener drains, then the admin listener, so /metrics and /status answer
+        // until the end.
+        var draining: [any BackgroundService] = [BackgroundServiceGroup(listeners)]
+        var reportsListener: ListenerService?
         if let settings = configuration.reports, let recentReports {
             let writer = ReportWriter(
                 sink: store, maximumPendingKeys: settings.maxPendingCounts, retentionDays: settings.retentionDays,
@@ -125,52 +140,37 @@ public final class PinsetService: Sendable {
             reportsTransport.workerQueues = 1
             reportsTransport.maxConnections = min(configuration.maxConnections, 256)
             reportsTransport.proxyProtocol = settings.proxyProtocol
-            reports = (SocketServer(configuration: reportsTransport, handler: handler, onRequest: onRequest), writer, recentReports)
+            let reportsServer = SocketServer(configuration: reportsTransport, handler: handler, onRequest: onRequest)
+            self.reportsServer = reportsServer
+            // Pending counts are written while the public listener drains: the two waits overlap instead of
+            // adding up.
+            draining.append(ReportWriterService(writer: writer, deadline: Self.reportWriteDeadline))
+            reportsListener = ListenerService(reportsServer, gracePeriod: .seconds(1)) { port in
+                logger.info("Reports listener accepting POST /report/<customer>", metadata: ["address": "\(settings.host):\(port)"])
+            }
         } else {
-            reports = nil
+            reportsServer = nil
         }
-        server = SocketServer(
-            configuration: transport,
-            handler: handler(configuration.admin == nil ? .all : .publicOnly),
-            onRequest: onRequest,
-            onConnectionCountChange: { metrics?.recordOpenConnections($0) },
-            onConnectionLimit: { metrics?.recordConnectionLimit($0) }
-        )
+        var services: [any BackgroundService] = [SigningScheduleService(refresher: refresher, logger: logger)]
+        if let monitor { services.append(HostMonitorService(monitor: monitor, logger: logger)) }
+        services.append(BackgroundServiceGroup(draining, shutdown: .concurrent))
+        // Last to start, first to stop: it closes before the writer's last batch, so every report answered 202 is
+        // in that batch or an earlier one.
+        if let reportsListener { services.append(reportsListener) }
+        self.services = BackgroundServiceGroup(services)
     }
 
     /// The admin listener's bound port once started, nil without one.
     public var adminPort: UInt16? { adminServer?.port }
 
     /// The reports listener's bound port once started, nil without one.
-    public var reportsPort: UInt16? { reports?.server.port }
+    public var reportsPort: UInt16? { reportsServer?.port }
 
-    /// Signs all bundles, then listens (also on the admin listener when configured). Returns the public port.
+    /// Signs all bundles, then starts monitoring and listens (also on the admin and reports listeners when
+    /// configured). Returns the public port.
     public func start() throws -> UInt16 {
-        if !refresher.start() {
-            logger.error("The first signing pass failed; serving nothing until a pass succeeds (see the error above). /readyz reports not ready.")
-        }
-        let port = try server.start()
-        if let monitor {
-            monitor.start()
-            logger.info("Monitoring pinned hosts", metadata: [
-                "interval_s": "\(monitor.configuration.intervalSeconds)", "concurrency": "\(monitor.configuration.concurrency)",
-                "timeout_s": "\(monitor.configuration.timeoutSeconds)",
-            ])
-        }
-        if let adminServer {
-            // A failure here ends `serve` (the caller exits), which closes the public listener with it.
-            let adminPort = try adminServer.start()
-            logger.info("Admin listener serving /metrics and /status", metadata: [
-                "address": "\(configuration.admin?.host ?? ""):\(adminPort)",
-            ])
-        }
-        if let reports {
-            reports.writer.start()
-            let reportsPort = try reports.server.start()
-            logger.info("Reports listener accepting POST /report/<customer>", metadata: [
-                "address": "\(configuration.reports?.host ?? ""):\(reportsPort)",
-            ])
-        }
+        try services.start()
+        let port = server.port ?? configuration.port
         logger.info("Pinset is serving", metadata: [
             "address": "\(configuration.host):\(port)", "customers": "\(cache.snapshot.bundles.count)",
             "database": "\((try? configuration.storeLocation())?.description ?? configuration.resolvedDatabasePath)",
@@ -178,135 +178,19 @@ public final class PinsetService: Sendable {
         return port
     }
 
+    /// How long shutdown lets the public listener's in-flight responses finish.
+    public static let shutdownGracePeriod: Duration = .seconds(10)
+
     /// How long shutdown may spend writing pending report counts: with the reports listener's own second and the
     /// public listener's grace period running beside it, well inside systemd's `TimeoutStopSec=20s`.
     public static let reportWriteDeadline: Duration = .seconds(8)
 
-    /// Stops accepting, finishes in-flight responses, writes pending report counts, stops re-signing.
-    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+    /// Stops accepting, finishes in-flight responses, writes pending report counts, stops monitoring and
+    /// re-signing: everything that started, in reverse order.
+    public func shutdown() async {
         logger.info("Shutting down: no new connections; finishing in-flight responses")
-        // Reports first: every report answered 202 from here on is pending, and pending counts are written while
-        // the public listener drains, so the two waits overlap instead of adding up.
-        var reportsWritten: Task<Void, Never>?
-        if let reports {
-            await reports.server.shutdown(gracePeriod: .seconds(1))
-            let writer = reports.writer
-            // `stop` blocks for up to its deadline: on a Dispatch thread, not one of the few cooperative ones the
-            // listeners' shutdown needs meanwhile.
-            reportsWritten = Task {
-                await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
-                    DispatchQueue.global().async {
-                        writer.stop(deadline: Self.reportWriteDeadline)
-                        written.resume()
-                    }
-                }
-            }
-        }
-        await server.shutdown(gracePeriod: gracePeriod)
-        await adminServer?.shutdown(gracePeriod: .seconds(1))
-        await reportsWritten?.value
-        await monitor?.stop()
-        refresher.stop()
+        await services.shutdown()
         logger.info("Stopped")
-    }
-
-    /// `/status` `reports`: whether the listener is on and, per customer, the reports it counted in the last hour.
-    static func reportsStatus(_ recent: RecentReportCounter?, at date: Date) -> [String: Any] {
-        guard let recent else { return ["enabled": false] }
-        let counts = recent.lastHour(at: Int64(date.timeIntervalSince1970))
-        return [
-            "enabled": true,
-            "windowSeconds": RecentReportCounter.windowSeconds,
-            "failuresLastHour": Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-        ]
-    }
-
-    static func readiness(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64) -> Readiness {
-        guard status.lastSuccessAt != nil else {
-            return .notReady(status.lastError.map { "no signing pass has succeeded yet: \($0)" } ?? "the first signing pass has not finished")
-        }
-        if let problem = status.defaultIdentityProblem {
-            return .notReady("the default signing identity cannot sign: \(problem)")
-        }
-        let age = Int64(Date().timeIntervalSince1970) - snapshot.signedAt
-        if age > freshnessWindow {
-            return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
-        }
-        var notes: [String] = []
-        if let since = status.storeUnavailableSince {
-            let loaded = status.contentLoadedAt.map { ", re-signing the content loaded at \($0.formatted(.iso8601))" } ?? ""
-            notes.append("store unavailable since \(since.formatted(.iso8601))\(loaded)")
-        }
-        let aheadOfClock = status.customerFailures.filter { $0.kind == .versionAheadOfClock }
-        if !aheadOfClock.isEmpty {
-            // Still ready: the other customers are signed, and these keep their last good bundles while fresh.
-            let names = aheadOfClock.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
-            let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
-            notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
-        }
-        return notes.isEmpty ? .ready : .ready(note: notes.joined(separator: "; "))
-    }
-
-    /// One identity in `/status`: seconds left (negative once expired) and dates, each marked when inside its
-    /// warning window, so an operator sees which certificate to renew first.
-    static func identityReport(_ figures: SigningIdentityExpiry.Figures, now: Date) -> [String: Any] {
-        let signerLeft = Int64(figures.signerNotAfter.timeIntervalSince(now).rounded(.down))
-        let rootLeft = Int64(figures.rootNotAfter.timeIntervalSince(now).rounded(.down))
-        var report: [String: Any] = [
-            "identity": figures.customer.map { "customer \($0)" } ?? "default",
-            "signerNotAfter": figures.signerNotAfter.formatted(.iso8601),
-            "signerExpiresInSeconds": signerLeft,
-            "signerExpiresSoon": Double(signerLeft) < figures.signerWarningInterval,
-            "signerWarningDays": Int(figures.signerWarningInterval / 86_400),
-            "rootNotAfter": figures.rootNotAfter.formatted(.iso8601),
-            "rootExpiresInSeconds": rootLeft,
-            "rootExpiresSoon": Double(rootLeft) < figures.rootWarningInterval,
-            "rootWarningDays": Int(figures.rootWarningInterval / 86_400),
-        ]
-        if let customer = figures.customer { report["customer"] = customer.rawValue }
-        if let floor = figures.signersNotBefore { report["signersNotBefore"] = floor }
-        return report
-    }
-
-    /// Whether the store answers, and since when not: while it does not, the bundles carry the content loaded at
-    /// `contentLoadedAt`.
-    static func storeReport(_ status: BundleRefresher.Status) -> [String: Any] {
-        var report: [String: Any] = ["available": status.storeUnavailableSince == nil]
-        if let since = status.storeUnavailableSince { report["unavailableSince"] = since.formatted(.iso8601) }
-        if let error = status.storeError { report["error"] = error }
-        if let loaded = status.contentLoadedAt { report["contentLoadedAt"] = loaded.formatted(.iso8601) }
-        return report
-    }
-
-    static func statusReport(
-        status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
-        monitoring: [String: Any]? = nil, uptake: [String: Any]? = nil, reports: [String: Any]? = nil
-    ) -> [UInt8] {
-        let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow)
-        var report: [String: Any] = [
-            "ready": readiness.isReady,
-            "customers": snapshot.bundles.count,
-            "consecutiveSigningFailures": status.consecutiveFailures,
-            "warnings": configurationWarnings + status.warnings,
-            "monitoring": monitoring ?? ["enabled": false],
-            "reports": reports ?? ["enabled": false],
-        ]
-        if !readiness.isReady { report["notReadyReason"] = readiness.reason }
-        if let at = status.lastSuccessAt { report["lastSigningPass"] = at.formatted(.iso8601) }
-        if let at = status.lastAttemptAt { report["lastSigningAttempt"] = at.formatted(.iso8601) }
-        if let error = status.lastError { report["lastSigningError"] = error }
-        if let duration = status.lastPassDuration { report["lastSigningPassMilliseconds"] = duration.milliseconds }
-        if !status.customerFailures.isEmpty {
-            report["customersNotSigned"] = status.customerFailures.map {
-                ["customer": $0.customer.rawValue, "signer": $0.signer.rawValue, "reason": $0.reason, "servingOlderBundle": snapshot.bundles[$0.customer] != nil] as [String: Any]
-            }
-        }
-        if let oldest = snapshot.oldestTimestamp { report["oldestBundleAgeSeconds"] = Int64(Date().timeIntervalSince1970) - oldest }
-        report["signingIdentities"] = status.identityExpiries.map { identityReport($0, now: Date()) }
-        if let uptake { report["uptake"] = uptake }
-        report["store"] = storeReport(status)
-        let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .prettyPrinted])) ?? Data()
-        return [UInt8](data) + [UInt8(ascii: "\n")]
     }
 }
 

@@ -85,7 +85,7 @@ public final class ServerMetrics: Sendable {
     /// The earliest signer and root expiry of the last pass; exported as seconds left at scrape time
     /// (negative once expired), one series per role whatever the number of identities.
     func recordIdentityExpiry(_ expiry: SigningIdentityExpiry) {
-        identityExpiry.update { $0 = expiry }
+        identityExpiry.withLock { $0 = expiry }
     }
 
     func recordSigningPass(bundles: Int, duration: Duration) {
@@ -103,7 +103,7 @@ public final class ServerMetrics: Sendable {
     }
 
     func recordRequest(status: Int, bodyBytes: Int, duration: Duration) {
-        let counter = requestCounters.update { counters in
+        let counter = requestCounters.withLock { counters in
             if let existing = counters[status] { return existing }
             let created = Counter(label: "pinset_http_requests_total", dimensions: [("status", String(status))], factory: factory)
             counters[status] = created
@@ -137,7 +137,7 @@ public final class ServerMetrics: Sendable {
         if let oldest = oldestBundleTimestamp {
             oldestBundleAge.record(max(0, now.timeIntervalSince1970 - Double(oldest)))
         }
-        let expiry = identityExpiry.value
+        let expiry = identityExpiry.withLock { $0 }
         if let signer = expiry.signer { signerExpiry.record(signer.timeIntervalSince(now)) }
         if let root = expiry.root { rootExpiry.record(root.timeIntervalSince(now)) }
         return registry.emitToBuffer()

@@ -133,19 +133,18 @@ public struct SigningPassResult: Sendable {
 }
 
 /// Write-once slots filled from `concurrentPerform`; each index is written by exactly one iteration.
-private final class ResultSlots: @unchecked Sendable {
-    private var storage: [Result<SignedBundle, SigningIdentityFailure>?]
-    private let lock = NSLock()
+private final class ResultSlots: Sendable {
+    private let storage: LockedValue<[Result<SignedBundle, SigningIdentityFailure>?]>
 
     init(count: Int) {
-        storage = Array(repeating: nil, count: count)
+        storage = LockedValue(Array(repeating: nil, count: count))
     }
 
     func set(_ index: Int, _ value: Result<SignedBundle, SigningIdentityFailure>) {
-        lock.withLock { storage[index] = value }
+        storage.withLock { $0[index] = value }
     }
 
     var values: [Result<SignedBundle, SigningIdentityFailure>?] {
-        lock.withLock { storage }
+        storage.withLock { $0 }
     }
 }

@@ -81,7 +81,7 @@ public final class UptakeCounter: Sendable {
         let minute = Self.minute(of: time)
         let count = Int64(Self.bucketCount)
         let slot = Int((minute % count + count) % count)
-        buckets.update { all in
+        buckets.withLock { all in
             if all[customer] == nil { all[customer] = Array(repeating: Bucket(minute: .min), count: Self.bucketCount) }
             // In place: the ring and its bucket are not copied on every request.
             Self.count(reported, servedVersion: servedVersion, minute: minute, into: &all[customer]![slot])
@@ -108,7 +108,7 @@ public final class UptakeCounter: Sendable {
         let currentMinute = Self.minute(of: time)
         let oldestMinute = currentMinute - Int64(Self.bucketCount) + 1
         // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
-        let rings = buckets.value
+        let rings = buckets.withLock { $0 }
         var result: [CustomerName: UptakeSummary] = [:]
         var idle: [CustomerName] = []
         for (customer, ring) in rings {
@@ -128,7 +128,7 @@ public final class UptakeCounter: Sendable {
             }
         }
         if !idle.isEmpty {
-            buckets.update { all in
+            buckets.withLock { all in
                 // Checked again: a fetch may have arrived since the copy.
                 for customer in idle where all[customer]?.allSatisfy({ $0.minute < oldestMinute }) == true {
                     all[customer] = nil
@@ -167,32 +167,4 @@ public struct UptakeSummary: Sendable, Equatable {
         return Double(onLatest) / Double(reported)
     }
     public var oldestVersion: Int64? { versions.keys.min() }
-
-    /// The `/status` object.
-    var statusObject: [String: Any] {
-        var object: [String: Any] = [
-            "fetches": fetches,
-            "fetchesReportingVersion": reported,
-            "fetchesOnLatest": onLatest,
-            "unknownVersionFetches": unknown,
-            "otherVersionFetches": otherVersions,
-            "fetchesByVersion": Dictionary(uniqueKeysWithValues: versions.map { (String($0.key), $0.value) }),
-        ]
-        if let latestVersion { object["latestVersion"] = latestVersion }
-        if let shareOnLatest { object["shareOnLatest"] = (shareOnLatest * 1000).rounded() / 1000 }
-        if let oldestVersion { object["oldestVersionSeen"] = oldestVersion }
-        return object
-    }
-}
-
-extension UptakeCounter {
-    /// The `/status` `uptake` object: the window, and one self-contained object per customer.
-    func statusObject(latest: [CustomerName: Int64], at time: Date) -> [String: Any] {
-        let customers = summary(latest: latest, at: time)
-        return [
-            "windowSeconds": Self.windowSeconds,
-            "scope": "this instance",
-            "customers": Dictionary(uniqueKeysWithValues: customers.map { ($0.key.rawValue, $0.value.statusObject) }),
-        ]
-    }
 }

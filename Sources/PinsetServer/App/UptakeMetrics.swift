@@ -21,7 +21,7 @@ final class UptakeMetrics: Sendable {
     /// Sets every customer's gauges from `summaries` and removes the series of customers no longer in it, so a
     /// scrape shows the last hour of this instance and nothing stale.
     func record(_ summaries: [CustomerName: UptakeSummary]) {
-        series.update { all in
+        series.withLock { all in
             for (customer, gone) in all where summaries[customer] == nil {
                 for gauge in [gone.fetches, gone.unknown, gone.shareOnLatest, gone.oldestVersion] { registry.unregisterGauge(gauge) }
                 all[customer] = nil

@@ -15,7 +15,7 @@ public final class RecentReportCounter: Sendable {
 
     public func record(_ customer: CustomerName, at unixSeconds: Int64) {
         let minute = unixSeconds / 60
-        minutes.update { all in
+        minutes.withLock { all in
             // In place: no copy of the customer's minutes per report.
             all[customer, default: [:]][minute, default: 0] += 1
             if let counts = all[customer], counts.count > Int(Self.windowSeconds / 60) {
@@ -27,7 +27,7 @@ public final class RecentReportCounter: Sendable {
     /// Each customer's reports in the hour before `unixSeconds`; customers without any are left out.
     public func lastHour(at unixSeconds: Int64) -> [CustomerName: Int] {
         let first = unixSeconds / 60 - Self.windowSeconds / 60 + 1
-        return minutes.update { all in
+        return minutes.withLock { all in
             var result: [CustomerName: Int] = [:]
             for (customer, counts) in all {
                 let recent = counts.filter { $0.key >= first }

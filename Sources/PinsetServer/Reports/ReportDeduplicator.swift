@@ -28,7 +28,7 @@ public final class ReportDeduplicator: Sendable {
     /// Whether this is the first report of `key` from `installation` in the key's hour.
     public func isFirst(_ key: PinFailureCount.Key, installation: String) -> Bool {
         let digest = Self.digest(key, installation: installation)
-        return state.update { state in
+        return state.withLock { state in
             if key.hour > state.hour {
                 state.hour = key.hour
                 state.seen.removeAll(keepingCapacity: true)
@@ -46,12 +46,12 @@ public final class ReportDeduplicator: Sendable {
     /// app's retry is counted.
     public func forget(_ key: PinFailureCount.Key, installation: String) {
         let digest = Self.digest(key, installation: installation)
-        state.update { state in
+        state.withLock { state in
             if state.hour == key.hour { state.seen.remove(digest) }
         }
     }
 
-    var entryCount: Int { state.value.seen.count }
+    var entryCount: Int { state.withLock { $0.seen.count } }
 
     private static func digest(_ key: PinFailureCount.Key, installation: String) -> [UInt8] {
         var input: [UInt8] = []

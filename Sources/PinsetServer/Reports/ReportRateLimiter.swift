@@ -26,7 +26,7 @@ public final class ReportRateLimiter: Sendable {
     /// Counts one report from `address` at `unixSeconds`; false when it is over the limit.
     public func admit(_ address: String, at unixSeconds: Int64) -> Bool {
         let minute = unixSeconds >= 0 ? unixSeconds / 60 : (unixSeconds - 59) / 60
-        return window.update { window in
+        return window.withLock { window in
             if window.minute != minute {
                 window.minute = minute
                 window.counts.removeAll(keepingCapacity: true)
@@ -40,5 +40,5 @@ public final class ReportRateLimiter: Sendable {
     }
 
     /// Addresses counted in the current minute (for tests of the bound).
-    var trackedAddresses: Int { window.value.counts.count }
+    var trackedAddresses: Int { window.withLock { $0.counts.count } }
 }

@@ -62,7 +62,7 @@ public final class ReportWriter: @unchecked Sendable {
 
     /// Counts one report; false when the pending table is full and the report was not counted.
     public func enqueue(_ key: PinFailureCount.Key) -> Bool {
-        pending.update { pending in
+        pending.withLock { pending in
             if let count = pending[key] {
                 pending[key] = count + 1
                 return true
@@ -74,10 +74,10 @@ public final class ReportWriter: @unchecked Sendable {
     }
 
     /// Distinct keys waiting to be written.
-    public var pendingKeys: Int { pending.value.count }
+    public var pendingKeys: Int { pending.withLock { $0.count } }
 
     /// Failed writes since start.
-    public var failedWrites: Int { writeFailures.value }
+    public var failedWrites: Int { writeFailures.withLock { $0 } }
 
     /// Starts the periodic writes.
     public func start() {
@@ -111,8 +111,8 @@ public final class ReportWriter: @unchecked Sendable {
         // A batch waiting for an unanswering database can outlast the deadline; stop waits only a little longer.
         let waitSeconds = max(0, (limit - ContinuousClock.now).secondsValue) + 1
         let finished = done.wait(timeout: .now() + waitSeconds) == .success
-        let left = pending.value.values.reduce(0, +)
-        let unfinished = finished ? 0 : inFlight.value
+        let left = pending.withLock { $0.values.reduce(0, +) }
+        let unfinished = finished ? 0 : inFlight.withLock { $0 }
         if left + unfinished > 0 {
             logger.error("Pin-failure report counts were accepted but could not be stored before the shutdown deadline; they are lost", metadata: [
                 "dropped_reports": "\(left + unfinished)", "pending_reports": "\(left)", "reports_in_unfinished_write": "\(unfinished)",
@@ -141,19 +141,19 @@ public final class ReportWriter: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: batchPause.secondsValue)
             }
             first = false
-            let batch = pending.update { pending -> [(key: PinFailureCount.Key, value: Int64)] in
+            let batch = pending.withLock { pending -> [(key: PinFailureCount.Key, value: Int64)] in
                 let taken = Array(pending.prefix(batchSize))
                 for entry in taken { pending[entry.key] = nil }
                 return taken
             }
             guard !batch.isEmpty else { return }
-            inFlight.update { $0 = batch.reduce(0) { $0 + $1.value } }
-            defer { inFlight.update { $0 = 0 } }
+            inFlight.withLock { $0 = batch.reduce(0) { $0 + $1.value } }
+            defer { inFlight.withLock { $0 = 0 } }
             do {
                 try sink.addPinFailureCounts(batch.map { PinFailureCount(key: $0.key, reports: $0.value) },
                                              maximumRowsPerCustomerHour: maximumRowsPerCustomerHour)
             } catch {
-                writeFailures.update { $0 += 1 }
+                writeFailures.withLock { $0 += 1 }
                 logger.error("Could not store pin-failure report counts; keeping them for the next attempt", metadata: ["error": "\(error)"])
                 restore(batch)
                 return
@@ -163,7 +163,7 @@ public final class ReportWriter: @unchecked Sendable {
 
     /// Puts a batch whose write failed back, as far as the pending bound allows; what does not fit is logged.
     private func restore(_ batch: [(key: PinFailureCount.Key, value: Int64)]) {
-        let lost = pending.update { pending -> Int64 in
+        let lost = pending.withLock { pending -> Int64 in
             var lost: Int64 = 0
             for (key, count) in batch {
                 if let current = pending[key] {

@@ -17,17 +17,31 @@ public enum ConnectionLimitEvent: Sendable, Equatable {
 /// has sent no complete head keeps many addresses that only open sockets (or a flood arriving through one load
 /// balancer) from keeping a good client out, since a good client sends its head at once and then is never evicted.
 ///
-/// Thread-safe: every member is guarded by `lock`.
-final class ConnectionAdmission: @unchecked Sendable {
-    private let lock = NSLock()
+/// Thread-safe: the counts and the pending set are reachable only under one lock.
+final class ConnectionAdmission: Sendable {
+    private struct State {
+        var perAddress: [String: Int] = [:]
+        /// Connections without a complete head, by admission number; `order` holds the numbers in admission order
+        /// from `orderStart` (entries no longer in `pending` are skipped).
+        var pending: [UInt64: TransportConnection] = [:]
+        var order: [UInt64] = []
+        var orderStart = 0
+        var nextNumber: UInt64 = 0
+
+        /// Drops consumed numbers so `order` stays proportional to the open connections.
+        mutating func compact() {
+            if orderStart == order.count {
+                order.removeAll(keepingCapacity: true)
+                orderStart = 0
+            } else if orderStart > 1024 && orderStart * 2 > order.count {
+                order.removeFirst(orderStart)
+                orderStart = 0
+            }
+        }
+    }
+
     private let maxPerAddress: Int
-    private var perAddress: [String: Int] = [:]
-    /// Connections without a complete head, by admission number; `order` holds the numbers in admission order
-    /// from `orderStart` (entries no longer in `pending` are skipped).
-    private var pending: [UInt64: TransportConnection] = [:]
-    private var order: [UInt64] = []
-    private var orderStart = 0
-    private var nextNumber: UInt64 = 0
+    private let state = LockedValue(State())
 
     init(maxPerAddress: Int) {
         self.maxPerAddress = maxPerAddress
@@ -35,39 +49,39 @@ final class ConnectionAdmission: @unchecked Sendable {
 
     /// Counts a connection from `address` unless that address is at its limit.
     func admit(address: String) -> Bool {
-        lock.withLock {
-            let current = perAddress[address, default: 0]
+        state.withLock { state in
+            let current = state.perAddress[address, default: 0]
             guard current < maxPerAddress else { return false }
-            perAddress[address] = current + 1
+            state.perAddress[address] = current + 1
             return true
         }
     }
 
     /// Undoes ``admit(address:)`` for a connection that is closed or was never adopted.
     func release(address: String) {
-        lock.withLock {
-            guard let current = perAddress[address] else { return }
-            if current <= 1 { perAddress.removeValue(forKey: address) } else { perAddress[address] = current - 1 }
+        state.withLock { state in
+            guard let current = state.perAddress[address] else { return }
+            if current <= 1 { state.perAddress.removeValue(forKey: address) } else { state.perAddress[address] = current - 1 }
         }
     }
 
     /// Number of connections counted for `address`.
     func count(for address: String) -> Int {
-        lock.withLock { perAddress[address, default: 0] }
+        state.withLock { $0.perAddress[address, default: 0] }
     }
 
     /// Registers a newly adopted connection as waiting for its first head; returns its admission number.
     func registerPending(_ connection: TransportConnection) -> UInt64 {
-        lock.withLock {
-            let number = nextNumber
-            nextNumber += 1
-            pending[number] = connection
-            order.append(number)
+        state.withLock { state in
+            let number = state.nextNumber
+            state.nextNumber += 1
+            state.pending[number] = connection
+            state.order.append(number)
             // Connections that got their head leave stale numbers behind; rebuilding when they dominate keeps the
             // cost amortized constant and the memory proportional to the pending connections.
-            if order.count - orderStart > 2 * pending.count + 1024 {
-                order = order[orderStart...].filter { pending[$0] != nil }
-                orderStart = 0
+            if state.order.count - state.orderStart > 2 * state.pending.count + 1024 {
+                state.order = state.order[state.orderStart...].filter { state.pending[$0] != nil }
+                state.orderStart = 0
             }
             return number
         }
@@ -75,33 +89,22 @@ final class ConnectionAdmission: @unchecked Sendable {
 
     /// The connection sent a complete head (or closed): it is no longer a candidate for eviction.
     func clearPending(_ number: UInt64) {
-        lock.withLock { _ = pending.removeValue(forKey: number) }
+        state.withLock { _ = $0.pending.removeValue(forKey: number) }
     }
 
     /// Removes and returns the oldest connection still waiting for its first head, or nil.
     func takeOldestPending() -> TransportConnection? {
-        lock.withLock {
-            while orderStart < order.count {
-                let number = order[orderStart]
-                orderStart += 1
-                if let connection = pending.removeValue(forKey: number) {
-                    compact()
+        state.withLock { state in
+            while state.orderStart < state.order.count {
+                let number = state.order[state.orderStart]
+                state.orderStart += 1
+                if let connection = state.pending.removeValue(forKey: number) {
+                    state.compact()
                     return connection
                 }
             }
-            compact()
+            state.compact()
             return nil
-        }
-    }
-
-    /// Drops consumed numbers so `order` stays proportional to the open connections. Called with the lock held.
-    private func compact() {
-        if orderStart == order.count {
-            order.removeAll(keepingCapacity: true)
-            orderStart = 0
-        } else if orderStart > 1024 && orderStart * 2 > order.count {
-            order.removeFirst(orderStart)
-            orderStart = 0
         }
     }
 }

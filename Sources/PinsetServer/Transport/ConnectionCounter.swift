@@ -8,41 +8,44 @@ import Foundation
 /// queued, further changes do not queue another, and the queued one reports the count as it is when it runs. Under
 /// `Connection: close` load that keeps the gauge to a few updates per burst instead of two queue hops per
 /// connection; once changes stop, the last report is the current count.
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
+final class ConnectionCounter: Sendable {
+    private struct State {
+        var count = 0
+        var notificationQueued = false
+    }
+
+    private let state = LockedValue(State())
     private let onChange: (@Sendable (Int) -> Void)?
     private let notificationQueue = DispatchQueue(label: "pinset.http.connection-count")
-    private var notificationQueued = false
 
     init(onChange: (@Sendable (Int) -> Void)?) {
         self.onChange = onChange
     }
 
-    var current: Int { lock.withLock { count } }
+    var current: Int { state.withLock { $0.count } }
 
     /// Counts a new connection unless `limit` connections are already open.
     func tryIncrement(limit: Int) -> Bool {
-        lock.withLock {
-            guard count < limit else { return false }
-            count += 1
-            notify()
+        state.withLock { state in
+            guard state.count < limit else { return false }
+            state.count += 1
+            notify(&state)
             return true
         }
     }
 
     /// Counts a connection that takes the slot of one being evicted.
     func forceIncrement() {
-        lock.withLock {
-            count += 1
-            notify()
+        state.withLock { state in
+            state.count += 1
+            notify(&state)
         }
     }
 
     func decrement() {
-        lock.withLock {
-            count -= 1
-            notify()
+        state.withLock { state in
+            state.count -= 1
+            notify(&state)
         }
     }
 
@@ -54,13 +57,13 @@ final class ConnectionCounter: @unchecked Sendable {
     }
 
     /// Called with the lock held.
-    private func notify() {
-        guard let onChange, !notificationQueued else { return }
-        notificationQueued = true
+    private func notify(_ state: inout State) {
+        guard let onChange, !state.notificationQueued else { return }
+        state.notificationQueued = true
         notificationQueue.async {
-            let value = self.lock.withLock {
-                self.notificationQueued = false
-                return self.count
+            let value = self.state.withLock { state in
+                state.notificationQueued = false
+                return state.count
             }
             onChange(value)
         }

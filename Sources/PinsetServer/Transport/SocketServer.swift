@@ -15,10 +15,10 @@ import PinsetHTTP
 /// await server.shutdown(gracePeriod: .seconds(10))
 /// ```
 ///
-/// Thread-safety: `@unchecked Sendable` because its only mutable member, `state`, is guarded by `lock`; all
+/// Thread-safety: its only mutable member, `state`, is reachable only under its lock; all
 /// socket work happens on the listener's and workers' own serial queues. A server starts once; call
 /// ``shutdown(gracePeriod:)`` before releasing it, or its sockets and queues stay alive.
-public final class SocketServer: @unchecked Sendable {
+public final class SocketServer: Sendable {
     private enum State {
         case idle
         case running(listener: TransportListener, workers: [TransportWorker], port: UInt16)
@@ -30,8 +30,7 @@ public final class SocketServer: @unchecked Sendable {
     private let onRequest: @Sendable (AccessLogEntry) -> Void
     private let counter: ConnectionCounter
     private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
-    private let lock = NSLock()
-    private var state = State.idle
+    private let state = LockedValue(State.idle)
 
     /// - Parameters:
     ///   - onRequest: called for every response, including protocol errors, on the worker queue that sent it.
@@ -60,7 +59,7 @@ public final class SocketServer: @unchecked Sendable {
 
     /// The bound port while the server runs.
     public var port: UInt16? {
-        lock.withLock {
+        state.withLock { state in
             if case .running(_, _, let port) = state { return port }
             return nil
         }
@@ -70,23 +69,23 @@ public final class SocketServer: @unchecked Sendable {
     /// Throws ``SocketServerError`` (e.g. ``SocketServerError/Code/addressInUse``) without side effects.
     @discardableResult
     public func start() throws(SocketServerError) -> UInt16 {
-        lock.lock()
-        defer { lock.unlock() }
-        guard case .idle = state else { throw SocketServerError(.alreadyStarted, "the server was already started") }
-        let (fd, port) = try TransportSocket.listen(host: configuration.host, port: configuration.port,
-                                                    backlog: configuration.backlog)
-        let admission = ConnectionAdmission(maxPerAddress: configuration.maxConnectionsPerAddress)
-        let workers = (0..<max(1, configuration.workerQueues)).map {
-            TransportWorker(index: $0, configuration: configuration, handler: handler, onRequest: onRequest,
-                            counter: counter, admission: admission, onLimit: onLimit)
+        try state.withLock { (state: inout State) throws(SocketServerError) -> UInt16 in
+            guard case .idle = state else { throw SocketServerError(.alreadyStarted, "the server was already started") }
+            let (fd, port) = try TransportSocket.listen(host: configuration.host, port: configuration.port,
+                                                        backlog: configuration.backlog)
+            let admission = ConnectionAdmission(maxPerAddress: configuration.maxConnectionsPerAddress)
+            let workers = (0..<max(1, configuration.workerQueues)).map {
+                TransportWorker(index: $0, configuration: configuration, handler: handler, onRequest: onRequest,
+                                counter: counter, admission: admission, onLimit: onLimit)
+            }
+            workers.forEach { $0.start() }
+            let listener = TransportListener(fd: fd, workers: workers, counter: counter,
+                                             maxConnections: configuration.maxConnections, admission: admission,
+                                             proxyProtocol: configuration.proxyProtocol, onLimit: onLimit)
+            listener.start()
+            state = .running(listener: listener, workers: workers, port: port)
+            return port
         }
-        workers.forEach { $0.start() }
-        let listener = TransportListener(fd: fd, workers: workers, counter: counter,
-                                         maxConnections: configuration.maxConnections, admission: admission,
-                                         proxyProtocol: configuration.proxyProtocol, onLimit: onLimit)
-        listener.start()
-        state = .running(listener: listener, workers: workers, port: port)
-        return port
     }
 
     /// Graceful shutdown: stops accepting (new connections are refused once this returns from its first step),
@@ -95,7 +94,7 @@ public final class SocketServer: @unchecked Sendable {
     /// connection is closed. Cancelling the calling task skips the rest of the grace period. Safe to call more
     /// than once; later calls return at once.
     public func shutdown(gracePeriod: Duration) async {
-        let running: (TransportListener, [TransportWorker])? = lock.withLock {
+        let running = state.withLock { state -> (TransportListener, [TransportWorker])? in
             defer { state = .stopped }
             if case .running(let listener, let workers, _) = state { return (listener, workers) }
             return nil

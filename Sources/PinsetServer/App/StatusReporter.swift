@@ -1,0 +1,188 @@
+import Foundation
+import PinsetCore
+import PinsetSigning
+import PinsetStatus
+
+/// What `/status` and `/readyz` say, built from the parts that know it: the refresher's last pass, the bundles
+/// served, the host monitor, the uptake counter and the reports counter.
+struct StatusReporter: Sendable {
+    let refresher: BundleRefresher
+    let cache: BundleCache
+    let freshnessWindow: Int64
+    /// Settings that will break clients in the field, reported before the certificate warnings.
+    let configurationWarnings: [String]
+    let monitor: HostMonitor?
+    let uptake: UptakeCounter
+    let recentReports: RecentReportCounter?
+
+    func readiness(now: Date = Date()) -> Readiness {
+        Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshnessWindow, now: now)
+    }
+
+    /// The `/status` document.
+    func document(now: Date = Date()) -> [UInt8] {
+        let snapshot = cache.snapshot
+        let status = Self.status(
+            of: refresher.status, snapshot: snapshot, freshnessWindow: freshnessWindow, configurationWarnings: configurationWarnings,
+            monitoring: monitor.map { ServerStatus.Monitoring($0.report, configuration: $0.configuration) } ?? .disabled,
+            uptake: ServerStatus.Uptake(uptake.summary(latest: snapshot.latestVersions, at: now)),
+            reports: ServerStatus.Reports(recentReports, at: now),
+            now: now
+        )
+        return (try? status.encodedDocument()) ?? [UInt8(ascii: "\n")]
+    }
+
+    static func readiness(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, now: Date = Date()) -> Readiness {
+        guard status.lastSuccessAt != nil else {
+            return .notReady(status.lastError.map { "no signing pass has succeeded yet: \($0)" } ?? "the first signing pass has not finished")
+        }
+        if let problem = status.defaultIdentityProblem {
+            return .notReady("the default signing identity cannot sign: \(problem)")
+        }
+        let age = Int64(now.timeIntervalSince1970) - snapshot.signedAt
+        if age > freshnessWindow {
+            return .notReady("the bundles were signed \(age) s ago, longer than the \(freshnessWindow) s clients accept; last error: \(status.lastError ?? "none")")
+        }
+        var notes: [String] = []
+        if let since = status.storeUnavailableSince {
+            let loaded = status.contentLoadedAt.map { ", re-signing the content loaded at \($0.formatted(.iso8601))" } ?? ""
+            notes.append("store unavailable since \(since.formatted(.iso8601))\(loaded)")
+        }
+        let aheadOfClock = status.customerFailures.filter { $0.kind == .versionAheadOfClock }
+        if !aheadOfClock.isEmpty {
+            // Still ready: the other customers are signed, and these keep their last good bundles while fresh.
+            let names = aheadOfClock.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
+            let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
+            notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
+        }
+        return notes.isEmpty ? .ready : .ready(note: notes.joined(separator: "; "))
+    }
+
+    static func status(
+        of status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
+        monitoring: ServerStatus.Monitoring = .disabled, uptake: ServerStatus.Uptake? = nil, reports: ServerStatus.Reports = .disabled,
+        now: Date
+    ) -> ServerStatus {
+        let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow, now: now)
+        return ServerStatus(
+            ready: readiness.isReady,
+            notReadyReason: readiness.isReady ? nil : readiness.reason,
+            customers: snapshot.bundles.count,
+            consecutiveSigningFailures: status.consecutiveFailures,
+            lastSigningPass: status.lastSuccessAt,
+            lastSigningAttempt: status.lastAttemptAt,
+            lastSigningError: status.lastError,
+            lastSigningPassMilliseconds: status.lastPassDuration?.milliseconds,
+            customersNotSigned: status.customerFailures.isEmpty ? nil : status.customerFailures.map {
+                ServerStatus.CustomerNotSigned(
+                    customer: $0.customer.rawValue, signer: $0.signer.rawValue, reason: $0.reason,
+                    servingOlderBundle: snapshot.bundles[$0.customer] != nil
+                )
+            },
+            oldestBundleAgeSeconds: snapshot.oldestTimestamp.map { Int64(now.timeIntervalSince1970) - $0 },
+            signingIdentities: status.identityExpiries.map { ServerStatus.IdentityExpiry($0, now: now) },
+            warnings: configurationWarnings + status.warnings,
+            store: ServerStatus.Store(status),
+            monitoring: monitoring,
+            uptake: uptake,
+            reports: reports
+        )
+    }
+}
+
+extension ServerStatus.IdentityExpiry {
+    init(_ figures: SigningIdentityExpiry.Figures, now: Date) {
+        let signerLeft = Int64(figures.signerNotAfter.timeIntervalSince(now).rounded(.down))
+        let rootLeft = Int64(figures.rootNotAfter.timeIntervalSince(now).rounded(.down))
+        self.init(
+            identity: figures.customer.map { "customer \($0)" } ?? "default",
+            customer: figures.customer?.rawValue,
+            signerNotAfter: figures.signerNotAfter,
+            signerExpiresInSeconds: signerLeft,
+            signerExpiresSoon: Double(signerLeft) < figures.signerWarningInterval,
+            signerWarningDays: Int(figures.signerWarningInterval / 86_400),
+            rootNotAfter: figures.rootNotAfter,
+            rootExpiresInSeconds: rootLeft,
+            rootExpiresSoon: Double(rootLeft) < figures.rootWarningInterval,
+            rootWarningDays: Int(figures.rootWarningInterval / 86_400),
+            signersNotBefore: figures.signersNotBefore
+        )
+    }
+}
+
+extension ServerStatus.Store {
+    init(_ status: BundleRefresher.Status) {
+        self.init(
+            available: status.storeUnavailableSince == nil, unavailableSince: status.storeUnavailableSince,
+            error: status.storeError, contentLoadedAt: status.contentLoadedAt
+        )
+    }
+}
+
+extension ServerStatus.Monitoring {
+    init(_ report: HostMonitor.Report, configuration: ServerConfiguration.Monitoring) {
+        self.init(
+            enabled: true,
+            intervalSeconds: configuration.intervalSeconds,
+            concurrency: configuration.concurrency,
+            timeoutSeconds: configuration.timeoutSeconds,
+            passes: report.passes,
+            counts: Dictionary(uniqueKeysWithValues: report.ledger.counts.map { ($0.key.rawValue, $0.value) }),
+            hosts: report.ledger.needingAttention.map { entry in
+                Host(
+                    customer: entry.result.customer.rawValue, hostname: entry.result.host.hostname.rawValue,
+                    port: Int(entry.result.host.port), state: entry.result.state.rawValue,
+                    failing: entry.result.state.isFailing, detail: entry.result.detail,
+                    warnings: entry.result.warnings, since: entry.since
+                )
+            },
+            lastPassStarted: report.lastPassStartedAt,
+            lastPassCompleted: report.lastPassCompletedAt,
+            lastPassMilliseconds: report.lastPassDuration?.milliseconds,
+            lastError: report.lastError
+        )
+    }
+}
+
+extension ServerStatus.Uptake {
+    /// The window, and one self-contained entry per customer with a fetch in it.
+    init(_ summaries: [CustomerName: UptakeSummary]) {
+        self.init(
+            windowSeconds: UptakeCounter.windowSeconds,
+            scope: "this instance",
+            customers: Dictionary(uniqueKeysWithValues: summaries.map { ($0.key.rawValue, Customer($0.value)) })
+        )
+    }
+}
+
+extension ServerStatus.Uptake.Customer {
+    init(_ summary: UptakeSummary) {
+        self.init(
+            fetches: summary.fetches,
+            fetchesReportingVersion: summary.reported,
+            fetchesOnLatest: summary.onLatest,
+            unknownVersionFetches: summary.unknown,
+            otherVersionFetches: summary.otherVersions,
+            fetchesByVersion: Dictionary(uniqueKeysWithValues: summary.versions.map { (String($0.key), $0.value) }),
+            latestVersion: summary.latestVersion,
+            shareOnLatest: summary.shareOnLatest.map { ($0 * 1000).rounded() / 1000 },
+            oldestVersionSeen: summary.oldestVersion
+        )
+    }
+}
+
+extension ServerStatus.Reports {
+    /// Whether the listener is on and, per customer, the reports it counted in the hour before `date`.
+    init(_ recent: RecentReportCounter?, at date: Date) {
+        guard let recent else {
+            self = .disabled
+            return
+        }
+        let counts = recent.lastHour(at: Int64(date.timeIntervalSince1970))
+        self.init(
+            enabled: true,
+            windowSeconds: RecentReportCounter.windowSeconds,
+            failuresLastHour: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
+        )
+    }
+}

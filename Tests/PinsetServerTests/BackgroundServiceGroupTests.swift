@@ -1,0 +1,86 @@
+import Foundation
+@testable import PinsetServer
+import Testing
+
+/// Services started in order and shut down in reverse, only those that started, and side by side when asked.
+struct BackgroundServiceGroupTests {
+    final class Journal: Sendable {
+        private let entries = LockedValue<[String]>([])
+        func note(_ entry: String) { entries.withLock { $0.append(entry) } }
+        var all: [String] { entries.withLock { $0 } }
+    }
+
+    struct Refused: Error {}
+
+    struct RecordingService: BackgroundService {
+        let name: String
+        let journal: Journal
+        var refusesToStart = false
+        var shutdownTakes: Duration = .zero
+
+        func start() throws {
+            if refusesToStart { throw Refused() }
+            journal.note("start \(name)")
+        }
+
+        func shutdown() async {
+            journal.note("begin shutdown \(name)")
+            if shutdownTakes > .zero { try? await Task.sleep(for: shutdownTakes) }
+            journal.note("end shutdown \(name)")
+        }
+    }
+
+    @Test func startsInOrderAndShutsDownInReverse() async throws {
+        let journal = Journal()
+        let group = BackgroundServiceGroup(["a", "b", "c"].map { RecordingService(name: $0, journal: journal) })
+        try group.start()
+        await group.shutdown()
+        #expect(journal.all == [
+            "start a", "start b", "start c",
+            "begin shutdown c", "end shutdown c", "begin shutdown b", "end shutdown b", "begin shutdown a", "end shutdown a",
+        ])
+        // A second shutdown has nothing left to stop.
+        await group.shutdown()
+        #expect(journal.all.count == 9)
+    }
+
+    @Test func aServiceThatCannotStartLeavesOnlyTheStartedOnesToShutDown() async throws {
+        let journal = Journal()
+        let group = BackgroundServiceGroup([
+            RecordingService(name: "a", journal: journal),
+            RecordingService(name: "b", journal: journal, refusesToStart: true),
+            RecordingService(name: "c", journal: journal),
+        ])
+        #expect(throws: Refused.self) { try group.start() }
+        await group.shutdown()
+        #expect(journal.all == ["start a", "begin shutdown a", "end shutdown a"])
+    }
+
+    /// Two slow shutdowns side by side take about as long as one: the report writer's and the public listener's
+    /// waits overlap instead of adding up.
+    @Test func concurrentShutdownsOverlap() async throws {
+        let journal = Journal()
+        let slow: Duration = .milliseconds(400)
+        let group = BackgroundServiceGroup([
+            RecordingService(name: "first", journal: journal),
+            BackgroundServiceGroup([
+                RecordingService(name: "listener", journal: journal, shutdownTakes: slow),
+                RecordingService(name: "writer", journal: journal, shutdownTakes: slow),
+            ], shutdown: .concurrent),
+            RecordingService(name: "last", journal: journal),
+        ])
+        try group.start()
+        let started = ContinuousClock.now
+        await group.shutdown()
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < slow * 2, "the two shutdowns ran one after the other: \(elapsed)")
+        let entries = journal.all
+        #expect(entries.prefix(4) == ["start first", "start listener", "start writer", "start last"])
+        #expect(entries[4...5] == ["begin shutdown last", "end shutdown last"])
+        // Both began before either ended, and both ended before the service started first was stopped.
+        let middle = Array(entries[6...9])
+        #expect(Set(middle.prefix(2)) == ["begin shutdown listener", "begin shutdown writer"])
+        #expect(Set(middle.suffix(2)) == ["end shutdown listener", "end shutdown writer"])
+        #expect(entries.suffix(2) == ["begin shutdown first", "end shutdown first"])
+    }
+}
