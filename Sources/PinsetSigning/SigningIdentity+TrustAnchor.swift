@@ -9,9 +9,6 @@ extension SigningIdentity {
     /// certificate from the anchor.
     public static let expiryWarningInterval: TimeInterval = 14 * 86_400
 
-    /// The signer certificate followed by its issuing chain, as embedded in every bundle.
-    public var chain: [Certificate] { [certificate] + intermediates }
-
     /// The certificate apps embed: the last of the chain, which `checkChain` requires to be self-signed.
     ///
     /// Legacy clients verify with OpenSSL's `PKCS7_verify` and only the embedded certificate as trust store;

@@ -18,6 +18,9 @@ public struct SigningIdentity: Sendable, CustomStringConvertible {
     public let privateKey: Certificate.PrivateKey
     public let certificate: Certificate
     public let intermediates: [Certificate]
+    /// The signer certificate followed by its issuing chain, as embedded in every bundle. Stored, so that the
+    /// bundles of all the customers one identity signs share one array instead of each holding a copy.
+    public let chain: [Certificate]
     public let keyType: SigningKeyType
 
     /// Always SHA-256: every OpenSSL a legacy client may carry verifies it, and RSA is PKCS#1 v1.5, never PSS.
@@ -32,6 +35,7 @@ public struct SigningIdentity: Sendable, CustomStringConvertible {
         self.privateKey = privateKey
         self.certificate = certificate
         self.intermediates = intermediates
+        self.chain = [certificate] + intermediates
     }
 
     public var description: String {

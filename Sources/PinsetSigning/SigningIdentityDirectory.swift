@@ -108,17 +108,17 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
 
     /// Looks up every customer's identity for one pass: the default identity once, each own identity once.
     /// An identity whose certificate is valid from before the revocation floor its pin sets carry
-    /// (`PinSet.signersNotBefore`, read from the store with the assignment) does not sign: its clients would
+    /// (`PinSetHeader.signersNotBefore`, read from the store with the assignment) does not sign: its clients would
     /// refuse the bundles.
-    public func resolve(_ pinSets: [PinSet], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
+    public func resolve(_ headers: [PinSetHeader], now: Date, bundleExpires: Date) -> SigningIdentityResolution {
         // Every customer of the default identity carries that identity's one floor.
-        let defaultPinSet = pinSets.first { $0.signer == .deploymentDefault }
+        let defaultHeader = headers.first { $0.signer == .deploymentDefault }
         // Loaded once per pass, so the identity that signs is the one reported and warned about, even when its
         // files are replaced during the pass.
         let loadedDefault = defaultIdentity()
-        let defaultResult: Result<Checked, Problem>? = defaultPinSet.map { pinSet in
+        let defaultResult: Result<Checked, Problem>? = defaultHeader.map { header in
             loadedDefault.flatMap { checked in
-                checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore).map { .failure(Problem($0)) } ?? .success(checked)
+                checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: header.signersNotBefore).map { .failure(Problem($0)) } ?? .success(checked)
             }
         }
         var warnings: [String] = []
@@ -129,30 +129,30 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         }
         // Listed even when it cannot sign (its expiry is then what the operator looks for) or signs no one.
         if case .success(let checked) = loadedDefault {
-            figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultPinSet?.signersNotBefore))
+            figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultHeader?.signersNotBefore))
         }
         // Warned about even while no customer uses it: it signs the next customer added.
         if case .success(let checked) = defaultResult ?? loadedDefault {
             warnings += checked.warnings(at: now).map { "default signing identity: \($0)" }
         }
         var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []
-        signers.reserveCapacity(pinSets.count)
-        for pinSet in pinSets {
-            switch pinSet.signer {
+        signers.reserveCapacity(headers.count)
+        for header in headers {
+            switch header.signer {
             case .deploymentDefault:
                 signers.append((defaultResult ?? .failure(Problem("no default signing identity"))).map(\.identity).mapError {
-                    SigningIdentityFailure(customer: pinSet.customer, signer: .deploymentDefault, reason: $0.reason)
+                    SigningIdentityFailure(customer: header.customer, signer: .deploymentDefault, reason: $0.reason)
                 })
             case .customerOwn:
-                switch ownIdentity(of: pinSet.customer) {
+                switch ownIdentity(of: header.customer) {
                 case .failure(let problem):
-                    signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem.reason)))
+                    signers.append(.failure(SigningIdentityFailure(customer: header.customer, signer: .customerOwn, reason: problem.reason)))
                 case .success(let checked):
-                    figures.append(.init(customer: pinSet.customer, identity: checked.identity, signersNotBefore: pinSet.signersNotBefore))
-                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: pinSet.signersNotBefore) {
-                        signers.append(.failure(SigningIdentityFailure(customer: pinSet.customer, signer: .customerOwn, reason: problem)))
+                    figures.append(.init(customer: header.customer, identity: checked.identity, signersNotBefore: header.signersNotBefore))
+                    if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: header.signersNotBefore) {
+                        signers.append(.failure(SigningIdentityFailure(customer: header.customer, signer: .customerOwn, reason: problem)))
                     } else {
-                        warnings += checked.warnings(at: now).map { "customer '\(pinSet.customer)': \($0)" }
+                        warnings += checked.warnings(at: now).map { "customer '\(header.customer)': \($0)" }
                         expiry.include(checked.identity)
                         signers.append(.success(checked.identity))
                     }
@@ -162,7 +162,7 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         if let locations {
             // Keys of customers that were removed or went back to the default key are not kept in memory.
             var inUse: Set<String> = [locations.defaultKeyPath]
-            for pinSet in pinSets where pinSet.signer == .customerOwn { inUse.insert(locations.keyPath(of: pinSet.customer)) }
+            for header in headers where header.signer == .customerOwn { inUse.insert(locations.keyPath(of: header.customer)) }
             lock.withLock { cache = cache.filter { inUse.contains($0.key) } }
         }
         let defaultProblem: String? = if case .failure(let problem) = defaultResult { problem.reason } else { nil }

@@ -52,8 +52,15 @@ extension PinStore {
     /// new or changed since `previous` was read from this store: a server with thousands of customers picks up
     /// one edit without reading every pin. One transaction, like `allPinSets()`.
     public func allPinSets(updating previous: [PinSet]) throws -> [PinSet] {
+        try pinSetChanges(since: previous.map(\.header)).applied(to: previous)
+    }
+
+    /// Every customer's header, and the hosts and pins only of the customers that are new or whose version,
+    /// signer or revocation floor differ from `previous` (headers read earlier from this store). One
+    /// transaction, like `allPinSets()`.
+    public func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges {
         try database.read { db in
-            try PinSetLoader.update(previous, db)
+            try PinSetLoader.changes(since: previous, db)
         }
     }
 
@@ -153,38 +160,32 @@ enum PinSetLoader {
         return pinSets
     }
 
-    /// Every customer's pin set, as `load(db, .all)` reads it, reading hosts and pins only for the customers
-    /// that are new or whose version, signer or revocation floor differ from `previous` (pin sets read earlier
-    /// from this store). Every change to a customer's hosts or pins raises its version in the same transaction
-    /// (see `ChangeRecorder`), so an unchanged version means unchanged hosts and pins.
-    static func update(_ previous: [PinSet], _ db: any StoreConnection) throws -> [PinSet] {
-        let known = Dictionary(previous.lazy.map { ($0.customer.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-        var current: [(pinSet: PinSet, kept: Bool)] = []
-        current.reserveCapacity(previous.count + 1)
-        var changed: [Int64] = []
+    /// Every customer's header as `load(db, .all)` reads it, and the pin sets of the customers that are new or
+    /// whose version, signer or revocation floor differ from `previous` (headers read earlier from this store).
+    /// Every change to a customer's hosts or pins raises its version in the same transaction (see
+    /// `ChangeRecorder`), so an unchanged version means unchanged hosts and pins.
+    static func changes(since previous: [PinSetHeader], _ db: any StoreConnection) throws -> PinSetChanges {
+        let known = Dictionary(previous.lazy.map { ($0.customer, $0) }, uniquingKeysWith: { first, _ in first })
+        var headers: [PinSetHeader] = []
+        headers.reserveCapacity(previous.count + 1)
+        var changed: [(id: Int64, customer: CustomerName)] = []
         try forEachCustomer(db, .all) { id, pinSet in
-            if var kept = known[pinSet.customer.rawValue], kept.version == pinSet.version, kept.signer == pinSet.signer,
-               kept.signersNotBefore == pinSet.signersNotBefore {
-                // A setting that is not content (legacy clients) changes without a new version.
-                kept.servesLegacyClients = pinSet.servesLegacyClients
-                current.append((kept, true))
-            } else {
-                changed.append(id)
-                current.append((pinSet, false))
+            let header = pinSet.header
+            if known[header.customer].map(header.differsForSigning(from:)) ?? true {
+                changed.append((id, header.customer))
             }
+            headers.append(header)
         }
-        guard !changed.isEmpty else { return current.map(\.pinSet) }
-        guard changed.count <= maximumPartialReload else { return try load(db, .all) }
-        let reloaded = Dictionary(try load(db, .ids(changed)).map { ($0.customer.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-        return try current.map { entry in
-            if entry.kept { return entry.pinSet }
-            // Read in the same transaction as the customer list, so it cannot be missing; an empty pin set in
-            // its place would unpin every host of the customer.
-            guard let pinSet = reloaded[entry.pinSet.customer.rawValue] else {
-                throw StoreError(.corruptData, "Customer '\(entry.pinSet.customer)' was listed but its pin set could not be read in the same transaction.")
-            }
-            return pinSet
+        guard !changed.isEmpty else { return PinSetChanges(headers: headers, pinSets: []) }
+        guard changed.count <= maximumPartialReload else { return PinSetChanges(all: try load(db, .all)) }
+        let reloaded = try load(db, .ids(changed.map(\.id)))
+        // Read in the same transaction as the customer list, so none can be missing; a pin set without hosts in
+        // its place would unpin every host of the customer.
+        let read = Set(reloaded.lazy.map(\.customer))
+        if let missing = changed.first(where: { !read.contains($0.customer) }) {
+            throw StoreError(.corruptData, "Customer '\(missing.customer)' was listed but its pin set could not be read in the same transaction.")
         }
+        return PinSetChanges(headers: headers, pinSets: reloaded)
     }
 
     /// Calls `body` with each customer's row id and pin set without hosts, sorted by name.

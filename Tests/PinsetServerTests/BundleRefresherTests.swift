@@ -3,6 +3,7 @@ import Logging
 import PinsetCore
 import PinsetServer
 import PinsetSigning
+import PinsetStore
 import PinsetTestSupport
 import Testing
 
@@ -14,7 +15,7 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
     private var failure: (any Error)?
     private var pinSetsFailure: (any Error)?
     private var pinSetReads = 0
-    private var updateRequests: [[PinSet]] = []
+    private var updateRequests: [[PinSetHeader]] = []
 
     init(_ pinSets: [PinSet]) {
         self.pinSets = pinSets
@@ -39,14 +40,19 @@ final class ScriptedSource: PinSetSource, @unchecked Sendable {
     /// Full reads.
     var reads: Int { lock.withLock { pinSetReads } }
 
-    /// The `previous` of every `allPinSets(updating:)` call.
-    var updates: [[PinSet]] { lock.withLock { updateRequests } }
+    /// The `previous` of every `pinSetChanges(since:)` call.
+    var updates: [[PinSetHeader]] { lock.withLock { updateRequests } }
 
-    func allPinSets(updating previous: [PinSet]) throws -> [PinSet] {
+    /// Like a store: the pin sets of the customers new or changed since `previous` only.
+    func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges {
         try lock.withLock {
             updateRequests.append(previous)
             if let failure = failure ?? pinSetsFailure { throw failure }
-            return pinSets
+            let known = Dictionary(uniqueKeysWithValues: previous.map { ($0.customer, $0) })
+            return PinSetChanges(
+                headers: pinSets.map(\.header),
+                pinSets: pinSets.filter { pinSet in known[pinSet.customer].map(pinSet.header.differsForSigning(from:)) ?? true }
+            )
         }
     }
 
@@ -76,11 +82,11 @@ struct BundleRefresherTests {
 
     static func makeRefresher(
         source: ScriptedSource, cache: BundleCache, metrics: ServerMetrics? = nil, maxContentStaleness: TimeInterval = 3600,
-        now: @escaping @Sendable () -> Date = Date.init
+        identity: SigningIdentity? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) throws -> BundleRefresher {
         BundleRefresher(
             source: source,
-            pass: SigningPass(signer: BundleSigner(identity: try TestPKI.signingIdentity()), bundleLifetime: 3600),
+            pass: SigningPass(signer: BundleSigner(identity: try identity ?? TestPKI.signingIdentity()), bundleLifetime: 3600),
             cache: cache,
             metrics: metrics,
             logger: Logger(label: "test"),
@@ -222,8 +228,8 @@ extension BundleRefresherTests {
         #expect(cache.snapshot.signedAt == globex.timestamp)
     }
 
-    /// A change asks the source to update the content loaded last (a store then reads only changed customers);
-    /// a start and the schedule read everything.
+    /// A change asks the source for what changed since the content loaded last (a store then reads only changed
+    /// customers); a start and the schedule read everything.
     @Test func aChangeUpdatesTheLastLoadedContentAndTheScheduleReadsAll() async throws {
         let first = [try Self.pinSet("acme", version: 1), try Self.pinSet("globex", version: 1)]
         let source = ScriptedSource(first)
@@ -235,12 +241,12 @@ extension BundleRefresherTests {
         let second = [try Self.pinSet("acme", version: 2), try Self.pinSet("globex", version: 1)]
         source.set(second)
         #expect(try await eventually { cache.bundle(for: try CustomerName("acme"))?.version == 2 })
-        #expect(source.updates == [first])
+        #expect(source.updates == [first.map(\.header)])
         #expect(source.reads == 1)
 
         source.set([try Self.pinSet("acme", version: 3), try Self.pinSet("globex", version: 1)])
         #expect(try await eventually { cache.bundle(for: try CustomerName("acme"))?.version == 3 })
-        #expect(source.updates == [first, second])
+        #expect(source.updates == [first.map(\.header), second.map(\.header)])
         #expect(refresher.refreshNow(reason: "schedule"))
         #expect(source.reads == 2)
     }
@@ -263,5 +269,81 @@ extension BundleRefresherTests {
         try await Task.sleep(for: .seconds(1))
         #expect(source.reads <= reads + 1, "\(source.reads - reads) reads in one second")
         #expect(cache.bundle(for: try CustomerName("acme"))?.version == 1)
+    }
+}
+
+extension BundleRefresherTests {
+    /// The payload of a bundle signed by `identity`.
+    static func content(of bundle: SignedBundle?, signedBy identity: SigningIdentity) async throws -> [UInt8] {
+        let bundle = try #require(bundle)
+        return try await SignatureVerifier.verify(bundle.bytes, trustAnchors: [identity.certificate], at: Date()).get().content
+    }
+
+    /// A change serves the changed customer's new hosts, read from the source; the others keep their bundles.
+    @Test func aChangeServesTheNewHostsOfTheChangedCustomer() async throws {
+        let globex = try Self.pinSet("globex", version: 1)
+        let source = ScriptedSource([try Self.pinSet("acme", version: 1), globex])
+        let cache = BundleCache()
+        let identity = try TestPKI.signingIdentity()
+        let refresher = try Self.makeRefresher(source: source, cache: cache, identity: identity)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        let served = try #require(cache.bundle(for: globex.customer))
+        var acme = try Self.pinSet("acme", version: 2)
+        acme.hosts.append(HostPins(hostname: try Hostname("www.acme.example.com"), pins: acme.hosts[0].pins))
+        source.set([acme, globex])
+        #expect(try await eventually { cache.bundle(for: acme.customer)?.version == 2 })
+        let bundle = try #require(cache.bundle(for: acme.customer))
+        let expected = BundlePayload(pinSet: acme, timestamp: bundle.timestamp, expires: bundle.expires).encoded()
+        #expect(try await Self.content(of: bundle, signedBy: identity) == expected)
+        #expect(cache.bundle(for: globex.customer)?.bytes == served.bytes)
+    }
+
+    /// While the store is unavailable, each customer is signed again with exactly the content loaded last.
+    @Test func anOutageReSignsExactlyTheContentLoadedLast() async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let pinSets = [try Self.pinSet("acme", version: 7), try Self.pinSet("globex", version: 3)]
+        let source = ScriptedSource(pinSets)
+        let cache = BundleCache()
+        let identity = try TestPKI.signingIdentity()
+        let refresher = try Self.makeRefresher(source: source, cache: cache, maxContentStaleness: 600, identity: identity, now: clock.now)
+        #expect(refresher.refreshNow(reason: "test"))
+
+        source.fail(with: StoreUnavailable())
+        clock.advance(by: 300)
+        #expect(refresher.refreshNow(reason: "test"))
+        let signedAt = Int64(clock.now().timeIntervalSince1970)
+        for pinSet in pinSets {
+            let bundle = try #require(cache.bundle(for: pinSet.customer))
+            #expect(bundle.timestamp == signedAt)
+            let expected = BundlePayload(pinSet: pinSet, timestamp: signedAt, expires: signedAt + 3600).encoded()
+            #expect(try await Self.content(of: bundle, signedBy: identity) == expected)
+        }
+    }
+
+    /// A customer the last pass could not sign has no bundle to take its content from: during an outage it is
+    /// signed from the content loaded for it, once nothing stands in the way any more.
+    @Test func aCustomerNotSignedBeforeAnOutageIsSignedFromTheContentLoadedLast() async throws {
+        let start = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let clock = TestClock(start)
+        // 100 s further ahead of the clock than a version may be: refused until the clock has moved on.
+        let aheadVersion = (Int64(start.timeIntervalSince1970) + BundleBounds.maximumVersionLead / 1000 + 100) * 1000
+        let ahead = try Self.pinSet("ahead", version: aheadVersion)
+        let source = ScriptedSource([try Self.pinSet("acme", version: 1), ahead])
+        let cache = BundleCache()
+        let identity = try TestPKI.signingIdentity()
+        let refresher = try Self.makeRefresher(source: source, cache: cache, maxContentStaleness: 600, identity: identity, now: clock.now)
+        #expect(refresher.refreshNow(reason: "test"))
+        #expect(cache.bundle(for: ahead.customer) == nil)
+        #expect(refresher.status.customerFailures.map(\.customer) == [ahead.customer])
+
+        source.fail(with: StoreUnavailable())
+        clock.advance(by: 200)
+        #expect(refresher.refreshNow(reason: "test"))
+        let bundle = try #require(cache.bundle(for: ahead.customer))
+        let signedAt = Int64(clock.now().timeIntervalSince1970)
+        let expected = BundlePayload(pinSet: ahead, timestamp: signedAt, expires: signedAt + 3600).encoded()
+        #expect(try await Self.content(of: bundle, signedBy: identity) == expected)
+        #expect(refresher.status.customerFailures.isEmpty)
     }
 }

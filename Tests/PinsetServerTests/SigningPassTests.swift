@@ -60,6 +60,25 @@ struct SigningPassTests {
         }
     }
 
+    /// A customer given without hosts is signed with the content its served bundle holds for that version, and
+    /// with nothing else: without such a bundle it is not signed, rather than signed without pins.
+    @Test func aCustomerWithoutHostsIsSignedFromTheServedContentOfItsVersionOnly() async throws {
+        let identity = try TestPKI.signingIdentity()
+        let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600)
+        let sets = try Self.pinSets(2)
+        let seconds = Int64(Date().timeIntervalSince1970)
+        let first = pass.run(sets, now: Date(timeIntervalSince1970: TimeInterval(seconds - 300))).bundles
+        let served = Dictionary(uniqueKeysWithValues: first.map { ($0.customer, $0) })
+        var changed = sets[1].header
+        changed.version = 2
+        let customers = [SigningPass.Customer(header: sets[0].header, hosts: nil), SigningPass.Customer(header: changed, hosts: nil)]
+        let result = pass.run(customers, now: Date(timeIntervalSince1970: TimeInterval(seconds)), contentOf: served)
+        #expect(result.bundles.map(\.customer) == [sets[0].customer])
+        let content = try await SignatureVerifier.verify(try #require(result.bundles.first).bytes, trustAnchors: [identity.certificate], at: Date()).get().content
+        #expect(content == BundlePayload(pinSet: sets[0], timestamp: seconds, expires: seconds + 3600).encoded())
+        #expect(result.failures.map(\.customer) == [sets[1].customer])
+    }
+
     @Test func aNewVersionIsReEncodedAndRemovedCustomersAreDropped() async throws {
         let identity = try TestPKI.signingIdentity()
         let cache = EncodedHostsCache()

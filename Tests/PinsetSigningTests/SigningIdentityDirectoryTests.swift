@@ -64,7 +64,7 @@ struct SigningIdentityDirectoryTests {
             let failure = try #require(lookup().failureValue, "\(expected)")
             #expect(failure.reason.contains(expected) && failure.reason.contains(anchorPath) && failure.reason.contains("'acme root'"), "\(failure.reason)")
             // Still listed with its certificates for /status, although it does not sign.
-            let pass = directory.resolve([PinSet(customer: f.acme, version: 1, hosts: [], signer: .customerOwn)], now: now, bundleExpires: now.addingTimeInterval(3600))
+            let pass = directory.resolve([PinSetHeader(customer: f.acme, version: 1, signer: .customerOwn)], now: now, bundleExpires: now.addingTimeInterval(3600))
             #expect(pass.identities.first?.failureValue?.reason == failure.reason)
             #expect(pass.identityExpiries.contains { $0.customer == f.acme })
         }
@@ -130,14 +130,14 @@ struct SigningIdentityDirectoryTests {
             PinSet(customer: f.acme, version: 1, hosts: [], signer: .customerOwn),
             PinSet(customer: try CustomerName("plain"), version: 1, hosts: [], signer: .deploymentDefault),
         ]
-        let resolution = SigningIdentityDirectory(locations: f.locations).resolve(sets, now: f.now, bundleExpires: f.inADay)
+        let resolution = SigningIdentityDirectory(locations: f.locations).resolve(sets.map(\.header), now: f.now, bundleExpires: f.inADay)
         #expect(resolution.identities.count == 2)
         #expect(resolution.defaultIdentityProblem == nil)
         #expect(resolution.warnings.count == 1)
         #expect(resolution.warnings.first?.contains("customer 'acme'") == true)
 
         unlink(f.locations.defaultKeyPath)
-        let broken = SigningIdentityDirectory(locations: f.locations).resolve(sets, now: f.now, bundleExpires: f.inADay)
+        let broken = SigningIdentityDirectory(locations: f.locations).resolve(sets.map(\.header), now: f.now, bundleExpires: f.inADay)
         #expect(broken.defaultIdentityProblem?.contains("does not exist") == true)
         #expect((try? broken.identities[0].get()) != nil, "the customer with its own key is still signed")
         #expect(broken.identities[1].failureValue != nil)

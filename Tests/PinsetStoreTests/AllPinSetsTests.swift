@@ -97,4 +97,28 @@ import Testing
         #expect(updated[0].hosts[0].pins.count == 2)
         #expect(updated[1].customer == other && updated[1].hosts.isEmpty)
     }
+
+    /// Changes since headers read earlier list every customer's header, and carry the hosts and pins of the
+    /// changed customers only; a setting that is not content (legacy clients) shows in the header alone.
+    @Test(arguments: StoreBackend.allCases) func changesCarryThePinSetsOfChangedCustomersOnly(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let (acme, other) = (try CustomerName("acme"), try CustomerName("other"))
+        for name in [acme, other] {
+            try store.addCustomer(name, actor: Sample.actor)
+            try store.addHost(try Hostname("api.\(name).example.com"), pins: [try Sample.hashPin(1)], to: name, actor: Sample.actor)
+        }
+        let headers = try store.allPinSets().map(\.header)
+        #expect(try store.pinSetChanges(since: headers) == PinSetChanges(headers: headers, pinSets: []))
+
+        _ = try store.addPins([try Sample.hashPin(2)], to: try Hostname("api.acme.example.com"), of: acme, actor: Sample.actor)
+        let changes = try store.pinSetChanges(since: headers)
+        #expect(changes.headers == (try store.allPinSets().map(\.header)))
+        #expect(changes.pinSets == [try #require(try store.pinSet(for: acme))])
+
+        _ = try store.setServesLegacyClients(true, for: other, actor: Sample.actor)
+        let legacy = try store.pinSetChanges(since: changes.headers)
+        #expect(legacy.pinSets.isEmpty)
+        #expect(legacy.headers.map(\.servesLegacyClients) == [false, true])
+    }
 }

@@ -21,6 +21,10 @@ import PinsetStore
 /// since when the store is unavailable. Apps then get pins that may miss edits made meanwhile — edits that no
 /// instance can read either — instead of a 503. After the window, passes fail as above. When the store
 /// answers again, the next poll loads its content, edits made meanwhile included.
+///
+/// The content loaded last is, for every customer signed at its loaded version, what its served bundle
+/// carries: between passes the refresher keeps only each customer's header (version, signer, revocation
+/// floor), and a customer's hosts only while no bundle of that version is served for it.
 public final class BundleRefresher: @unchecked Sendable {
     // `@unchecked Sendable`: mutable state is touched only on `queue`; `status` is behind its own lock.
 
@@ -56,7 +60,7 @@ public final class BundleRefresher: @unchecked Sendable {
     private let changePollInterval: TimeInterval
     private let retryInterval: TimeInterval
     private let maxContentStaleness: TimeInterval
-    private var lastLoaded: (pinSets: [PinSet], at: Date)?
+    private var lastLoaded: LoadedContent?
     private let now: @Sendable () -> Date
     private let queue = DispatchQueue(label: "pinset.refresher")
     private var timer: (any DispatchSourceTimer)?
@@ -179,14 +183,15 @@ public final class BundleRefresher: @unchecked Sendable {
             // behind the store's back.
             let incremental = reason == "change"
             // Still unavailable: the content loaded earlier is re-signed on the schedule, not on every check.
-            guard let (pinSets, counter) = try loadContent(
+            guard let (customers, counter, loadedAt) = try loadContent(
                 observedCounter: observedCounter, incremental: incremental, fallBackToLoaded: reason != "store check", at: attemptAt
             ) else { return false }
             let served = cache.snapshot.bundles
-            let result = pass.run(pinSets, now: attemptAt, reusing: incremental ? served : [:], contentOf: served)
+            let result = pass.run(customers, now: attemptAt, reusing: incremental ? served : [:], contentOf: served)
             // The oldest bundle served decides how fresh the cache is.
             let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)
             cache.replace(with: result.bundles, failures: result.failures, signedAt: signedAt)
+            lastLoaded = LoadedContent(customers, servedAs: cache.snapshot.bundles, at: loadedAt)
             if let counter { lastSeenChange = counter }
             if !incremental { nextScheduledPass = attemptAt.addingTimeInterval(resignInterval) }
             let duration = ContinuousClock.now - started
@@ -236,21 +241,20 @@ public final class BundleRefresher: @unchecked Sendable {
         }
     }
 
-    /// The pin sets to sign, and the change counter read before them: from the store, or — while it cannot be
-    /// read, within `maxContentStaleness` of the last load, and if `fallBackToLoaded` — the content loaded
-    /// last, with no counter; `nil` when the store cannot be read and `fallBackToLoaded` is false.
-    /// `incremental` re-reads only the customers changed since the last load.
+    /// The customers to sign, the change counter read before them, and when they were read: from the store, or
+    /// — while it cannot be read, within `maxContentStaleness` of the last load, and if `fallBackToLoaded` —
+    /// the content loaded last, with no counter; `nil` when the store cannot be read and `fallBackToLoaded` is
+    /// false. `incremental` reads the hosts and pins of only the customers changed since the last load.
     private func loadContent(
         observedCounter: Int64?, incremental: Bool, fallBackToLoaded: Bool, at attemptAt: Date
-    ) throws -> (pinSets: [PinSet], counter: Int64?)? {
+    ) throws -> (customers: [SigningPass.Customer], counter: Int64?, loadedAt: Date)? {
         do {
             let counter = try observedCounter ?? source.changeCounter()
-            let pinSets = if incremental, let lastLoaded {
-                try source.allPinSets(updating: lastLoaded.pinSets)
+            let customers = if incremental, let lastLoaded {
+                lastLoaded.customers(updatedBy: try source.pinSetChanges(since: lastLoaded.headers))
             } else {
-                try source.allPinSets()
+                try source.allPinSets().map(SigningPass.Customer.init)
             }
-            lastLoaded = (pinSets, attemptAt)
             if let since = statusBox.withLock({ $0.storeUnavailableSince }) {
                 logger.notice("The store is available again", metadata: ["unavailable_since": "\(since.formatted(.iso8601))"])
             }
@@ -260,7 +264,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.contentLoadedAt = attemptAt
             }
             metrics?.recordStoreAvailability(unavailableSince: nil)
-            return (pinSets, counter)
+            return (customers, counter, attemptAt)
         } catch {
             noteStoreUnavailable(error, at: attemptAt)
             guard fallBackToLoaded else { return nil }
@@ -274,7 +278,7 @@ public final class BundleRefresher: @unchecked Sendable {
             logger.warning("The store is unavailable; re-signing the content loaded earlier", metadata: [
                 "loaded_at": "\(lastLoaded.at.formatted(.iso8601))", "max_content_staleness_s": "\(Int(maxContentStaleness))",
             ])
-            return (lastLoaded.pinSets, nil)
+            return (lastLoaded.customers(updatedBy: nil), nil, lastLoaded.at)
         }
     }
 
@@ -301,5 +305,40 @@ struct StoreOutageError: Error, CustomStringConvertible {
 
     var description: String {
         "the store is unavailable (\(underlying)) and the content loaded at \(loadedAt.formatted(.iso8601)) is older than maxContentStalenessSeconds (\(Int(maxContentStaleness)) s), so it is no longer re-signed"
+    }
+}
+
+/// What the last load of the store leaves for the passes after it: each customer's header, sorted by name, and
+/// the hosts of the customers whose content no served bundle holds at that version (those a pass could not
+/// sign). The others' content is in the bundle served for them, encoded, so it is not kept a second time.
+private struct LoadedContent {
+    let headers: [PinSetHeader]
+    let unservedHosts: [CustomerName: (version: Int64, hosts: [HostPins])]
+    /// When the content was read from the store.
+    let at: Date
+
+    init(_ customers: [SigningPass.Customer], servedAs bundles: [CustomerName: SignedBundle], at: Date) {
+        headers = customers.map(\.header)
+        var unserved: [CustomerName: (version: Int64, hosts: [HostPins])] = [:]
+        for customer in customers where bundles[customer.header.customer]?.holdsEncodedHosts(ofVersion: customer.header.version) != true {
+            if let hosts = customer.hosts { unserved[customer.header.customer] = (customer.header.version, hosts) }
+        }
+        unservedHosts = unserved
+        self.at = at
+    }
+
+    /// The customers of a pass: those `changes` lists, with the hosts it read; without `changes`, those loaded
+    /// last. A customer whose hosts were not read gets those kept here for its version, or none: the pass then
+    /// signs its served bundle's content again.
+    func customers(updatedBy changes: PinSetChanges?) -> [SigningPass.Customer] {
+        let read = Dictionary((changes?.pinSets ?? []).lazy.map { ($0.customer, $0.hosts) }, uniquingKeysWith: { first, _ in first })
+        return (changes?.headers ?? headers).map { header in
+            SigningPass.Customer(header: header, hosts: read[header.customer] ?? kept(header))
+        }
+    }
+
+    private func kept(_ header: PinSetHeader) -> [HostPins]? {
+        guard let kept = unservedHosts[header.customer], kept.version == header.version else { return nil }
+        return kept.hosts
     }
 }

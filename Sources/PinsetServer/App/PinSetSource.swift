@@ -4,9 +4,9 @@ import PinsetStore
 /// Where the server reads pin sets from. The SQLite store in production; tests may pass their own.
 public protocol PinSetSource: Sendable {
     func allPinSets() throws -> [PinSet]
-    /// Every pin set, as `allPinSets()` returns it, given `previous` read from this source earlier: a source
-    /// may re-read only what changed since.
-    func allPinSets(updating previous: [PinSet]) throws -> [PinSet]
+    /// Every customer's header, and the pin sets of at least the customers that are new or changed since
+    /// `previous`, headers read from this source earlier: a source may read the hosts and pins of only those.
+    func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges
     /// A number that changes whenever any pin set may have changed; polled twice a second.
     func changeCounter() throws -> Int64
     /// Calls `onChange` soon after a change where the source can push one (a PostgreSQL store); `nil` where
@@ -15,7 +15,9 @@ public protocol PinSetSource: Sendable {
 }
 
 extension PinSetSource {
-    public func allPinSets(updating previous: [PinSet]) throws -> [PinSet] { try allPinSets() }
+    public func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges {
+        PinSetChanges(all: try allPinSets())
+    }
 
     public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? { nil }
 }

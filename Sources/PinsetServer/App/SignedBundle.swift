@@ -51,8 +51,13 @@ public struct SignedBundle: Sendable {
 
     /// The encoded `hashes` array this bundle was signed with, if it is known and `version` is the bundle's.
     func encodedHosts(ofVersion version: Int64) -> [UInt8]? {
-        guard version == self.version, let encodedHostsRange else { return nil }
+        guard holdsEncodedHosts(ofVersion: version), let encodedHostsRange else { return nil }
         return Array(bytes[encodedHostsRange])
+    }
+
+    /// Whether `encodedHosts(ofVersion:)` has the content of `version`, without copying it.
+    func holdsEncodedHosts(ofVersion version: Int64) -> Bool {
+        version == self.version && encodedHostsRange != nil
     }
 
     /// Found by search rather than computed from the CMS layout: whatever the encoding around it, the bytes

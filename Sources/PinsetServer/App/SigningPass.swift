@@ -24,29 +24,55 @@ public struct SigningPass: Sendable {
         self.init(identities: SigningIdentityDirectory(defaultIdentity: signer.identity), bundleLifetime: bundleLifetime, hostsCache: hostsCache)
     }
 
-    /// Signs all pin sets using every core. A customer whose identity cannot be used (missing or too open key,
-    /// certificate outside its validity) gets no bundle and is reported in `failures`; the others are signed.
-    /// Signs every customer of `pinSets` — except, given `reusing`, those whose bundle there was signed from the
-    /// same version, revocation floor and certificate chain: those are kept as they are. A change pass reuses
-    /// the served bundles, so an edit costs one signature however many customers there are; the scheduled
-    /// passes sign everything, which keeps every bundle fresh.
-    /// `served`: bundles whose encoded pin content is reused for a customer signed again at the same version
-    /// (the store never reuses a version for other content).
+    /// One customer of a pass: its header, and its hosts — or `nil` to sign again the pin content of the bundle
+    /// served for it at the header's version, which the pass then takes from `contentOf`.
+    public struct Customer: Sendable {
+        public let header: PinSetHeader
+        public let hosts: [HostPins]?
+
+        public init(header: PinSetHeader, hosts: [HostPins]?) {
+            self.header = header
+            self.hosts = hosts
+        }
+
+        public init(_ pinSet: PinSet) {
+            self.init(header: pinSet.header, hosts: pinSet.hosts)
+        }
+    }
+
+    /// Signs all pin sets using every core; `run(_:now:reusing:contentOf:)` over the customers of `pinSets`.
     public func run(
         _ pinSets: [PinSet], now: Date, reusing previous: [CustomerName: SignedBundle] = [:],
         contentOf served: [CustomerName: SignedBundle] = [:]
     ) -> SigningPassResult {
+        run(pinSets.map(Customer.init), now: now, reusing: previous, contentOf: served)
+    }
+
+    /// Signs all customers using every core. A customer whose identity cannot be used (missing or too open key,
+    /// certificate outside its validity) gets no bundle and is reported in `failures`; the others are signed.
+    /// Signs every customer of `customers` — except, given `reusing`, those whose bundle there was signed from
+    /// the same version, revocation floor and certificate chain: those are kept as they are. A change pass
+    /// reuses the served bundles, so an edit costs one signature however many customers there are; the
+    /// scheduled passes sign everything, which keeps every bundle fresh.
+    /// `served`: bundles whose encoded pin content is reused for a customer signed again at the same version
+    /// (the store never reuses a version for other content); the only content of a customer given without
+    /// hosts.
+    public func run(
+        _ customers: [Customer], now: Date, reusing previous: [CustomerName: SignedBundle] = [:],
+        contentOf served: [CustomerName: SignedBundle] = [:]
+    ) -> SigningPassResult {
         let timestamp = Int64(now.timeIntervalSince1970.rounded(.down))
         let expires = timestamp + bundleLifetime
-        let resolution = identities.resolve(pinSets, now: now, bundleExpires: Date(timeIntervalSince1970: TimeInterval(expires)))
-        let results = ResultSlots(count: pinSets.count)
+        let headers = customers.map(\.header)
+        let resolution = identities.resolve(headers, now: now, bundleExpires: Date(timeIntervalSince1970: TimeInterval(expires)))
+        let results = ResultSlots(count: customers.count)
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        let chunk = max(1, (pinSets.count + workers * 4 - 1) / (workers * 4))
-        let chunks = (pinSets.count + chunk - 1) / chunk
+        let chunk = max(1, (customers.count + workers * 4 - 1) / (workers * 4))
+        let chunks = (customers.count + chunk - 1) / chunk
         DispatchQueue.concurrentPerform(iterations: chunks) { index in
-            let range = (index * chunk)..<min(pinSets.count, (index + 1) * chunk)
+            let range = (index * chunk)..<min(customers.count, (index + 1) * chunk)
             for i in range {
-                let pinSet = pinSets[i]
+                let header = headers[i]
                 let identity: SigningIdentity
                 switch resolution.identities[i] {
                 case .success(let resolved): identity = resolved
@@ -54,56 +80,69 @@ public struct SigningPass: Sendable {
                     results.set(i, .failure(failure))
                     continue
                 }
-                let chain = [identity.certificate] + identity.intermediates
-                if let kept = previous[pinSet.customer], kept.version == pinSet.version,
-                   kept.signersNotBefore == pinSet.signersNotBefore, kept.signerChain == chain {
+                let chain = identity.chain
+                if let kept = previous[header.customer], kept.version == header.version,
+                   kept.signersNotBefore == header.signersNotBefore, kept.signerChain == chain {
                     results.set(i, .success(kept))
                     continue
                 }
-                if let problem = BundleBounds.versionProblem(version: pinSet.version, signedAt: timestamp) {
+                if let problem = BundleBounds.versionProblem(version: header.version, signedAt: timestamp) {
                     results.set(i, .failure(SigningIdentityFailure(
-                        customer: pinSet.customer, signer: pinSet.signer,
-                        reason: "\(problem). Clients refuse such a bundle, so it is not signed. This server's clock reads \(timestamp); if it is behind, correct it (NTP). If the version was made on a machine whose clock ran ahead, the customer is signed again once this clock passes \(pinSet.version / 1000 - BundleBounds.maximumVersionLead / 1000).",
+                        customer: header.customer, signer: header.signer,
+                        reason: "\(problem). Clients refuse such a bundle, so it is not signed. This server's clock reads \(timestamp); if it is behind, correct it (NTP). If the version was made on a machine whose clock ran ahead, the customer is signed again once this clock passes \(header.version / 1000 - BundleBounds.maximumVersionLead / 1000).",
                         kind: .versionAheadOfClock
                     )))
                     continue
                 }
-                let hosts = served[pinSet.customer]?.encodedHosts(ofVersion: pinSet.version)
-                    ?? hostsCache?.encodedHosts(for: pinSet)
-                    ?? BundlePayload.encodedHosts(pinSet.hosts.map(PinnedHost.init))
+                guard let hosts = encodedHosts(of: customers[i], servedAs: served[header.customer]) else {
+                    results.set(i, .failure(SigningIdentityFailure(
+                        customer: header.customer, signer: header.signer,
+                        reason: "the pin content of version \(header.version) was neither read from the store nor held by the bundle served"
+                    )))
+                    continue
+                }
                 let content = BundlePayload.encoded(
-                    customer: pinSet.customer, timestamp: timestamp, expires: expires, version: pinSet.version, encodedHosts: hosts,
-                    signersNotBefore: pinSet.signersNotBefore
+                    customer: header.customer, timestamp: timestamp, expires: expires, version: header.version, encodedHosts: hosts,
+                    signersNotBefore: header.signersNotBefore
                 )
                 do {
                     let bytes = try BundleSigner(identity: identity).sign(content: content)
                     results.set(i, .success(SignedBundle(
-                        customer: pinSet.customer, bytes: bytes, version: pinSet.version, timestamp: timestamp, expires: expires,
-                        signersNotBefore: pinSet.signersNotBefore, signerChain: chain, encodedHosts: hosts
+                        customer: header.customer, bytes: bytes, version: header.version, timestamp: timestamp, expires: expires,
+                        signersNotBefore: header.signersNotBefore, signerChain: chain, encodedHosts: hosts
                     )))
                 } catch {
-                    results.set(i, .failure(SigningIdentityFailure(customer: pinSet.customer, signer: pinSet.signer, reason: "signing failed: \(error)")))
+                    results.set(i, .failure(SigningIdentityFailure(customer: header.customer, signer: header.signer, reason: "signing failed: \(error)")))
                 }
             }
         }
         var bundles: [SignedBundle] = []
         var failures: [SigningIdentityFailure] = []
-        bundles.reserveCapacity(pinSets.count)
+        bundles.reserveCapacity(customers.count)
         for (i, result) in results.values.enumerated() {
             switch result {
             case .success(let bundle): bundles.append(bundle)
             case .failure(let failure): failures.append(failure)
             case nil:
-                failures.append(SigningIdentityFailure(customer: pinSets[i].customer, signer: pinSets[i].signer, reason: "the signing pass finished without signing this customer"))
+                failures.append(SigningIdentityFailure(customer: headers[i].customer, signer: headers[i].signer, reason: "the signing pass finished without signing this customer"))
             }
         }
-        hostsCache?.retain(only: Set(pinSets.map(\.customer)))
+        hostsCache?.retain(only: Set(headers.map(\.customer)))
         // The ETag is the bytes' hash: comparing it, not every byte, tells a reused bundle from a new one.
         let signed = bundles.count { previous[$0.customer]?.etag != $0.etag }
         return SigningPassResult(
             bundles: bundles, signed: signed, failures: failures, defaultIdentityProblem: resolution.defaultIdentityProblem, warnings: resolution.warnings,
             expiry: resolution.expiry, identityExpiries: resolution.identityExpiries, loadedIdentities: resolution.loaded
         )
+    }
+
+    /// The customer's encoded `hashes` array: the served bundle's at the same version, else encoded from its
+    /// hosts (through `hostsCache` where there is one); `nil` when neither is at hand.
+    private func encodedHosts(of customer: Customer, servedAs bundle: SignedBundle?) -> [UInt8]? {
+        if let encoded = bundle?.encodedHosts(ofVersion: customer.header.version) { return encoded }
+        guard let hosts = customer.hosts else { return nil }
+        if let hostsCache { return hostsCache.encodedHosts(for: PinSet(header: customer.header, hosts: hosts)) }
+        return BundlePayload.encodedHosts(hosts.map(PinnedHost.init))
     }
 }
 
