@@ -103,12 +103,26 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // A signing pass: every customer's pin set signed, with the identity that signs for it, into the bundle served
+        // for it. The server's refresher and `pinset sign --out` both run it.
+        .target(
+            name: "PinsetPublishing",
+            dependencies: [
+                "PinsetCore",
+                "PinsetSigning",
+                "PinsetHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The admin rules every front end applies: customer, host and pin edits behind the live-chain guard,
         // signing-identity files and rotation, signer.py import, and the data directory's layout.
         .target(
             name: "PinsetAdmin",
             dependencies: [
                 "PinsetCore",
+                "PinsetPublishing",
                 "PinsetFileSystem",
                 "PinsetSigning",
                 "PinsetStore",
@@ -127,6 +141,7 @@ let package = Package(
             name: "PinsetServer",
             dependencies: [
                 "PinsetAdmin",
+                "PinsetPublishing",
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetStore",
@@ -171,6 +186,7 @@ let package = Package(
             name: "pinset",
             dependencies: [
                 "PinsetAdmin",
+                "PinsetPublishing",
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetStore",
@@ -192,6 +208,7 @@ let package = Package(
         .executableTarget(
             name: "pinset-bench",
             dependencies: [
+                "PinsetPublishing",
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetStore",
@@ -226,7 +243,12 @@ let package = Package(
             dependencies: ["PinsetAdmin", "PinsetCore", "PinsetLiveCheck", "PinsetSigning", "PinsetStore", "PinsetTestSupport"],
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetLiveCheck", "PinsetStatus", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "PinsetPublishingTests",
+            dependencies: ["PinsetPublishing", "PinsetCore", "PinsetSigning", "PinsetTestSupport"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetPublishing", "PinsetLiveCheck", "PinsetStatus", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetClientTests",
             dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",

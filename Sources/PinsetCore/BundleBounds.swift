@@ -22,6 +22,10 @@ public enum BundleBounds {
     /// issues one day unless configured otherwise, and refuses to be configured above this.
     public static let defaultMaximumLifetimeSeconds: Int64 = 31 * 86_400
 
+    /// How long a bundle the server or `pinset sign` makes stays acceptable to Pinset clients, unless configured
+    /// otherwise: a day.
+    public static let defaultLifetimeSeconds: Int64 = 86_400
+
     /// The highest `version` a bundle signed at `timestamp` (Unix seconds) may carry.
     public static func highestVersion(signedAt timestamp: Int64) -> Int64 {
         let (milliseconds, overflowed) = timestamp.multipliedReportingOverflow(by: 1000)

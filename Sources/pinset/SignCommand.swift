@@ -1,9 +1,7 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
 import PinsetCore
-import PinsetFileSystem
-import PinsetServer
-import PinsetSigning
 import PinsetStore
 
 struct SignCommand: AsyncParsableCommand {
@@ -23,7 +21,7 @@ struct SignCommand: AsyncParsableCommand {
     var out: String
 
     @Option(help: "Seconds until Pinset clients refuse a bundle.")
-    var bundleLifetime: Int64 = ServerConfiguration().bundleLifetimeSeconds
+    var bundleLifetime: Int64 = BundleBounds.defaultLifetimeSeconds
 
     @Option(help: ArgumentHelp("Signing key (default: <data-dir>/signing-key.pem).", valueName: "file"))
     var key: String?
@@ -35,31 +33,11 @@ struct SignCommand: AsyncParsableCommand {
     var prune = false
 
     func run() async throws {
-        let layout = options.dataDirectory
-        var locations = layout.signingIdentityLocations
-        if let key { locations.defaultKeyPath = key }
-        if let certificate { locations.defaultCertificatePath = certificate }
         let now = Date()
-        let pinSets = try options.openStore().allPinSets()
-        let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
+        let result = try options.openAdmin().writeSignedBundles(
+            to: out, bundleLifetime: bundleLifetime, key: key, certificate: certificate, prune: prune, now: now
+        )
         let bundles = result.bundles
-        // Nothing could be signed (typically the default key is unusable): leave the output untouched.
-        if bundles.isEmpty && !result.failures.isEmpty {
-            throw CLIError("Nothing was signed; \(out) is left as it was:\n" + result.failures.map { "  \($0)" }.joined(separator: "\n"))
-        }
-        try AtomicFile.createDirectory(out)
-        // A run killed mid-write leaves a hidden temporary file; never let a CDN sync publish it.
-        AtomicFile.removeAbandonedTemporaryFiles(in: out)
-        for bundle in bundles {
-            try AtomicFile.write(bundle.bytes, to: "\(out)/\(bundle.customer.bundleFileName)", mode: 0o644)
-        }
-        if prune {
-            let keep = Set(pinSets.map(\.customer.bundleFileName))
-            for name in try FileManager.default.contentsOfDirectory(atPath: out)
-            where name.hasSuffix(".json.signed") && !keep.contains(name) && CustomerName(bundlePath: "/" + name[...]) != nil {
-                try FileManager.default.removeItem(atPath: "\(out)/\(name)")
-            }
-        }
         for warning in result.warnings { Output.warn(warning) }
         if options.json {
             try Output.json([

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetCore
 @testable import PinsetServer
 import Testing
 

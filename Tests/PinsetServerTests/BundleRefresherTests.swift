@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PinsetCore
+import PinsetPublishing
 import PinsetServer
 import PinsetSigning
 import PinsetStore

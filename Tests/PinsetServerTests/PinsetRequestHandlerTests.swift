@@ -1,6 +1,7 @@
 import Foundation
 import PinsetCore
 import PinsetHTTP
+import PinsetPublishing
 import PinsetServer
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetPublishing
 import PinsetServer
 import PinsetSigning
 import PinsetTestSupport

@@ -3,6 +3,7 @@ import Logging
 import PinsetCore
 import PinsetLiveCheck
 @testable import PinsetServer
+import PinsetPublishing
 import PinsetSigning
 import PinsetStatus
 import PinsetTestSupport

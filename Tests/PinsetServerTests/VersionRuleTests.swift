@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PinsetCore
 @testable import PinsetServer
+import PinsetPublishing
 import PinsetSigning
 import PinsetTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetPublishing
 
 /// In-process measurements for `Benchmarks/run`. Each subcommand prints one JSON object on standard output
 /// and progress on standard error. Not a user-facing tool: BENCHMARKS.md describes the suite.

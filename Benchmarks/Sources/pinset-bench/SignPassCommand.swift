@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PinsetCore
+import PinsetPublishing
 import PinsetServer
 import PinsetSigning
 

@@ -1,3 +1,5 @@
+import PinsetCore
+
 /// A part of the server that works in the background between start and shutdown: the signing schedule, the
 /// host monitor, the report writer, each listener. One shape, so that ``BackgroundServiceGroup`` can start them
 /// in order and shut them down in reverse.

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetPublishing
 import PinsetSigning
 
 /// The signed bundles being served. A signing pass builds a whole new snapshot and swaps it in at once, so a

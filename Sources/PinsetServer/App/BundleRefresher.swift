@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Logging
 import PinsetCore
+import PinsetPublishing
 import PinsetSigning
 import PinsetStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import PinsetCore
 import PinsetHTTP
+import PinsetPublishing
 
 /// Routes requests: `/<customer>.json.signed`, `/healthz`, `/readyz`, `/status`, `/metrics`, limited by
 /// ``endpoints`` so that a public listener can leave the operator endpoints to a private one (404 there).

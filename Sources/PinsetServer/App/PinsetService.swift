@@ -3,6 +3,7 @@ import Logging
 import PinsetCore
 import PinsetHTTP
 import PinsetLiveCheck
+import PinsetPublishing
 import PinsetSigning
 import PinsetStore
 

@@ -23,7 +23,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var customerKeyDirectory: String?
     public var resignIntervalSeconds: Double = 300
     /// How long a bundle stays acceptable to Pinset clients (`expires - timestamp`).
-    public var bundleLifetimeSeconds: Int64 = 86_400
+    public var bundleLifetimeSeconds: Int64 = BundleBounds.defaultLifetimeSeconds
     /// How long after signing clients accept a freshly downloaded bundle; legacy clients use 600.
     public var freshnessWindowSeconds: Int64 = 600
     public var changePollIntervalSeconds: Double = 0.5

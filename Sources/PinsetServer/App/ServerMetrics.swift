@@ -1,7 +1,9 @@
 import CoreMetrics
 import Foundation
 import Metrics
+import PinsetCore
 import PinsetLiveCheck
+import PinsetPublishing
 import PinsetSigning
 import Prometheus
 

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetPublishing
 import PinsetSigning
 import PinsetStatus
 

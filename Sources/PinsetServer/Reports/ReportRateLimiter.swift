@@ -1,3 +1,5 @@
+import PinsetCore
+
 /// Limits how many reports one client address may send per minute, in bounded memory.
 ///
 /// Counting is per fixed minute: the table starts empty each minute, so it never holds more than one minute's

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetCore
 
 /// What the listener did with a connection it could not simply admit, for metrics.
 public enum ConnectionLimitEvent: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PinsetCore
 
 /// The number of open connections, shared by the listener (which enforces the limit) and the workers.
 ///

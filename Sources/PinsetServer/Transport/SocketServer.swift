@@ -1,4 +1,5 @@
 import Foundation
+import PinsetCore
 import PinsetHTTP
 
 /// A small, strict HTTP/1.1 server on non-blocking POSIX sockets driven by Dispatch (Linux).

@@ -1,6 +1,6 @@
 import Foundation
 import PinsetCore
-import PinsetServer
+import PinsetPublishing
 import PinsetSigning
 import PinsetTestSupport
 import Testing

@@ -18,7 +18,7 @@ public struct SignedBundle: Sendable {
     public let lastModified: String
     /// Whether `lastModified` tells this bundle from every other one served for the customer, so that
     /// If-Modified-Since may be answered 304; false when it replaced a different bundle signed in the same second.
-    public internal(set) var lastModifiedIsValidator = true
+    public var lastModifiedIsValidator = true
     /// What the bundle was signed from besides its hosts: a change pass signs the customer again only when one
     /// of these, or its version, differs.
     public let signersNotBefore: Int64?
@@ -56,7 +56,7 @@ public struct SignedBundle: Sendable {
     }
 
     /// Whether `encodedHosts(ofVersion:)` has the content of `version`, without copying it.
-    func holdsEncodedHosts(ofVersion version: Int64) -> Bool {
+    public func holdsEncodedHosts(ofVersion version: Int64) -> Bool {
         version == self.version && encodedHostsRange != nil
     }
 
