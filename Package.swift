@@ -143,6 +143,7 @@ let package = Package(
                 "PinsetAdmin",
                 "PinsetPublishing",
                 "PinsetCore",
+                "PinsetFileSystem",
                 "PinsetSigning",
                 "PinsetStore",
                 "PinsetHTTP",
@@ -228,6 +229,7 @@ let package = Package(
                 "PinsetSigning",
                 "PinsetFileSystem",
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/PinsetTestSupport",
@@ -235,8 +237,18 @@ let package = Package(
         ),
         // Tests mirror the modules; PinsetIntegrationTests drives the built `pinset` binary with curl and openssl.
         .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore", "PinsetTestSupport"], swiftSettings: strictSwift6),
-        .testTarget(name: "PinsetSigningTests", dependencies: ["PinsetSigning", "PinsetFileSystem", "PinsetTestSupport"], swiftSettings: strictSwift6),
-        .testTarget(name: "PinsetStoreTests", dependencies: ["PinsetStore", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "PinsetSigningTests",
+            dependencies: ["PinsetSigning", "PinsetCore", "PinsetFileSystem", "PinsetTestSupport",
+                           .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "PinsetStoreTests",
+            dependencies: ["PinsetStore", "PinsetCore", "PinsetMigrations", "PinsetTestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "X509", package: "swift-certificates")],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetAdminTests",
@@ -248,10 +260,15 @@ let package = Package(
             dependencies: ["PinsetPublishing", "PinsetCore", "PinsetSigning", "PinsetTestSupport"],
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "PinsetServerTests", dependencies: ["PinsetServer", "PinsetPublishing", "PinsetLiveCheck", "PinsetStatus", "PinsetTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "PinsetServerTests",
+            dependencies: ["PinsetServer", "PinsetPublishing", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
+                           "PinsetStatus", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(
             name: "PinsetClientTests",
-            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetTestSupport",
+            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetCore", "PinsetSigning", "PinsetTestSupport",
                            .product(name: "X509", package: "swift-certificates"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
