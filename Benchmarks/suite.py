@@ -1024,7 +1024,7 @@ http {{
         try:
             time.sleep(min(2.0, sizes["flood_seconds"] / 3))
             for edit in range(edits):
-                argv = [self.pinset, "pin", "add", "--force", "--reason", "bench", "--data-dir", deployment["directory"],
+                argv = [self.pinset, "pin", "add", "--skip-live-check", "--reason", "bench", "--data-dir", deployment["directory"],
                         "--actor", "bench", "--json", "customer-00001", "api-1.customer-1.example.com",
                         "--hash", base64.b64encode(os.urandom(32)).decode()]
                 if database:
@@ -1226,7 +1226,7 @@ http {{
             customer = edit % customers + 1
             name = f"customer-{customer:05d}"
             spki_hash = base64.b64encode(os.urandom(32)).decode()
-            completed = self.run([self.pinset, "pin", "add", "--database", database, "--force", "--reason", "bench",
+            completed = self.run([self.pinset, "pin", "add", "--database", database, "--skip-live-check", "--reason", "bench",
                                   "--actor", "bench", "--json", name, f"api-1.customer-{customer}.example.com", "--hash", spki_hash],
                                  timeout=120, what="pinset pin add", env=env)
             committed = time.monotonic()
