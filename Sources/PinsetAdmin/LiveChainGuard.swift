@@ -85,21 +85,22 @@ public struct LiveChainGuard: Sendable {
             throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.")
         }
         let (result, edit) = change(current)
-        return HostEditPreview(edit: edit, outcome: await run(result))
+        return HostEditPreview(edit: edit, outcome: try await run(result))
     }
 
     /// A host being added, checked without committing it.
     public func previewNewHost(_ host: HostPins) async throws -> HostEditPreview {
-        HostEditPreview(edit: HostEdit(added: host.pins), outcome: await run(host))
+        HostEditPreview(edit: HostEdit(added: host.pins), outcome: try await run(host))
     }
 
     private func currentHost() throws -> HostPins? {
         try store.pinSet(for: customer)?.hosts.first(where: { $0.hostname == hostname })
     }
 
-    private func run(_ result: HostPins) async -> LiveEditCheck.Outcome {
+    /// A store that cannot say whether the host is unmonitored fails the edit rather than guessing.
+    private func run(_ result: HostPins) async throws -> LiveEditCheck.Outcome {
         let unmonitored = settings.overrideReason == nil
-            ? try? store.unmonitoredHosts(of: customer).first(where: { $0.hostname == hostname })?.reason : nil
+            ? try store.unmonitoredHosts(of: customer).first(where: { $0.hostname == hostname })?.reason : nil
         return await LiveEditCheck.run(
             result, overrideReason: settings.overrideReason, unmonitoredReason: unmonitored, caFile: settings.caFile, connectTo: settings.connectTo
         )
@@ -107,7 +108,7 @@ public struct LiveChainGuard: Sendable {
 
     /// Runs the check on `result`; returns its outcome, or throws why the edit is refused.
     private func permit(_ result: HostPins) async throws -> LiveEditCheck.Outcome {
-        let outcome = await run(result)
+        let outcome = try await run(result)
         switch outcome {
         case .overridden, .unmonitored:
             return outcome

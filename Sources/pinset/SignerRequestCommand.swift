@@ -34,9 +34,10 @@ struct SignerRequestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = try options.openAdmin().signerTarget(customer: customer)
+        let admin = try options.openAdmin()
+        let target = try admin.signerTarget(customer: customer)
         let name = commonName ?? "Pinset signer \(ProcessInfo.processInfo.hostName)"
-        try options.openAdmin().requestSigner(for: target, keyType: SigningKeyType(argument: keyType) ?? .p256, commonName: name)
+        try admin.requestSigner(for: target, keyType: SigningKeyType(argument: keyType) ?? .p256, commonName: name)
         if options.json {
             try Output.json(["pendingKey": target.files.pendingKeyPath, "request": target.files.requestPath, "keyType": keyType])
             return
