@@ -31,6 +31,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0006_signer_floor", bytes: PackageResources._006_signer_floor_sql),
         SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_sql),
         SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_sql),
+        SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -42,5 +43,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0006_signer_floor", bytes: PackageResources._006_signer_floor_pg_sql),
         SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_pg_sql),
         SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_pg_sql),
+        SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_pg_sql),
     ]
 }

@@ -49,6 +49,8 @@ public struct PinSource: Hashable, Sendable, CustomStringConvertible {
         case hash
         case certificate
         case publicKey = "public-key"
+        /// The key of a certificate signing request: a certificate not issued yet.
+        case certificateRequest = "csr"
         case liveHost = "live"
         case bundle
         /// A certificate fingerprint (`fp`) given without the certificate.

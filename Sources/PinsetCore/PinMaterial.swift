@@ -121,6 +121,35 @@ public enum PinMaterial {
         }
     }
 
+    /// The public key of a PEM (`CERTIFICATE REQUEST`) or DER PKCS #10 certificate signing request: the key a
+    /// certificate issued for it will carry. The request's own signature must verify with that key, so a request
+    /// edited or made for someone else's key is refused.
+    public static func publicKey(fromCertificateRequestContents bytes: [UInt8], origin: String) throws(InputError) -> Certificate.PublicKey {
+        var der = bytes
+        if let text = String(validatingUTF8Bytes: bytes), text.contains("-----BEGIN ") {
+            let document: PEMDocument
+            do {
+                document = try PEMDocument(pemString: text)
+            } catch {
+                throw InputError("\(origin) looks like PEM but could not be read: \(error). Give a single '-----BEGIN CERTIFICATE REQUEST-----' block.")
+            }
+            guard document.discriminator == "CERTIFICATE REQUEST" || document.discriminator == "NEW CERTIFICATE REQUEST" else {
+                throw InputError("\(origin) holds a '\(document.discriminator)' block, not a 'CERTIFICATE REQUEST'. Make one with 'openssl req -new -key KEY -subj /CN=HOST'.")
+            }
+            der = document.derBytes
+        }
+        let request: CertificateSigningRequest
+        do {
+            request = try CertificateSigningRequest(derEncoded: der)
+        } catch {
+            throw InputError("\(origin) is neither a PEM nor a DER certificate signing request (PKCS #10): \(error).")
+        }
+        guard request.publicKey.isValidSignature(request.signature, for: request) else {
+            throw InputError("\(origin): the request's signature does not verify with the key it names, so it was not made with that key's private key. Make the request again from the key the next certificate will use.")
+        }
+        return request.publicKey
+    }
+
     /// A short human label for a certificate: its common name, else the whole subject.
     public static func describe(_ name: DistinguishedName) -> String {
         for rdn in name {

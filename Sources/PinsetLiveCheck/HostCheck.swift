@@ -8,6 +8,11 @@ public enum HostCheckState: String, Sendable, CaseIterable {
     case matchesOnlyBackup = "matches-only-backup"
     /// The live leaf expires soon and its key is the only match: a renewal with a new key locks apps out.
     case soleKeyExpiring = "sole-key-expiring"
+    /// The live leaf expires soon and no next key is pinned: the renewal has no pre-pinned key to use.
+    case expiringWithoutNextKey = "expiring-without-next-key"
+    /// The host serves a key pinned as next: the renewal happened, and the old keys' pins can be retired
+    /// (`pinset rotation complete`).
+    case liveKeyIsNext = "live-key-is-next"
     /// No pin matches the live chain: apps fail now.
     case matchesNothing = "matches-nothing"
     /// No validated chain could be fetched (connection, handshake or validation failed).
@@ -24,9 +29,11 @@ public enum HostCheckState: String, Sendable, CaseIterable {
         case .matchesNothing: 0
         case .unreachable: 1
         case .soleKeyExpiring: 2
-        case .matchesOnlyBackup: 3
-        case .unmonitored: 4
-        case .matches: 5
+        case .expiringWithoutNextKey: 3
+        case .matchesOnlyBackup: 4
+        case .liveKeyIsNext: 5
+        case .unmonitored: 6
+        case .matches: 7
         }
     }
 }
@@ -36,21 +43,27 @@ public struct HostCheckJob: Hashable, Sendable {
     public var customer: CustomerName
     public var host: HostPins
     public var unmonitoredReason: String?
+    /// The SPKI hashes of the host's pins marked next (pinned ahead of a renewal).
+    public var nextKeys: Set<SHA256Fingerprint>
 
-    public init(customer: CustomerName, host: HostPins, unmonitoredReason: String? = nil) {
+    public init(customer: CustomerName, host: HostPins, unmonitoredReason: String? = nil, nextKeys: Set<SHA256Fingerprint> = []) {
         self.customer = customer
         self.host = host
         self.unmonitoredReason = unmonitoredReason
+        self.nextKeys = nextKeys
     }
 
     /// Every pinned host of `pinSets`, in their order, and every unmonitored one (to list its reason). A host
     /// without pins is not in any bundle, so apps do not enforce anything for it and there is nothing to check.
-    public static func jobs(for pinSets: [PinSet], unmonitoredReason: (CustomerName, Hostname) -> String?) -> [HostCheckJob] {
+    public static func jobs(
+        for pinSets: [PinSet], unmonitoredReason: (CustomerName, Hostname) -> String?,
+        nextKeys: (CustomerName, Hostname) -> Set<SHA256Fingerprint> = { _, _ in [] }
+    ) -> [HostCheckJob] {
         pinSets.flatMap { pinSet in
             pinSet.hosts.compactMap { host in
                 let reason = unmonitoredReason(pinSet.customer, host.hostname)
                 guard reason != nil || !host.pins.isEmpty else { return nil }
-                return HostCheckJob(customer: pinSet.customer, host: host, unmonitoredReason: reason)
+                return HostCheckJob(customer: pinSet.customer, host: host, unmonitoredReason: reason, nextKeys: nextKeys(pinSet.customer, host.hostname))
             }
         }
     }
@@ -135,10 +148,17 @@ public struct HostChecker: Sendable {
     /// The state of `job`'s pins against a fetched chain.
     public static func result(of job: HostCheckJob, against live: [LiveCertificate], now: Date, expiryWarningDays: Int) -> HostCheckResult {
         let check = LiveChainCheck(pins: job.host.pins, chain: live, now: now, expiryWarningDays: expiryWarningDays)
+        let leafIsNext = live.first.map { job.nextKeys.contains($0.spkiSHA256) } ?? false
+        let expiringWithoutNext = job.nextKeys.isEmpty && (check.leafDaysLeft.map { $0 < expiryWarningDays } ?? false)
+        // A renewal onto a pre-pinned key matches only that key, which was pinned by key alone: that is the
+        // rotation having happened, not a host fallen back to its spare.
         let state: HostCheckState = switch check.state {
         case .matchesNothing: .matchesNothing
-        case .matchesOnlyBackup: .matchesOnlyBackup
-        case .matches: check.soleKeyExpiresSoon ? .soleKeyExpiring : .matches
+        case .matchesOnlyBackup: leafIsNext ? .liveKeyIsNext : .matchesOnlyBackup
+        case .matches:
+            check.soleKeyExpiresSoon ? .soleKeyExpiring
+                : expiringWithoutNext ? .expiringWithoutNextKey
+                : leafIsNext ? .liveKeyIsNext : .matches
         }
         let matched = check.matches.filter { !$0.certificates.isEmpty }
             .map { "\($0.pin.displayName) = \($0.certificates.map(\.role).joined(separator: "+"))" }

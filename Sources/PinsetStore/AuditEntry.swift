@@ -16,6 +16,10 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let hostRemoved = AuditAction(rawValue: "host.remove")
     public static let pinsAdded = AuditAction(rawValue: "pin.add")
     public static let pinRemoved = AuditAction(rawValue: "pin.remove")
+    /// Keys pinned ahead of a renewal, or pins marked as such (`pinset rotation add-next`).
+    public static let nextKeysAdded = AuditAction(rawValue: "pin.next")
+    /// A renewal went live: the next keys now served lost their mark, and keys neither live nor next were retired.
+    public static let rotationCompleted = AuditAction(rawValue: "pin.rotate")
     /// The database was restored from a backup and the customer's version raised above anything served.
     public static let restored = AuditAction(rawValue: "customer.restore")
 

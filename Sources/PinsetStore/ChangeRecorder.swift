@@ -85,6 +85,7 @@ struct ChangeRecorder {
     func recordChange(of customer: CustomerRow, _ action: AuditAction, _ details: String) throws -> Int64 {
         let version = try nextVersion(after: customer.version, for: customer.name)
         try db.execute("UPDATE customer SET version = ?, updated_at = ? WHERE id = ?", [version, now, customer.id])
+        try recordPublishedVersion(version, ofCustomerID: customer.id)
         try raiseHighWater(customer.name.rawValue, to: version)
         try audit(customer.name, action, details, version: version)
         return version
@@ -101,9 +102,22 @@ struct ChangeRecorder {
     /// Records the version of a customer just inserted or removed, with its audit entry and the change counter.
     func recordMembership(of name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
         if version > 0 {
+            if let id = try db.fetchValue(Int64.self, "SELECT id FROM customer WHERE name = ?", [name.rawValue]) {
+                try recordPublishedVersion(version, ofCustomerID: id)
+            }
             try raiseHighWater(name.rawValue, to: version)
         }
         try audit(name, action, details, version: version)
+    }
+
+    /// Stamps the pins this transaction inserted for the customer with the version that first carries them
+    /// (`pin.published_version`): every path that adds pins ends in `recordChange` or `recordMembership`, so no
+    /// pin stays unstamped past its transaction.
+    func recordPublishedVersion(_ version: Int64, ofCustomerID customerID: Int64) throws {
+        try db.execute("""
+            UPDATE pin SET published_version = ?
+            WHERE published_version IS NULL AND host_id IN (SELECT id FROM host WHERE customer_id = ?)
+            """, [version, customerID])
     }
 
     /// Raises the highest version recorded for a name (matched ignoring case); never lowers it.

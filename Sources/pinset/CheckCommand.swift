@@ -14,7 +14,10 @@ struct CheckCommand: AsyncParsableCommand {
             Each host is reached at its name and port with SNI, the chain validated against the system trust store \
             (or --ca-file), within a bounded time. States: matches, matches-only-backup (the host serves a spare key; \
             pin a new spare), sole-key-expiring (the live leaf expires within --expiry-days and its key is the only \
-            match: a renewal with a new key would lock apps out), matches-nothing (apps fail now), unreachable, \
+            match: a renewal with a new key would lock apps out), expiring-without-next-key (the live leaf expires \
+            within --expiry-days and no next key is pinned: 'pinset rotation add-next'), live-key-is-next (the host \
+            serves a key pinned as next: run 'pinset rotation complete' to retire the old keys), matches-nothing \
+            (apps fail now), unreachable, \
             unmonitored (skipped, with its reason). Warnings also flag sets with no pin outside the live chain (RFC 7469). Exit status 1 when any host matches nothing or is unreachable.
             """
     )

@@ -134,8 +134,11 @@ struct CustomerCommand: AsyncParsableCommand {
 
 /// Prints a pin set and flags hosts without a backup pin, for Pinset clients and for legacy GCX clients.
 enum PinSetPrinter {
-    static func print(_ pinSet: PinSet, json: Bool) throws {
+    /// - Parameter rotation: the hosts' rotation state, to mark next keys and when each pin was published.
+    static func print(_ pinSet: PinSet, json: Bool, rotation: [RotationHost] = []) throws {
         let now = Date()
+        let rotationPins = Dictionary(rotation.flatMap { host in host.pins.map { ("\(host.hostname.rawValue) \($0.pin.displayName)", $0) } }, uniquingKeysWith: { first, _ in first })
+        func rotationPin(_ pin: Pin, of host: HostPins) -> RotationPin? { rotationPins["\(host.hostname.rawValue) \(pin.displayName)"] }
         if json {
             try Output.json([
                 "customer": pinSet.customer.rawValue,
@@ -146,7 +149,15 @@ enum PinSetPrinter {
                         "hostname": host.hostname.rawValue, "publishedHostname": host.hostname.spelling,
                         "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
                         "legacyUsablePins": host.legacyUsablePins(at: now).count,
-                        "pins": host.pins.map(pinJSON),
+                        "pins": host.pins.map { pin in
+                            var entry = pinJSON(pin)
+                            if let state = rotationPin(pin, of: host) {
+                                entry["next"] = state.isNext
+                                entry["publishedAt"] = Output.date(state.addedAt)
+                                entry["publishedVersion"] = state.publishedVersion
+                            }
+                            return entry
+                        },
                     ] as [String: Any]
                 },
             ])
@@ -157,7 +168,14 @@ enum PinSetPrinter {
             let spelling = host.hostname.hasMixedCase ? "  (published as \(host.hostname.spelling))" : ""
             Output.line("")
             Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins(at: now).count) of \(host.pins.count) pins")
-            Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
+            if host.pins.contains(where: { rotationPin($0, of: host)?.isNext == true }) {
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "NEXT SINCE"], host.pins.map { pin in
+                    let state = rotationPin(pin, of: host)
+                    return pinRow(pin) + [state?.isNext == true ? Output.date(state?.addedAt) : "-"]
+                })
+            } else {
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
+            }
         }
         warnAboutBackupPins(pinSet)
     }

@@ -196,7 +196,8 @@ struct PinCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(customer)
-            guard var pinSet = try options.openStore().pinSet(for: customer) else {
+            let store = try options.openStore()
+            guard var pinSet = try store.pinSet(for: customer) else {
                 throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
             if let hostname {
@@ -206,7 +207,7 @@ struct PinCommand: AsyncParsableCommand {
                     throw AdminError("'\(customer)' has no host \(host). Show its hosts with 'pinset customer show \(customer)'.")
                 }
             }
-            try PinSetPrinter.print(pinSet, json: options.json)
+            try PinSetPrinter.print(pinSet, json: options.json, rotation: try store.rotationHosts(of: customer))
         }
     }
 }

@@ -17,6 +17,7 @@ struct Pinset: AsyncParsableCommand {
             CustomerCommand.self,
             HostCommand.self,
             PinCommand.self,
+            RotationCommand.self,
             SignCommand.self,
             VerifyCommand.self,
             LogCommand.self,

@@ -99,7 +99,7 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         let counts = monitoring.counts ?? [:]
-        let order = ["matches", "matches-only-backup", "sole-key-expiring", "matches-nothing", "unreachable", "unmonitored"]
+        let order = ["matches", "live-key-is-next", "matches-only-backup", "expiring-without-next-key", "sole-key-expiring", "matches-nothing", "unreachable", "unmonitored"]
         let known = order.filter { counts[$0] != nil } + counts.keys.sorted().filter { !order.contains($0) }
         Output.line("host monitoring:      last pass \(timestamp(completed)) (\(monitoring.lastPassMilliseconds.map(String.init) ?? "-") ms)")
         Output.line("hosts by state:       " + known.map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", "))

@@ -91,7 +91,7 @@ struct StatusJSONTests {
         let status = StatusReporter.status(
             of: refresherStatus, snapshot: cache.snapshot, freshnessWindow: 86_400, configurationWarnings: ["legacyClients: a setting / that breaks old apps"],
             monitoring: ServerStatus.Monitoring(monitor.report, configuration: monitor.configuration),
-            uptake: ServerStatus.Uptake(uptake.summary(latest: cache.snapshot.latestVersions, at: base)),
+            uptake: ServerStatus.Uptake(uptake.summary(latest: cache.snapshot.latestVersions, at: base), windowSeconds: uptake.windowSeconds),
             reports: ServerStatus.Reports(recent, at: base),
             now: base.addingTimeInterval(0.5)
         )
@@ -125,6 +125,8 @@ struct StatusJSONTests {
           "monitoring" : {
             "concurrency" : 8,
             "counts" : {
+              "expiring-without-next-key" : 0,
+              "live-key-is-next" : 0,
               "matches" : 0,
               "matches-nothing" : 0,
               "matches-only-backup" : 0,
@@ -288,7 +290,7 @@ struct StatusJSONTests {
         cache.replace(with: [], signedAt: seconds)
         let status = StatusReporter.status(
             of: refresherStatus, snapshot: cache.snapshot, freshnessWindow: 86_400,
-            uptake: ServerStatus.Uptake(UptakeCounter().summary(latest: [:], at: base)), reports: ServerStatus.Reports(nil, at: base),
+            uptake: ServerStatus.Uptake(UptakeCounter().summary(latest: [:], at: base), windowSeconds: 3600), reports: ServerStatus.Reports(nil, at: base),
             now: base
         )
         let document = try status.encodedDocument()

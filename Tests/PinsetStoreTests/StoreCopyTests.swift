@@ -98,7 +98,7 @@ import Testing
                 : "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'pinset_migrations'"
             return Set(try db.fetchAll(sql) { try $0.decode(String.self, atIndex: 0) })
         }
-        #expect(tables == Set(StoreCopier.tables.map(\.name) + ["change_counter"]))
+        #expect(tables == Set(StoreCopier.tables.map(\.name) + ["change_counter"] + StoreCopier.runtimeTables))
         for table in StoreCopier.tables {
             let columns: Set<String> = try fixture.store.database.read { db in
                 let sql = backend == .sqlite

@@ -37,6 +37,14 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         case adminOnly
     }
 
+    /// How much of the freshness window a bundle must have left when a cache hands it out.
+    public static let defaultMinimumRemainingFreshness: Int64 = 300
+
+    /// The longest `Cache-Control: max-age` a bundle response carries with this freshness window.
+    public static func longestMaxAge(freshnessWindow: Int64, minimumRemainingFreshness: Int64 = defaultMinimumRemainingFreshness) -> Int64 {
+        max(0, freshnessWindow - minimumRemainingFreshness)
+    }
+
     public init(
         cache: BundleCache,
         readiness: @escaping @Sendable () -> Readiness,
@@ -44,7 +52,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         metrics: ServerMetrics?,
         uptake: UptakeCounter? = nil,
         freshnessWindow: Int64 = 600,
-        minimumRemainingFreshness: Int64 = 300,
+        minimumRemainingFreshness: Int64 = defaultMinimumRemainingFreshness,
         now: @escaping @Sendable () -> Date = Date.init,
         endpoints: Endpoints = .all
     ) {
@@ -57,7 +65,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         self.freshnessWindow = freshnessWindow
         self.minimumRemainingFreshness = minimumRemainingFreshness
         self.now = now
-        let longest = min(max(0, freshnessWindow - minimumRemainingFreshness), Self.precomputedMaxAges)
+        let longest = min(Self.longestMaxAge(freshnessWindow: freshnessWindow, minimumRemainingFreshness: minimumRemainingFreshness), Self.precomputedMaxAges)
         self.cacheControlValues = (0...longest).map { "public, max-age=\($0)" }
     }
 

@@ -13,7 +13,9 @@ public final class PinsetService: Sendable {
     public let configuration: ServerConfiguration
     public let cache = BundleCache()
     public let metrics: ServerMetrics?
-    public let uptake = UptakeCounter()
+    public let uptake: UptakeCounter
+    /// Shares `uptake` and the serving settings through the store for the rotation gate.
+    public let uptakeSharing: UptakeSharing
     private let server: SocketServer
     private let adminServer: SocketServer?
     /// The pin-failure reports listener, when configured.
@@ -46,10 +48,20 @@ public final class PinsetService: Sendable {
             changePollInterval: configuration.changePollIntervalSeconds,
             maxContentStaleness: configuration.maxContentStalenessSeconds
         )
+        let uptake = UptakeCounter(windowSeconds: configuration.uptakeWindowSeconds)
+        self.uptake = uptake
+        uptakeSharing = UptakeSharing(
+            counter: uptake, sink: store,
+            servingTimes: ServingTimes(
+                resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up)),
+                freshnessWindowSeconds: configuration.freshnessWindowSeconds,
+                maxAgeSeconds: PinsetRequestHandler.longestMaxAge(freshnessWindow: configuration.freshnessWindowSeconds)
+            ),
+            interval: .milliseconds(Int64(configuration.uptakeSnapshotIntervalSeconds * 1000)), logger: logger
+        )
         let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger) }
         self.monitor = monitor
         let cache = self.cache
-        let uptake = self.uptake
         let recentReports = configuration.reports == nil ? nil : RecentReportCounter()
         let freshness = configuration.freshnessWindowSeconds
         // Settings that will break clients in the field: logged now, reported by /status with the certificate
@@ -154,6 +166,7 @@ public final class PinsetService: Sendable {
         }
         var services: [any BackgroundService] = [SigningScheduleService(refresher: refresher, logger: logger)]
         if let monitor { services.append(HostMonitorService(monitor: monitor, logger: logger)) }
+        services.append(UptakeSharingService(sharing: uptakeSharing))
         services.append(BackgroundServiceGroup(draining, shutdown: .concurrent))
         // Last to start, first to stop: it closes before the writer's last batch, so every report answered 202 is
         // in that batch or an earlier one.
@@ -207,8 +220,11 @@ extension PinStore: MonitoredHostSource {
     public func monitoringJobs(for pinSets: [PinSet]) throws -> [HostCheckJob] {
         let unmonitored = try unmonitoredHosts()
         let reasons = Dictionary(unmonitored.map { ("\($0.customer.rawValue)\u{0}\($0.hostname.rawValue)", $0.reason) }, uniquingKeysWith: { first, _ in first })
-        return HostCheckJob.jobs(for: pinSets) { customer, hostname in
+        let next = try nextKeys()
+        return HostCheckJob.jobs(for: pinSets, unmonitoredReason: { customer, hostname in
             reasons["\(customer.rawValue)\u{0}\(hostname.rawValue)"]
-        }
+        }, nextKeys: { customer, hostname in
+            next[customer]?[hostname] ?? []
+        })
     }
 }

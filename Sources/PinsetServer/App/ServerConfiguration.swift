@@ -45,6 +45,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logFormat: LogFormat = .text
     public var accessLog = true
     public var metricsEnabled = true
+    /// How far back the uptake figures count fetches (in `/status`, `/metrics` and the shared figures the rotation
+    /// gate reads): whole minutes, 60 to 3600 seconds.
+    public var uptakeWindowSeconds: Int64 = 3600
+    /// How often this instance shares its uptake figures and serving settings through the database, for
+    /// `pinset rotation status`; they count for three intervals after each write.
+    public var uptakeSnapshotIntervalSeconds: Double = 60
     /// Scheduled live-chain checks of the pinned hosts; `nil` (the default): none.
     public var monitoring: Monitoring?
     /// The pin-failure reports listener; `nil` (the default): reports are off.
@@ -91,7 +97,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
         "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
-        "metricsEnabled", "monitoring", "reports",
+        "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports",
     ]
 }
 
@@ -152,6 +158,13 @@ extension ServerConfiguration {
         if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
         if let v = try reader.number("maxContentStalenessSeconds", in: 0...(86_400 * 7)) { config.maxContentStalenessSeconds = v }
         if let v = try reader.integer("maxConnections", in: 1...1_000_000) { config.maxConnections = v }
+        if let v = try reader.integer("uptakeWindowSeconds", in: 60...3600) {
+            guard v % 60 == 0 else {
+                throw ConfigurationError(message: "\(origin): 'uptakeWindowSeconds' is \(v); uptake is counted per minute, so give a multiple of 60 (e.g. \(max(60, v / 60 * 60))).")
+            }
+            config.uptakeWindowSeconds = Int64(v)
+        }
+        if let v = try reader.number("uptakeSnapshotIntervalSeconds", in: 1...3600) { config.uptakeSnapshotIntervalSeconds = v }
         if let v = try reader.integer("maxConnectionsPerAddress", in: 1...1_000_000) { config.maxConnectionsPerAddress = v }
         if let v = try reader.number("requestHeadTimeoutSeconds", in: 0.1...600) { config.requestHeadTimeoutSeconds = v }
         if let v = try reader.number("idleTimeoutSeconds", in: 0.1...3600) { config.idleTimeoutSeconds = v }

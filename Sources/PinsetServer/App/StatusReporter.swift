@@ -26,7 +26,7 @@ struct StatusReporter: Sendable {
         let status = Self.status(
             of: refresher.status, snapshot: snapshot, freshnessWindow: freshnessWindow, configurationWarnings: configurationWarnings,
             monitoring: monitor.map { ServerStatus.Monitoring($0.report, configuration: $0.configuration) } ?? .disabled,
-            uptake: ServerStatus.Uptake(uptake.summary(latest: snapshot.latestVersions, at: now)),
+            uptake: ServerStatus.Uptake(uptake.summary(latest: snapshot.latestVersions, at: now), windowSeconds: uptake.windowSeconds),
             reports: ServerStatus.Reports(recentReports, at: now),
             now: now
         )
@@ -147,9 +147,9 @@ extension ServerStatus.Monitoring {
 
 extension ServerStatus.Uptake {
     /// The window, and one self-contained entry per customer with a fetch in it.
-    init(_ summaries: [CustomerName: UptakeSummary]) {
+    init(_ summaries: [CustomerName: UptakeSummary], windowSeconds: Int64) {
         self.init(
-            windowSeconds: UptakeCounter.windowSeconds,
+            windowSeconds: windowSeconds,
             scope: "this instance",
             customers: Dictionary(uniqueKeysWithValues: summaries.map { ($0.key.rawValue, Customer($0.value)) })
         )

@@ -2,7 +2,7 @@ import Foundation
 import PinsetCore
 import PinsetHTTP
 
-/// Counts, per customer, the bundle fetches of the last hour by the content version the client said it held
+/// Counts, per customer, the bundle fetches of the last hour (or a shorter configured window) by the content version the client said it held
 /// (`Pinset-Version`), so that an operator can see how far a pin change has spread.
 ///
 /// Memory is bounded whatever clients send: one bucket per minute of the window, and in each bucket at most
@@ -18,8 +18,12 @@ public final class UptakeCounter: Sendable {
     /// Content versions are positive `Int64`; 18 digits always fit one.
     static let maximumHeaderDigits = 18
     static let bucketSeconds: Int64 = 60
-    static let bucketCount = 60
-    public static let windowSeconds = bucketSeconds * Int64(bucketCount)
+    /// The window when none is configured: the last hour.
+    public static let defaultWindowSeconds: Int64 = 3600
+
+    /// Minutes counted: the current one and those before it, `windowSeconds / 60` in all.
+    let bucketCount: Int
+    public var windowSeconds: Int64 { Self.bucketSeconds * Int64(bucketCount) }
 
     /// What one fetch reported.
     public enum Reported: Hashable, Sendable {
@@ -37,7 +41,10 @@ public final class UptakeCounter: Sendable {
 
     private let buckets = LockedValue<[CustomerName: [Bucket]]>([:])
 
-    public init() {}
+    /// - Parameter windowSeconds: how far back fetches count, in whole minutes (60 to 3600 seconds).
+    public init(windowSeconds: Int64 = defaultWindowSeconds) {
+        bucketCount = Int(min(max(windowSeconds / Self.bucketSeconds, 1), 60))
+    }
 
     /// Strict on purpose: decimal digits only, at most ``maximumHeaderDigits``, exactly one field. Anything else
     /// is "unknown" and never fails the request.
@@ -79,10 +86,11 @@ public final class UptakeCounter: Sendable {
     ///   the minute already holds ``maximumVersionsPerBucket`` others.
     public func record(_ reported: Reported, customer: CustomerName, servedVersion: Int64? = nil, at time: Date) {
         let minute = Self.minute(of: time)
-        let count = Int64(Self.bucketCount)
+        let count = Int64(bucketCount)
         let slot = Int((minute % count + count) % count)
+        let bucketCount = self.bucketCount
         buckets.withLock { all in
-            if all[customer] == nil { all[customer] = Array(repeating: Bucket(minute: .min), count: Self.bucketCount) }
+            if all[customer] == nil { all[customer] = Array(repeating: Bucket(minute: .min), count: bucketCount) }
             // In place: the ring and its bucket are not copied on every request.
             Self.count(reported, servedVersion: servedVersion, minute: minute, into: &all[customer]![slot])
         }
@@ -106,7 +114,7 @@ public final class UptakeCounter: Sendable {
     /// Customers with no fetch in the window are left out, and forgotten.
     public func summary(latest: [CustomerName: Int64], at time: Date) -> [CustomerName: UptakeSummary] {
         let currentMinute = Self.minute(of: time)
-        let oldestMinute = currentMinute - Int64(Self.bucketCount) + 1
+        let oldestMinute = currentMinute - Int64(bucketCount) + 1
         // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
         let rings = buckets.withLock { $0 }
         var result: [CustomerName: UptakeSummary] = [:]

@@ -20,7 +20,7 @@ enum StoreCopier {
         Table(name: "customer", columns: ["id", "name", "version", "created_at", "updated_at", "legacy_clients"], generatesIDs: true),
         Table(name: "customer_version_high_water", columns: ["name", "version"], generatesIDs: false),
         Table(name: "host", columns: ["id", "customer_id", "hostname", "port", "include_subdomains", "created_at", "published_hostname", "unmonitored_reason"], generatesIDs: true),
-        Table(name: "pin", columns: ["id", "host_id", "spki_sha256", "spki_der", "certificate_sha256", "label", "source", "not_after", "created_at"], generatesIDs: true),
+        Table(name: "pin", columns: ["id", "host_id", "spki_sha256", "spki_der", "certificate_sha256", "label", "source", "not_after", "created_at", "next_key", "published_version"], generatesIDs: true),
         Table(name: "audit_log", columns: ["id", "at", "actor", "customer", "action", "details", "version"], generatesIDs: true),
         Table(name: "customer_signing_identity", columns: ["customer_id", "key_type", "created_at", "signers_not_before"], generatesIDs: false),
         Table(name: "default_signing_identity", columns: ["id", "signers_not_before", "updated_at"], generatesIDs: false),
@@ -32,6 +32,11 @@ enum StoreCopier {
             "customer_id", "hour", "stored_rows", "other_reports", "unpublished_host_reports",
         ], generatesIDs: false),
     ]
+
+    /// Tables of figures that running server instances rewrite every few seconds and that describe those
+    /// instances, not the deployment (shared uptake): never copied, since a copy or backup is read by other
+    /// instances, and the rows would only age out there.
+    static let runtimeTables = ["uptake_instance", "uptake_count"]
 
     /// What was copied, per table.
     struct Counts: Hashable, Sendable {

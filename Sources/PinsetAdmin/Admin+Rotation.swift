@@ -1,0 +1,59 @@
+import Foundation
+import PinsetCore
+import PinsetLiveCheck
+import PinsetStore
+
+extension Admin {
+    /// Pins keys for a host's next certificate (see `PinStore.markNextKeys`), recording `reason`.
+    public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String) throws -> NextKeyChange {
+        try store.markNextKeys(pins, for: hostname, of: customer, reason: reason, actor: actor)
+    }
+
+    /// Whether each host of `customer` (all customers when nil; one host when `hostname` is given) may switch its
+    /// live key to a next key now (`RotationGate`), from the store's pins and the uptake figures the running
+    /// servers share.
+    ///
+    /// - Throws: `AdminError` when the customer or host does not exist.
+    public func rotationReadiness(customer: CustomerName?, hostname: Hostname?, key: SHA256Fingerprint?, gate: RotationGate, now: Date = Date()) throws -> [RotationGate.Readiness] {
+        var hosts = try store.rotationHosts(of: customer)
+        if let customer, hosts.isEmpty, try store.pinSet(for: customer) == nil {
+            throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+        }
+        if let hostname {
+            hosts = hosts.filter { $0.hostname == hostname }
+            if hosts.isEmpty {
+                let name = customer?.rawValue ?? "CUSTOMER"
+                throw AdminError("'\(name)' has no host \(hostname). Show its hosts with 'pinset host list \(name)'.")
+            }
+        }
+        var uptake: [CustomerName: SharedUptake] = [:]
+        return try hosts.map { host in
+            let figures = try uptake[host.customer] ?? store.sharedUptake(of: host.customer, at: now)
+            uptake[host.customer] = figures
+            return gate.judge(host, uptake: figures, key: key, now: now)
+        }
+    }
+
+    /// Finishes a renewal of `hostname`: fetches the chain it serves now (validated against `caFile` or the system
+    /// store, reached at `connectTo` when given), then clears the next mark of the keys it serves and retires pins
+    /// of keys neither live, nor next, nor in `keep` (see `PinStore.completeRotation`).
+    ///
+    /// - Throws: `AdminError` when the chain cannot be fetched or validated, or the store refuses.
+    public func completeRotation(of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, caFile: String?, connectTo: String?) async throws -> RotationCompletion {
+        guard let host = try store.rotationHosts(of: customer).first(where: { $0.hostname == hostname }) else {
+            if try store.pinSet(for: customer) == nil {
+                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+            }
+            throw AdminError("'\(customer)' has no host \(hostname). Show its hosts with 'pinset host list \(customer)'.")
+        }
+        let endpoint = "\(hostname.rawValue):\(host.port)"
+        let live: [LiveCertificate]
+        do {
+            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true, connectTo: connectTo)
+            live = try LiveCertificate.chain(fromDER: chain.map { try PinMaterial.derBytes(of: $0) })
+        } catch {
+            throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(error) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
+        }
+        return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, reason: reason, actor: actor)
+    }
+}
