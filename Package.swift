@@ -136,10 +136,13 @@ let package = Package(
             name: "PinsetStatus",
             swiftSettings: strictSwift6
         ),
-        // The server: Dispatch socket transport, routes, bundle cache, re-signing scheduler, metrics.
+        // epoll(7) and eventfd(2) for the server's event loops: Swift's Glibc module does not export them.
+        .target(name: "CPinsetEpoll", path: "Sources/CPinsetEpoll"),
+        // The server: epoll socket transport, routes, bundle cache, re-signing scheduler, metrics.
         .target(
             name: "PinsetServer",
             dependencies: [
+                "CPinsetEpoll",
                 "PinsetAdmin",
                 "PinsetPublishing",
                 "PinsetCore",

@@ -5,8 +5,8 @@ import PinsetHTTP
 /// Counts, per customer, the bundle fetches of the last hour (or a shorter configured window) by the content version the client said it held
 /// (`Pinset-Version`), so that an operator can see how far a pin change has spread.
 ///
-/// Memory is bounded whatever clients send: one bucket per minute of the window, and in each bucket at most
-/// ``maximumVersionsPerBucket`` distinct versions besides the ones served in that minute; further versions are
+/// Memory is bounded whatever clients send: one bucket per minute of the window per event loop thread, and in each
+/// bucket at most ``maximumVersionsPerBucket`` distinct versions besides the ones served in that minute; further versions are
 /// counted as "other". The served version keeps its own count so that a client inventing versions cannot push
 /// the fetches on the latest into "other" and make the share on latest read zero. Customers are only those the
 /// server has a bundle for, a set the operator bounds. Nothing about the client is kept.
@@ -39,7 +39,10 @@ public final class UptakeCounter: Sendable {
         var unknown = 0
     }
 
-    private let buckets = LockedValue<[CustomerName: [Bucket]]>([:])
+    /// One ring per customer in each shard; a request counts in the shard of the event loop thread serving it, so
+    /// the loops never wait for each other's lock. A summary adds the shards up.
+    private let shards: [LockedValue<[CustomerName: [Bucket]]>] = (0..<shardCount).map { _ in LockedValue([:]) }
+    private static let shardCount = 8
 
     /// - Parameter windowSeconds: how far back fetches count, in whole minutes (60 to 3600 seconds).
     public init(windowSeconds: Int64 = defaultWindowSeconds) {
@@ -89,7 +92,7 @@ public final class UptakeCounter: Sendable {
         let count = Int64(bucketCount)
         let slot = Int((minute % count + count) % count)
         let bucketCount = self.bucketCount
-        buckets.withLock { all in
+        shards[LoopThread.current % Self.shardCount].withLock { all in
             if all[customer] == nil { all[customer] = Array(repeating: Bucket(minute: .min), count: bucketCount) }
             // In place: the ring and its bucket are not copied on every request.
             Self.count(reported, servedVersion: servedVersion, minute: minute, into: &all[customer]![slot])
@@ -115,33 +118,40 @@ public final class UptakeCounter: Sendable {
     public func summary(latest: [CustomerName: Int64], at time: Date) -> [CustomerName: UptakeSummary] {
         let currentMinute = Self.minute(of: time)
         let oldestMinute = currentMinute - Int64(bucketCount) + 1
-        // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
-        let rings = buckets.withLock { $0 }
-        var result: [CustomerName: UptakeSummary] = [:]
-        var idle: [CustomerName] = []
-        for (customer, ring) in rings {
+        struct Sums {
             var versions: [Int64: Int] = [:]
             var other = 0
             var unknown = 0
-            // Bounded above too: after the wall clock steps back, minutes "from the future" are not the last hour.
-            for bucket in ring where bucket.minute >= oldestMinute && bucket.minute <= currentMinute {
-                versions.merge(bucket.versions, uniquingKeysWith: +)
-                other += bucket.other
-                unknown += bucket.unknown
-            }
-            if versions.isEmpty && other == 0 && unknown == 0 {
-                idle.append(customer)
-            } else {
-                result[customer] = UptakeSummary(latestVersion: latest[customer], versions: versions, otherVersions: other, unknown: unknown)
-            }
         }
-        if !idle.isEmpty {
-            buckets.withLock { all in
-                // Checked again: a fetch may have arrived since the copy.
-                for customer in idle where all[customer]?.allSatisfy({ $0.minute < oldestMinute }) == true {
-                    all[customer] = nil
+        var sums: [CustomerName: Sums] = [:]
+        for shard in shards {
+            // Summed from a copy, outside the lock, so that a scrape does not hold up the requests being counted.
+            let rings = shard.withLock { $0 }
+            var idle: [CustomerName] = []
+            for (customer, ring) in rings {
+                var sum = sums[customer] ?? Sums()
+                var counted = false
+                // Bounded above too: after the wall clock steps back, minutes "from the future" are not the last hour.
+                for bucket in ring where bucket.minute >= oldestMinute && bucket.minute <= currentMinute {
+                    sum.versions.merge(bucket.versions, uniquingKeysWith: +)
+                    sum.other += bucket.other
+                    sum.unknown += bucket.unknown
+                    counted = counted || !bucket.versions.isEmpty || bucket.other > 0 || bucket.unknown > 0
+                }
+                if counted { sums[customer] = sum } else { idle.append(customer) }
+            }
+            if !idle.isEmpty {
+                shard.withLock { all in
+                    // Checked again: a fetch may have arrived since the copy.
+                    for customer in idle where all[customer]?.allSatisfy({ $0.minute < oldestMinute }) == true {
+                        all[customer] = nil
+                    }
                 }
             }
+        }
+        var result: [CustomerName: UptakeSummary] = [:]
+        for (customer, sum) in sums {
+            result[customer] = UptakeSummary(latestVersion: latest[customer], versions: sum.versions, otherVersions: sum.other, unknown: sum.unknown)
         }
         return result
     }

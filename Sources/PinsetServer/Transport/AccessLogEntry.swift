@@ -1,6 +1,6 @@
 import PinsetHTTP
 
-/// One answered request, reported to ``SocketServer``'s `onRequest` callback on the worker queue that served it.
+/// One answered request, reported to ``SocketServer``'s `onRequest` callback on the loop thread that served it.
 ///
 /// Requests refused by the protocol layer are reported too, with `method` and `target` empty when the request line
 /// could not be parsed. Connections closed without a response (idle timeout, peer reset) are not reported.

@@ -2,12 +2,13 @@ import Foundation
 import PinsetCore
 import PinsetHTTP
 
-/// A small, strict HTTP/1.1 server on non-blocking POSIX sockets driven by Dispatch (Linux).
+/// A small, strict HTTP/1.1 server on non-blocking POSIX sockets (Linux): one `epoll` event loop thread per worker
+/// accepts connections and serves them.
 ///
 /// Serves GET and HEAD through an ``HTTPRequestHandler`` with keep-alive and pipelining, and POST with
 /// `Content-Length` content only when ``SocketServerConfiguration/limits`` allow content; refuses everything else
 /// in the protocol layer (see `HTTPRequestParser`). Connections are spread round robin over
-/// ``SocketServerConfiguration/workerQueues`` serial queues; the handler and `onRequest` run on those queues.
+/// ``SocketServerConfiguration/workerQueues`` event loops; the handler and `onRequest` run on their threads.
 ///
 /// ```swift
 /// let server = SocketServer(configuration: .init(port: 8080), handler: routes, onRequest: { log($0) })
@@ -17,8 +18,8 @@ import PinsetHTTP
 /// ```
 ///
 /// Thread-safety: its only mutable member, `state`, is reachable only under its lock; all
-/// socket work happens on the listener's and workers' own serial queues. A server starts once; call
-/// ``shutdown(gracePeriod:)`` before releasing it, or its sockets and queues stay alive.
+/// socket work happens on the workers' own loop threads. A server starts once; call
+/// ``shutdown(gracePeriod:)`` before releasing it, or its sockets and loop threads stay alive.
 public final class SocketServer: Sendable {
     private enum State {
         case idle
@@ -34,11 +35,11 @@ public final class SocketServer: Sendable {
     private let state = LockedValue(State.idle)
 
     /// - Parameters:
-    ///   - onRequest: called for every response, including protocol errors, on the worker queue that sent it.
+    ///   - onRequest: called for every response, including protocol errors, on the loop thread that sent it.
     ///   - onConnectionCountChange: called with the number of open connections after changes, on a private serial
     ///     queue; bursts of changes are coalesced into one call with the count as it then is.
-    ///   - onConnectionLimit: called for each connection refused by a limit and each eviction, on the listener's
-    ///     queue; it must be quick.
+    ///   - onConnectionLimit: called for each connection refused by a limit and each eviction, on the loop thread
+    ///     that accepted it; it must be quick.
     public init(
         configuration: SocketServerConfiguration = SocketServerConfiguration(),
         handler: any HTTPRequestHandler,
@@ -75,9 +76,15 @@ public final class SocketServer: Sendable {
             let (fd, port) = try TransportSocket.listen(host: configuration.host, port: configuration.port,
                                                         backlog: configuration.backlog)
             let admission = ConnectionAdmission(maxPerAddress: configuration.maxConnectionsPerAddress)
-            let workers = (0..<max(1, configuration.workerQueues)).map {
-                TransportWorker(index: $0, configuration: configuration, handler: handler, onRequest: onRequest,
-                                counter: counter, admission: admission, onLimit: onLimit)
+            var workers: [TransportWorker] = []
+            do throws(SocketServerError) {
+                for index in 0..<max(1, configuration.workerQueues) {
+                    workers.append(try TransportWorker(index: index, configuration: configuration, handler: handler, onRequest: onRequest,
+                                                       counter: counter, admission: admission, onLimit: onLimit))
+                }
+            } catch {
+                close(fd)
+                throw error
             }
             workers.forEach { $0.start() }
             let listener = TransportListener(fd: fd, workers: workers, counter: counter,

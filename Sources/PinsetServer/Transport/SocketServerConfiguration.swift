@@ -35,7 +35,7 @@ public struct SocketServerConfiguration: Sendable {
     public var proxyProtocol: Bool
     /// Request size limits, and whether requests may carry content (``HTTPLimits/maxContentBytes``; default none).
     public var limits: HTTPLimits
-    /// Number of serial queues connections are spread over, round robin. Default: the active processor count.
+    /// Number of event loop threads that accept and serve connections. Default: the active processor count.
     public var workerQueues: Int
 
     public init(

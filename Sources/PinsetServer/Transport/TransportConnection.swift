@@ -1,22 +1,21 @@
-import Dispatch
 import Glibc
 import PinsetHTTP
 
-/// One accepted socket, driving an ``HTTPConnectionStateMachine`` from Dispatch read and write sources.
+/// One accepted socket, driving an ``HTTPConnectionStateMachine`` from its worker's event loop.
 ///
-/// Thread-safety: `@unchecked Sendable` because every member is touched only on `worker.queue` (a serial queue):
-/// both sources deliver their events there, and the worker calls `beginDraining`, `checkTimeouts` and `closeNow`
-/// there too.
+/// Thread-safety: `@unchecked Sendable` because every member is touched only on the worker's loop thread: the
+/// loop delivers the socket's readiness there (``handle(events:)``), and the worker calls `beginDraining`,
+/// `checkTimeouts` and `closeNow` there too.
 ///
 /// I/O model: a read event does one `recv` into the worker's shared buffer; complete requests are answered in
 /// order and all queued output is written with one `send`/`sendmsg(MSG_NOSIGNAL)`. When the kernel buffer is full
-/// (`EAGAIN`) the connection arms its write source and stops reading until the output drains, so a client that
+/// (`EAGAIN`) the connection waits for writability instead of input until the output drains, so a client that
 /// does not read cannot make the server buffer more than one batch of responses. After its last response the
 /// connection half-closes (`shutdown(SHUT_WR)`) and discards input until the peer closes or `lingerTimeout`
 /// passes, so unread input cannot turn the close into a reset that destroys the response in flight.
 ///
-/// Lifecycle: `closeNow` cancels both sources; the descriptor is closed in the last cancel handler, after which the
-/// worker forgets the connection.
+/// Lifecycle: `closeNow` removes the socket from the loop, closes the descriptor and has the worker forget the
+/// connection, at once.
 final class TransportConnection: @unchecked Sendable {
     private let fd: Int32
     let worker: TransportWorker
@@ -29,17 +28,18 @@ final class TransportConnection: @unchecked Sendable {
     /// Admission number while no complete request head has arrived (an eviction candidate), then nil.
     private var pendingNumber: UInt64?
     private var machine: HTTPConnectionStateMachine
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
-    private var readSuspended = false
-    private var writeSuspended = false
+    /// The worker's name for this connection in its loop; set by `start`.
+    private var token: UInt64 = 0
+    private var wantsInput = true
+    private var wantsWritability = false
+    /// What the loop watches the socket for now; nil while it is not registered (nothing wanted).
+    private var registeredEvents: UInt32?
     private var sawEndOfInput = false
     private var lingerDeadline: ContinuousClock.Instant?
     private var isClosed = false
-    private var liveSources = 0
 
     /// Created by the listener at accept, which registers it as an eviction candidate at once (a burst of accepts
-    /// may run ahead of the workers adopting them); everything after that happens on `worker.queue`.
+    /// may run ahead of the workers adopting them); everything after that happens on the worker's loop thread.
     init(fd: Int32, remoteAddress: String, admittedAddress: String?, worker: TransportWorker, now: HTTPTime) {
         self.fd = fd
         self.worker = worker
@@ -50,14 +50,21 @@ final class TransportConnection: @unchecked Sendable {
         self.pendingNumber = worker.admission.registerPending(self)
     }
 
-    /// Starts reading. The source's handlers keep the connection alive until it is cancelled.
-    func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
-        source.setEventHandler { self.readable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        liveSources += 1
-        readSource = source
-        source.resume()
+    /// Starts reading: at once, since a client usually sends its request right behind its connection (and
+    /// always does with `Connection: close`), so the socket is registered with the loop only when the request
+    /// has not arrived yet. The worker keeps the connection until it closes.
+    func start(token: UInt64) {
+        self.token = token
+        readable()
+        updateInterest()
+    }
+
+    /// The socket's readiness, from the loop.
+    func handle(events: UInt32) {
+        if events & EventLoop.writable != 0 && wantsWritability { writable() }
+        if events & (EventLoop.readable | EventLoop.hangUp) != 0 && wantsInput { readable() }
+        // An error or hang-up with neither wanted: nothing more can happen on this socket.
+        if events & EventLoop.hangUp != 0 && !wantsInput && !wantsWritability && lingerDeadline == nil { closeNow() }
     }
 
     /// Closes a connection chosen by the listener to make room, unless it has meanwhile sent a complete head.
@@ -92,18 +99,15 @@ final class TransportConnection: @unchecked Sendable {
         }
     }
 
-    /// Cancels both sources; the descriptor is closed once their cancel handlers have run.
+    /// Removes the socket from the loop, closes it and has the worker forget the connection.
     func closeNow() {
         guard !isClosed else { return }
         isClosed = true
-        if let writeSource {
-            if writeSuspended { writeSource.resume() }
-            writeSource.cancel()
-        }
-        if let readSource {
-            if readSuspended { readSource.resume() }
-            readSource.cancel()
-        }
+        // No EPOLL_CTL_DEL: closing the only descriptor of the socket removes it from the loop's set.
+        registeredEvents = nil
+        headArrived()
+        close(fd)
+        worker.connectionDidClose(self, token: token)
     }
 
     // MARK: - Events
@@ -144,16 +148,6 @@ final class TransportConnection: @unchecked Sendable {
         let now = HTTPTime.now()
         flush(now: now)
         if !isClosed && machine.output.isEmpty { process(now: now) }
-    }
-
-    private func sourceCancelled() {
-        liveSources -= 1
-        guard liveSources == 0 else { return }
-        headArrived()
-        close(fd)
-        readSource = nil
-        writeSource = nil
-        worker.connectionDidClose(self)
     }
 
     // MARK: - Protocol
@@ -248,9 +242,9 @@ final class TransportConnection: @unchecked Sendable {
             return
         }
         guard !isClosed else { return }
-        if let writeSource, !writeSuspended {
-            writeSource.suspend()
-            writeSuspended = true
+        if wantsWritability {
+            wantsWritability = false
+            updateInterest()
         }
         if lingerDeadline == nil && !machine.isClosing { resumeReading() }
     }
@@ -275,34 +269,46 @@ final class TransportConnection: @unchecked Sendable {
     }
 
     private func waitUntilWritable() {
-        suspendReading()
-        if let writeSource {
-            if writeSuspended {
-                writeSource.resume()
-                writeSuspended = false
-            }
-            return
-        }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: worker.queue)
-        source.setEventHandler { self.writable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        liveSources += 1
-        writeSource = source
-        source.resume()
+        wantsInput = false
+        wantsWritability = true
+        updateInterest()
     }
 
     // MARK: - Reading and closing
 
     private func suspendReading() {
-        guard let readSource, !readSuspended else { return }
-        readSource.suspend()
-        readSuspended = true
+        guard wantsInput else { return }
+        wantsInput = false
+        updateInterest()
     }
 
     private func resumeReading() {
-        guard let readSource, readSuspended, !sawEndOfInput else { return }
-        readSource.resume()
-        readSuspended = false
+        guard !wantsInput, !sawEndOfInput else { return }
+        wantsInput = true
+        updateInterest()
+    }
+
+    /// Tells the loop what the socket is waiting for; a socket waiting for nothing is removed, so that a hang-up,
+    /// which the kernel reports whatever was asked, cannot wake the loop again and again.
+    private func updateInterest() {
+        guard !isClosed else { return }
+        let wanted = (wantsInput ? EventLoop.readable : 0) | (wantsWritability ? EventLoop.writable : 0)
+        switch (registeredEvents, wanted) {
+        case (nil, 0):
+            return
+        case (nil, _):
+            guard worker.loop.register(fd, token: token, events: wanted) else { return closeNow() }
+            registeredEvents = wanted
+        case (let current?, 0):
+            _ = current
+            worker.loop.remove(fd)
+            registeredEvents = nil
+        case (let current?, _) where current != wanted:
+            guard worker.loop.modify(fd, token: token, events: wanted) else { return closeNow() }
+            registeredEvents = wanted
+        default:
+            return
+        }
     }
 
     /// Half-closes after the last response and discards input until the peer closes or the linger time passes.

@@ -1,11 +1,16 @@
-import Dispatch
+import CPinsetEpoll
 import Glibc
+import PinsetCore
 import PinsetHTTP
 
-/// The listening socket: accepts connections and hands them to the workers round robin.
+/// The listening socket, watched by every worker's event loop: the loop that is woken accepts and keeps the
+/// connections itself, so a connection never crosses threads and an idle loop takes the next ones.
 ///
-/// Thread-safety: `@unchecked Sendable` because its mutable members are used only on its private serial `queue`
-/// (the read source's handlers run there, and `stop` hops there).
+/// `EPOLLEXCLUSIVE` wakes one waiting loop per new connection rather than all of them; a loop busy with its own
+/// connections is not waiting and so is not woken, which spreads new connections to the idle ones.
+///
+/// Thread-safety: the descriptor is only read by the loops; the spare descriptor is behind a lock; `stop` removes
+/// the socket from every loop before closing it.
 ///
 /// Hostile load: it keeps accepting even when `maxConnections` are open, so the kernel backlog never fills and
 /// clients get a fast answer. A connection from an address that already has `maxConnectionsPerAddress` open is
@@ -15,9 +20,11 @@ import PinsetHTTP
 /// `Connection: close`) and is closed immediately. When the process runs out of descriptors (`EMFILE`) a
 /// reserved spare descriptor is released to accept and close one pending connection, instead of letting the
 /// listener spin on a queue it cannot drain.
-final class TransportListener: @unchecked Sendable {
+final class TransportListener: Sendable {
+    /// The token of the listening socket in every worker's loop.
+    static let token = UInt64.max - 1
+
     private let fd: Int32
-    private let queue = DispatchQueue(label: "pinset.http.listener", qos: .userInitiated)
     private let workers: [TransportWorker]
     private let counter: ConnectionCounter
     private let maxConnections: Int
@@ -25,10 +32,8 @@ final class TransportListener: @unchecked Sendable {
     private let proxyProtocol: Bool
     private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     private let overloadResponse = HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable))
-    private var source: (any DispatchSourceRead)?
-    private var nextWorker = 0
-    private var spareFD: Int32 = -1
-    private var stopped: CheckedContinuation<Void, Never>?
+    /// A descriptor kept open to be given up when the process runs out of them (see `shedOneConnection`).
+    private let spareFD = LockedValue<Int32>(-1)
 
     /// At most this many connections are accepted per readiness event, so one burst cannot starve `stop`.
     private static let acceptBatch = 64
@@ -45,38 +50,34 @@ final class TransportListener: @unchecked Sendable {
         self.onLimit = onLimit
     }
 
+    /// Has every worker's loop watch the listening socket.
     func start() {
-        queue.sync {
-            spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { self.acceptConnections() }
-            source.setCancelHandler { self.sourceCancelled() }
-            self.source = source
-            source.resume()
+        spareFD.withLock { $0 = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        for worker in workers {
+            worker.execute { [self] worker in
+                worker.listener = self
+                _ = worker.loop.register(fd, token: Self.token, events: EventLoop.readable | EPOLLEXCLUSIVE.rawValue)
+            }
         }
     }
 
     /// Stops accepting; returns once the listening descriptor is closed, so new connections are refused.
     func stop() async {
-        await withCheckedContinuation { continuation in
-            queue.async {
-                guard let source = self.source else { return continuation.resume() }
-                self.stopped = continuation
-                source.cancel()
+        for worker in workers {
+            await worker.perform { [fd] worker in
+                worker.loop.remove(fd)
+                worker.listener = nil
             }
+        }
+        close(fd)
+        spareFD.withLock { spare in
+            if spare >= 0 { close(spare) }
+            spare = -1
         }
     }
 
-    private func sourceCancelled() {
-        close(fd)
-        if spareFD >= 0 { close(spareFD) }
-        spareFD = -1
-        source = nil
-        stopped?.resume()
-        stopped = nil
-    }
-
-    private func acceptConnections() {
+    /// Accepts what is pending, for `worker`'s loop, which keeps the connections. Called on that loop's thread.
+    func acceptConnections(on worker: TransportWorker) {
         for _ in 0..<Self.acceptBatch {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -109,21 +110,19 @@ final class TransportListener: @unchecked Sendable {
                 refuse(client)
                 continue
             }
-            let worker = workers[nextWorker]
-            nextWorker = (nextWorker + 1) % workers.count
             let connection = TransportConnection(fd: client, remoteAddress: remoteAddress, admittedAddress: admitted,
                                                  worker: worker, now: .now())
-            worker.queue.async { worker.adopt(connection) }
+            worker.adopt(connection)
         }
     }
 
     /// Closes the oldest connection still waiting for its first request head and hands its slot to the new
     /// connection: the count is raised now and lowered when the evicted one has closed, so the server exceeds
-    /// `maxConnections` only by evictions still in flight on the workers' queues.
+    /// `maxConnections` only by evictions still in flight on the workers' loops.
     private func evictOneForANewConnection() -> Bool {
         guard let victim = admission.takeOldestPending() else { return false }
         counter.forceIncrement()
-        victim.worker.queue.async { victim.evict() }
+        victim.worker.execute { _ in victim.evict() }
         onLimit?(.evicted)
         return true
     }
@@ -145,10 +144,12 @@ final class TransportListener: @unchecked Sendable {
     }
 
     private func shedOneConnection() {
-        guard spareFD >= 0 else { return }
-        close(spareFD)
-        let client = accept(fd, nil, nil)
-        if client >= 0 { close(client) }
-        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        spareFD.withLock { spare in
+            guard spare >= 0 else { return }
+            close(spare)
+            let client = accept(fd, nil, nil)
+            if client >= 0 { close(client) }
+            spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
     }
 }

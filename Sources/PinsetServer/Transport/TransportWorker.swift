@@ -1,14 +1,12 @@
-import Dispatch
 import PinsetHTTP
 
-/// A serial queue and the connections confined to it.
+/// An event loop (one thread in `epoll_wait`) and the connections confined to it.
 ///
-/// Thread-safety: `@unchecked Sendable` because its mutable members (`connections`, `timer`, `draining`) and the
-/// shared read buffer are used only on `queue`; callers from elsewhere go through ``perform(_:)`` or
-/// `queue.async`. One repeating timer per worker applies every connection's deadlines, so requests never create
-/// or reschedule timers.
+/// Thread-safety: `@unchecked Sendable` because its mutable members (`connections`, `nextToken`, `draining`) and
+/// the shared read buffer are used only on the loop's thread; callers from elsewhere go through ``perform(_:)`` or
+/// ``execute(_:)``. The loop's tick applies every connection's deadlines, so requests never create or reschedule
+/// timers.
 final class TransportWorker: @unchecked Sendable {
-    let queue: DispatchQueue
     let handler: any HTTPRequestHandler
     let onRequest: @Sendable (AccessLogEntry) -> Void
     let machineConfiguration: HTTPConnectionStateMachine.Configuration
@@ -19,16 +17,19 @@ final class TransportWorker: @unchecked Sendable {
     let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     let proxyProtocol: Bool
     private let counter: ConnectionCounter
-    private var connections: [ObjectIdentifier: TransportConnection] = [:]
-    private var timer: (any DispatchSourceTimer)?
+    private var connections: [UInt64: TransportConnection] = [:]
+    private var nextToken: UInt64 = 0
     private var draining = false
+    /// The listening socket this loop accepts from, while the server accepts. Loop thread only.
+    var listener: TransportListener?
+    /// Set once in `init`; the loop calls back into this worker.
+    private var eventLoop: EventLoop!
 
     init(index: Int, configuration: SocketServerConfiguration, handler: any HTTPRequestHandler,
          onRequest: @escaping @Sendable (AccessLogEntry) -> Void, counter: ConnectionCounter,
-         admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+         admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) throws(SocketServerError) {
         self.onLimit = onLimit
         self.proxyProtocol = configuration.proxyProtocol
-        self.queue = DispatchQueue(label: "pinset.http.worker.\(index)", qos: .userInitiated)
         self.handler = handler
         self.onRequest = onRequest
         self.counter = counter
@@ -40,65 +41,80 @@ final class TransportWorker: @unchecked Sendable {
             idleTimeout: configuration.idleTimeout
         )
         self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        // A tenth of the shortest timeout (10 ms ... 500 ms).
+        let shortest = min(machineConfiguration.requestHeadTimeout, machineConfiguration.idleTimeout, lingerTimeout)
+        let tick = min(max(shortest / 10, .milliseconds(10)), .milliseconds(500))
+        eventLoop = try EventLoop(
+            name: "pinset-http-\(index)", tick: tick,
+            // Strong: the loop releases both when it ends (`stop`), and the worker must outlive its last event.
+            onEvent: { [self] token, events in
+                if token == TransportListener.token {
+                    listener?.acceptConnections(on: self)
+                } else {
+                    connections[token]?.handle(events: events)
+                }
+            },
+            onTick: { [self] in applyDeadlines() }
+        )
     }
 
     deinit {
         readBuffer.deallocate()
     }
 
-    /// Starts the deadline timer, ticking at a tenth of the shortest timeout (10 ms ... 500 ms).
+    /// Starts the loop's thread.
     func start() {
-        let shortest = min(machineConfiguration.requestHeadTimeout, machineConfiguration.idleTimeout, lingerTimeout)
-        let tick = min(max(shortest / 10, .milliseconds(10)), .milliseconds(500))
-        let nanoseconds = Int(tick.nanoseconds)
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
-                       leeway: .nanoseconds(nanoseconds / 10))
-        timer.setEventHandler { self.applyDeadlines() }
-        self.timer = timer
-        timer.resume()
+        eventLoop.start()
     }
 
-    /// Runs `body` on `queue` and returns when it has run.
+    /// Runs `body` on the loop's thread, from any thread.
+    func execute(_ body: @escaping @Sendable (TransportWorker) -> Void) {
+        eventLoop.execute { body(self) }
+    }
+
+    /// Runs `body` on the loop's thread and returns when it has run.
     func perform(_ body: @escaping @Sendable (TransportWorker) -> Void) async {
         await withCheckedContinuation { continuation in
-            queue.async {
-                body(self)
+            execute { worker in
+                body(worker)
                 continuation.resume()
             }
         }
     }
 
-    /// Takes ownership of a connection the listener accepted, counted and created for this worker. Must run on
-    /// `queue`.
+    /// The loop the connections of this worker register their sockets with.
+    var loop: EventLoop { eventLoop }
+
+    /// Takes ownership of a connection the listener accepted, counted and created for this worker. Loop thread only.
     func adopt(_ connection: TransportConnection) {
-        connections[ObjectIdentifier(connection)] = connection
-        connection.start()
+        let token = nextToken
+        nextToken += 1
+        connections[token] = connection
+        connection.start(token: token)
         if draining { connection.beginDraining() }
     }
 
-    /// Called by a connection once its descriptor is closed. Must run on `queue`.
-    func connectionDidClose(_ connection: TransportConnection) {
-        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+    /// Called by a connection once its descriptor is closed. Loop thread only.
+    func connectionDidClose(_ connection: TransportConnection, token: UInt64) {
+        guard connections.removeValue(forKey: token) != nil else { return }
         if let admitted = connection.admittedAddress { admission.release(address: admitted) }
         counter.decrement()
     }
 
-    /// Starts graceful shutdown of every connection. Must run on `queue`.
+    /// Starts graceful shutdown of every connection. Loop thread only.
     func beginDraining() {
         draining = true
         for connection in connections.values { connection.beginDraining() }
     }
 
-    /// Closes every connection at once. Must run on `queue`.
+    /// Closes every connection at once. Loop thread only.
     func closeAll() {
         for connection in connections.values { connection.closeNow() }
     }
 
-    /// Cancels the deadline timer. Must run on `queue`.
+    /// Ends the loop; its thread exits once the current events and tasks have run. Loop thread only.
     func stop() {
-        timer?.cancel()
-        timer = nil
+        eventLoop.stop()
     }
 
     private func applyDeadlines() {
