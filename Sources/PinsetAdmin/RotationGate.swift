@@ -15,7 +15,8 @@ import PinsetStore
 ///    share their settings through the store. No running instance: no figures, not safe.
 /// 2. **Uptake.** Of the bundle fetches the running instances counted in their window that reported the version
 ///    the app held (`Pinset-Version`), at least `minimumShare` held a version that carries the key (its
-///    `publishedVersion` or later). Versions counted but not itemized count as not holding it; fetches that
+///    `publishedVersion` or later, up to the customer's current version: a higher one was never served and is an
+///    invented claim). Versions counted but not itemized count as not holding it; fetches that
 ///    reported no version (legacy clients, first launches) are left out and shown. No fetch reporting a
 ///    version: not safe, unless `minimumShare` is 0.
 ///
@@ -114,7 +115,8 @@ public struct RotationGate: Sendable {
         let reporting = uptake.fetches.filter { $0.key != UptakeSnapshot.unknownVersion }.values.reduce(0, +)
         let candidates = nextPins.compactMap { entry -> Candidate? in
             guard let spki = entry.pin.spkiSHA256 else { return nil }
-            let holding = uptake.fetches.filter { $0.key >= entry.publishedVersion && $0.key >= 1 }.values.reduce(0, +)
+            // A version above the customer's current one was never served: an invented claim, held against the key.
+            let holding = uptake.fetches.filter { $0.key >= max(entry.publishedVersion, 1) && $0.key <= host.customerVersion }.values.reduce(0, +)
             var blockers: [Blocker] = []
             var safeFrom: Date?
             if let times {

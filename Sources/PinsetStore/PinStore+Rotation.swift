@@ -126,11 +126,12 @@ extension PinStore {
     }
 
     /// Pins keys for the host's next certificate, in one transaction: a key not pinned yet is added (so apps
-    /// receive it with the next bundle) and marked next; a key already pinned is marked next.
+    /// receive it with the next bundle) and marked next; a key already pinned is marked next. When every key is
+    /// already a next key nothing is written (no version, no audit entry), so a hook may safely ask again.
     ///
     /// - Throws: `StoreError.invalidInput` for a pin without an SPKI hash (a next key is a key: a certificate
-    ///   that does not exist yet has no hash), or an empty reason; `.pinExists` when every key is already a next
-    ///   key; `.customerNotFound`, `.hostNotFound`, `.tooFewLegacyPins`.
+    ///   that does not exist yet has no hash), or an empty reason; `.customerNotFound`, `.hostNotFound`,
+    ///   `.tooFewLegacyPins`.
     @discardableResult
     public func markNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String, actor: String) throws -> NextKeyChange {
         guard !pins.isEmpty else {
@@ -167,8 +168,9 @@ extension PinStore {
                     added.append(key)
                 }
             }
+            // Asking again for what is already so changes nothing and records nothing: hooks may retry.
             guard !added.isEmpty || !marked.isEmpty else {
-                throw StoreError(.pinExists, "\(alreadyNext.map(\.base64).joined(separator: ", ")) \(alreadyNext.count == 1 ? "is" : "are") already pinned as next for \(hostname) of customer '\(owner.name)'. Nothing was changed.")
+                return NextKeyChange(added: [], marked: [], alreadyNext: alreadyNext, version: owner.version)
             }
             let details = "\(hostname): next key(s) " + [
                 added.isEmpty ? nil : "added " + added.map(\.base64).joined(separator: ", "),

@@ -13,7 +13,7 @@ struct RotationGateTests {
     static let next = try! PinMaterial.pin(base64SPKIHash: Data(repeating: 2, count: 32).base64EncodedString())
 
     static func host(nextAddedSecondsAgo: TimeInterval, publishedVersion: Int64 = 100) throws -> RotationHost {
-        RotationHost(customer: try CustomerName("acme"), customerVersion: publishedVersion, hostname: try Hostname("api.example.com"), port: 443, pins: [
+        RotationHost(customer: try CustomerName("acme"), customerVersion: publishedVersion + 10, hostname: try Hostname("api.example.com"), port: 443, pins: [
             RotationPin(pin: live, isNext: false, addedAt: now.addingTimeInterval(-86_400 * 40), publishedVersion: 10),
             RotationPin(pin: next, isNext: true, addedAt: now.addingTimeInterval(-nextAddedSecondsAgo), publishedVersion: publishedVersion),
         ])
@@ -48,6 +48,14 @@ struct RotationGateTests {
         let above = gate.judge(host, uptake: Self.uptake([99: 10, 100: 61, 101: 29, UptakeSnapshot.unknownVersion: 500]), now: Self.now)
         #expect(above.verdict == .safe)
         #expect(above.candidates.first?.share == 0.9)
+    }
+
+    @Test func versionsNeverServedCountAgainstTheKey() throws {
+        // The customer is at version 100: a claim of 5,000 was invented (a client cannot hold an unserved version).
+        let invented = RotationGate(minimumShare: 0.9).judge(try Self.host(nextAddedSecondsAgo: 86_400), uptake: Self.uptake([100: 10, 5_000: 90]), now: Self.now)
+        #expect(invented.verdict == .notYet)
+        #expect(invented.candidates.first?.fetchesHoldingKey == 10)
+        #expect(invented.candidates.first?.fetchesReportingVersion == 100)
     }
 
     @Test func withoutServerFiguresOrReportedFetchesNothingIsSafe() throws {

@@ -59,9 +59,11 @@ struct RotationStoreTests {
         #expect(audit.allSatisfy { $0.action == .nextKeysAdded })
         #expect(audit.first?.details.contains("reason: backup becomes next") == true)
 
-        #expect(throws: StoreError(.pinExists, "")) {
-            try fixture.store.markNextKeys([try Sample.hashPin(3)], for: api, of: acme, reason: "again", actor: Sample.actor)
-        }
+        let auditCount = try fixture.store.auditLog().count
+        let again = try fixture.store.markNextKeys([try Sample.hashPin(3)], for: api, of: acme, reason: "again", actor: Sample.actor)
+        #expect(again.alreadyNext == [try Sample.hashPin(3).spkiSHA256!] && again.added.isEmpty && again.marked.isEmpty)
+        #expect(again.version == added.version)
+        #expect(try fixture.store.auditLog().count == auditCount, "a repeated request records nothing")
     }
 
     @Test(arguments: StoreBackend.allCases)
