@@ -12,6 +12,7 @@ CREATE TABLE uptake_instance (
     resign_interval_seconds  BIGINT  NOT NULL CHECK (resign_interval_seconds >= 0),
     freshness_window_seconds BIGINT  NOT NULL CHECK (freshness_window_seconds >= 0),
     max_age_seconds          BIGINT  NOT NULL CHECK (max_age_seconds >= 0),
+    content_staleness_seconds BIGINT  NOT NULL CHECK (content_staleness_seconds >= 0),
     taken_at                 TEXT    NOT NULL,
     valid_until              TEXT    NOT NULL
 );

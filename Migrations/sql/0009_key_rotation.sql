@@ -16,8 +16,9 @@ UPDATE pin SET published_version = (
 );
 
 -- One row per running server instance that shares its uptake figures: its random id, the window its figures
--- cover, the settings that bound how long an app can go on accepting a bundle it fetched (resign interval,
--- freshness window, the longest Cache-Control max-age it sends), when it wrote them and until when they count.
+-- cover, the settings that bound how long an app can go on accepting a bundle signed before a change (resign
+-- interval, how long it re-signs old content while the database is unreachable, freshness window, the longest
+-- Cache-Control max-age it sends), when it wrote them and until when they count.
 -- An instance rewrites its row and figures every 'uptakeSnapshotIntervalSeconds' and removes them when it
 -- stops; rows past valid_until belong to an instance that stopped without removing them, and are ignored.
 CREATE TABLE uptake_instance (
@@ -26,6 +27,7 @@ CREATE TABLE uptake_instance (
     resign_interval_seconds  INTEGER NOT NULL CHECK (resign_interval_seconds >= 0),
     freshness_window_seconds INTEGER NOT NULL CHECK (freshness_window_seconds >= 0),
     max_age_seconds          INTEGER NOT NULL CHECK (max_age_seconds >= 0),
+    content_staleness_seconds INTEGER NOT NULL CHECK (content_staleness_seconds >= 0),
     taken_at                 TEXT    NOT NULL,
     valid_until              TEXT    NOT NULL
 ) STRICT, WITHOUT ROWID;

@@ -36,9 +36,12 @@ extension Admin {
 
     /// Finishes a renewal of `hostname`: fetches the chain it serves now (validated against `caFile` or the system
     /// store, reached at `connectTo` when given), then clears the next mark of the keys it serves and retires pins
-    /// of keys neither live, nor next, nor in `keep` (see `PinStore.completeRotation`).
+    /// of keys neither live, nor next, nor in `keep` (see `PinStore.completeRotation`). Live is every certificate
+    /// the server sent and every one of the validated path to the trust anchor, so a pinned root is never retired.
     ///
-    /// - Throws: `AdminError` when the chain cannot be fetched or validated, or the store refuses.
+    /// - Throws: `AdminError` when the chain cannot be fetched or validated, when the host covers its subdomains
+    ///   (which may serve other keys: retire by hand there), when a kept hash is not a pin of the host, or the
+    ///   store's refusal.
     public func completeRotation(of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, caFile: String?, connectTo: String?) async throws -> RotationCompletion {
         guard let host = try store.rotationHosts(of: customer).first(where: { $0.hostname == hostname }) else {
             if try store.pinSet(for: customer) == nil {
@@ -46,14 +49,22 @@ extension Admin {
             }
             throw AdminError("'\(customer)' has no host \(hostname). Show its hosts with 'pinset host list \(customer)'.")
         }
+        if host.includeSubdomains {
+            throw AdminError("Refused: \(hostname) covers its subdomains, which may serve other keys than the one chain fetched here, so which pins are unused cannot be told. Nothing was changed. Remove old pins by hand with 'pinset pin remove' once no subdomain serves them.")
+        }
+        if let unknown = keep.first(where: { kept in !host.pins.contains { $0.pin.spkiSHA256 == kept || $0.pin.certificateSHA256 == kept } }) {
+            throw AdminError("--keep \(unknown.base64) is not a pin of \(hostname). Nothing was changed. List its pins with 'pinset pin list \(customer) \(hostname)'.")
+        }
         let endpoint = "\(hostname.rawValue):\(host.port)"
-        let live: [LiveCertificate]
+        var live: [LiveCertificate]
         do {
-            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true, connectTo: connectTo)
-            live = try LiveCertificate.chain(fromDER: chain.map { try PinMaterial.derBytes(of: $0) })
+            let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(endpoint: endpoint, caFile: caFile, connectTo: connectTo)
+            let presentedDER = try presented.map { try PinMaterial.derBytes(of: $0) }
+            let anchors = try path.map { try PinMaterial.derBytes(of: $0) }.filter { !presentedDER.contains($0) }
+            live = try LiveCertificate.chain(fromDER: presentedDER + anchors)
         } catch {
             throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(error) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
         }
-        return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, reason: reason, actor: actor)
+        return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, expected: host.pins.map(\.pin), reason: reason, actor: actor)
     }
 }

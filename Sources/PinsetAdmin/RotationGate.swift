@@ -9,16 +9,23 @@ import PinsetStore
 /// renewal that uses it. The switch is safe for a next key when both hold:
 ///
 /// 1. **Time.** It has been in every bundle served for at least the longest time an app may go on accepting a
-///    bundle signed before it was added: the resign interval (the latest a bundle carries a change), the
-///    freshness window (how long after signing apps accept a download) and the longest `Cache-Control: max-age`
-///    (how long a cache may hand a bundle out) — each the longest over the running server instances, which
-///    share their settings through the store. No running instance: no figures, not safe.
+///    bundle signed before it was added: the resign interval (the latest a bundle carries a change), the content
+///    staleness (how long an instance that cannot read the store re-signs what it read last), the freshness
+///    window (how long after signing apps accept a download) and the longest `Cache-Control: max-age` (how long a
+///    cache may hand a bundle out) — each the longest over the running server instances, which share their
+///    settings through the store. No running instance: no figures, not safe.
 /// 2. **Uptake.** Of the bundle fetches the running instances counted in their window that reported the version
 ///    the app held (`Pinset-Version`), at least `minimumShare` held a version that carries the key (its
 ///    `publishedVersion` or later, up to the customer's current version: a higher one was never served and is an
 ///    invented claim). Versions counted but not itemized count as not holding it; fetches that
 ///    reported no version (legacy clients, first launches) are left out and shown. No fetch reporting a
 ///    version: not safe, unless `minimumShare` is 0.
+///
+/// 3. **Legacy clients.** For a customer serving legacy GCX clients, the key is one they can match.
+///
+/// The uptake figures are what clients claim (`Pinset-Version` is not authenticated): a flood of claims can move
+/// the share either way, which is why the time rule never depends on it and `minimumShare` can be lowered by an
+/// operator who sees a flood holding the gate closed.
 ///
 /// Pure: the caller reads the host, the shared uptake and the clock. Apps that stay offline longer than the
 /// window are not seen by either rule; they recover at their next fetch, since the trust server's own
@@ -43,6 +50,9 @@ public struct RotationGate: Sendable {
         case noReportedFetches
         /// The share of fetches holding the key is below the minimum.
         case shareBelowMinimum(share: Double, minimum: Double)
+        /// The customer serves legacy GCX clients, which cannot match this key (they match an RSA key or an
+        /// unexpired certificate's hash, never an EC key or a bare hash).
+        case legacyClientsCannotUseKey
 
         public var sentence: String {
             switch self {
@@ -54,6 +64,8 @@ public struct RotationGate: Sendable {
                 "no bundle fetch in the servers' window reported the version it held, so no app is known to hold this key (pass --minimum-share 0 for a customer without Pinset clients)"
             case .shareBelowMinimum(let share, let minimum):
                 "only \(RotationGate.percent(share)) of the fetches that reported a version held one with this key; at least \(RotationGate.percent(minimum)) must"
+            case .legacyClientsCannotUseKey:
+                "the customer serves legacy GCX clients, which can match only an RSA key (or an unexpired certificate's SHA-256), so a certificate with this key locks them out whatever their pins; pin an RSA next key instead"
             }
         }
     }
@@ -118,6 +130,9 @@ public struct RotationGate: Sendable {
             // A version above the customer's current one was never served: an invented claim, held against the key.
             let holding = uptake.fetches.filter { $0.key >= max(entry.publishedVersion, 1) && $0.key <= host.customerVersion }.values.reduce(0, +)
             var blockers: [Blocker] = []
+            if host.servesLegacyClients && !entry.pin.isUsableByLegacyClients(at: now) {
+                blockers.append(.legacyClientsCannotUseKey)
+            }
             var safeFrom: Date?
             if let times {
                 let from = entry.addedAt.addingTimeInterval(TimeInterval(times.longestAcceptanceOfOlderBundle))

@@ -15,6 +15,12 @@ extension LiveChainFetcher {
     ///
     /// - Throws: `LiveChainError` saying what failed and, for a chain that does not validate, how to get past it.
     public static func fetchChain(endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil) async throws(LiveChainError) -> [Certificate] {
+        try await fetchValidatedChain(endpoint: endpoint, caFile: caFile, verify: verify, connectTo: connectTo).presented
+    }
+
+    /// The chain of `endpoint` and the validated path to its trust anchor (see
+    /// ``LiveChainFetcher/fetchValidatedChain(host:port:connectTo:verify:)``), for a one-off check.
+    public static func fetchValidatedChain(endpoint: String, caFile: String?, verify: Bool = true, connectTo: String? = nil) async throws(LiveChainError) -> (presented: [Certificate], validatedPath: [Certificate]) {
         let fetcher = LiveChainFetcher(roots: try roots(caFile: caFile))
         let target: ConnectTarget?
         do {
@@ -24,7 +30,7 @@ extension LiveChainFetcher {
         }
         do {
             let (host, port) = try parseEndpoint(endpoint)
-            return try await fetcher.fetchChain(host: host, port: port, connectTo: target, verify: verify)
+            return try await fetcher.fetchValidatedChain(host: host, port: port, connectTo: target, verify: verify)
         } catch where error.kind == .notValidated {
             throw LiveChainError("\(error) Nothing was changed. Pass --ca-file with the right CA, or --no-verify (pin add --from-host) if you have checked the server by other means.", kind: .notValidated)
         }

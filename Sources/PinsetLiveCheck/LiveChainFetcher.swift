@@ -51,6 +51,14 @@ public struct LiveChainFetcher: Sendable {
     /// - Throws: `LiveChainError` when the server cannot be reached, completes no handshake in time, presents
     ///   no certificate, or its chain does not validate.
     public func fetchChain(host: String, port: Int, connectTo: ConnectTarget? = nil, verify: Bool = true) async throws(LiveChainError) -> [Certificate] {
+        try await fetchValidatedChain(host: host, port: port, connectTo: connectTo, verify: verify).presented
+    }
+
+    /// The chain `host` presents, and — when validated — the path the validation built, leaf to trust anchor: it
+    /// holds the root, which servers usually do not send, and which apps' pins may name.
+    ///
+    /// - Throws: as ``fetchChain(host:port:connectTo:verify:)``.
+    public func fetchValidatedChain(host: String, port: Int, connectTo: ConnectTarget? = nil, verify: Bool = true) async throws(LiveChainError) -> (presented: [Certificate], validatedPath: [Certificate]) {
         let address = connectTo?.address ?? host
         let addressPort = connectTo?.port ?? port
         let shownEndpoint = connectTo.map { "\(Self.endpoint(host: host, port: port)) (connecting to \($0))" } ?? Self.endpoint(host: host, port: port)
@@ -65,10 +73,9 @@ public struct LiveChainFetcher: Sendable {
         }
         defer { ownGroup?.shutdownGracefully { _ in } }
         let chain = try await handshake(host: host, address: address, port: addressPort, endpoint: shownEndpoint, group: activeGroup)
-        if verify {
-            try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, endpoint: shownEndpoint)
-        }
-        return chain
+        guard verify else { return (chain, []) }
+        let path = try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, endpoint: shownEndpoint)
+        return (chain, path)
     }
 
     public static func endpoint(host: String, port: Int) -> String {
@@ -161,7 +168,7 @@ public struct LiveChainFetcher: Sendable {
         (try? SocketAddress(ipAddress: host, port: 0)) != nil
     }
 
-    private func validate(leaf: Certificate, intermediates: [Certificate], host: String, endpoint: String) async throws(LiveChainError) {
+    private func validate(leaf: Certificate, intermediates: [Certificate], host: String, endpoint: String) async throws(LiveChainError) -> [Certificate] {
         let isIPAddress = Self.isIPAddress(host)
         let store: CertificateStore
         switch roots {
@@ -173,7 +180,10 @@ public struct LiveChainFetcher: Sendable {
             ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
-        if case .couldNotValidate(let failures) = result {
+        switch result {
+        case .validCertificate(let path):
+            return Array(path)
+        case .couldNotValidate(let failures):
             let reasons = failures.map { String(describing: $0.policyFailureReason) }.joined(separator: "; ")
             throw LiveChainError("The chain presented by \(endpoint) does not validate (\(reasons.isEmpty ? "no path to a trusted root" : reasons)).", kind: .notValidated)
         }

@@ -123,6 +123,9 @@ extension PinStore {
             let customers = try db.fetchAll("SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE \(db.dialect.binaryCollation)") {
                 try StoredRows.customerRow($0)
             }
+            // Bundles served after the backup was taken may have lacked a next key the backup holds: for the rotation
+            // gate, such a key is published anew by the restore, at the restored version.
+            try db.execute("UPDATE pin SET published_version = NULL, created_at = ? WHERE next_key = 1", [change.now])
             for customer in customers {
                 let version = try change.recordChange(of: customer, .restored, "\(note); version \(customer.version) raised above every version served")
                 raised.append(RestoreReport.Customer(name: customer.name, backupVersion: customer.version, version: version))

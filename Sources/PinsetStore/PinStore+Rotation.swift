@@ -27,13 +27,19 @@ public struct RotationHost: Hashable, Sendable {
     public var customerVersion: Int64
     public var hostname: Hostname
     public var port: UInt16
+    public var includeSubdomains: Bool
+    /// The customer's apps include legacy GCX clients, which can use only some pins (`Pin.isUsableByLegacyClients`).
+    public var servesLegacyClients: Bool
     public var pins: [RotationPin]
 
-    public init(customer: CustomerName, customerVersion: Int64, hostname: Hostname, port: UInt16, pins: [RotationPin]) {
+    public init(customer: CustomerName, customerVersion: Int64, hostname: Hostname, port: UInt16, includeSubdomains: Bool = false,
+                servesLegacyClients: Bool = false, pins: [RotationPin]) {
         self.customer = customer
         self.customerVersion = customerVersion
         self.hostname = hostname
         self.port = port
+        self.includeSubdomains = includeSubdomains
+        self.servesLegacyClients = servesLegacyClients
         self.pins = pins
     }
 
@@ -90,14 +96,15 @@ extension PinStore {
                 ))
             }
             return try db.fetchAll("""
-                SELECT \(StoredRows.hostColumns), customer.name, customer.version
+                SELECT \(StoredRows.hostColumns), customer.name, customer.version, customer.legacy_clients
                 FROM host JOIN customer ON host.customer_id = customer.id \(condition)
                 ORDER BY customer.name COLLATE \(db.dialect.binaryCollation), host.hostname COLLATE \(db.dialect.binaryCollation)
                 """, arguments) { row in
                 let (hostID, _, host) = try StoredRows.host(row)
                 return RotationHost(
                     customer: try StoredRows.customerName(row.decode(atIndex: 5)), customerVersion: try row.decode(atIndex: 6),
-                    hostname: host.hostname, port: host.port,
+                    hostname: host.hostname, port: host.port, includeSubdomains: host.includeSubdomains,
+                    servesLegacyClients: try row.decode(atIndex: 7),
                     pins: (pinsByHost[hostID] ?? []).sorted { ($0.pin.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.pin.sortKey?.bytes ?? []) }
                 )
             }
@@ -192,11 +199,14 @@ extension PinStore {
     /// Finishes a renewal, in one transaction: next keys among `live` (the chain the host serves now) lose their
     /// mark, and pins that match no certificate of `live`, are not next and are not in `keep` are removed.
     ///
-    /// - Throws: `StoreError.changedSinceCheck` when no pin matches `live` (apps would be failing already: fix
-    ///   the pins first); `.lastPinOfHost` when the pins left would all be in the live chain, so that the next
+    /// - Parameter expected: the host's pins when `live` was fetched; the completion is refused if they changed
+    ///   since (a pin added meanwhile must not be retired unseen).
+    /// - Throws: `StoreError.pinNotFound` when no pin matches `live` (apps would be failing already: fix the pins
+    ///   first); `.changedSinceCheck` when the pins are no longer `expected`; `.lastPinOfHost` when the pins left would all be in the live chain, so that the next
     ///   key change would lock apps out (pin the next key first); `.invalidInput` for an empty reason;
     ///   `.customerNotFound`, `.hostNotFound`, `.tooFewLegacyPins`.
-    public func completeRotation(of hostname: Hostname, of customer: CustomerName, live: [LiveCertificate], keep: Set<SHA256Fingerprint> = [], reason: String, actor: String) throws -> RotationCompletion {
+    public func completeRotation(of hostname: Hostname, of customer: CustomerName, live: [LiveCertificate], keep: Set<SHA256Fingerprint> = [],
+                                 expected: [Pin]? = nil, reason: String, actor: String) throws -> RotationCompletion {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else {
             throw StoreError(.invalidInput, "The reason is empty. Say which renewal went live (for example 'acme: certificate of 2026-12-01 deployed'); it goes to the audit log.")
@@ -208,9 +218,12 @@ extension PinStore {
             guard let host = try Self.rotationHost(hostID: hostID, of: owner, hostname: hostname, db) else {
                 throw StoreError.hostNotFound(hostname.rawValue, customer: owner.name.rawValue)
             }
+            if let expected, Set(expected) != Set(host.pins.map(\.pin)) {
+                throw StoreError(.changedSinceCheck, "The pins of \(hostname) changed while its live chain was fetched. Nothing was changed. Run the command again.")
+            }
             let isLive: (RotationPin) -> Bool = { entry in live.contains { $0.isMatched(by: entry.pin) } }
             guard host.pins.contains(where: isLive) else {
-                throw StoreError(.changedSinceCheck, "No pin of \(hostname) matches the chain it serves now (" + live.map { "\($0.role) \($0.spkiSHA256.base64)" }.joined(separator: ", ") + "): apps are failing to connect, and nothing can be retired. Nothing was changed. Pin the live key, or put back the certificate whose key is pinned.")
+                throw StoreError(.pinNotFound, "No pin of \(hostname) matches the chain it serves now (" + live.map { "\($0.role) \($0.spkiSHA256.base64)" }.joined(separator: ", ") + "): apps are failing to connect, and nothing can be retired. Nothing was changed. Pin the live key, or put back the certificate whose key is pinned.")
             }
             let promoted = host.pins.filter { $0.isNext && isLive($0) }
             let retired = host.pins.filter { !isLive($0) && !$0.isNext && !($0.pin.sortKey.map(keep.contains) ?? false) }

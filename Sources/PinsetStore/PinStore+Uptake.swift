@@ -10,15 +10,19 @@ public struct ServingTimes: Hashable, Sendable {
     public var freshnessWindowSeconds: Int64
     /// The longest `Cache-Control: max-age` the instance sends: how long a cache on the way may hand it out.
     public var maxAgeSeconds: Int64
+    /// How long an instance that cannot read the database goes on re-signing what it read last
+    /// (`maxContentStalenessSeconds`): bundles without a change can be signed that much later.
+    public var contentStalenessSeconds: Int64
 
-    public init(resignIntervalSeconds: Int64, freshnessWindowSeconds: Int64, maxAgeSeconds: Int64) {
+    public init(resignIntervalSeconds: Int64, freshnessWindowSeconds: Int64, maxAgeSeconds: Int64, contentStalenessSeconds: Int64 = 0) {
         self.resignIntervalSeconds = resignIntervalSeconds
         self.freshnessWindowSeconds = freshnessWindowSeconds
         self.maxAgeSeconds = maxAgeSeconds
+        self.contentStalenessSeconds = contentStalenessSeconds
     }
 
     /// After a change, the longest time an app may go on accepting a bundle signed before it.
-    public var longestAcceptanceOfOlderBundle: Int64 { resignIntervalSeconds + freshnessWindowSeconds + maxAgeSeconds }
+    public var longestAcceptanceOfOlderBundle: Int64 { resignIntervalSeconds + contentStalenessSeconds + freshnessWindowSeconds + maxAgeSeconds }
 
     /// The longest of several instances' times, field by field.
     public static func longest(_ times: [ServingTimes]) -> ServingTimes? {
@@ -27,7 +31,8 @@ public struct ServingTimes: Hashable, Sendable {
             ServingTimes(
                 resignIntervalSeconds: max(result.resignIntervalSeconds, next.resignIntervalSeconds),
                 freshnessWindowSeconds: max(result.freshnessWindowSeconds, next.freshnessWindowSeconds),
-                maxAgeSeconds: max(result.maxAgeSeconds, next.maxAgeSeconds)
+                maxAgeSeconds: max(result.maxAgeSeconds, next.maxAgeSeconds),
+                contentStalenessSeconds: max(result.contentStalenessSeconds, next.contentStalenessSeconds)
             )
         }
     }
@@ -96,10 +101,12 @@ extension PinStore {
             // Rows of instances that stopped without removing theirs: dropped by whoever writes next.
             try db.execute("DELETE FROM uptake_instance WHERE valid_until < ?", [snapshot.takenAt])
             try db.execute("""
-                INSERT INTO uptake_instance (instance, window_seconds, resign_interval_seconds, freshness_window_seconds, max_age_seconds, taken_at, valid_until)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO uptake_instance (instance, window_seconds, resign_interval_seconds, freshness_window_seconds, max_age_seconds,
+                                             content_staleness_seconds, taken_at, valid_until)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, [snapshot.instance, snapshot.windowSeconds, snapshot.servingTimes.resignIntervalSeconds,
-                      snapshot.servingTimes.freshnessWindowSeconds, snapshot.servingTimes.maxAgeSeconds, snapshot.takenAt, snapshot.validUntil])
+                      snapshot.servingTimes.freshnessWindowSeconds, snapshot.servingTimes.maxAgeSeconds,
+                      snapshot.servingTimes.contentStalenessSeconds, snapshot.takenAt, snapshot.validUntil])
             guard !snapshot.fetches.isEmpty else { return }
             var ids: [String: Int64] = [:]
             try db.forEachRow("SELECT name, id FROM customer", []) { row in
@@ -138,13 +145,14 @@ extension PinStore {
     public func sharedUptake(of customer: CustomerName, at now: Date) throws -> SharedUptake {
         try database.read { db in
             let instances = try db.fetchAll("""
-                SELECT instance, window_seconds, resign_interval_seconds, freshness_window_seconds, max_age_seconds, taken_at
+                SELECT instance, window_seconds, resign_interval_seconds, freshness_window_seconds, max_age_seconds, content_staleness_seconds, taken_at
                 FROM uptake_instance WHERE valid_until >= ? ORDER BY instance
                 """, [now]) { row in
                 SharedUptake.Instance(
                     instance: try row.decode(atIndex: 0), windowSeconds: try row.decode(atIndex: 1),
-                    servingTimes: ServingTimes(resignIntervalSeconds: try row.decode(atIndex: 2), freshnessWindowSeconds: try row.decode(atIndex: 3), maxAgeSeconds: try row.decode(atIndex: 4)),
-                    takenAt: try row.decode(atIndex: 5)
+                    servingTimes: ServingTimes(resignIntervalSeconds: try row.decode(atIndex: 2), freshnessWindowSeconds: try row.decode(atIndex: 3),
+                                               maxAgeSeconds: try row.decode(atIndex: 4), contentStalenessSeconds: try row.decode(atIndex: 5)),
+                    takenAt: try row.decode(atIndex: 6)
                 )
             }
             var fetches: [Int64: Int] = [:]

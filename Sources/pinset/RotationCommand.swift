@@ -106,9 +106,10 @@ struct RotationCommand: AsyncParsableCommand {
             abstract: "Whether each host may switch its live key to a next key now, and why not.",
             discussion: """
                 A next key is safe once (1) it has been in every bundle served for longer than an app may go on \
-                accepting an older one: the resign interval + the freshness window + the longest Cache-Control \
-                max-age, the longest over the running servers, which share their settings and uptake through the \
-                database; and (2) of the bundle fetches the running servers counted in their uptake window that \
+                accepting an older one: the resign interval + maxContentStalenessSeconds + the freshness window + \
+                the longest Cache-Control max-age, the longest over the running servers, which share their settings \
+                and uptake through the database; (2) for a customer serving legacy GCX clients, it is a key they can \
+                match (RSA); and (3) of the bundle fetches the running servers counted in their uptake window that \
                 reported the version held, at least --minimum-share held a version carrying the key. Exit status: \
                 0 safe (every host listed), 3 a next key is pinned but not yet safe, 4 a host has no next key (or \
                 --key is not one of its next keys); the highest applies across hosts. Other errors exit 1.
@@ -169,7 +170,7 @@ struct RotationCommand: AsyncParsableCommand {
             Output.table(["CUSTOMER", "HOST", "VERDICT", "NEXT KEY", "PUBLISHED", "SAFE BY TIME FROM", "HOLDING KEY"], rows)
             for reason in reasons { Output.line("  - " + reason) }
             if let times = readiness.lazy.compactMap(\.servingTimes).first, let host = readiness.first {
-                Output.line("Time rule: resign interval \(times.resignIntervalSeconds) s + freshness window \(times.freshnessWindowSeconds) s + max-age \(times.maxAgeSeconds) s = \(times.longestAcceptanceOfOlderBundle) s, the longest over \(host.instanceCount) running server\(host.instanceCount == 1 ? "" : "s").")
+                Output.line("Time rule: resign interval \(times.resignIntervalSeconds) s + content staleness \(times.contentStalenessSeconds) s + freshness window \(times.freshnessWindowSeconds) s + max-age \(times.maxAgeSeconds) s = \(times.longestAcceptanceOfOlderBundle) s, the longest over \(host.instanceCount) running server\(host.instanceCount == 1 ? "" : "s").")
             }
         }
 
@@ -192,7 +193,8 @@ struct RotationCommand: AsyncParsableCommand {
             ]
             if let times = host.servingTimes {
                 object["timeRule"] = [
-                    "resignIntervalSeconds": times.resignIntervalSeconds, "freshnessWindowSeconds": times.freshnessWindowSeconds,
+                    "resignIntervalSeconds": times.resignIntervalSeconds, "contentStalenessSeconds": times.contentStalenessSeconds,
+                    "freshnessWindowSeconds": times.freshnessWindowSeconds,
                     "maxAgeSeconds": times.maxAgeSeconds, "totalSeconds": times.longestAcceptanceOfOlderBundle,
                 ]
             }

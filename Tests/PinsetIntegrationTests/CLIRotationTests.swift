@@ -145,7 +145,8 @@ import Testing
         let next = try key(cli, "next")
         #expect(try rotation(cli, ["add-next", Self.customer, Self.host, "--public-key", next.publicKey, "--reason", "next"]).status == 0)
         let server = try RunningServer(cli: cli, extraConfiguration: [
-            "resignIntervalSeconds": 2, "freshnessWindowSeconds": 120, "uptakeWindowSeconds": 120, "uptakeSnapshotIntervalSeconds": 1,
+            "resignIntervalSeconds": 2, "freshnessWindowSeconds": 120, "maxContentStalenessSeconds": 30, "uptakeWindowSeconds": 120,
+            "uptakeSnapshotIntervalSeconds": 1,
         ])
         defer { server.stop() }
         let bundle = try CurlResponse.get("\(server.baseURL)/\(Self.customer).json.signed", in: cli.directory)
@@ -162,7 +163,7 @@ import Testing
             entry = (try json(status) as? [[String: Any]])?.first ?? [:]
         } while ((entry["nextKeys"] as? [[String: Any]])?.first?["fetchesHoldingKey"] as? Int ?? 0) < 3 && Date() < deadline
         #expect(entry["runningServers"] as? Int == 1)
-        #expect((entry["timeRule"] as? [String: Any])?["totalSeconds"] as? Int == 2 + 120 + 0)
+        #expect((entry["timeRule"] as? [String: Any])?["totalSeconds"] as? Int == 2 + 30 + 120 + 0)
         #expect((entry["nextKeys"] as? [[String: Any]])?.first?["fetchesHoldingKey"] as? Int == 3)
         #expect((entry["nextKeys"] as? [[String: Any]])?.first?["fetchesWithoutVersion"] as? Int == 1)
 

@@ -9,9 +9,9 @@ import Testing
 struct PinsetRequestHandlerUptakeTests {
     static let signedAt = PinsetRequestHandlerTests.signedAt
 
-    static func handler(uptake: UptakeCounter, metrics: ServerMetrics? = nil, now: Int64 = signedAt + 10) throws -> PinsetRequestHandler {
+    static func handler(uptake: UptakeCounter, metrics: ServerMetrics? = nil, now: Int64 = signedAt + 10, version: Int64 = 4) throws -> PinsetRequestHandler {
         let cache = BundleCache()
-        cache.replace(with: [SignedBundle(customer: try CustomerName("acme"), bytes: [1, 2, 3], version: 4, timestamp: signedAt, expires: signedAt + 3600)], signedAt: signedAt)
+        cache.replace(with: [SignedBundle(customer: try CustomerName("acme"), bytes: [1, 2, 3], version: version, timestamp: signedAt, expires: signedAt + 3600)], signedAt: signedAt)
         return PinsetRequestHandler(
             cache: cache,
             readiness: { .ready },
@@ -22,9 +22,9 @@ struct PinsetRequestHandlerUptakeTests {
         )
     }
 
-    func summary(_ uptake: UptakeCounter) throws -> UptakeSummary? {
+    func summary(_ uptake: UptakeCounter, latest: Int64 = 4) throws -> UptakeSummary? {
         let acme = try CustomerName("acme")
-        return uptake.summary(latest: [acme: 4], at: Date(timeIntervalSince1970: TimeInterval(Self.signedAt + 10)))[acme]
+        return uptake.summary(latest: [acme: latest], at: Date(timeIntervalSince1970: TimeInterval(Self.signedAt + 10)))[acme]
     }
 
     @Test func countsFullAndConditionalFetchesByReportedVersion() throws {
@@ -43,17 +43,30 @@ struct PinsetRequestHandlerUptakeTests {
 
     @Test func inventedVersionsCannotPushTheServedVersionIntoOther() throws {
         let uptake = UptakeCounter()
-        let handler = try Self.handler(uptake: uptake)
+        let handler = try Self.handler(uptake: uptake, version: 1000)
         // One client fills the minute's distinct versions before any real client fetches.
         for version in 100..<(100 + UptakeCounter.maximumVersionsPerBucket + 5) {
             _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", String(version))]))
         }
-        for _ in 0..<3 { _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", "4")])) }
-        let counted = try #require(try summary(uptake))
+        for _ in 0..<3 { _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", "1000")])) }
+        let counted = try #require(try summary(uptake, latest: 1000))
         #expect(counted.onLatest == 3)
-        #expect(counted.versions[4] == 3)
+        #expect(counted.versions[1000] == 3)
         #expect(counted.otherVersions == 5)
         #expect(counted.versions.count == UptakeCounter.maximumVersionsPerBucket + 1)
+    }
+
+    @Test func aVersionAboveTheOneServedWasNeverServedAndCountsAsUnknown() throws {
+        let uptake = UptakeCounter()
+        let handler = try Self.handler(uptake: uptake)
+        for version in ["5", "999999999999"] {
+            #expect(handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", version)])).status == .ok)
+        }
+        _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", "4")]))
+        let counted = try #require(try summary(uptake))
+        #expect(counted.unknown == 2)
+        #expect(counted.versions == [4: 1])
+        #expect(counted.shareOnLatest == 1)
     }
 
     @Test func aMalformedVersionIsUnknownAndTheBundleIsStillServed() throws {
@@ -84,7 +97,7 @@ struct PinsetRequestHandlerUptakeTests {
 
     @Test func metricsCarryOneSeriesPerCustomerWhateverTheVersions() throws {
         let uptake = UptakeCounter()
-        let handler = try Self.handler(uptake: uptake, metrics: ServerMetrics())
+        let handler = try Self.handler(uptake: uptake, metrics: ServerMetrics(), version: 40)
         for version in 1...40 {
             _ = handler.handle(PinsetRequestHandlerTests.get("/acme.json.signed", headers: [("Pinset-Version", String(version))]))
         }
@@ -95,8 +108,8 @@ struct PinsetRequestHandlerUptakeTests {
         #expect(uptakeLines.sorted() == [
             #"pinset_uptake_fetches{customer="acme"} 42.0"#,
             #"pinset_uptake_oldest_version{customer="acme"} 1.0"#,
-            // 2 of the 41 that reported a version hold version 4.
-            "pinset_uptake_share_on_latest{customer=\"acme\"} \(2.0 / 41.0)",
+            // 1 of the 41 that reported a version holds version 40, the one served.
+            "pinset_uptake_share_on_latest{customer=\"acme\"} \(1.0 / 41.0)",
             #"pinset_uptake_unknown_version_fetches{customer="acme"} 1.0"#,
         ])
     }

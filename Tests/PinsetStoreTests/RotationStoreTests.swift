@@ -112,8 +112,12 @@ struct RotationStoreTests {
         let version = try #require(try fixture.store.pinSet(for: acme)).version
         let audit = try fixture.store.auditLog().count
 
-        #expect(throws: StoreError(.changedSinceCheck, "")) {
+        #expect(throws: StoreError(.pinNotFound, "")) {
             try fixture.store.completeRotation(of: api, of: acme, live: [live(try Sample.hashPin(9))], reason: "wrong host", actor: Sample.actor)
+        }
+        // The pins changed since the chain was fetched (here: the caller saw only `old`): nothing is retired unseen.
+        #expect(throws: StoreError(.changedSinceCheck, "")) {
+            try fixture.store.completeRotation(of: api, of: acme, live: [live(renewed)], keep: [old.spkiSHA256!], expected: [old], reason: "renewed", actor: Sample.actor)
         }
         // Retiring `old` would leave only the live key: the following renewal would lock apps out.
         #expect(throws: StoreError(.lastPinOfHost, "")) {

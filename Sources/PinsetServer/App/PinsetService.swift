@@ -55,7 +55,8 @@ public final class PinsetService: Sendable {
             servingTimes: ServingTimes(
                 resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up)),
                 freshnessWindowSeconds: configuration.freshnessWindowSeconds,
-                maxAgeSeconds: PinsetRequestHandler.longestMaxAge(freshnessWindow: configuration.freshnessWindowSeconds)
+                maxAgeSeconds: PinsetRequestHandler.longestMaxAge(freshnessWindow: configuration.freshnessWindowSeconds),
+                contentStalenessSeconds: Int64(configuration.maxContentStalenessSeconds.rounded(.up))
             ),
             interval: .milliseconds(Int64(configuration.uptakeSnapshotIntervalSeconds * 1000)), logger: logger
         )

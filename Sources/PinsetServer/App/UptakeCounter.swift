@@ -104,6 +104,9 @@ public final class UptakeCounter: Sendable {
         switch reported {
         case .unknown:
             bucket.unknown += 1
+        case .version(let version) where servedVersion.map({ version > $0 }) ?? false:
+            // Above the version served now: never served here, an invented claim. Counted, not itemized.
+            bucket.unknown += 1
         case .version(let version):
             if version == servedVersion || bucket.versions[version] != nil || bucket.versions.count < maximumVersionsPerBucket {
                 bucket.versions[version, default: 0] += 1

@@ -77,13 +77,23 @@ public final class UptakeSharing: @unchecked Sendable {
         queue.sync { share() }
     }
 
+    /// At most this many itemized versions per customer are shared, the most fetched; the others are shared as
+    /// "other". Clients choose the versions they claim, so without a bound each could cost a row per write.
+    public static let maximumSharedVersions = UptakeCounter.maximumVersionsPerBucket
+
     /// The snapshot of the counter at `time`.
     public func snapshot(at time: Date) -> UptakeSnapshot {
         let summaries = counter.summary(latest: [:], at: time)
         var fetches: [CustomerName: [Int64: Int]] = [:]
         for (customer, summary) in summaries {
             var versions = summary.versions
-            if summary.otherVersions > 0 { versions[UptakeSnapshot.otherVersion] = summary.otherVersions }
+            var other = summary.otherVersions
+            if versions.count > Self.maximumSharedVersions {
+                let kept = versions.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(Self.maximumSharedVersions)
+                other += versions.values.reduce(0, +) - kept.reduce(0) { $0 + $1.value }
+                versions = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+            }
+            if other > 0 { versions[UptakeSnapshot.otherVersion] = other }
             if summary.unknown > 0 { versions[UptakeSnapshot.unknownVersion] = summary.unknown }
             fetches[customer] = versions
         }
