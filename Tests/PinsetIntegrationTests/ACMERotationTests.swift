@@ -9,8 +9,8 @@ import Testing
 /// (the real `PinsetUpdater` fetching from it, the real `ServerTrustEvaluator` over the chain the TLS server
 /// presents) connects every 100 ms with its pins enforced. Nothing leaves 127.0.0.1.
 ///
-/// The server's settings open the rotation gate about 61 s after a key is pinned (resign 1 s + freshness 60 s +
-/// max-age 0 s, and 95 % of the last minute's fetches holding it), the rule the production defaults apply
+/// The server's settings open the rotation gate about 61 s after a key is pinned (resign 1 s + content staleness
+/// 0 s + freshness 60 s + max-age 0 s, and 95 % of the last minute's fetches holding it), the rule the production defaults apply
 /// over about twenty minutes and an hour of uptake.
 @Suite(.serialized) struct ACMERotationTests {
     @Test func threeRenewalsWithNewKeysNeverFailAPinnedConnection() async throws {
@@ -140,6 +140,66 @@ import Testing
         #expect(report.keysSeen == [bed.initialKeyHash])
         #expect(report.probes >= 20)
     }
+
+    @Test func aGateStillClosedNearExpiryRenewsWithTheLiveKeyAndPostponesTheRotation() async throws {
+        let bed = try ACMERotationTestbed()
+        defer { bed.stop() }
+        let app = try await PinnedApp.start(bed)
+        var stopped = false
+        defer { if !stopped { app.stopNow() } }
+        let deployedBefore = try bed.deployedFiles()
+        let leafBefore = try bed.deployedLeaf()
+
+        // The next key was just pinned: the gate stays closed for the whole test.
+        let bootstrap = try await bed.acme(["bootstrap"])
+        #expect(bootstrap.status == 0, "\(bootstrap.combined)")
+        let next = try bed.stateNextKeyHash()
+
+        // pebble's certificates last about five years, so with PINSET_ACME_REUSE_DAYS at ten years the first one
+        // counts as expiring: the lego wrapper renews with the live key instead of refusing.
+        let renewal = try await bed.acme(bed.renewalArguments(.lego), environment: ["PINSET_ACME_REUSE_DAYS": "3650"])
+        #expect(renewal.status == 6, "\(renewal.combined)")
+        #expect(renewal.stderr.contains("Renewing with the LIVE key \(bed.initialKeyHash)"), "\(renewal.stderr)")
+        #expect(renewal.stderr.contains("published too recently"), "pinset's reason is shown: \(renewal.stderr)")
+        #expect(renewal.stderr.contains("the key rotation is postponed"), "\(renewal.stderr)")
+        #expect(renewal.combined.contains("Rotation postponed: no key was retired or added"), "the deploy hook's warning: \(renewal.combined)")
+        #expect(!renewal.combined.contains("PRIVATE KEY"), "key material in the output")
+        #expect(FileManager.default.fileExists(atPath: "\(bed.stateDirectory)/lego"), "lego did not run")
+
+        // A new certificate with the same key: the chain replaced, the key file untouched.
+        let deployedAfter = try bed.deployedFiles()
+        let leafAfter = try bed.deployedLeaf()
+        #expect(deployedAfter[0] != deployedBefore[0], "the certificate file was not replaced")
+        #expect(deployedAfter[1] == deployedBefore[1], "the key file changed")
+        #expect(leafAfter != leafBefore, "the same certificate")
+        #expect(try bed.deployedLeafHash() == bed.initialKeyHash)
+        #expect(try await app.evaluate(chainFile: bed.certificateFile) == nil, "the app would refuse the new certificate")
+        // nginx serves it once the reload is through.
+        var served: [UInt8]?
+        for _ in 0..<50 {
+            served = try await bed.servedLeaf()
+            if served == leafAfter { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(served == leafAfter, "nginx does not serve the new certificate")
+
+        // Nothing about the rotation moved: the same pins, the same next key, still refused by the gate.
+        #expect(try bed.pins() == [bed.initialKeyHash: false, next: true])
+        #expect(try bed.stateNextKeyHash() == next)
+        #expect(try bed.gateStatus(key: next) == 3)
+        let leftOver = try bed.stateFiles().filter {
+            ["pending.key", "pending.pub", "rollback.crt", "rollback.key", "next.csr", "live.csr"].contains($0) || $0.hasPrefix("live-key.")
+        }
+        #expect(leftOver.isEmpty, "\(leftOver)")
+
+        // The app goes on connecting to the renewed host.
+        try await app.waitForProbes(app.probes + 20)
+        let report = await app.stop()
+        stopped = true
+        #expect(report.failures.isEmpty, "pinned connections refused: \(report.failures.prefix(5))")
+        #expect(report.unreachable.isEmpty, "TLS server not answering: \(report.unreachable.prefix(5))")
+        #expect(report.keysSeen == [bed.initialKeyHash])
+    }
 }
 
 enum ACMEClient: String, CustomStringConvertible {
@@ -228,7 +288,8 @@ final class ACMERotationTestbed: @unchecked Sendable {
                 guard result.status == 0 else { throw Failure("pinset \(command.joined(separator: " ")): \(result.combined)") }
             }
             server = try RunningServer(cli: cli, extraConfiguration: [
-                "resignIntervalSeconds": 1, "freshnessWindowSeconds": 60, "uptakeWindowSeconds": 60, "uptakeSnapshotIntervalSeconds": 1,
+                "resignIntervalSeconds": 1, "freshnessWindowSeconds": 60, "maxContentStalenessSeconds": 0, "uptakeWindowSeconds": 60,
+                "uptakeSnapshotIntervalSeconds": 1,
             ])
 
             stateDirectory = directory.file("acme-state")
@@ -266,9 +327,9 @@ final class ACMERotationTestbed: @unchecked Sendable {
 
     // MARK: Running things
 
-    /// `pinset-acme --config FILE ARGUMENTS`, off the cooperative pool.
-    func acme(_ arguments: [String]) async throws -> ProcessRunner.Output {
-        let script = Self.script, configFile = configFile, environment = pebble.clientEnvironment
+    /// `pinset-acme --config FILE ARGUMENTS` with `extra` in its environment, off the cooperative pool.
+    func acme(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessRunner.Output {
+        let script = Self.script, configFile = configFile, environment = pebble.clientEnvironment.merging(extra) { _, new in new }
         return try await blocking {
             try ProcessRunner.run(script, ["--config", configFile] + arguments, environment: environment, timeout: 150)
         }
@@ -354,6 +415,15 @@ final class ACMERotationTestbed: @unchecked Sendable {
         [try Data(contentsOf: URL(fileURLWithPath: certificateFile)), try Data(contentsOf: URL(fileURLWithPath: keyFile))]
     }
 
+    /// The first certificate of the deployed chain, DER.
+    func deployedLeaf() throws -> [UInt8] {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: certificateFile)))
+        guard let leaf = try PinMaterial.certificates(fromFileContents: bytes, origin: certificateFile).first else {
+            throw Failure("\(certificateFile) holds no certificate")
+        }
+        return try PinMaterial.derBytes(of: leaf)
+    }
+
     func deployedLeafHash() throws -> String {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: certificateFile)))
         let certificates = try PinMaterial.certificates(fromFileContents: bytes, origin: certificateFile)
@@ -361,6 +431,12 @@ final class ACMERotationTestbed: @unchecked Sendable {
             throw Failure("\(certificateFile) holds no certificate")
         }
         return hash
+    }
+
+    /// The leaf nginx presents now, DER; nil when nothing answered.
+    func servedLeaf() async throws -> [UInt8]? {
+        let port = tlsServer.port
+        return try await blocking { try Self.presentedChain(port: port) }.chain.first
     }
 
     /// The key of the leaf nginx presents now.
@@ -488,6 +564,9 @@ final class PinnedApp: @unchecked Sendable {
         })
         return app
     }
+
+    /// How many times the app has connected so far.
+    var probes: Int { report.withLock { $0.probes } }
 
     /// Waits until the app has connected `count` times since it started, at most `seconds`.
     func waitForProbes(_ count: Int, within seconds: Double = 30) async throws {
