@@ -177,8 +177,10 @@ import Testing
                                   "--connect-to", "127.0.0.1", "--ca-file", pki.ca])
         #expect(pinned.status == 0, "\(pinned.combined)")
 
+        // The test certificates are valid for 30 days: inside the default 30-day warning window they would read as
+        // expiring without a next key, which is not what this test watches.
         let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 1, "timeoutSeconds": 0.8, "concurrency": 2, "caFile": pki.ca,
+            "monitoring": ["intervalSeconds": 1, "timeoutSeconds": 0.8, "concurrency": 2, "caFile": pki.ca, "expiryWarningDays": 7,
                            "connectTo": ["api.example.test": "127.0.0.1"]],
         ])
         defer { server.stop() }
