@@ -32,6 +32,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_sql),
         SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_sql),
         SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_sql),
+        SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -44,5 +45,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0007_pin_failure_reports", bytes: PackageResources._007_pin_failure_reports_pg_sql),
         SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_pg_sql),
         SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_pg_sql),
+        SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_pg_sql),
     ]
 }

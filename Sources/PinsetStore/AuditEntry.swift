@@ -22,6 +22,13 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let rotationCompleted = AuditAction(rawValue: "pin.rotate")
     /// The database was restored from a backup and the customer's version raised above anything served.
     public static let restored = AuditAction(rawValue: "customer.restore")
+    public static let adminAdded = AuditAction(rawValue: "admin.add")
+    public static let adminUpdated = AuditAction(rawValue: "admin.update")
+    public static let adminTokenAdded = AuditAction(rawValue: "admin.token")
+    public static let adminTokensRevoked = AuditAction(rawValue: "admin.revoke")
+    public static let reviewRequirementChanged = AuditAction(rawValue: "review.policy")
+    public static let changeRequested = AuditAction(rawValue: "review.request")
+    public static let changeRejected = AuditAction(rawValue: "review.reject")
 
     public var description: String { rawValue }
 }

@@ -128,6 +128,18 @@ struct ChangeRecorder {
             """, [name, version])
     }
 
+    /// Records a change that belongs to no customer (an admin account, say): an audit entry under `*` at
+    /// version 0, and the change counter.
+    func recordDeploymentChange(_ action: AuditAction, _ details: String) throws {
+        try db.execute("""
+            INSERT INTO audit_log (at, actor, customer, action, details, version) VALUES (?, ?, ?, ?, ?, ?)
+            """, [now, actor, Self.deploymentAuditName, action.rawValue, details, Int64(0)])
+        try db.execute("UPDATE change_counter SET value = value + 1 WHERE id = 1")
+    }
+
+    /// The `customer` of audit entries about the deployment rather than one customer.
+    static let deploymentAuditName = "*"
+
     private func audit(_ name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
         try db.execute("""
             INSERT INTO audit_log (at, actor, customer, action, details, version) VALUES (?, ?, ?, ?, ?, ?)

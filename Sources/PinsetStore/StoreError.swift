@@ -39,6 +39,13 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case changedSinceCheck
         /// The database server could not be reached, or the connection failed.
         case unavailable
+        /// No admin of that name, or a credential that authenticates no one.
+        case adminNotFound
+        case adminExists
+        /// No change request with that number (for that customer).
+        case changeRequestNotFound
+        /// The change request is no longer open (applied, rejected or expired), or its author tried to approve it.
+        case changeRequestRefused
     }
 
     public let code: Code

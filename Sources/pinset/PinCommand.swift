@@ -50,6 +50,7 @@ struct PinCommand: AsyncParsableCommand {
         var caFile: String?
 
         @OptionGroup var liveCheck: LiveCheckOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
 
         @Flag(help: "Record a --from-host chain without validating it. Only for hosts reached over a network you trust.")
         var noVerify = false
@@ -110,16 +111,17 @@ struct PinCommand: AsyncParsableCommand {
                     pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .liveHost, detail: detail), label: label))
                 }
             }
-            let store = try options.openStore()
-            let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
-                    var result = current
-                    var edit = HostEdit()
-                    for pin in pins where !result.pins.contains(where: { $0.isSameKeyOrCertificate(as: pin) }) {
-                        result.pins.append(pin)
-                        edit.added.append(pin)
-                    }
-                    return (result, edit)
-                }
+            let edit = PinEdit(hostname: host, operation: .addPins(pins))
+            let admin = try options.openAdmin()
+            let store = admin.store
+            let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
+            if !liveCheck.dryRun, let author = try credentials.authenticated(by: admin) {
+                return try ProposedEditPrinter.show(try await admin.proposePinEdits(
+                    [edit], for: customer, reason: credentials.requestReason ?? "", lifetime: TimeInterval(credentials.requestExpiresIn * 3600),
+                    by: author, liveCheck: liveGuard.settings
+                ), json: options.json)
+            }
+            let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
             let change = try store.addPins(pins, to: host, of: customer, liveCheck: checked, actor: options.resolvedActor)
             if options.json {
                 try Output.json([
@@ -160,6 +162,7 @@ struct PinCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
         var caFile: String?
         @OptionGroup var liveCheck: LiveCheckOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
 
         func run() async throws {
             let customer = try CustomerName(customer)
@@ -170,15 +173,17 @@ struct PinCommand: AsyncParsableCommand {
             case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
             default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
             }
-            let store = try options.openStore()
-            let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
-                    var result = current
-                    var edit = HostEdit()
-                    // The store's rule: the pin with this SPKI hash, or the certificate-only pin with this certificate hash.
-                    edit.removed = current.pins.filter { $0.spkiSHA256 == fingerprint || ($0.spkiSHA256 == nil && $0.certificateSHA256 == fingerprint) }
-                    result.pins.removeAll { edit.removed.contains($0) }
-                    return (result, edit)
-                }
+            let edit = PinEdit(hostname: host, operation: .removePin(fingerprint, allowLastPin: allowLastPin))
+            let admin = try options.openAdmin()
+            let store = admin.store
+            let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
+            if !liveCheck.dryRun, let author = try credentials.authenticated(by: admin) {
+                return try ProposedEditPrinter.show(try await admin.proposePinEdits(
+                    [edit], for: customer, reason: credentials.requestReason ?? "", lifetime: TimeInterval(credentials.requestExpiresIn * 3600),
+                    by: author, liveCheck: liveGuard.settings
+                ), json: options.json)
+            }
+            let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
             let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: checked, actor: options.resolvedActor)
             Output.note("Removed \(hash ?? certificateHash ?? "") from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
             if let pinSet = try store.pinSet(for: customer) {

@@ -18,6 +18,8 @@ struct Pinset: AsyncParsableCommand {
             HostCommand.self,
             PinCommand.self,
             RotationCommand.self,
+            AdminCommand.self,
+            ReviewCommand.self,
             SignCommand.self,
             VerifyCommand.self,
             LogCommand.self,

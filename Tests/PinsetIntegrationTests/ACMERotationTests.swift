@@ -13,7 +13,7 @@ import Testing
 /// 0 s + freshness 60 s + max-age 0 s, and 95 % of the last minute's fetches holding it), the rule the production defaults apply
 /// over about twenty minutes and an hour of uptake.
 @Suite(.serialized) struct ACMERotationTests {
-    @Test func threeRenewalsWithNewKeysNeverFailAPinnedConnection() async throws {
+    @Test func renewalsByLegoThenCertbotWithNewKeysNeverFailAPinnedConnection() async throws {
         let bed = try ACMERotationTestbed()
         defer { bed.stop() }
         let app = try await PinnedApp.start(bed)
@@ -27,7 +27,9 @@ import Testing
         var nextKey = try bed.stateNextKeyHash()
         #expect(try bed.pins() == [bed.initialKeyHash: false, nextKey: true])
 
-        for client in [ACMEClient.lego, .certbot, .lego] {
+        // One renewal per client: the second starts from the state the first left, so the key pinned by one
+        // client's hook goes live through the other's.
+        for client in [ACMEClient.lego, .certbot] {
             try await bed.waitForGate(key: nextKey)
             let renewal = try await bed.acme(bed.renewalArguments(client))
             #expect(renewal.status == 0, "\(client) renewal: \(renewal.combined)")

@@ -45,14 +45,19 @@ import Testing
         let port = try ReportsListenerTests.waitForReportsPort(of: server)
 
         // Distinct installations and app versions: every report is a new count, the costliest kind to store.
+        // The senders block in socket calls, so they run on threads of their own: on the cooperative pool (two
+        // threads on two cores) they would keep this task from waking until they ran out of reports.
         let flood = Flood()
-        let senders = (0..<8).map { sender in
-            Task.detached {
+        let senders = DispatchGroup()
+        for sender in 0..<8 {
+            senders.enter()
+            Thread {
+                defer { senders.leave() }
                 for index in 0..<4000 where flood.isRunning {
                     let body = TrustKitReportFixture.json(leafPEM: leafPEM, vendorID: "install-\(sender)-\(index)", appVersion: "\(sender).\(index)")
                     flood.record((try? ReportsListenerTests.post(body, port: port)) ?? 0)
                 }
-            }
+            }.start()
         }
         // Let the flood build up stored rows and pending counts, then stop the server while it goes on.
         let floodStart = Date()
@@ -68,7 +73,7 @@ import Testing
         if !stoppedInTime { kill(server.process.pid, SIGKILL) }
         let stopSeconds = Date().timeIntervalSince(stopStart)
         flood.stop()
-        for sender in senders { await sender.value }
+        await withCheckedContinuation { finished in senders.notify(queue: .global()) { finished.resume() } }
         server.process.process.waitUntilExit()
 
         #expect(stoppedInTime, "pinset serve did not exit within the unit's \(Self.unitStopTimeout) s and was killed")

@@ -141,7 +141,8 @@ import Testing
         try await Task.sleep(for: .seconds(1))
         #expect(servers[1].stop() == 0)
 
-        // The database goes away for 30 s: the instances keep serving and re-signing what they loaded.
+        // The database goes away for 12 s, six re-signing intervals: the instances keep serving and re-signing what they
+        // loaded.
         try deployment.postgres.stop()
         let outageStarted = Int64(Date().timeIntervalSince1970)
         let outageClock = ContinuousClock.now
@@ -164,13 +165,14 @@ import Testing
         let failingEdit = try cli.run(["customer", "add", "globex"])
         #expect(failingEdit.status != 0)
         #expect(failingEdit.stderr.contains("is unavailable") && failingEdit.stderr.contains("127.0.0.1:\(deployment.postgres.port)"))
-        try await Task.sleep(until: outageClock + .seconds(30), clock: .continuous)
+        try await Task.sleep(until: outageClock + .seconds(12), clock: .continuous)
         #expect(loop.newest > outageStarted, "no bundle was signed during the outage")
 
         try deployment.postgres.start()
         let result = loop.stop()
         #expect(result.failures.isEmpty, "\(result.failures.prefix(5))")
-        #expect(result.fetches > 100)
+        // About ten a second for the 13 s the loop runs; a loaded machine manages fewer, never this few.
+        #expect(result.fetches > 40, "only \(result.fetches) fetches")
 
         // Back: an edit made now reaches the two remaining instances, on new connections.
         servers.remove(at: 1)

@@ -31,6 +31,14 @@ enum StoreCopier {
         Table(name: "pin_failure_report_bucket", columns: [
             "customer_id", "hour", "stored_rows", "other_reports", "unpublished_host_reports",
         ], generatesIDs: false),
+        Table(name: "admin_account", columns: ["name", "created_at", "created_by", "disabled_at"], generatesIDs: false),
+        Table(name: "admin_grant", columns: ["admin_name", "customer", "role"], generatesIDs: false),
+        Table(name: "admin_token", columns: ["token_sha256", "admin_name", "label", "created_at", "expires_at", "revoked_at"], generatesIDs: false),
+        Table(name: "review_required", columns: ["customer_id", "since", "set_by"], generatesIDs: false),
+        Table(name: "change_request", columns: [
+            "id", "customer_id", "author", "reason", "operations", "base_version", "created_at", "expires_at", "state",
+            "decided_by", "decided_at", "decision_note", "applied_version",
+        ], generatesIDs: true),
     ]
 
     /// Tables of figures that running server instances rewrite every few seconds and that describe those

@@ -1,0 +1,116 @@
+import Foundation
+import PinsetCore
+import PinsetLiveCheck
+import PinsetStore
+
+/// What became of a pin edit proposed by a named admin.
+public enum ProposedEditOutcome: Sendable {
+    /// The customer requires review: the edit waits as this request.
+    case requested(ChangeRequest)
+    /// The customer does not require review: the edit was applied, with this version.
+    case applied(PinChange)
+}
+
+extension Admin {
+    /// The enabled admin a bearer token belongs to.
+    ///
+    /// - Throws: `AdminError` when the token is malformed, unknown, revoked or expired, or its admin is disabled;
+    ///   the message does not say which, so a guess learns nothing.
+    public func authenticate(_ token: AdminToken, now: Date = Date()) throws -> AdminAccount {
+        guard let account = try store.admin(authenticatedBy: token.sha256, at: now) else {
+            throw AdminError("The admin token was not accepted: it is unknown, revoked or expired, or its admin is disabled. Ask an operator for a new one ('pinset admin token NAME').")
+        }
+        return account
+    }
+
+    /// A new token for `admin`, valid for `lifetime` (or until revoked). Its text is returned once and never stored.
+    public func issueToken(for admin: String, label: String, lifetime: TimeInterval?, now: Date = Date()) throws -> AdminToken {
+        let label = label.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: TerminalText.needsEscaping) else {
+            throw AdminError("Give the token a label of 1 to 100 printable characters (where it is used, say 'laptop' or 'ci'); revoking by label needs it.")
+        }
+        if let lifetime, lifetime < 60 { throw AdminError("A token must live at least a minute; give a longer --expires-in.") }
+        let token = AdminToken.generate()
+        try store.addAdminToken(sha256: token.sha256, of: admin, label: label, expiresAt: lifetime.map { now.addingTimeInterval($0) }, actor: actor)
+        return token
+    }
+
+    /// Proposes edits of a customer's pins as `author`: a change request when the customer requires review,
+    /// otherwise applied at once after the live-chain check.
+    public func proposePinEdits(
+        _ edits: [PinEdit], for customer: CustomerName, reason: String, lifetime: TimeInterval, by author: AdminAccount, liveCheck: LiveCheckSettings
+    ) async throws -> ProposedEditOutcome {
+        try author.require(author.mayEdit(customer), "edit pins", customer)
+        guard let hostname = edits.first?.hostname else { throw AdminError("The edit changes nothing. Give pins to add or remove.") }
+        if try store.requiresReview(customer) {
+            return .requested(try store.createChangeRequest(for: customer, edits: edits, reason: reason, lifetime: lifetime, author: author.name))
+        }
+        guard edits.allSatisfy({ $0.hostname == hostname }), edits.count == 1 else {
+            throw AdminError("A direct edit changes one host in one step; make a change request for several.")
+        }
+        let edit = edits[0]
+        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck)
+        let record = try await liveGuard.check { edit.applied(to: $0) }?.record
+        switch edit.operation {
+        case .addPins(let pins):
+            return .applied(try store.addPins(pins, to: hostname, of: customer, liveCheck: record, actor: author.name))
+        case .removePin(let fingerprint, let allowLastPin):
+            return .applied(try store.removePin(fingerprint, from: hostname, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: record, actor: author.name))
+        }
+    }
+
+    /// The requests `viewer` may see: of customers it has any role for.
+    public func changeRequests(visibleTo viewer: AdminAccount, customer: CustomerName? = nil, includeDecided: Bool = false) throws -> [ChangeRequest] {
+        if let customer { try viewer.require(viewer.mayView(customer), "see change requests", customer) }
+        return try store.changeRequests(of: customer, includeDecided: includeDecided).filter { viewer.mayView($0.customer) }
+    }
+
+    /// One request, if `viewer` may see it.
+    public func changeRequest(_ id: Int64, visibleTo viewer: AdminAccount) throws -> ChangeRequest {
+        guard let request = try store.changeRequest(id), viewer.mayView(request.customer) else {
+            throw AdminError("There is no change request \(id) that \(viewer.name) may see. List them with 'pinset review list'.")
+        }
+        return request
+    }
+
+    /// How each host of the request would fare against its live chain if it were approved now; commits nothing.
+    public func preview(_ request: ChangeRequest, liveCheck: LiveCheckSettings) async throws -> [(hostname: Hostname, preview: HostEditPreview)] {
+        var previews: [(Hostname, HostEditPreview)] = []
+        for hostname in request.hostnames {
+            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck)
+            previews.append((hostname, try await liveGuard.preview { PinEdit.applied(request.edits, for: hostname, to: $0) }))
+        }
+        return previews
+    }
+
+    /// Approves and applies a request as `reviewer`, after checking every host it edits against its live chain
+    /// again. Refused, with the request left open, when the reviewer lacks the role or wrote the request, the
+    /// check fails, or a host changed since the check.
+    public func approve(_ id: Int64, by reviewer: AdminAccount, liveCheck: LiveCheckSettings) async throws -> ChangeRequest {
+        let request = try changeRequest(id, visibleTo: reviewer)
+        try reviewer.require(reviewer.mayReview(request.customer), "approve change requests", request.customer)
+        guard request.author.lowercased() != reviewer.name.lowercased() else {
+            throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it.")
+        }
+        guard request.state == .open else {
+            // The store says why (expired, or decided by whom), without checking live chains first.
+            return try store.applyChangeRequest(id, approver: reviewer.name, liveChecks: [:])
+        }
+        var records: [Hostname: LiveCheckRecord] = [:]
+        for hostname in request.hostnames {
+            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck)
+            if let permitted = try await liveGuard.check({ PinEdit.applied(request.edits, for: hostname, to: $0) }) {
+                records[hostname] = permitted.record
+            }
+        }
+        return try store.applyChangeRequest(id, approver: reviewer.name, liveChecks: records)
+    }
+
+    /// Rejects a request as `reviewer`, or withdraws it as its author.
+    public func reject(_ id: Int64, by admin: AdminAccount, note: String) throws -> ChangeRequest {
+        let request = try changeRequest(id, visibleTo: admin)
+        let isAuthor = request.author.lowercased() == admin.name.lowercased()
+        try admin.require(isAuthor || admin.mayReview(request.customer), "reject change requests", request.customer)
+        return try store.rejectChangeRequest(id, note: note, actor: admin.name)
+    }
+}

@@ -1,0 +1,31 @@
+import PinsetCore
+import PinsetStore
+
+/// What an authenticated admin may do: the one place the roles are interpreted, for the CLI, the API and the
+/// dashboard alike.
+///
+/// - viewer: read a customer's pins, requests, reports, uptake and audit log;
+/// - editor: that, and propose pin edits;
+/// - reviewer: that, and approve or reject other admins' requests;
+/// - operator: every role for every customer, admin management, and applying an edit without review.
+extension AdminAccount {
+    public func mayView(_ customer: CustomerName) -> Bool {
+        !isDisabled && grants.contains { $0.covers(customer) }
+    }
+
+    public func mayEdit(_ customer: CustomerName) -> Bool {
+        !isDisabled && grants.contains { ($0.role == .editor || $0.role == .operator) && $0.covers(customer) }
+    }
+
+    public func mayReview(_ customer: CustomerName) -> Bool {
+        !isDisabled && grants.contains { ($0.role == .reviewer || $0.role == .operator) && $0.covers(customer) }
+    }
+
+    public var isOperator: Bool { !isDisabled && grants.contains { $0.role == .operator } }
+
+    func require(_ allowed: Bool, _ what: String, _ customer: CustomerName) throws(AdminError) {
+        guard allowed else {
+            throw AdminError("Admin \(name) may not \(what) for customer '\(customer)': its roles are \(grants.map(\.description).joined(separator: ", ")). An operator can grant the role with 'pinset admin update \(name) --role …'.")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import PinsetCore
+import PinsetStore
+
+extension PinEdit {
+    /// The host as the edit leaves it, and the edit as the live-chain check describes it: the rule `pin add`,
+    /// `pin remove` and change requests share, matching what the store's writes do.
+    public func applied(to current: HostPins) -> (result: HostPins, edit: HostEdit) {
+        var result = current
+        var edit = HostEdit()
+        switch operation {
+        case .addPins(let pins):
+            for pin in pins where !result.pins.contains(where: { $0.isSameKeyOrCertificate(as: pin) }) {
+                result.pins.append(pin)
+                edit.added.append(pin)
+            }
+        case .removePin(let fingerprint, _):
+            // The store's rule: the pin with this SPKI hash, or the certificate-only pin with this certificate hash.
+            edit.removed = current.pins.filter { $0.spkiSHA256 == fingerprint || ($0.spkiSHA256 == nil && $0.certificateSHA256 == fingerprint) }
+            result.pins.removeAll { edit.removed.contains($0) }
+        }
+        return (result, edit)
+    }
+
+    /// Every edit of `edits` for `hostname`, in order, applied to the host.
+    public static func applied(_ edits: [PinEdit], for hostname: Hostname, to current: HostPins) -> (result: HostPins, edit: HostEdit) {
+        var host = current
+        var combined = HostEdit()
+        for edit in edits where edit.hostname == hostname {
+            let (result, step) = edit.applied(to: host)
+            host = result
+            combined.added += step.added
+            combined.removed += step.removed
+        }
+        return (host, combined)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import PinsetCore
+
+extension PinStore {
+    /// The longest a change request may stay open.
+    public static let maximumChangeRequestLifetime: TimeInterval = 30 * 86_400
+
+    /// Stores a pin edit for review. The hosts must exist and the pins' key material must match their hashes;
+    /// nothing of the pin set changes, so the content version stays.
+    public func createChangeRequest(
+        for customer: CustomerName, edits: [PinEdit], reason: String, lifetime: TimeInterval, author: String
+    ) throws -> ChangeRequest {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...1000).contains(reason.count) else {
+            throw StoreError(.invalidInput, "Give a reason of 1 to 1000 characters: reviewers decide on it, and the audit log keeps it.")
+        }
+        guard !edits.isEmpty else { throw StoreError(.invalidInput, "The change request edits nothing. Give pins to add or remove.") }
+        guard lifetime >= 60, lifetime <= Self.maximumChangeRequestLifetime else {
+            throw StoreError(.invalidInput, "A change request expires between 1 minute and 30 days after it is made; \(Int(lifetime)) s is outside that.")
+        }
+        for edit in edits {
+            if case .addPins(let pins) = edit.operation {
+                guard !pins.isEmpty else { throw StoreError(.invalidInput, "No pins were given for \(edit.hostname).") }
+                try Self.validateKeyMaterial(pins, of: edit.hostname)
+            }
+        }
+        let operations = try StoredPinEdits.encode(edits)
+        return try database.write { db in
+            let change = try ChangeRecorder(db, actor: author, now: clock())
+            let owner = try change.customer(customer)
+            for hostname in Set(edits.map(\.hostname)) { _ = try change.host(hostname, of: owner) }
+            let expires = change.now.addingTimeInterval(lifetime)
+            let id = try db.insertReturningID("""
+                INSERT INTO change_request (customer_id, author, reason, operations, base_version, created_at, expires_at, state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'open')
+                """, [owner.id, author, reason, operations, owner.version, change.now, expires])
+            try change.recordSettingChange(of: owner, .changeRequested, "change request \(id): " + edits.map(\.summary).joined(separator: "; ") + "; reason: \(reason)")
+            return ChangeRequest(id: id, customer: owner.name, author: author, reason: reason, edits: edits, baseVersion: owner.version,
+                                 createdAt: change.now, expiresAt: expires, state: .open)
+        }
+    }
+
+    /// Change requests, newest first: of one customer or all, open (and expired) ones only unless `includeDecided`.
+    public func changeRequests(of customer: CustomerName? = nil, includeDecided: Bool = false, limit: Int = 200) throws -> [ChangeRequest] {
+        let now = clock()
+        return try database.read { db in
+            var conditions: [String] = []
+            var arguments: [any SQLArgument] = []
+            if let customer {
+                conditions.append("customer.name = ?")
+                arguments.append(customer.rawValue)
+            }
+            if !includeDecided { conditions.append("change_request.state = 'open'") }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return try db.fetchAll("\(Self.changeRequestSelect) \(filter) ORDER BY change_request.id DESC LIMIT ?", arguments + [max(limit, 0)]) {
+                try Self.changeRequest($0, now: now)
+            }
+        }
+    }
+
+    /// One change request, or nil.
+    public func changeRequest(_ id: Int64) throws -> ChangeRequest? {
+        let now = clock()
+        return try database.read { db in
+            try db.fetchOne("\(Self.changeRequestSelect) WHERE change_request.id = ?", [id]) { try Self.changeRequest($0, now: now) }
+        }
+    }
+
+    /// Rejects an open (or expired) request. The author may withdraw their own this way.
+    public func rejectChangeRequest(_ id: Int64, note: String, actor: String) throws -> ChangeRequest {
+        try database.write { db in
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            let request = try Self.openRequest(id, db, now: change.now, forApproval: false)
+            let owner = try change.customer(request.customer)
+            try db.execute("UPDATE change_request SET state = 'rejected', decided_by = ?, decided_at = ?, decision_note = ? WHERE id = ? AND state = 'open'",
+                           [actor, change.now, note, id])
+            try change.recordSettingChange(of: owner, .changeRejected, "change request \(id) by \(request.author) rejected" + (note.isEmpty ? "" : ": \(note)"))
+            var decided = request
+            decided.state = .rejected
+            decided.decidedBy = actor
+            decided.decidedAt = change.now
+            decided.decisionNote = note
+            return decided
+        }
+    }
+
+    /// Applies an open request in one transaction: every edit, with the audit entries naming its author and
+    /// `approver`, and the request marked applied. `liveChecks` holds the record of the live-chain check of each
+    /// host the request edits (none for a host whose check was skipped); a host that changed since its check
+    /// refuses the whole request, which then stays open.
+    ///
+    /// - Throws: `StoreError.changeRequestNotFound`, `.changeRequestRefused` (not open, expired, or `approver` is
+    ///   its author), `.changedSinceCheck`, or whatever the edits' own writes refuse.
+    public func applyChangeRequest(_ id: Int64, approver: String, liveChecks: [Hostname: LiveCheckRecord]) throws -> ChangeRequest {
+        try database.write { db in
+            let change = try ChangeRecorder(db, actor: approver, now: clock())
+            let request = try Self.openRequest(id, db, now: change.now, forApproval: true)
+            guard request.author.lowercased() != approver.lowercased() else {
+                throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(approver); another admin must approve it.")
+            }
+            let note = "change request \(id) by \(request.author), approved by \(approver)"
+            var version = request.baseVersion
+            for edit in request.edits {
+                let check = liveChecks[edit.hostname]
+                switch edit.operation {
+                case .addPins(let pins):
+                    version = try change.addPins(pins, to: edit.hostname, of: request.customer, liveCheck: check, note: note).version
+                case .removePin(let hash, let allowLastPin):
+                    version = try change.removePin(hash, from: edit.hostname, of: request.customer, allowRemovingLastPin: allowLastPin, liveCheck: check, note: note).version
+                }
+            }
+            let updated = try db.execute("""
+                UPDATE change_request SET state = 'applied', decided_by = ?, decided_at = ?, applied_version = ? WHERE id = ? AND state = 'open'
+                """, [approver, change.now, version, id])
+            guard updated == 1 else { throw StoreError(.changeRequestRefused, "Change request \(id) was decided meanwhile. Nothing was changed.") }
+            var applied = request
+            applied.state = .applied
+            applied.decidedBy = approver
+            applied.decidedAt = change.now
+            applied.appliedVersion = version
+            return applied
+        }
+    }
+
+    private static func openRequest(_ id: Int64, _ db: any StoreConnection, now: Date, forApproval: Bool) throws -> ChangeRequest {
+        guard let request = try db.fetchOne("\(changeRequestSelect) WHERE change_request.id = ?", [id], { try changeRequest($0, now: now) }) else {
+            throw StoreError(.changeRequestNotFound, "There is no change request \(id). List open requests with 'pinset review list'.")
+        }
+        switch request.state {
+        case .open:
+            return request
+        case .expired where !forApproval:
+            return request
+        case .expired:
+            throw StoreError(.changeRequestRefused, "Change request \(id) expired at \(StoredDate.format(request.expiresAt)) UTC and can no longer be approved. Make a new request if the edit is still wanted.")
+        case .applied, .rejected:
+            throw StoreError(.changeRequestRefused, "Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
+        }
+    }
+
+    private static let changeRequestSelect = """
+        SELECT change_request.id, customer.name, change_request.author, change_request.reason, change_request.operations,
+               change_request.base_version, change_request.created_at, change_request.expires_at, change_request.state,
+               change_request.decided_by, change_request.decided_at, change_request.decision_note, change_request.applied_version
+        FROM change_request JOIN customer ON change_request.customer_id = customer.id
+        """
+
+    private static func changeRequest(_ row: any StoreRow, now: Date) throws -> ChangeRequest {
+        let id: Int64 = try row.decode(atIndex: 0)
+        let stored: String = try row.decode(atIndex: 8)
+        guard var state = ChangeRequest.State(rawValue: stored), state != .expired else {
+            throw StoreError(.corruptData, "Change request \(id) has the unknown state '\(stored)'.")
+        }
+        let expiresAt: Date = try row.decode(atIndex: 7)
+        if state == .open && expiresAt <= now { state = .expired }
+        return ChangeRequest(
+            id: id, customer: try StoredRows.customerName(row.decode(atIndex: 1)), author: try row.decode(atIndex: 2),
+            reason: try row.decode(atIndex: 3), edits: try StoredPinEdits.decode(row.decode(atIndex: 4), request: id),
+            baseVersion: try row.decode(atIndex: 5), createdAt: try row.decode(atIndex: 6), expiresAt: expiresAt, state: state,
+            decidedBy: try row.decode(atIndex: 9), decidedAt: try row.decode(atIndex: 10), decisionNote: try row.decode(atIndex: 11),
+            appliedVersion: try row.decode(atIndex: 12)
+        )
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import PinsetAdmin
+import PinsetFileSystem
+import PinsetStore
+
+/// Who a command acts as when a named admin runs it: the token in `--token-file`, else in $PINSET_ADMIN_TOKEN.
+struct AdminCredentialOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("File with a named admin's token, mode 0600 (default: $PINSET_ADMIN_TOKEN). The command then acts as that admin: audited under its name and limited to its roles.", valueName: "file"))
+    var tokenFile: String?
+
+    @Option(help: ArgumentHelp("Why the edit is wanted, for the reviewer; needed when the customer requires review and the edit becomes a change request.", valueName: "text"))
+    var requestReason: String?
+
+    @Option(help: ArgumentHelp("Hours until the change request expires unapproved (1 to 720).", valueName: "hours"))
+    var requestExpiresIn: Int = 72
+
+    func validate() throws {
+        guard (1...720).contains(requestExpiresIn) else {
+            throw ValidationError("--request-expires-in is \(requestExpiresIn); give 1 to 720 hours.")
+        }
+    }
+
+    static let environmentVariable = "PINSET_ADMIN_TOKEN"
+
+    /// The token given, or nil when neither the option nor the variable is set.
+    func token() throws -> AdminToken? {
+        if let tokenFile {
+            let bytes: [UInt8]
+            do {
+                bytes = try PrivateFilePermissions.read(tokenFile, limit: 4096)
+            } catch let error as PrivateFilePermissions.TooOpen {
+                throw AdminError("The token file '\(error.path)' is readable by group or others (mode \(String(error.mode & 0o777, radix: 8))). Run 'chmod 600 \(error.path)': anyone who reads it acts as its admin.")
+            }
+            return try AdminToken(parsing: String(decoding: bytes, as: UTF8.self))
+        }
+        if let text = ProcessInfo.processInfo.environment[Self.environmentVariable], !text.isEmpty {
+            return try AdminToken(parsing: text)
+        }
+        return nil
+    }
+
+    /// The admin the token authenticates, or nil without a token.
+    func authenticated(by admin: Admin) throws -> AdminAccount? {
+        guard let token = try token() else { return nil }
+        return try admin.authenticate(token)
+    }
+
+    /// The admin the token authenticates; a command that only a named admin may run fails without one.
+    func required(by admin: Admin, for command: String) throws -> AdminAccount {
+        guard let account = try authenticated(by: admin) else {
+            throw AdminError("'pinset \(command)' acts as a named admin: pass --token-file FILE or set \(Self.environmentVariable) to the token 'pinset admin token NAME' made.")
+        }
+        return account
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import PinsetCore
+@testable import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// Named admins, their tokens, and change requests: stored, decided once, applied in one transaction, and
+/// never applied by their author, after expiry or over a host that changed since its live-chain check. On both
+/// backends; every refusal leaves the database as it was.
+struct ChangeRequestStoreTests {
+    let acme = try! Sample.customer("acme")
+    let globex = try! Sample.customer("globex")
+    let api = try! Sample.host("api.example.com")
+
+    func setUp(_ fixture: StoreFixture) throws {
+        for customer in [acme, globex] {
+            try fixture.store.addCustomer(customer, actor: "root")
+            try fixture.store.addHost(api, to: customer, actor: "root")
+            try fixture.store.addPins([try Sample.hashPin(1), try Sample.hashPin(2)], to: api, of: customer, actor: "root")
+        }
+        try fixture.store.setRequiresReview(true, for: acme, actor: "root")
+    }
+
+    func addition(_ byte: UInt8) throws -> [PinEdit] {
+        [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(byte)]))]
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aRequestIsStoredWithoutChangingThePinsAndAppliedOnceByAnotherAdmin(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let before = try #require(try fixture.store.pinSet(for: acme))
+        let request = try fixture.store.createChangeRequest(for: acme, edits: try addition(3) + [PinEdit(hostname: api, operation: .removePin(try Sample.hashPin(1).spkiSHA256!, allowLastPin: false))],
+                                                            reason: "renewal with a new key", lifetime: 3600, author: "alice")
+        #expect(try fixture.store.pinSet(for: acme) == before, "a request publishes nothing")
+        #expect(try fixture.store.changeRequests(of: acme).map(\.id) == [request.id])
+        #expect(try fixture.store.changeRequest(request.id)?.edits == request.edits, "the edits round-trip through the stored JSON")
+
+        // Its author cannot approve it; the database stays as it was.
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "Alice", liveChecks: [:]) }
+        #expect(try dump(fixture.store) == unchanged)
+
+        fixture.clock.advance(by: 60)
+        let applied = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:])
+        #expect(applied.state == .applied && applied.decidedBy == "bob")
+        let after = try #require(try fixture.store.pinSet(for: acme))
+        #expect(after.version == applied.appliedVersion && after.version > before.version)
+        #expect(Set(after.hosts[0].pins.compactMap(\.spkiSHA256)) == [try Sample.hashPin(2).spkiSHA256!, try Sample.hashPin(3).spkiSHA256!])
+        let audit = try fixture.store.auditLog(customer: acme, limit: 2)
+        #expect(audit.allSatisfy { $0.actor == "bob" && $0.details.contains("change request \(request.id) by alice, approved by bob") })
+
+        // A replayed approval changes nothing.
+        let applyOnce = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "carol", liveChecks: [:]) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.rejectChangeRequest(request.id, note: "late", actor: "carol") }
+        #expect(try dump(fixture.store) == applyOnce)
+        #expect(try fixture.store.changeRequests(of: acme).isEmpty)
+        #expect(try fixture.store.changeRequests(of: acme, includeDecided: true).first?.state == .applied)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func anExpiredRequestCannotBeApprovedButCanBeRejected(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let request = try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "r", lifetime: 3600, author: "alice")
+        fixture.clock.advance(by: 3600)
+        #expect(try fixture.store.changeRequest(request.id)?.state == .expired)
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:]) }
+        #expect(try dump(fixture.store) == unchanged)
+        let rejected = try fixture.store.rejectChangeRequest(request.id, note: "stale", actor: "bob")
+        #expect(rejected.state == .rejected && rejected.decisionNote == "stale")
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:]) }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aHostThatChangedSinceItsLiveCheckRefusesTheWholeRequestWhichStaysOpen(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let request = try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "r", lifetime: 3600, author: "alice")
+        let checked = try #require(try fixture.store.pinSet(for: acme)?.hosts.first)
+        // Someone edits the host between the reviewer's live-chain check and the approval.
+        try fixture.store.addPins([try Sample.hashPin(4)], to: api, of: acme, actor: "root")
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changedSinceCheck, "")) {
+            try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "checked")])
+        }
+        #expect(try dump(fixture.store) == unchanged)
+        #expect(try fixture.store.changeRequest(request.id)?.state == .open)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func anEditTheStoreRefusesRollsBackEveryEditOfTheRequest(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        // The first edit would apply; the second removes a pin the host does not have.
+        let edits = try addition(3) + [PinEdit(hostname: api, operation: .removePin(try Sample.hashPin(9).spkiSHA256!, allowLastPin: false))]
+        let request = try fixture.store.createChangeRequest(for: acme, edits: edits, reason: "r", lifetime: 3600, author: "alice")
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.pinNotFound, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:]) }
+        #expect(try dump(fixture.store) == unchanged)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func badRequestsAreRefusedBeforeAnythingIsStored(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "  ", lifetime: 3600, author: "alice") }
+        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.createChangeRequest(for: acme, edits: [], reason: "r", lifetime: 3600, author: "alice") }
+        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "r", lifetime: 31 * 86_400, author: "alice") }
+        #expect(throws: StoreError(.hostNotFound, "")) {
+            try fixture.store.createChangeRequest(for: acme, edits: [PinEdit(hostname: try Sample.host("other.example.com"), operation: .addPins([try Sample.hashPin(3)]))],
+                                                  reason: "r", lifetime: 3600, author: "alice")
+        }
+        var forged = try Sample.hashPin(3)
+        forged.subjectPublicKeyInfo = [0x30, 0x00]
+        #expect(throws: StoreError(.invalidInput, "")) {
+            try fixture.store.createChangeRequest(for: acme, edits: [PinEdit(hostname: api, operation: .addPins([forged]))], reason: "r", lifetime: 3600, author: "alice")
+        }
+        #expect(try dump(fixture.store) == unchanged)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aTokenAuthenticatesItsEnabledAdminUntilRevokedOrExpired(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        try fixture.store.addAdmin("alice", grants: [AdminGrant(role: .editor, customer: acme)], actor: "root")
+        let laptop = SHA256Fingerprint(of: Array("laptop token".utf8))
+        let ci = SHA256Fingerprint(of: Array("ci token".utf8))
+        try fixture.store.addAdminToken(sha256: laptop, of: "alice", label: "laptop", expiresAt: nil, actor: "root")
+        try fixture.store.addAdminToken(sha256: ci, of: "alice", label: "ci", expiresAt: StoreFixture.start.addingTimeInterval(600), actor: "root")
+        #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start)?.grants == [AdminGrant(role: .editor, customer: acme)])
+        #expect(try fixture.store.admin(authenticatedBy: ci, at: StoreFixture.start)?.name == "alice")
+        #expect(try fixture.store.admin(authenticatedBy: ci, at: StoreFixture.start.addingTimeInterval(600)) == nil, "expired")
+        #expect(try fixture.store.admin(authenticatedBy: SHA256Fingerprint(of: Array("guess".utf8)), at: StoreFixture.start) == nil)
+
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "root")
+        #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start) == nil, "disabled")
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "root")
+        #expect(try fixture.store.revokeAdminTokens(of: "alice", label: "laptop", actor: "root") == 1)
+        #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start) == nil, "revoked")
+        #expect(try fixture.store.admins(at: StoreFixture.start).first?.activeTokens == 1)
+
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.adminExists, "")) { try fixture.store.addAdmin("ALICE", grants: [AdminGrant(role: .viewer, customer: nil)], actor: "root") }
+        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.addAdmin("bob\nforged", grants: [AdminGrant(role: .viewer, customer: nil)], actor: "root") }
+        #expect(throws: StoreError(.adminNotFound, "")) { try fixture.store.addAdminToken(sha256: ci, of: "mallory", label: "x", expiresAt: nil, actor: "root") }
+        #expect(try dump(fixture.store) == unchanged)
+        #expect(try fixture.store.auditLog(limit: 10).contains { $0.customer == "*" && $0.action == .adminTokenAdded })
+    }
+}
