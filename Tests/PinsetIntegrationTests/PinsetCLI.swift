@@ -11,6 +11,10 @@ struct PinsetCLI {
     /// The binary `swift build` produced next to the test bundle (or $PINSET_BINARY).
     static let binary: String = {
         if let explicit = ProcessInfo.processInfo.environment["PINSET_BINARY"] { return explicit }
+        // The test runner is built into the same directory as the binary, in whichever configuration runs.
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let sibling = runner.deletingLastPathComponent().appendingPathComponent("pinset").path
+        if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
         for configuration in ["debug", "release"] {
