@@ -131,6 +131,24 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // The admin API: JSON over HTTP/1.1 (TLS off loopback) on SwiftNIO, every rule from PinsetAdmin.
+        .target(
+            name: "PinsetAdminAPI",
+            dependencies: [
+                "PinsetAdmin",
+                "PinsetCore",
+                "PinsetFileSystem",
+                "PinsetLiveCheck",
+                "PinsetStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            resources: [.embedInCode("Resources/openapi.json")],
+            swiftSettings: strictSwift6
+        ),
         // The `/status` document: one Codable type that the server encodes and `pinset status` decodes.
         .target(
             name: "PinsetStatus",
@@ -144,6 +162,7 @@ let package = Package(
             dependencies: [
                 "CPinsetEpoll",
                 "PinsetAdmin",
+                "PinsetAdminAPI",
                 "PinsetPublishing",
                 "PinsetCore",
                 "PinsetFileSystem",

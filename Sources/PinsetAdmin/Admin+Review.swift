@@ -18,7 +18,7 @@ extension Admin {
     ///   the message does not say which, so a guess learns nothing.
     public func authenticate(_ token: AdminToken, now: Date = Date()) throws -> AdminAccount {
         guard let account = try store.admin(authenticatedBy: token.sha256, at: now) else {
-            throw AdminError("The admin token was not accepted: it is unknown, revoked or expired, or its admin is disabled. Ask an operator for a new one ('pinset admin token NAME').")
+            throw AdminError("The admin token was not accepted: it is unknown, revoked or expired, or its admin is disabled. Ask an operator for a new one ('pinset admin token NAME').", kind: .unauthenticated)
         }
         return account
     }
@@ -68,16 +68,18 @@ extension Admin {
     /// One request, if `viewer` may see it.
     public func changeRequest(_ id: Int64, visibleTo viewer: AdminAccount) throws -> ChangeRequest {
         guard let request = try store.changeRequest(id), viewer.mayView(request.customer) else {
-            throw AdminError("There is no change request \(id) that \(viewer.name) may see. List them with 'pinset review list'.")
+            throw AdminError("There is no change request \(id) that \(viewer.name) may see. List them with 'pinset review list'.", kind: .notFound)
         }
         return request
     }
 
     /// How each host of the request would fare against its live chain if it were approved now; commits nothing.
-    public func preview(_ request: ChangeRequest, liveCheck: LiveCheckSettings) async throws -> [(hostname: Hostname, preview: HostEditPreview)] {
+    public func preview(
+        _ request: ChangeRequest, liveCheck: (Hostname) -> LiveCheckSettings
+    ) async throws -> [(hostname: Hostname, preview: HostEditPreview)] {
         var previews: [(Hostname, HostEditPreview)] = []
         for hostname in request.hostnames {
-            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck)
+            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname))
             previews.append((hostname, try await liveGuard.preview { PinEdit.applied(request.edits, for: hostname, to: $0) }))
         }
         return previews
@@ -86,7 +88,7 @@ extension Admin {
     /// Approves and applies a request as `reviewer`, after checking every host it edits against its live chain
     /// again. Refused, with the request left open, when the reviewer lacks the role or wrote the request, the
     /// check fails, or a host changed since the check.
-    public func approve(_ id: Int64, by reviewer: AdminAccount, liveCheck: LiveCheckSettings) async throws -> ChangeRequest {
+    public func approve(_ id: Int64, by reviewer: AdminAccount, liveCheck: (Hostname) -> LiveCheckSettings) async throws -> ChangeRequest {
         let request = try changeRequest(id, visibleTo: reviewer)
         try reviewer.require(reviewer.mayReview(request.customer), "approve change requests", request.customer)
         guard request.author.lowercased() != reviewer.name.lowercased() else {
@@ -98,7 +100,7 @@ extension Admin {
         }
         var records: [Hostname: LiveCheckRecord] = [:]
         for hostname in request.hostnames {
-            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck)
+            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname))
             if let permitted = try await liveGuard.check({ PinEdit.applied(request.edits, for: hostname, to: $0) }) {
                 records[hostname] = permitted.record
             }

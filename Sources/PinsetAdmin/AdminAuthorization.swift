@@ -25,7 +25,7 @@ extension AdminAccount {
 
     func require(_ allowed: Bool, _ what: String, _ customer: CustomerName) throws(AdminError) {
         guard allowed else {
-            throw AdminError("Admin \(name) may not \(what) for customer '\(customer)': its roles are \(grants.map(\.description).joined(separator: ", ")). An operator can grant the role with 'pinset admin update \(name) --role …'.")
+            throw AdminError("Admin \(name) may not \(what) for customer '\(customer)': its roles are \(grants.map(\.description).joined(separator: ", ")). An operator can grant the role with 'pinset admin update \(name) --role …'.", kind: .forbidden)
         }
     }
 }

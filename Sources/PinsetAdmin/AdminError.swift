@@ -4,7 +4,23 @@ import PinsetCore
 /// untrusted text (a server's certificate names, file contents), so control characters are kept escaped
 /// wherever the message is shown.
 public struct AdminError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+    /// What kind of refusal: front ends map it (the admin API to its HTTP status); the message says the rest.
+    public enum Kind: Sendable {
+        /// The rule or the input refused the operation.
+        case refused
+        /// No credential, or one that authenticates no one.
+        case unauthenticated
+        /// The authenticated admin lacks the role.
+        case forbidden
+        /// The thing asked for does not exist, or the admin may not see it.
+        case notFound
+    }
 
-    public init(_ message: String) { description = TerminalText.escape(message) }
+    public let description: String
+    public let kind: Kind
+
+    public init(_ message: String, kind: Kind = .refused) {
+        description = TerminalText.escape(message)
+        self.kind = kind
+    }
 }

@@ -48,10 +48,10 @@ struct ReviewCommand: AsyncParsableCommand {
             let admin = try options.openAdmin()
             let viewer = try credentials.required(by: admin, for: "review show")
             let request = try admin.changeRequest(id, visibleTo: viewer)
-            let previews = request.state == .open ? try await admin.preview(request, liveCheck: LiveCheckSettings(caFile: caFile, connectTo: connectTo)) : []
+            let previews = request.state == .open ? try await admin.preview(request) { _ in LiveCheckSettings(caFile: caFile, connectTo: connectTo) } : []
             if options.json {
                 var document = ReviewCommand.document(request)
-                document["liveCheck"] = previews.map { ["hostname": $0.hostname.rawValue, "result": ReviewCommand.describe($0.preview.outcome)] }
+                document["liveCheck"] = previews.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
                 try Output.json(document)
                 return
             }
@@ -78,7 +78,8 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let admin = try options.openAdmin()
             let reviewer = try credentials.required(by: admin, for: "review approve")
-            let applied = try await admin.approve(id, by: reviewer, liveCheck: LiveCheckSettings(overrideReason: skip.skipsCheck ? skip.reason : nil, caFile: caFile, connectTo: connectTo))
+            let settings = LiveCheckSettings(overrideReason: skip.skipsCheck ? skip.reason : nil, caFile: caFile, connectTo: connectTo)
+            let applied = try await admin.approve(id, by: reviewer) { _ in settings }
             if options.json { return try Output.json(ReviewCommand.document(applied)) }
             Output.note("Approved and applied change request \(id) of \(applied.author): '\(applied.customer)' is at version \(applied.appliedVersion ?? 0).")
         }
@@ -100,34 +101,9 @@ struct ReviewCommand: AsyncParsableCommand {
         }
     }
 
-    static func document(_ request: ChangeRequest) -> [String: Any] {
-        var document: [String: Any] = [
-            "id": request.id, "customer": request.customer.rawValue, "state": request.state.rawValue, "author": request.author,
-            "reason": request.reason, "baseVersion": request.baseVersion, "createdAt": Output.date(request.createdAt),
-            "expiresAt": Output.date(request.expiresAt),
-            "edits": request.edits.map { edit -> [String: Any] in
-                switch edit.operation {
-                case .addPins(let pins): ["hostname": edit.hostname.rawValue, "add": pins.map(\.displayName)]
-                case .removePin(let hash, let allowLastPin): ["hostname": edit.hostname.rawValue, "remove": hash.base64, "allowLastPin": allowLastPin]
-                }
-            },
-        ]
-        if let decidedBy = request.decidedBy { document["decidedBy"] = decidedBy }
-        if let decidedAt = request.decidedAt { document["decidedAt"] = Output.date(decidedAt) }
-        if let note = request.decisionNote { document["decisionNote"] = note }
-        if let version = request.appliedVersion { document["appliedVersion"] = version }
-        return document
-    }
+    static func document(_ request: ChangeRequest) -> [String: Any] { AdminDocuments.changeRequest(request) }
 
     static func describe(_ date: Date) -> String { Output.date(date) }
 
-    static func describe(_ outcome: LiveEditCheck.Outcome) -> String {
-        switch outcome {
-        case .checked(let endpoint, let check):
-            check.fails ? "would be refused: no pin would match the chain \(endpoint) serves" : "\(check.state.rawValue) (the chain \(endpoint) serves)"
-        case .unmonitored(let reason): "not checked: the host is unmonitored (\(reason))"
-        case .overridden(let reason): "not checked: \(reason)"
-        case .unreachable(let endpoint, let reason): "could not be checked at \(endpoint): \(reason)"
-        }
-    }
+    static func describe(_ outcome: LiveEditCheck.Outcome) -> String { AdminDocuments.describe(outcome) }
 }

@@ -47,7 +47,7 @@ struct PinsetCLI {
     func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> ProcessRunner.Output {
         var args = arguments
         // Subcommands that take the global options get this test's data directory and a fixed actor.
-        let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import", "check"]
+        let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import", "check", "admin", "review"]
         // `store backup` and `store restore` work on the data directory; `store copy` names both databases.
         let command = arguments.first == "store" ? arguments.dropFirst().first : arguments.first
         if let first = command, withData.contains(first) {

@@ -1,3 +1,4 @@
+import PinsetAdminAPI
 import Dispatch
 import Logging
 
@@ -76,5 +77,18 @@ struct ReportWriterService: BackgroundService {
                 written.resume()
             }
         }
+    }
+}
+
+/// The admin API listener: started last, stopped first.
+struct AdminAPIService: BackgroundService {
+    let server: AdminAPIServer
+
+    func start() throws {
+        try server.start()
+    }
+
+    func shutdown() async {
+        await server.shutdown()
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import PinsetAdmin
+import PinsetAdminAPI
 import PinsetCore
 import PinsetHTTP
 import PinsetLiveCheck
@@ -22,6 +24,8 @@ public final class PinsetService: Sendable {
     private let reportsServer: SocketServer?
     /// Scheduled live-chain checks, when configured.
     public let monitor: HostMonitor?
+    /// The admin API, when configured.
+    private let apiServer: AdminAPIServer?
     /// Everything that runs between `start` and `shutdown`, in the order it starts.
     private let services: BackgroundServiceGroup
     private let logger: Logger
@@ -165,6 +169,22 @@ public final class PinsetService: Sendable {
         } else {
             reportsServer = nil
         }
+        if let settings = configuration.api {
+            // Approvals reach and validate hosts as the monitor does.
+            let caFile = configuration.monitoring?.caFile
+            let connectTo = configuration.monitoring?.connectTo ?? ConnectToMap()
+            let api = AdminAPI(
+                admin: Admin(store: store, dataDirectory: configuration.files, actor: "admin-api"),
+                throttle: AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute),
+                liveCheck: { hostname in
+                    LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description)
+                }
+            )
+            let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
+            apiServer = try AdminAPIServer(api: api, host: settings.host, port: settings.port, tls: tls, logger: logger)
+        } else {
+            apiServer = nil
+        }
         var services: [any BackgroundService] = [SigningScheduleService(refresher: refresher, logger: logger)]
         if let monitor { services.append(HostMonitorService(monitor: monitor, logger: logger)) }
         services.append(UptakeSharingService(sharing: uptakeSharing))
@@ -172,11 +192,15 @@ public final class PinsetService: Sendable {
         // Last to start, first to stop: it closes before the writer's last batch, so every report answered 202 is
         // in that batch or an earlier one.
         if let reportsListener { services.append(reportsListener) }
+        if let apiServer { services.append(AdminAPIService(server: apiServer)) }
         self.services = BackgroundServiceGroup(services)
     }
 
     /// The admin listener's bound port once started, nil without one.
     public var adminPort: UInt16? { adminServer?.port }
+
+    /// The admin API's bound port once started, nil without one.
+    public var apiPort: Int? { apiServer?.port }
 
     /// The reports listener's bound port once started, nil without one.
     public var reportsPort: UInt16? { reportsServer?.port }

@@ -55,6 +55,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var monitoring: Monitoring?
     /// The pin-failure reports listener; `nil` (the default): reports are off.
     public var reports: Reports?
+    /// The admin API's listener; `nil` (the default): no admin API.
+    public var api: API?
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
@@ -97,7 +99,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
         "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
-        "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports",
+        "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api",
     ]
 }
 
@@ -188,6 +190,9 @@ extension ServerConfiguration {
         if let v = try reader.bool("metricsEnabled") { config.metricsEnabled = v }
         if let object = try reader.object("monitoring", example: "{\"intervalSeconds\": 300, \"concurrency\": 8}") {
             config.monitoring = try Monitoring.parse(object, origin: "\(origin): 'monitoring'")
+        }
+        if let object = try reader.object("api", example: "{\"host\": \"127.0.0.1\", \"port\": 9443}") {
+            config.api = try API.parse(object, origin: "\(origin): 'api'")
         }
         if let object = try reader.object("reports", example: "{\"host\": \"127.0.0.1\", \"port\": 9443}") {
             config.reports = try Reports.parse(object, origin: "\(origin): 'reports'")

@@ -1,0 +1,21 @@
+import PinsetCore
+import PinsetStore
+
+/// Reads on behalf of a named admin: only customers it has a role for.
+extension Admin {
+    public func customers(visibleTo viewer: AdminAccount) throws -> [CustomerSummary] {
+        try store.customers().filter { viewer.mayView($0.name) }
+    }
+
+    public func pinSet(of customer: CustomerName, visibleTo viewer: AdminAccount) throws -> PinSet {
+        guard viewer.mayView(customer), let pinSet = try store.pinSet(for: customer) else {
+            throw AdminError("There is no customer '\(customer)' that \(viewer.name) may see.", kind: .notFound)
+        }
+        return pinSet
+    }
+
+    public func auditLog(of customer: CustomerName, visibleTo viewer: AdminAccount, limit: Int) throws -> [AuditEntry] {
+        _ = try pinSet(of: customer, visibleTo: viewer)
+        return try store.auditLog(customer: customer, limit: limit)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import PinsetCore
+import PinsetLiveCheck
+import PinsetStore
+
+/// The JSON forms of admin objects, one each, for `--json` output and the admin API alike.
+public enum AdminDocuments {
+    public static func date(_ date: Date?) -> String {
+        date?.formatted(.iso8601) ?? "-"
+    }
+
+    public static func changeRequest(_ request: ChangeRequest) -> [String: Any] {
+        var document: [String: Any] = [
+            "id": request.id, "customer": request.customer.rawValue, "state": request.state.rawValue, "author": request.author,
+            "reason": request.reason, "baseVersion": request.baseVersion, "createdAt": date(request.createdAt),
+            "expiresAt": date(request.expiresAt),
+            "edits": request.edits.map { edit -> [String: Any] in
+                switch edit.operation {
+                case .addPins(let pins): ["hostname": edit.hostname.rawValue, "add": pins.map(\.displayName)]
+                case .removePin(let hash, let allowLastPin): ["hostname": edit.hostname.rawValue, "remove": hash.base64, "allowLastPin": allowLastPin]
+                }
+            },
+        ]
+        if let decidedBy = request.decidedBy { document["decidedBy"] = decidedBy }
+        if let decidedAt = request.decidedAt { document["decidedAt"] = date(decidedAt) }
+        if let note = request.decisionNote { document["decisionNote"] = note }
+        if let version = request.appliedVersion { document["appliedVersion"] = version }
+        return document
+    }
+
+    /// How the pins of `hostname` after an edit fare against its live chain.
+    public static func liveCheck(_ hostname: Hostname, _ outcome: LiveEditCheck.Outcome) -> [String: Any] {
+        var document: [String: Any] = ["hostname": hostname.rawValue, "permitsEdit": outcome.permitsEdit, "summary": describe(outcome)]
+        if case .checked(let endpoint, let check) = outcome {
+            document["endpoint"] = endpoint
+            document["state"] = check.state.rawValue
+            document["chain"] = check.chain.map { ["role": "\($0.role)", "spkiSHA256": $0.spkiSHA256.base64, "subject": $0.subject] }
+        }
+        return document
+    }
+
+    public static func describe(_ outcome: LiveEditCheck.Outcome) -> String {
+        switch outcome {
+        case .checked(let endpoint, let check):
+            check.fails ? "would be refused: no pin would match the chain \(endpoint) serves" : "\(check.state.rawValue) (the chain \(endpoint) serves)"
+        case .unmonitored(let reason): "not checked: the host is unmonitored (\(reason))"
+        case .overridden(let reason): "not checked: \(reason)"
+        case .unreachable(let endpoint, let reason): "could not be checked at \(endpoint): \(reason)"
+        }
+    }
+
+    public static func audit(_ entry: AuditEntry) -> [String: Any] {
+        ["id": entry.id, "at": date(entry.at), "actor": entry.actor, "customer": entry.customer, "action": entry.action.rawValue,
+         "details": entry.details, "version": entry.version]
+    }
+
+    public static func pinSet(_ pinSet: PinSet, requiresReview: Bool) -> [String: Any] {
+        ["customer": pinSet.customer.rawValue, "version": pinSet.version, "requiresReview": requiresReview,
+         "hosts": pinSet.hosts.map { host in
+             ["hostname": host.hostname.rawValue, "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
+              "pins": host.pins.map { pin in
+                  var document: [String: Any] = ["label": pin.label, "source": pin.source.storedForm]
+                  if let spki = pin.spkiSHA256 { document["pinSHA256"] = spki.base64 }
+                  if let certificate = pin.certificateSHA256 { document["certificateSHA256"] = certificate.hex }
+                  if let notAfter = pin.notAfter { document["notAfter"] = date(notAfter) }
+                  return document
+              }] as [String: Any]
+         }]
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+import PinsetAdmin
+import PinsetCore
+import PinsetLiveCheck
+import PinsetStore
+
+/// The admin API: JSON over HTTP, every call authenticated by a named admin's bearer token and decided by the same
+/// `Admin` rules as the CLI. Transport-free: ``AdminAPIServer`` feeds it requests.
+///
+/// Every refusal is an error document `{"error": {"status", "message"}}` with a status that says its kind: 400 bad
+/// input, 401 no valid token, 403 a role is missing, 404 not there (or not visible to this admin), 409 refused by
+/// a rule (not open, changed since the check, a live chain the result would not match), 429 too many failed
+/// authentications from this address.
+public struct AdminAPI: Sendable {
+    public let admin: Admin
+    public let throttle: AuthenticationThrottle
+    /// How approvals check live chains: a CA file instead of the system store, and where to reach each host.
+    public let liveCheck: @Sendable (Hostname) -> LiveCheckSettings
+    public static let maximumBodyBytes = 256 * 1024
+    public static let prefix = "/api/v1"
+
+    public init(admin: Admin, throttle: AuthenticationThrottle = AuthenticationThrottle(), liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings = { _ in LiveCheckSettings() }) {
+        self.admin = admin
+        self.throttle = throttle
+        self.liveCheck = liveCheck
+    }
+
+    public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
+        do {
+            return try await route(request)
+        } catch let failure as APIFailure {
+            return failure.response
+        } catch let error as AdminError {
+            return APIFailure(error).response
+        } catch let error as StoreError {
+            return APIFailure(error).response
+        } catch let error as InputError {
+            return APIFailure(400, error.message).response
+        } catch {
+            return APIFailure(500, "The request failed: \(error)").response
+        }
+    }
+
+    private func route(_ request: AdminAPIRequest) async throws -> AdminAPIResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0).removingPercentEncoding ?? "" }
+        guard segments.count >= 2, segments[0] == "api", segments[1] == "v1" else { throw APIFailure(404, "No such endpoint; the API lives under \(Self.prefix).") }
+        let route = Array(segments.dropFirst(2))
+        if route == ["openapi.json"] {
+            try requireMethod(request, "GET")
+            return AdminAPIResponse(status: 200, headers: [("Content-Type", "application/json")], body: OpenAPIDocument.bytes)
+        }
+        let caller = try authenticate(request)
+        switch (request.method, route.count, route.first) {
+        case ("GET", 1, "me"):
+            return try json(200, ["name": caller.name, "roles": caller.grants.map(\.description)])
+        case ("GET", 1, "customers"):
+            return try json(200, try admin.customers(visibleTo: caller).map { summary in
+                ["name": summary.name.rawValue, "version": summary.version, "hosts": summary.hostCount, "pins": summary.pinCount,
+                 "requiresReview": try admin.store.requiresReview(summary.name)] as [String: Any]
+            })
+        case ("GET", 2, "customers"):
+            let pinSet = try admin.pinSet(of: try CustomerName(route[1]), visibleTo: caller)
+            return try json(200, AdminDocuments.pinSet(pinSet, requiresReview: try admin.store.requiresReview(pinSet.customer)))
+        case ("GET", 3, "customers") where route[2] == "audit":
+            let limit = try request.query["limit"].map { try integer($0, "limit", in: 1...1000) } ?? 100
+            return try json(200, try admin.auditLog(of: try CustomerName(route[1]), visibleTo: caller, limit: limit).map(AdminDocuments.audit))
+        case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "pins":
+            return try await proposePinEdit(request, customer: try CustomerName(route[1]), hostname: try Hostname(route[3]), by: caller)
+        case ("GET", 1, "change-requests"):
+            let customer = try request.query["customer"].map { try CustomerName($0) }
+            let all: Bool
+            switch request.query["all"] {
+            case nil, "false": all = false
+            case "true": all = true
+            case let other?: throw APIFailure(400, "'all' is '\(other)'; give true or false.")
+            }
+            return try json(200, try admin.changeRequests(visibleTo: caller, customer: customer, includeDecided: all).map(AdminDocuments.changeRequest))
+        case ("GET", 2, "change-requests"):
+            let changeRequest = try admin.changeRequest(try requestID(route[1]), visibleTo: caller)
+            var document = AdminDocuments.changeRequest(changeRequest)
+            if changeRequest.state == .open {
+                document["liveCheck"] = try await admin.preview(changeRequest, liveCheck: liveCheck).map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
+            }
+            return try json(200, document)
+        case ("POST", 3, "change-requests") where route[2] == "approve":
+            let body = try JSONBody(request, allowed: ["skipLiveCheck", "reason"])
+            let id = try requestID(route[1])
+            let skip = try body.bool("skipLiveCheck") ?? false
+            let reason = try body.string("reason")
+            if skip && (reason?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true) {
+                throw APIFailure(400, "'skipLiveCheck' needs a 'reason', which goes to the audit log.")
+            }
+            if !skip && reason != nil {
+                throw APIFailure(400, "'reason' goes with \"skipLiveCheck\": true; an approval that checks live chains needs none.")
+            }
+            let approved = try await admin.approve(id, by: caller) { hostname in
+                var settings = liveCheck(hostname)
+                if skip { settings.overrideReason = reason }
+                return settings
+            }
+            return try json(200, AdminDocuments.changeRequest(approved))
+        case ("POST", 3, "change-requests") where route[2] == "reject":
+            let body = try JSONBody(request, allowed: ["note"])
+            let rejected = try admin.reject(try requestID(route[1]), by: caller, note: try body.string("note") ?? "")
+            return try json(200, AdminDocuments.changeRequest(rejected))
+        default:
+            if let allowed = Self.allowedMethod(route) {
+                throw APIFailure(405, "\(request.path) takes \(allowed) only.", headers: [("Allow", allowed)])
+            }
+            throw APIFailure(404, "No such endpoint: \(request.method) \(request.path). The endpoints are described at \(Self.prefix)/openapi.json.")
+        }
+    }
+
+    private func proposePinEdit(_ request: AdminAPIRequest, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {
+        let body = try JSONBody(request, allowed: ["hashes", "certificates", "remove", "allowLastPin", "reason", "expiresInHours"])
+        // Asked for every edit, also on a customer without review: the API never changes pins without a why.
+        guard let reason = try body.string("reason"), !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reason.count <= 1000 else {
+            throw APIFailure(400, "Give a 'reason' of 1 to 1000 characters: reviewers decide on it, and the audit log keeps it.")
+        }
+        let hours = try body.integer("expiresInHours", in: 1...720) ?? 72
+        var edits: [PinEdit] = []
+        var pins: [Pin] = []
+        for hash in try body.strings("hashes") {
+            pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: ""))
+        }
+        for (index, pem) in try body.strings("certificates").enumerated() {
+            for certificate in try PinMaterial.certificates(fromFileContents: Array(pem.utf8), origin: "certificates[\(index)]") {
+                pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: "admin API"), label: nil))
+            }
+        }
+        if !pins.isEmpty { edits.append(PinEdit(hostname: hostname, operation: .addPins(pins))) }
+        if let remove = try body.string("remove") {
+            edits.append(PinEdit(hostname: hostname, operation: .removePin(try SHA256Fingerprint(base64: remove), allowLastPin: try body.bool("allowLastPin") ?? false)))
+        }
+        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates') or one to remove ('remove').") }
+        let outcome = try await admin.proposePinEdits(edits, for: customer, reason: reason, lifetime: TimeInterval(hours * 3600), by: author, liveCheck: liveCheck(hostname))
+        switch outcome {
+        case .requested(let changeRequest):
+            return try json(202, ["changeRequest": AdminDocuments.changeRequest(changeRequest)])
+        case .applied(let change):
+            return try json(200, ["applied": ["version": change.version, "pinCount": change.pinCount, "changed": change.changed.map(\.base64)] as [String: Any]])
+        }
+    }
+
+    /// The caller's admin, or a refusal: 429 for an address with too many failures, else 401.
+    private func authenticate(_ request: AdminAPIRequest) throws -> AdminAccount {
+        if let seconds = throttle.retryAfter(for: request.remoteAddress) {
+            throw APIFailure(429, "Too many failed authentications from this address; try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
+        }
+        guard let header = request.header("Authorization"), header.lowercased().hasPrefix("bearer ") else {
+            throw APIFailure(401, "Authenticate with 'Authorization: Bearer <token>', a token made by 'pinset admin token NAME'.", headers: [("WWW-Authenticate", "Bearer")])
+        }
+        do {
+            return try admin.authenticate(try AdminToken(parsing: String(header.dropFirst(7))))
+        } catch let error as AdminError {
+            throttle.recordFailure(from: request.remoteAddress)
+            throw APIFailure(401, error.description, headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+        }
+    }
+
+    /// The method an existing endpoint takes, for a 405 to a request with another one.
+    private static func allowedMethod(_ route: [String]) -> String? {
+        switch (route.count, route.first) {
+        case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"): "GET"
+        case (3, "customers") where route[2] == "audit": "GET"
+        case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"
+        case (3, "change-requests") where route[2] == "approve" || route[2] == "reject": "POST"
+        default: nil
+        }
+    }
+
+    private func requireMethod(_ request: AdminAPIRequest, _ method: String) throws {
+        guard request.method == method else { throw APIFailure(405, "Use \(method) here.", headers: [("Allow", method)]) }
+    }
+
+    private func requestID(_ text: String) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw APIFailure(404, "'\(text)' is not a change request number.") }
+        return id
+    }
+
+    private func integer(_ text: String, _ name: String, in range: ClosedRange<Int>) throws -> Int {
+        guard let value = Int(text), range.contains(value) else { throw APIFailure(400, "'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound).") }
+        return value
+    }
+
+    private func json(_ status: Int, _ value: Any) throws -> AdminAPIResponse {
+        AdminAPIResponse(status: status, headers: [("Content-Type", "application/json")],
+                         body: Array(try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])))
+    }
+}
+
+/// A refusal with its HTTP status.
+struct APIFailure: Error {
+    let status: Int
+    let message: String
+    var headers: [(name: String, value: String)] = []
+
+    init(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) {
+        self.status = status
+        self.message = message
+        self.headers = headers
+    }
+
+    init(_ error: AdminError) {
+        switch error.kind {
+        case .unauthenticated: self.init(401, error.description, headers: [("WWW-Authenticate", "Bearer")])
+        case .forbidden: self.init(403, error.description)
+        case .notFound: self.init(404, error.description)
+        case .refused: self.init(409, error.description)
+        }
+    }
+
+    init(_ error: StoreError) {
+        let status = switch error.code {
+        case .customerNotFound, .hostNotFound, .pinNotFound, .changeRequestNotFound, .adminNotFound: 404
+        case .invalidInput: 400
+        case .unavailable: 503
+        case .corruptData, .databaseTooNew, .databaseNotMigrated, .unrestoredBackup, .restoreRefused: 500
+        default: 409
+        }
+        self.init(status, error.message)
+    }
+
+    var response: AdminAPIResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: ["error": ["status": status, "message": message]], options: [.sortedKeys])) ?? Data()
+        return AdminAPIResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
+    }
+}
+
+/// A request's JSON object body, read strictly (`StrictJSONValidator`: no duplicate keys, UTF-8 only) and typed
+/// exactly (`JSONValue`: `"true"` is not true, `1` not a string): only the listed keys, each of its type.
+struct JSONBody {
+    private let object: [String: JSONValue]
+
+    init(_ request: AdminAPIRequest, allowed: Set<String>) throws {
+        if request.body.isEmpty {
+            object = [:]
+            return
+        }
+        guard request.header("Content-Type")?.lowercased().hasPrefix("application/json") == true else {
+            throw APIFailure(415, "Send the body as JSON with 'Content-Type: application/json'.")
+        }
+        guard request.body.count <= AdminAPI.maximumBodyBytes else { throw APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes.") }
+        let bytes = request.body
+        let value: JSONValue
+        do {
+            _ = try StrictJSONValidator.validate(bytes)
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            throw APIFailure(400, "The body is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = value else { throw APIFailure(400, "The body must be a JSON object.") }
+        if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw APIFailure(400, "Unknown field '\(unknown)'; this endpoint takes \(allowed.sorted().joined(separator: ", ")).")
+        }
+        self.object = object
+    }
+
+    func string(_ key: String) throws -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw APIFailure(400, "'\(key)' must be a string.")
+        }
+    }
+
+    func strings(_ key: String) throws -> [String] {
+        switch object[key] {
+        case nil, .null?: return []
+        case .array(let values)? where values.count <= 100:
+            return try values.map { value in
+                guard case .string(let text) = value else { throw APIFailure(400, "'\(key)' must be a list of strings.") }
+                return text
+            }
+        default: throw APIFailure(400, "'\(key)' must be a list of at most 100 strings.")
+        }
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: throw APIFailure(400, "'\(key)' must be true or false.")
+        }
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .number(let number)? where Int(exactly: number).map(range.contains) == true: return Int(number)
+        default: throw APIFailure(400, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+    }
+}

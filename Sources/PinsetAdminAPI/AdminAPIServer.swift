@@ -1,0 +1,190 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PinsetCore
+import PinsetFileSystem
+
+/// Serves ``AdminAPI`` over HTTP/1.1 on SwiftNIO: over TLS with the configured certificate and key, or in plain
+/// text on a loopback address only. Few connections and small bodies: it is for a team's admins, not for apps.
+public final class AdminAPIServer: Sendable {
+    public struct TLSFiles: Sendable {
+        public var certificateChainPath: String
+        public var privateKeyPath: String
+
+        public init(certificateChainPath: String, privateKeyPath: String) {
+            self.certificateChainPath = certificateChainPath
+            self.privateKeyPath = privateKeyPath
+        }
+    }
+
+    private let api: AdminAPI
+    private let host: String
+    private let requestedPort: Int
+    private let tls: NIOSSLContext?
+    private let logger: Logger
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let channel = LockedValue<(any Channel)?>(nil)
+    /// Connections open at once; more are closed on accept.
+    public static let maximumConnections = 64
+    private let connections = LockedValue(0)
+
+    /// - Throws: when `tls` is nil and `host` is not a loopback address, or the TLS files do not load.
+    public init(api: AdminAPI, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
+        if tls == nil && !Self.isLoopback(host) {
+            throw AdminAPIConfigurationError("The admin API listens on \(host) without TLS. Give it 'certificate' and 'privateKey' files, or listen on 127.0.0.1 or ::1: tokens must not cross a network in plain text.")
+        }
+        self.api = api
+        self.host = host
+        self.requestedPort = port
+        self.logger = logger
+        if let tls {
+            let certificates = try NIOSSLCertificate.fromPEMFile(tls.certificateChainPath).map { NIOSSLCertificateSource.certificate($0) }
+            // Read like every private key: refused when group or others can read it.
+            let keyBytes = try PrivateFilePermissions.read(tls.privateKeyPath, limit: 64 * 1024)
+            let key = try NIOSSLPrivateKey(bytes: keyBytes, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            self.tls = try NIOSSLContext(configuration: configuration)
+        } else {
+            self.tls = nil
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host == "localhost" || host.hasPrefix("127.")
+    }
+
+    /// Binds and starts accepting; returns the bound port.
+    @discardableResult
+    public func start() throws -> Int {
+        let api = self.api
+        let tls = self.tls
+        let connections = self.connections
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                let admitted = connections.withLock { count -> Bool in
+                    guard count < Self.maximumConnections else { return false }
+                    count += 1
+                    return true
+                }
+                guard admitted else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.withLock { $0 -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
+                    // A connection that sends nothing for 30 s is closed.
+                    try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(30)))
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    let remote = channel.remoteAddress?.ipAddress ?? "unknown"
+                    try pipeline.addHandler(AdminAPIHandler(api: api, remoteAddress: remote))
+                }
+            }
+            .childChannelOption(.socketOption(.so_keepalive), value: 1)
+        let bound = try bootstrap.bind(host: host, port: requestedPort).wait()
+        channel.withLock { $0 = bound }
+        let port = bound.localAddress?.port ?? requestedPort
+        logger.info("Admin API listening", metadata: ["address": "\(host):\(port)", "tls": "\(tls != nil)"])
+        return port
+    }
+
+    public var port: Int? { channel.withLock { $0?.localAddress?.port } }
+
+    public func shutdown() async {
+        let bound = channel.withLock { $0 }
+        try? await bound?.close()
+        try? await group.shutdownGracefully()
+    }
+}
+
+public struct AdminAPIConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One connection: reads a request (head and body, the body bounded), answers it through ``AdminAPI``, one at a
+/// time.
+final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let api: AdminAPI
+    private let remoteAddress: String
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var tooLarge = false
+
+    init(api: AdminAPI, remoteAddress: String) {
+        self.api = api
+        self.remoteAddress = remoteAddress
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+            tooLarge = false
+        case .body(var buffer):
+            if body.count + buffer.readableBytes > AdminAPI.maximumBodyBytes {
+                tooLarge = true
+            } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
+                body += bytes
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let request = AdminAPIRequest(
+                method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: body, remoteAddress: remoteAddress
+            )
+            let keepAlive = head.isKeepAlive
+            let version = head.version
+            let tooLarge = self.tooLarge
+            let api = self.api
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            // The answer may wait on the database or a live-chain check: off the event loop, then back to it.
+            context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
+            Task {
+                let response = tooLarge
+                    ? APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes.").response
+                    : await api.respond(to: request)
+                bound.eventLoop.execute {
+                    let (handler, context) = bound.value
+                    handler.write(response, version: version, keepAlive: keepAlive, context: context)
+                }
+            }
+        }
+    }
+
+    private func write(_ response: AdminAPIResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        headers.add(name: "Content-Length", value: String(response.body.count))
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status), headers: headers))), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: response.body.count)
+        buffer.writeBytes(response.body)
+        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if keepAlive {
+                channel.setOption(.autoRead, value: true).whenComplete { _ in }
+                channel.read()
+            } else {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+}

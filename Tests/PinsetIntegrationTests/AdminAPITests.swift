@@ -1,0 +1,221 @@
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// The admin API of a real `pinset serve`, through curl, on both store backends: authentication, roles, review,
+/// the live-chain check at approval, and what each refusal leaves behind (nothing: the database is compared).
+@Suite(.serialized) struct AdminAPITests {
+    enum Backend: String, CaseIterable, Sendable {
+        case sqlite, postgreSQL
+    }
+
+    struct Deployment {
+        let cli: PinsetCLI
+        let server: RunningServer
+        let apiPort: Int
+        let tokens: [String: String]
+        let postgres: (url: String, port: Int, environment: [String: String])?
+
+        func stop() {
+            server.stop()
+            cli.remove()
+        }
+
+        /// curl against the API as `admin` (nil: no token), from `source` (a loopback address).
+        func call(_ method: String, _ path: String, as admin: String?, json body: String? = nil, token: String? = nil,
+                  from source: String = "127.0.0.1") throws -> (status: Int, headers: [String: String], document: Any?) {
+            var extra = ["-X", method, "--interface", source]
+            if let value = token ?? admin.map({ tokens[$0]! }) { extra += ["-H", "Authorization: Bearer \(value)"] }
+            if let body { extra += ["-H", "Content-Type: application/json", "--data-binary", body] }
+            let response = try CurlResponse.get("http://127.0.0.1:\(apiPort)\(path)", extra, in: cli.directory)
+            return (response.status, response.headers, try? JSONSerialization.jsonObject(with: Data(response.body)))
+        }
+
+        /// Every row that a refused call could have touched; the figures the server itself rewrites are left out.
+        func databaseState() throws -> String {
+            if let postgres {
+                let database = String(postgres.url.split(separator: "/").last ?? "")
+                let dumped = try ProcessRunner.run("\(TestPostgresServer.binDirectory)/pg_dump", [
+                    "--data-only", "--inserts", "--exclude-table-data=uptake_*", "-h", "127.0.0.1", "-p", String(postgres.port),
+                    "-U", TestPostgresServer.user, database,
+                ], environment: postgres.environment, timeout: 60)
+                guard dumped.status == 0 else { throw Failure("pg_dump: \(dumped.combined)") }
+                // pg_dump frames its output with a random \restrict key.
+                return dumped.stdoutText.split(separator: "\n").filter { !$0.hasPrefix("\\restrict") && !$0.hasPrefix("\\unrestrict") }.joined(separator: "\n")
+            }
+            return try cli.databaseDump().split(separator: "\n").filter { !$0.contains("uptake_") }.joined(separator: "\n")
+        }
+
+        /// The content version of the bundle the server serves for acme, read after verifying its signature.
+        func servedVersion() throws -> Int? {
+            let bundle = cli.directory.file("acme-\(UUID().uuidString.prefix(6)).signed")
+            let fetched = try ProcessRunner.run("curl", ["-sS", "--fail", "-o", bundle, "\(server.baseURL)/acme.json.signed"])
+            guard fetched.status == 0 else { return nil }
+            let verified = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "DER", "-in", bundle, "-CAfile", cli.trustCertificate, "-purpose", "any"])
+            guard verified.status == 0 else { return nil }
+            return (try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any])?["version"] as? Int
+        }
+    }
+
+    /// acme (review required) with one unmonitored host; alice edits and reviews acme, bob reviews acme, carol
+    /// reviews globex, dave views acme. The API allows three failed authentications a minute per address unless
+    /// told otherwise.
+    static func deploy(_ backend: Backend, failedAuthenticationsPerMinute: Int = 3) throws -> Deployment {
+        let databaseURL = backend == .postgreSQL ? try SharedTestPostgres.freshDatabase() : nil
+        let environment = backend == .postgreSQL ? SharedTestPostgres.environment : [:]
+        let cli = try PinsetCLI.initialized(databaseURL: databaseURL, environment: environment)
+        for arguments in [
+            ["customer", "add", "acme"], ["customer", "add", "globex"], ["host", "add", "acme", "api.example.com"],
+            ["host", "update", "acme", "api.example.com", "--unmonitored", "example host, not reachable from tests"],
+            ["pin", "add", "acme", "api.example.com", "--hash", "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E=", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="],
+            ["admin", "add", "alice", "--role", "editor:acme", "--role", "reviewer:acme"], ["admin", "add", "bob", "--role", "reviewer:acme"],
+            ["admin", "add", "carol", "--role", "reviewer:globex"], ["admin", "add", "dave", "--role", "viewer:acme"],
+            ["admin", "require-review", "acme"],
+        ] {
+            let result = try cli.run(arguments)
+            guard result.status == 0 else { throw Failure("pinset \(arguments.joined(separator: " ")): \(result.combined)") }
+        }
+        var tokens: [String: String] = [:]
+        for name in ["alice", "bob", "carol", "dave"] {
+            let made = try cli.run(["admin", "token", name, "--label", "api-test"])
+            guard made.status == 0 else { throw Failure("admin token: \(made.combined)") }
+            tokens[name] = made.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let apiPort = try FreePort.pick()
+        let server = try RunningServer(cli: cli, extraConfiguration: [
+            "api": ["host": "127.0.0.1", "port": apiPort, "failedAuthenticationsPerMinute": failedAuthenticationsPerMinute], "resignIntervalSeconds": 5,
+        ])
+        let postgres = try databaseURL.map { url in (url: url, port: try SharedTestPostgres.server().port, environment: environment) }
+        return Deployment(cli: cli, server: server, apiPort: apiPort, tokens: tokens, postgres: postgres)
+    }
+
+    @Test(arguments: Backend.allCases) func aChangeRequestTravelsFromEditorToReviewerToTheServedBundle(_ backend: Backend) async throws {
+        let deployment = try Self.deploy(backend)
+        defer { deployment.stop() }
+        let newKey = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
+        let document = try deployment.call("GET", "/api/v1/openapi.json", as: nil)
+        #expect(document.status == 200 && (document.document as? [String: Any])?["openapi"] as? String == "3.0.3")
+        let me = try deployment.call("GET", "/api/v1/me", as: "bob")
+        #expect((me.document as? [String: Any])?["roles"] as? [String] == ["reviewer:acme"])
+        let customers = try deployment.call("GET", "/api/v1/customers", as: "carol")
+        #expect((customers.document as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["globex"], "carol sees only globex")
+
+        let before = try deployment.databaseState()
+        let servedBefore = try #require(try deployment.servedVersion())
+        // Refused before anything is stored: no token, a viewer, an editor of another customer, bad input.
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: nil, json: "{\"hashes\": [\"\(newKey)\"]}").status == 401)
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "dave", json: "{\"hashes\": [\"\(newKey)\"], \"reason\": \"r\"}").status == 403)
+        #expect(try deployment.call("POST", "/api/v1/customers/globex/hosts/api.example.com/pins", as: "alice", json: "{\"hashes\": [\"\(newKey)\"], \"reason\": \"r\"}").status == 403)
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "alice", json: "{\"hashes\": [\"\(newKey)\"]}").status == 400, "a request needs a reason")
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "alice", json: "{\"hashes\": \"\(newKey)\", \"reason\": \"r\"}").status == 400)
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "alice", json: "{\"hashes\": [\"\(newKey)\"], \"reason\": \"r\", \"actor\": \"bob\"}").status == 400,
+                "no self-declared actor")
+        #expect(try deployment.databaseState() == before)
+
+        let proposed = try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "alice",
+                                           json: "{\"hashes\": [\"\(newKey)\"], \"reason\": \"backup key for the renewal\"}")
+        #expect(proposed.status == 202, "\(String(describing: proposed.document))")
+        let id = try #require(((proposed.document as? [String: Any])?["changeRequest"] as? [String: Any])?["id"] as? Int)
+        let proposedState = try deployment.databaseState()
+
+        // Refused approvals change nothing: the author, a reviewer of another customer, a viewer, a bad token.
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "alice", json: "{}").status == 409)
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "carol", json: "{}").status == 404)
+        #expect(try deployment.call("GET", "/api/v1/change-requests/\(id)", as: "carol").status == 404)
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "dave", json: "{}").status == 403)
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: nil, json: "{}", token: "pinset_\(String(repeating: "B", count: 43))").status == 401)
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "bob").status == 415, "a state change needs a JSON body")
+        #expect(try deployment.databaseState() == proposedState)
+
+        let shown = try deployment.call("GET", "/api/v1/change-requests/\(id)", as: "dave")
+        let check = ((shown.document as? [String: Any])?["liveCheck"] as? [[String: Any]])?.first
+        #expect(check?["summary"] as? String == "not checked: the host is unmonitored (example host, not reachable from tests)", "\(String(describing: shown.document))")
+
+        let approved = try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "bob", json: "{}")
+        #expect(approved.status == 200, "\(String(describing: approved.document))")
+        let version = try #require((approved.document as? [String: Any])?["appliedVersion"] as? Int)
+        #expect(version > servedBefore)
+        let audit = try deployment.call("GET", "/api/v1/customers/acme/audit?limit=1", as: "dave")
+        let entry = (audit.document as? [[String: Any]])?.first
+        #expect(entry?["actor"] as? String == "bob" && (entry?["details"] as? String)?.contains("change request \(id) by alice, approved by bob") == true)
+
+        // Replayed: nothing happens.
+        let applied = try deployment.databaseState()
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "bob", json: "{}").status == 409)
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/reject", as: "bob", json: "{\"note\": \"late\"}").status == 409)
+        #expect(try deployment.databaseState() == applied)
+
+        // The running server signs and serves the new version.
+        var served = servedBefore
+        for _ in 0..<100 where served < version {
+            served = try deployment.servedVersion() ?? served
+            if served < version { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(served == version)
+    }
+
+    @Test func failedAuthenticationsAreThrottledPerAddress() throws {
+        let deployment = try Self.deploy(.sqlite)
+        defer { deployment.stop() }
+        let wrong = "pinset_\(String(repeating: "C", count: 43))"
+        for _ in 0..<3 {
+            #expect(try deployment.call("GET", "/api/v1/me", as: nil, token: wrong, from: "127.0.0.2").status == 401)
+        }
+        let throttled = try deployment.call("GET", "/api/v1/me", as: "bob", from: "127.0.0.2")
+        #expect(throttled.status == 429, "even a valid token waits once an address guessed too often")
+        #expect(Int(throttled.headers["retry-after"] ?? "") ?? 0 > 0)
+        #expect(try deployment.call("GET", "/api/v1/me", as: "bob", from: "127.0.0.3").status == 200, "other addresses are not held up")
+        // The tokens never reach the log.
+        let log = deployment.server.process.stdout + deployment.server.process.stderr
+        #expect(!deployment.tokens.values.contains { log.contains($0) } && !log.contains(wrong))
+    }
+
+    @Test func offLoopbackTheAPIServesOnlyTLSWithAPrivateKey() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let pki = try CLIConnectToTests.serverPKI(in: cli.directory)
+        func serve(_ api: [String: Any]) throws -> ProcessRunner.Output {
+            let path = cli.directory.file("config-\(UUID().uuidString.prefix(6)).json")
+            try JSONSerialization.data(withJSONObject: ["port": 0, "dataDirectory": cli.dataDir, "api": api]).write(to: URL(fileURLWithPath: path))
+            return try ProcessRunner.run(PinsetCLI.binary, ["serve", "--config", path], timeout: 30)
+        }
+        let plain = try serve(["host": "0.0.0.0", "port": try FreePort.pick()])
+        #expect(plain.status != 0 && plain.stderr.contains("without TLS"), "\(plain.combined)")
+        // The key as openssl wrote it, readable by others.
+        chmod(pki.named.key, 0o644)
+        let openKey = try serve(["host": "127.0.0.1", "port": try FreePort.pick(), "certificate": pki.named.cert, "privateKey": pki.named.key])
+        #expect(openKey.status != 0 && openKey.stderr.contains("chmod 600"), "\(openKey.combined)")
+        chmod(pki.named.key, 0o600)
+
+        let port = try FreePort.pick()
+        let server = try RunningServer(cli: cli, extraConfiguration: ["api": ["host": "127.0.0.1", "port": port, "certificate": pki.named.cert, "privateKey": pki.named.key]])
+        defer { server.stop() }
+        let overTLS = try CurlResponse.get("https://api.example.test:\(port)/api/v1/openapi.json",
+                                           ["--resolve", "api.example.test:\(port):127.0.0.1", "--cacert", pki.ca], in: cli.directory)
+        #expect(overTLS.status == 200)
+        let cleartext = try ProcessRunner.run("curl", ["-sS", "--max-time", "5", "http://127.0.0.1:\(port)/api/v1/openapi.json"])
+        #expect(cleartext.status != 0, "a plain HTTP request gets no answer from the TLS listener: \(cleartext.combined)")
+    }
+
+    /// schemathesis (PyPI), an independent reader of OpenAPI documents, generates requests from the document the
+    /// server serves (valid, invalid, unauthenticated, other methods, sequences) and checks every answer against
+    /// it: no 5xx, statuses, content types and bodies as documented, invalid input refused. Left out is only its
+    /// check that every schema-valid request succeeds: a certificate that parses, or a host name the Public Suffix
+    /// List allows, cannot be written as a JSON schema, and such requests are rightly refused with 400.
+    @Test func theServerAnswersAsItsOpenAPIDocumentSays() throws {
+        // schemathesis sends wrong tokens on purpose, many a minute.
+        let deployment = try Self.deploy(.sqlite, failedAuthenticationsPerMinute: 1000)
+        defer { deployment.stop() }
+        let operatorToken = try deployment.cli.run(["admin", "add", "ops", "--role", "operator"]).status == 0
+            ? deployment.cli.run(["admin", "token", "ops", "--label", "schemathesis"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        #expect(operatorToken.hasPrefix("pinset_"))
+        let result = try ProcessRunner.run("st", [
+            "run", "http://127.0.0.1:\(deployment.apiPort)/api/v1/openapi.json", "-H", "Authorization: Bearer \(operatorToken)",
+            "--checks", "all", "--exclude-checks", "positive_data_acceptance", "--max-examples", "10", "--generation-deterministic",
+            "--request-timeout", "10",
+        ], environment: ["HOME": deployment.cli.directory.path, "SCHEMATHESIS_HOOKS": ""], timeout: 300)
+        #expect(result.status == 0, "\(result.stdoutText.suffix(6000))\n\(result.stderr.suffix(2000))")
+        #expect(result.stdoutText.contains("Tested: 9"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
+    }
+}
