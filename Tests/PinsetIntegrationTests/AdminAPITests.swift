@@ -125,7 +125,9 @@ import Testing
         #expect(try deployment.call("GET", "/api/v1/change-requests/\(id)", as: "carol").status == 404)
         #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "dave", json: "{}").status == 403)
         #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: nil, json: "{}", token: "pinset_\(String(repeating: "B", count: 43))").status == 401)
-        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "bob").status == 415, "a state change needs a JSON body")
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "bob", json: "{\"skipLiveCheck\": true").status == 400, "malformed JSON")
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(id)/approve", as: "bob", json: "{\"skipLiveCheck\": \"yes\", \"reason\": \"r\"}").status == 400,
+                "a string is not a boolean")
         #expect(try deployment.databaseState() == proposedState)
 
         let shown = try deployment.call("GET", "/api/v1/change-requests/\(id)", as: "dave")

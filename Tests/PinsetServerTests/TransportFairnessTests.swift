@@ -43,7 +43,10 @@ struct TransportFairnessTests {
 
         try held[0].send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(try held[0].readResponse().status == 200, "connections within the limit keep working")
-        #expect(server.openConnections == 4)
+        // An optimized build may release a client after its last use, closing its socket: keep all four open.
+        withExtendedLifetime((held, other)) {
+            #expect(server.openConnections == 4)
+        }
         #expect(events.count(.evicted) == 0)
         await server.shutdown(gracePeriod: .seconds(1))
     }

@@ -59,7 +59,10 @@ struct TransportServerTests {
         let second = try client.readResponse()
         #expect(second.status == 404)
         #expect(second.bodyText == "not found\n")
-        #expect(server.openConnections == 1)
+        // An optimized build may release the client after its last use, closing its socket.
+        withExtendedLifetime(client) {
+            #expect(server.openConnections == 1)
+        }
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
