@@ -51,11 +51,15 @@ extension Admin {
         let edit = edits[0]
         let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck)
         let record = try await liveGuard.check { edit.applied(to: $0) }?.record
+        // Review may have been turned on while the live chain was fetched: the store checks again in the write.
+        let text = try PinStore.validatedReviewText(reason, what: "reason", required: false)
+        let note = text.isEmpty ? nil : "reason: \(text)"
         switch edit.operation {
         case .addPins(let pins):
-            return .applied(try store.addPins(pins, to: hostname, of: customer, liveCheck: record, actor: author.name))
+            return .applied(try store.addPins(pins, to: hostname, of: customer, liveCheck: record, unlessReviewRequired: true, note: note, actor: author.name))
         case .removePin(let fingerprint, let allowLastPin):
-            return .applied(try store.removePin(fingerprint, from: hostname, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: record, actor: author.name))
+            return .applied(try store.removePin(fingerprint, from: hostname, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: record,
+                                                unlessReviewRequired: true, note: note, actor: author.name))
         }
     }
 
@@ -94,9 +98,14 @@ extension Admin {
         guard request.author.lowercased() != reviewer.name.lowercased() else {
             throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it.")
         }
-        guard request.state == .open else {
-            // The store says why (expired, or decided by whom), without checking live chains first.
-            return try store.applyChangeRequest(id, approver: reviewer.name, liveChecks: [:])
+        switch request.state {
+        case .open: break
+        case .expired: throw AdminError("Change request \(id) expired at \(AdminDocuments.date(request.expiresAt)) and can no longer be approved. Make a new request if the edit is still wanted.")
+        case .applied, .rejected: throw AdminError("Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
+        }
+        // A request of an admin who was disabled since (a stolen token, someone who left) is not applied.
+        guard let author = try store.admins().first(where: { $0.name.lowercased() == request.author.lowercased() }), !author.isDisabled else {
+            throw AdminError("Change request \(id) was made by \(request.author), who is no longer an enabled admin. Reject it; another editor can make the edit again.")
         }
         var records: [Hostname: LiveCheckRecord] = [:]
         for hostname in request.hostnames {

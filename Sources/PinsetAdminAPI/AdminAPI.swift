@@ -142,19 +142,25 @@ public struct AdminAPI: Sendable {
         }
     }
 
-    /// The caller's admin, or a refusal: 429 for an address with too many failures, else 401.
+    /// The caller's admin, or a refusal: 401, or 429 for an address with too many failed authentications. A valid
+    /// token is accepted from any address, so that guesses from an address an admin shares (a proxy, a NAT) cannot
+    /// lock that admin out; a throttled address learns nothing from its guesses but 429.
     private func authenticate(_ request: AdminAPIRequest) throws -> AdminAccount {
-        if let seconds = throttle.retryAfter(for: request.remoteAddress) {
-            throw APIFailure(429, "Too many failed authentications from this address; try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
+        let retryAfter = throttle.retryAfter(for: request.remoteAddress)
+        func refuse(_ message: String, challenge: String) -> APIFailure {
+            if let seconds = retryAfter {
+                return APIFailure(429, "Too many failed authentications from this address; try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
+            }
+            return APIFailure(401, message, headers: [("WWW-Authenticate", challenge)])
         }
         guard let header = request.header("Authorization"), header.lowercased().hasPrefix("bearer ") else {
-            throw APIFailure(401, "Authenticate with 'Authorization: Bearer <token>', a token made by 'pinset admin token NAME'.", headers: [("WWW-Authenticate", "Bearer")])
+            throw refuse("Authenticate with 'Authorization: Bearer <token>', a token made by 'pinset admin token NAME'.", challenge: "Bearer")
         }
         do {
             return try admin.authenticate(try AdminToken(parsing: String(header.dropFirst(7))))
         } catch let error as AdminError {
             throttle.recordFailure(from: request.remoteAddress)
-            throw APIFailure(401, error.description, headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+            throw refuse(error.description, challenge: "Bearer error=\"invalid_token\"")
         }
     }
 

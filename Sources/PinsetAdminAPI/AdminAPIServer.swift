@@ -26,9 +26,10 @@ public final class AdminAPIServer: Sendable {
     private let logger: Logger
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let channel = LockedValue<(any Channel)?>(nil)
-    /// Connections open at once; more are closed on accept.
+    /// Connections open at once, and from one address; more are closed on accept.
     public static let maximumConnections = 64
-    private let connections = LockedValue(0)
+    public static let maximumConnectionsPerAddress = 8
+    private let connections = LockedValue<[String: Int]>([:])
 
     /// - Throws: when `tls` is nil and `host` is not a loopback address, or the TLS files do not load.
     public init(api: AdminAPI, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
@@ -52,8 +53,16 @@ public final class AdminAPIServer: Sendable {
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
-        host == "::1" || host == "localhost" || host.hasPrefix("127.")
+    /// `localhost`, or an IP address in 127.0.0.0/8 or ::1, parsed as an address: a name such as
+    /// `127.example.net` is not loopback.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        guard let address = try? SocketAddress(ipAddress: host, port: 0) else { return false }
+        switch address {
+        case .v4(let v4): return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
+        case .v6: return address.ipAddress == "::1"
+        default: return false
+        }
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -66,20 +75,23 @@ public final class AdminAPIServer: Sendable {
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                let admitted = connections.withLock { count -> Bool in
-                    guard count < Self.maximumConnections else { return false }
-                    count += 1
+                let remote = channel.remoteAddress?.ipAddress ?? "unknown"
+                let admitted = connections.withLock { open -> Bool in
+                    guard open.values.reduce(0, +) < Self.maximumConnections, open[remote, default: 0] < Self.maximumConnectionsPerAddress else { return false }
+                    open[remote, default: 0] += 1
                     return true
                 }
                 guard admitted else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in connections.withLock { $0 -= 1 } }
+                channel.closeFuture.whenComplete { _ in
+                    connections.withLock { open in
+                        open[remote, default: 1] -= 1
+                        if open[remote] == 0 { open[remote] = nil }
+                    }
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
-                    // A connection that sends nothing for 30 s is closed.
-                    try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(30)))
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
-                    let remote = channel.remoteAddress?.ipAddress ?? "unknown"
                     try pipeline.addHandler(AdminAPIHandler(api: api, remoteAddress: remote))
                 }
             }
@@ -115,11 +127,32 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let remoteAddress: String
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
-    private var tooLarge = false
+    /// Closes the connection when a request is not complete in time (a trickle of bytes does not extend it), or
+    /// when an idle connection sends no new request.
+    private var deadline: Scheduled<Void>?
+    /// Whole-request and idle bounds.
+    static let requestDeadline: TimeAmount = .seconds(30)
+    static let idleDeadline: TimeAmount = .seconds(30)
 
     init(api: AdminAPI, remoteAddress: String) {
         self.api = api
         self.remoteAddress = remoteAddress
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(Self.idleDeadline, context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        context.fireChannelInactive()
+    }
+
+    private func arm(_ amount: TimeAmount, context: ChannelHandlerContext) {
+        deadline?.cancel()
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: amount) { channel.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -127,30 +160,31 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             self.head = head
             body = []
-            tooLarge = false
+            arm(Self.requestDeadline, context: context)
         case .body(var buffer):
+            guard self.head != nil else { return }
             if body.count + buffer.readableBytes > AdminAPI.maximumBodyBytes {
-                tooLarge = true
+                // Answered at once and closed: the rest of the body is never read.
+                self.head = nil
+                write(APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes.").response, version: .http1_1, keepAlive: false, context: context)
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
                 body += bytes
             }
         case .end:
             guard let head else { return }
             self.head = nil
+            deadline?.cancel()
             let request = AdminAPIRequest(
                 method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: body, remoteAddress: remoteAddress
             )
             let keepAlive = head.isKeepAlive
             let version = head.version
-            let tooLarge = self.tooLarge
             let api = self.api
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             // The answer may wait on the database or a live-chain check: off the event loop, then back to it.
             context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
             Task {
-                let response = tooLarge
-                    ? APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes.").response
-                    : await api.respond(to: request)
+                let response = await api.respond(to: request)
                 bound.eventLoop.execute {
                     let (handler, context) = bound.value
                     handler.write(response, version: version, keepAlive: keepAlive, context: context)
@@ -170,6 +204,7 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         buffer.writeBytes(response.body)
         context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         let channel = context.channel
+        if keepAlive { arm(Self.idleDeadline, context: context) }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             if keepAlive {
                 channel.setOption(.autoRead, value: true).whenComplete { _ in }
@@ -180,11 +215,4 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
-    }
 }

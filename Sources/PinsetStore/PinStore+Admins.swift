@@ -216,3 +216,14 @@ extension PinStore {
         }
     }
 }
+
+extension ChangeRecorder {
+    /// Refuses a direct edit of a customer that requires review, inside the edit's transaction: review turned on
+    /// while a named admin's edit waited on its live-chain check still stops that edit.
+    func requireNoReview(of customer: CustomerName) throws {
+        let owner = try self.customer(customer)
+        if try db.fetchValue(Int64.self, "SELECT customer_id FROM review_required WHERE customer_id = ?", [owner.id]) != nil {
+            throw StoreError(.changeRequestRefused, "Pin edits of '\(owner.name)' by named admins need a second admin's approval now. Nothing was changed; make the edit again to open a change request.")
+        }
+    }
+}

@@ -10,10 +10,7 @@ extension PinStore {
     public func createChangeRequest(
         for customer: CustomerName, edits: [PinEdit], reason: String, lifetime: TimeInterval, author: String
     ) throws -> ChangeRequest {
-        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...1000).contains(reason.count) else {
-            throw StoreError(.invalidInput, "Give a reason of 1 to 1000 characters: reviewers decide on it, and the audit log keeps it.")
-        }
+        let reason = try Self.validatedReviewText(reason, what: "reason", required: true)
         guard !edits.isEmpty else { throw StoreError(.invalidInput, "The change request edits nothing. Give pins to add or remove.") }
         guard lifetime >= 60, lifetime <= Self.maximumChangeRequestLifetime else {
             throw StoreError(.invalidInput, "A change request expires between 1 minute and 30 days after it is made; \(Int(lifetime)) s is outside that.")
@@ -68,7 +65,8 @@ extension PinStore {
 
     /// Rejects an open (or expired) request. The author may withdraw their own this way.
     public func rejectChangeRequest(_ id: Int64, note: String, actor: String) throws -> ChangeRequest {
-        try database.write { db in
+        let note = try Self.validatedReviewText(note, what: "note", required: false)
+        return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let request = try Self.openRequest(id, db, now: change.now, forApproval: false)
             let owner = try change.customer(request.customer)
@@ -98,15 +96,28 @@ extension PinStore {
             guard request.author.lowercased() != approver.lowercased() else {
                 throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(approver); another admin must approve it.")
             }
+            let owner = try change.customer(request.customer)
+            // Reviewed against the pin set it was made for: any later change of the customer (another request, a
+            // direct edit, a restore) may have removed on purpose what this request would bring back.
+            guard owner.version == request.baseVersion else {
+                throw StoreError(.changeRequestRefused, "Change request \(id) was made at version \(request.baseVersion) of '\(owner.name)', which is at version \(owner.version) now: the pins changed since it was reviewed. Nothing was changed. Reject it, and make the edit again if it is still wanted.")
+            }
+            // Each host is compared with its live-chain check once, before the first edit changes it.
+            var notes: [Hostname: String] = [:]
+            for hostname in request.hostnames {
+                let (hostID, current) = try change.host(hostname, of: owner)
+                try change.requireUnchanged(hostID: hostID, current: current, since: liveChecks[hostname])
+                notes[hostname] = liveChecks[hostname].map { "\($0.auditNote); " } ?? ""
+            }
             let note = "change request \(id) by \(request.author), approved by \(approver)"
             var version = request.baseVersion
             for edit in request.edits {
-                let check = liveChecks[edit.hostname]
+                let editNote = (notes[edit.hostname] ?? "") + note
                 switch edit.operation {
                 case .addPins(let pins):
-                    version = try change.addPins(pins, to: edit.hostname, of: request.customer, liveCheck: check, note: note).version
+                    version = try change.addPins(pins, to: edit.hostname, of: request.customer, liveCheck: nil, note: editNote).version
                 case .removePin(let hash, let allowLastPin):
-                    version = try change.removePin(hash, from: edit.hostname, of: request.customer, allowRemovingLastPin: allowLastPin, liveCheck: check, note: note).version
+                    version = try change.removePin(hash, from: edit.hostname, of: request.customer, allowRemovingLastPin: allowLastPin, liveCheck: nil, note: editNote).version
                 }
             }
             let updated = try db.execute("""
@@ -120,6 +131,22 @@ extension PinStore {
             applied.appliedVersion = version
             return applied
         }
+    }
+
+    /// A reason or note as stored and shown to reviewers: at most 1000 code points (what the schema's CHECK
+    /// counts), without control or bidirectional-override characters that could forge audit text on a terminal.
+    public static func validatedReviewText(_ text: String, what: String, required: Bool) throws -> String {
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if required && text.isEmpty {
+            throw StoreError(.invalidInput, "Give a \(what) of 1 to 1000 characters: reviewers decide on it, and the audit log keeps it.")
+        }
+        guard text.unicodeScalars.count <= 1000 else {
+            throw StoreError(.invalidInput, "The \(what) is \(text.unicodeScalars.count) characters long; give at most 1000.")
+        }
+        if let scalar = text.unicodeScalars.first(where: TerminalText.needsEscaping) {
+            throw StoreError(.invalidInput, "The \(what) contains the control character \(TerminalText.escape(String(scalar))); give plain text.")
+        }
+        return text
     }
 
     private static func openRequest(_ id: Int64, _ db: any StoreConnection, now: Date, forApproval: Bool) throws -> ChangeRequest {

@@ -17,13 +17,18 @@ extension PinStore {
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the host would still have fewer than
     ///   two pins they can use without gaining one.
     @discardableResult
-    public func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> PinChange {
+    public func addPins(
+        _ pins: [Pin], to hostname: Hostname, of customer: CustomerName, liveCheck: LiveCheckRecord? = nil, unlessReviewRequired: Bool = false,
+        note: String? = nil, actor: String
+    ) throws -> PinChange {
         guard !pins.isEmpty else {
             throw StoreError(.invalidInput, "No pins were given for \(hostname). Give at least one certificate, public key or hash.")
         }
         try Self.validateKeyMaterial(pins, of: hostname)
         return try database.write { db in
-            try ChangeRecorder(db, actor: actor, now: clock()).addPins(pins, to: hostname, of: customer, liveCheck: liveCheck)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            if unlessReviewRequired { try change.requireNoReview(of: customer) }
+            return try change.addPins(pins, to: hostname, of: customer, liveCheck: liveCheck, note: note)
         }
     }
 }
@@ -137,10 +142,14 @@ extension PinStore {
     ///   `.tooFewLegacyPins` when the customer serves legacy clients and the removal leaves the host with fewer
     ///   than two pins they can use.
     @discardableResult
-    public func removePin(_ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false, liveCheck: LiveCheckRecord? = nil, actor: String) throws -> PinChange {
+    public func removePin(
+        _ spkiSHA256: SHA256Fingerprint, from hostname: Hostname, of customer: CustomerName, allowRemovingLastPin: Bool = false,
+        liveCheck: LiveCheckRecord? = nil, unlessReviewRequired: Bool = false, note: String? = nil, actor: String
+    ) throws -> PinChange {
         try database.write { db in
-            try ChangeRecorder(db, actor: actor, now: clock())
-                .removePin(spkiSHA256, from: hostname, of: customer, allowRemovingLastPin: allowRemovingLastPin, liveCheck: liveCheck)
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            if unlessReviewRequired { try change.requireNoReview(of: customer) }
+            return try change.removePin(spkiSHA256, from: hostname, of: customer, allowRemovingLastPin: allowRemovingLastPin, liveCheck: liveCheck, note: note)
         }
     }
 }

@@ -26,7 +26,12 @@ import Testing
                   from source: String = "127.0.0.1") throws -> (status: Int, headers: [String: String], document: Any?) {
             var extra = ["-X", method, "--interface", source]
             if let value = token ?? admin.map({ tokens[$0]! }) { extra += ["-H", "Authorization: Bearer \(value)"] }
-            if let body { extra += ["-H", "Content-Type: application/json", "--data-binary", body] }
+            if let body {
+                // From a file: a body can be longer than one command-line argument may be.
+                let file = cli.directory.file("body-\(UUID().uuidString.prefix(8)).json")
+                try Data(body.utf8).write(to: URL(fileURLWithPath: file))
+                extra += ["-H", "Content-Type: application/json", "--data-binary", "@\(file)"]
+            }
             let response = try CurlResponse.get("http://127.0.0.1:\(apiPort)\(path)", extra, in: cli.directory)
             return (response.status, response.headers, try? JSONSerialization.jsonObject(with: Data(response.body)))
         }
@@ -164,10 +169,19 @@ import Testing
         for _ in 0..<3 {
             #expect(try deployment.call("GET", "/api/v1/me", as: nil, token: wrong, from: "127.0.0.2").status == 401)
         }
-        let throttled = try deployment.call("GET", "/api/v1/me", as: "bob", from: "127.0.0.2")
-        #expect(throttled.status == 429, "even a valid token waits once an address guessed too often")
+        let throttled = try deployment.call("GET", "/api/v1/me", as: nil, token: wrong, from: "127.0.0.2")
+        #expect(throttled.status == 429, "the address guessed too often")
         #expect(Int(throttled.headers["retry-after"] ?? "") ?? 0 > 0)
-        #expect(try deployment.call("GET", "/api/v1/me", as: "bob", from: "127.0.0.3").status == 200, "other addresses are not held up")
+        #expect(try deployment.call("GET", "/api/v1/me", as: nil, from: "127.0.0.2").status == 429, "no token says no more than a wrong one")
+        #expect(try deployment.call("GET", "/api/v1/me", as: "bob", from: "127.0.0.2").status == 200, "guesses from a shared address do not lock its admins out")
+        #expect(try deployment.call("GET", "/api/v1/me", as: nil, token: wrong, from: "127.0.0.3").status == 401, "other addresses are counted on their own")
+
+        // A body over the limit is refused at once, before it has all been sent.
+        let large = "{\"hashes\": [], \"reason\": \"" + String(repeating: "x", count: 300_000) + "\"}"
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "alice", json: large).status == 413)
+        // Control characters that would forge audit lines on a terminal are refused.
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts/api.example.com/pins", as: "alice",
+                                    json: "{\"hashes\": [\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"], \"reason\": \"ok\\n2026 approved by bob\"}").status == 400)
         // The tokens never reach the log.
         let log = deployment.server.process.stdout + deployment.server.process.stderr
         #expect(!deployment.tokens.values.contains { log.contains($0) } && !log.contains(wrong))
@@ -182,8 +196,10 @@ import Testing
             try JSONSerialization.data(withJSONObject: ["port": 0, "dataDirectory": cli.dataDir, "api": api]).write(to: URL(fileURLWithPath: path))
             return try ProcessRunner.run(PinsetCLI.binary, ["serve", "--config", path], timeout: 30)
         }
-        let plain = try serve(["host": "0.0.0.0", "port": try FreePort.pick()])
-        #expect(plain.status != 0 && plain.stderr.contains("without TLS"), "\(plain.combined)")
+        for host in ["0.0.0.0", "127.example.net"] {
+            let plain = try serve(["host": host, "port": try FreePort.pick()])
+            #expect(plain.status != 0 && plain.stderr.contains("without TLS"), "\(host): \(plain.combined)")
+        }
         // The key as openssl wrote it, readable by others.
         chmod(pki.named.key, 0o644)
         let openKey = try serve(["host": "127.0.0.1", "port": try FreePort.pick(), "certificate": pki.named.cert, "privateKey": pki.named.key])

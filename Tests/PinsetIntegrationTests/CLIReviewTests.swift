@@ -105,6 +105,15 @@ import Testing
         #expect(withdrawn.status == 0, "\(withdrawn.combined)")
         let remaining = try team.run("bob", ["review", "list", "--json"])
         #expect((try JSONSerialization.jsonObject(with: Data(remaining.stdout)) as? [Any])?.isEmpty == true, "\(remaining.combined)")
+
+        // The requests of an admin disabled since (a stolen token, someone who left) are not applied.
+        let another = try team.run("alice", ["pin", "add", "acme", "api.example.test", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", "--request-reason", "second backup"])
+        #expect(another.status == 0, "\(another.combined)")
+        #expect(try cli.run(["admin", "update", "alice", "--disable"]).status == 0)
+        let beforeDisabled = try cli.databaseDump()
+        let orphaned = try team.run("bob", ["review", "approve", "3"] + team.served.reach)
+        #expect(orphaned.status != 0 && orphaned.stderr.contains("no longer an enabled admin"), "\(orphaned.combined)")
+        #expect(try cli.databaseDump() == beforeDisabled)
     }
 
     @Test func tokensAreKeptPrivateAndStopWorkingWhenRevokedOrTheAdminIsDisabled() throws {

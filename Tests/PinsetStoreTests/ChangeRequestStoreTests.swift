@@ -75,19 +75,50 @@ struct ChangeRequestStoreTests {
     }
 
     @Test(arguments: StoreBackend.allCases)
-    func aHostThatChangedSinceItsLiveCheckRefusesTheWholeRequestWhichStaysOpen(_ backend: StoreBackend) throws {
+    func aRequestMadeForAnOlderPinSetIsRefusedAndStaysOpen(_ backend: StoreBackend) throws {
         let fixture = try StoreFixture(backend)
         try setUp(fixture)
         let request = try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "r", lifetime: 3600, author: "alice")
         let checked = try #require(try fixture.store.pinSet(for: acme)?.hosts.first)
-        // Someone edits the host between the reviewer's live-chain check and the approval.
+        // Someone edits the customer after the request was made (here between the live-chain check and the
+        // approval): what was reviewed is no longer what would be applied to.
         try fixture.store.addPins([try Sample.hashPin(4)], to: api, of: acme, actor: "root")
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changedSinceCheck, "")) {
+        let error = #expect(throws: StoreError(.changeRequestRefused, "")) {
             try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "checked")])
         }
+        #expect(error?.message.contains("the pins changed since it was reviewed") == true)
         #expect(try dump(fixture.store) == unchanged)
         #expect(try fixture.store.changeRequest(request.id)?.state == .open)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aRequestThatAddsAndRemovesOnOneCheckedHostIsApplied(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let edits = try addition(3) + [PinEdit(hostname: api, operation: .removePin(try Sample.hashPin(1).spkiSHA256!, allowLastPin: false))]
+        let request = try fixture.store.createChangeRequest(for: acme, edits: edits, reason: "swap a key", lifetime: 3600, author: "alice")
+        let checked = try #require(try fixture.store.pinSet(for: acme)?.hosts.first)
+        let applied = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "live chain matches")])
+        #expect(applied.state == .applied)
+        #expect(Set(try #require(try fixture.store.pinSet(for: acme)).hosts[0].pins.compactMap(\.spkiSHA256)) == [try Sample.hashPin(2).spkiSHA256!, try Sample.hashPin(3).spkiSHA256!])
+        #expect(try fixture.store.auditLog(customer: acme, limit: 2).allSatisfy { $0.details.contains("live chain matches; change request") })
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aDirectEditOfACustomerThatRequiresReviewIsRefusedInItsTransaction(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) {
+            try fixture.store.addPins([try Sample.hashPin(3)], to: api, of: acme, unlessReviewRequired: true, actor: "alice")
+        }
+        #expect(throws: StoreError(.changeRequestRefused, "")) {
+            try fixture.store.removePin(try Sample.hashPin(1).spkiSHA256!, from: api, of: acme, unlessReviewRequired: true, actor: "alice")
+        }
+        #expect(try dump(fixture.store) == unchanged)
+        try fixture.store.addPins([try Sample.hashPin(3)], to: api, of: globex, unlessReviewRequired: true, note: "reason: renewal", actor: "alice")
+        #expect(try fixture.store.auditLog(customer: globex, limit: 1).first?.details.hasSuffix("reason: renewal") == true)
     }
 
     @Test(arguments: StoreBackend.allCases)
@@ -110,6 +141,15 @@ struct ChangeRequestStoreTests {
         #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "  ", lifetime: 3600, author: "alice") }
         #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.createChangeRequest(for: acme, edits: [], reason: "r", lifetime: 3600, author: "alice") }
         #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "r", lifetime: 31 * 86_400, author: "alice") }
+        #expect(throws: StoreError(.invalidInput, "")) {
+            try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "fine\n2026-01-01 bob approved", lifetime: 3600, author: "alice")
+        }
+        #expect(throws: StoreError(.invalidInput, "")) {
+            try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "safe \u{202E}txt.exe", lifetime: 3600, author: "alice")
+        }
+        #expect(throws: StoreError(.invalidInput, "")) {
+            try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: String(repeating: "e\u{301}", count: 600), lifetime: 3600, author: "alice")
+        }
         #expect(throws: StoreError(.hostNotFound, "")) {
             try fixture.store.createChangeRequest(for: acme, edits: [PinEdit(hostname: try Sample.host("other.example.com"), operation: .addPins([try Sample.hashPin(3)]))],
                                                   reason: "r", lifetime: 3600, author: "alice")
