@@ -114,9 +114,7 @@ public struct AdminAPI: Sendable {
     private func proposePinEdit(_ request: AdminAPIRequest, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {
         let body = try JSONBody(request, allowed: ["hashes", "certificates", "remove", "allowLastPin", "reason", "expiresInHours"])
         // Asked for every edit, also on a customer without review: the API never changes pins without a why.
-        guard let reason = try body.string("reason"), !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reason.count <= 1000 else {
-            throw APIFailure(400, "Give a 'reason' of 1 to 1000 characters: reviewers decide on it, and the audit log keeps it.")
-        }
+        let reason = try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
         let hours = try body.integer("expiresInHours", in: 1...720) ?? 72
         var edits: [PinEdit] = []
         var pins: [Pin] = []

@@ -51,6 +51,17 @@ public struct ChangeRequest: Sendable, Hashable {
     /// The customer's version once the request was applied.
     public var appliedVersion: Int64?
 
+    /// The request as a decision leaves it.
+    func decided(_ state: State, by admin: String, at time: Date, note: String? = nil, appliedVersion: Int64? = nil) -> ChangeRequest {
+        var decided = self
+        decided.state = state
+        decided.decidedBy = admin
+        decided.decidedAt = time
+        decided.decisionNote = note
+        decided.appliedVersion = appliedVersion
+        return decided
+    }
+
     /// The hosts the request edits, each once, in order.
     public var hostnames: [Hostname] {
         var seen: Set<Hostname> = []

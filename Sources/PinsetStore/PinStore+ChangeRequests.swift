@@ -73,12 +73,7 @@ extension PinStore {
             try db.execute("UPDATE change_request SET state = 'rejected', decided_by = ?, decided_at = ?, decision_note = ? WHERE id = ? AND state = 'open'",
                            [actor, change.now, note, id])
             try change.recordSettingChange(of: owner, .changeRejected, "change request \(id) by \(request.author) rejected" + (note.isEmpty ? "" : ": \(note)"))
-            var decided = request
-            decided.state = .rejected
-            decided.decidedBy = actor
-            decided.decidedAt = change.now
-            decided.decisionNote = note
-            return decided
+            return request.decided(.rejected, by: actor, at: change.now, note: note)
         }
     }
 
@@ -124,12 +119,7 @@ extension PinStore {
                 UPDATE change_request SET state = 'applied', decided_by = ?, decided_at = ?, applied_version = ? WHERE id = ? AND state = 'open'
                 """, [approver, change.now, version, id])
             guard updated == 1 else { throw StoreError(.changeRequestRefused, "Change request \(id) was decided meanwhile. Nothing was changed.") }
-            var applied = request
-            applied.state = .applied
-            applied.decidedBy = approver
-            applied.decidedAt = change.now
-            applied.appliedVersion = version
-            return applied
+            return request.decided(.applied, by: approver, at: change.now, appliedVersion: version)
         }
     }
 

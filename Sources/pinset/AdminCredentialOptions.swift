@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetAdmin
+import PinsetCore
 import PinsetFileSystem
 import PinsetStore
 
@@ -44,6 +45,17 @@ struct AdminCredentialOptions: ParsableArguments {
     func authenticated(by admin: Admin) throws -> AdminAccount? {
         guard let token = try token() else { return nil }
         return try admin.authenticate(token)
+    }
+
+    /// With a token, proposes `edit` as the admin it authenticates (a change request where the customer requires
+    /// review, else applied under the admin's name), prints the outcome and returns true; without one, false.
+    func proposeAsNamedAdmin(_ edit: PinEdit, of customer: CustomerName, with admin: Admin, liveCheck: LiveCheckSettings, json: Bool) async throws -> Bool {
+        guard let author = try authenticated(by: admin) else { return false }
+        let outcome = try await admin.proposePinEdits(
+            [edit], for: customer, reason: requestReason ?? "", lifetime: TimeInterval(requestExpiresIn * 3600), by: author, liveCheck: liveCheck
+        )
+        try ProposedEditPrinter.show(outcome, json: json)
+        return true
     }
 
     /// The admin the token authenticates; a command that only a named admin may run fails without one.

@@ -115,11 +115,8 @@ struct PinCommand: AsyncParsableCommand {
             let admin = try options.openAdmin()
             let store = admin.store
             let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
-            if !liveCheck.dryRun, let author = try credentials.authenticated(by: admin) {
-                return try ProposedEditPrinter.show(try await admin.proposePinEdits(
-                    [edit], for: customer, reason: credentials.requestReason ?? "", lifetime: TimeInterval(credentials.requestExpiresIn * 3600),
-                    by: author, liveCheck: liveGuard.settings
-                ), json: options.json)
+            if !liveCheck.dryRun, try await credentials.proposeAsNamedAdmin(edit, of: customer, with: admin, liveCheck: liveGuard.settings, json: options.json) {
+                return
             }
             let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
             let change = try store.addPins(pins, to: host, of: customer, liveCheck: checked, actor: options.resolvedActor)
@@ -177,11 +174,8 @@ struct PinCommand: AsyncParsableCommand {
             let admin = try options.openAdmin()
             let store = admin.store
             let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
-            if !liveCheck.dryRun, let author = try credentials.authenticated(by: admin) {
-                return try ProposedEditPrinter.show(try await admin.proposePinEdits(
-                    [edit], for: customer, reason: credentials.requestReason ?? "", lifetime: TimeInterval(credentials.requestExpiresIn * 3600),
-                    by: author, liveCheck: liveGuard.settings
-                ), json: options.json)
+            if !liveCheck.dryRun, try await credentials.proposeAsNamedAdmin(edit, of: customer, with: admin, liveCheck: liveGuard.settings, json: options.json) {
+                return
             }
             let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
             let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: checked, actor: options.resolvedActor)

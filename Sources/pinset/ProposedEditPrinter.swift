@@ -8,9 +8,9 @@ enum ProposedEditPrinter {
         switch outcome {
         case .requested(let request):
             if json {
-                try Output.json(ReviewCommand.document(request))
+                try Output.json(AdminDocuments.changeRequest(request))
             } else {
-                Output.note("Change request \(request.id) opened for '\(request.customer)': nothing is published until another admin approves it with 'pinset review approve \(request.id)'. It expires \(ReviewCommand.describe(request.expiresAt)).")
+                Output.note("Change request \(request.id) opened for '\(request.customer)': nothing is published until another admin approves it with 'pinset review approve \(request.id)'. It expires \(Output.date(request.expiresAt)).")
             }
         case .applied(let change):
             if json {

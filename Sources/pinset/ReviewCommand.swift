@@ -25,7 +25,7 @@ struct ReviewCommand: AsyncParsableCommand {
             let viewer = try credentials.required(by: admin, for: "review list")
             let requests = try admin.changeRequests(visibleTo: viewer, customer: try customer.map { try CustomerName($0) }, includeDecided: all)
             if options.json {
-                try Output.json(requests.map(ReviewCommand.document))
+                try Output.json(requests.map(AdminDocuments.changeRequest))
                 return
             }
             if requests.isEmpty { Output.note("No change requests\(all ? "" : " open") that \(viewer.name) may see.") }
@@ -41,16 +41,15 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
         @Argument var id: Int64
-        @Option(help: ArgumentHelp("PEM file of CA certificates to validate live chains against instead of the system store.", valueName: "file")) var caFile: String?
-        @Option(help: ArgumentHelp("Connect the live-chain checks to this address (and port, default each host's port) while sending and validating the host name.", valueName: "address[:port]")) var connectTo: String?
+        @OptionGroup var reach: ReviewReachOptions
 
         func run() async throws {
             let admin = try options.openAdmin()
             let viewer = try credentials.required(by: admin, for: "review show")
             let request = try admin.changeRequest(id, visibleTo: viewer)
-            let previews = request.state == .open ? try await admin.preview(request) { _ in LiveCheckSettings(caFile: caFile, connectTo: connectTo) } : []
+            let previews = request.state == .open ? try await admin.preview(request) { _ in reach.settings() } : []
             if options.json {
-                var document = ReviewCommand.document(request)
+                var document = AdminDocuments.changeRequest(request)
                 document["liveCheck"] = previews.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
                 try Output.json(document)
                 return
@@ -59,7 +58,7 @@ struct ReviewCommand: AsyncParsableCommand {
             Output.line("author: \(request.author); made \(Output.date(request.createdAt)) at version \(request.baseVersion); expires \(Output.date(request.expiresAt))")
             Output.line("reason: \(request.reason)")
             for edit in request.edits { Output.line(edit.summary) }
-            for (hostname, preview) in previews { Output.line("live check of \(hostname) after the edit: \(ReviewCommand.describe(preview.outcome))") }
+            for (hostname, preview) in previews { Output.line("live check of \(hostname) after the edit: \(AdminDocuments.describe(preview.outcome))") }
             if let decidedBy = request.decidedBy {
                 Output.line("\(request.state.rawValue) by \(decidedBy) at \(Output.date(request.decidedAt))" + (request.decisionNote.map { ": \($0)" } ?? ""))
             }
@@ -71,16 +70,15 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
         @Argument var id: Int64
-        @Option(help: ArgumentHelp("PEM file of CA certificates to validate live chains against instead of the system store.", valueName: "file")) var caFile: String?
-        @Option(help: ArgumentHelp("Connect the live-chain checks to this address (and port, default each host's port) while sending and validating the host name.", valueName: "address[:port]")) var connectTo: String?
+        @OptionGroup var reach: ReviewReachOptions
         @OptionGroup var skip: LiveCheckSkipOptions
 
         func run() async throws {
             let admin = try options.openAdmin()
             let reviewer = try credentials.required(by: admin, for: "review approve")
-            let settings = LiveCheckSettings(overrideReason: skip.skipsCheck ? skip.reason : nil, caFile: caFile, connectTo: connectTo)
+            let settings = reach.settings(overrideReason: skip.skipsCheck ? skip.reason : nil)
             let applied = try await admin.approve(id, by: reviewer) { _ in settings }
-            if options.json { return try Output.json(ReviewCommand.document(applied)) }
+            if options.json { return try Output.json(AdminDocuments.changeRequest(applied)) }
             Output.note("Approved and applied change request \(id) of \(applied.author): '\(applied.customer)' is at version \(applied.appliedVersion ?? 0).")
         }
     }
@@ -96,14 +94,21 @@ struct ReviewCommand: AsyncParsableCommand {
             let admin = try options.openAdmin()
             let reviewer = try credentials.required(by: admin, for: "review reject")
             let rejected = try admin.reject(id, by: reviewer, note: note)
-            if options.json { return try Output.json(ReviewCommand.document(rejected)) }
+            if options.json { return try Output.json(AdminDocuments.changeRequest(rejected)) }
             Output.note("Rejected change request \(id) of \(rejected.author).")
         }
     }
 
-    static func document(_ request: ChangeRequest) -> [String: Any] { AdminDocuments.changeRequest(request) }
 
-    static func describe(_ date: Date) -> String { Output.date(date) }
 
-    static func describe(_ outcome: LiveEditCheck.Outcome) -> String { AdminDocuments.describe(outcome) }
+}
+
+/// Where `review show` and `review approve` reach the hosts they check.
+struct ReviewReachOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("PEM file of CA certificates to validate live chains against instead of the system store.", valueName: "file")) var caFile: String?
+    @Option(help: ArgumentHelp("Connect the live-chain checks to this address (and port, default each host's port) while sending and validating the host name.", valueName: "address[:port]")) var connectTo: String?
+
+    func settings(overrideReason: String? = nil) -> LiveCheckSettings {
+        LiveCheckSettings(overrideReason: overrideReason, caFile: caFile, connectTo: connectTo)
+    }
 }
