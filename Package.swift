@@ -285,7 +285,7 @@ let package = Package(
         .testTarget(
             name: "PinsetServerTests",
             dependencies: ["PinsetServer", "PinsetPublishing", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
-                           "PinsetStatus", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
+                           "PinsetStatus", "PinsetAdminAPI", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -33,6 +33,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_sql),
         SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_sql),
         SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_sql),
+        SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -46,5 +47,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0008_report_bounds", bytes: PackageResources._008_report_bounds_pg_sql),
         SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_pg_sql),
         SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_pg_sql),
+        SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_pg_sql),
     ]
 }

@@ -96,8 +96,29 @@ extension Admin {
         let request = try changeRequest(id, visibleTo: reviewer)
         try reviewer.require(reviewer.mayReview(request.customer), "approve change requests", request.customer)
         guard request.author.lowercased() != reviewer.name.lowercased() else {
-            throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it.")
+            throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it. In an emergency an operator can apply it without review ('pinset review break-glass \(id) --reason …').")
         }
+        return try await apply(request, by: reviewer, liveCheck: liveCheck, breakGlassReason: nil)
+    }
+
+    /// Applies a request without a second admin's review, as an operator (its author too), with a reason: for an
+    /// emergency when no reviewer can be reached. The live-chain check runs as for an approval. The application is
+    /// audited and stays on `/status`, the metrics and `review list` until another admin acknowledges it.
+    public func breakGlass(
+        _ id: Int64, by admin: AdminAccount, reason: String, liveCheck: (Hostname) -> LiveCheckSettings
+    ) async throws -> ChangeRequest {
+        let request = try changeRequest(id, visibleTo: admin)
+        guard admin.isOperator else {
+            throw AdminError("Admin \(admin.name) may not apply change request \(id) without review: only an operator may break glass. Ask a reviewer of '\(request.customer)' to approve it.", kind: .forbidden)
+        }
+        let reason = try PinStore.validatedReviewText(reason, what: "break-glass reason", required: true)
+        return try await apply(request, by: admin, liveCheck: liveCheck, breakGlassReason: reason)
+    }
+
+    private func apply(
+        _ request: ChangeRequest, by admin: AdminAccount, liveCheck: (Hostname) -> LiveCheckSettings, breakGlassReason: String?
+    ) async throws -> ChangeRequest {
+        let id = request.id
         switch request.state {
         case .open: break
         case .expired: throw AdminError("Change request \(id) expired at \(AdminDocuments.date(request.expiresAt)) and can no longer be approved. Make a new request if the edit is still wanted.")
@@ -114,7 +135,27 @@ extension Admin {
                 records[hostname] = permitted.record
             }
         }
-        return try store.applyChangeRequest(id, approver: reviewer.name, liveChecks: records)
+        let breaksGlass = breakGlassReason != nil
+        return try store.applyChangeRequest(id, approver: admin.name, liveChecks: records, breakGlassReason: breakGlassReason) { account, customer in
+            breaksGlass ? account.isOperator : account.mayReview(customer)
+        }
+    }
+
+    /// Break-glass applications `viewer` may see: of customers it has any role for (every one for an operator).
+    public func breakGlassEvents(visibleTo viewer: AdminAccount, includeAcknowledged: Bool = false) throws -> [BreakGlassEvent] {
+        try store.breakGlassEvents(includeAcknowledged: includeAcknowledged).filter { viewer.mayView($0) }
+    }
+
+    /// Acknowledges a break-glass application as `admin`: an operator, or a reviewer of its customer, other than
+    /// the operator who applied it.
+    public func acknowledgeBreakGlass(_ id: Int64, by admin: AdminAccount, note: String) throws -> BreakGlassEvent {
+        guard let event = try store.breakGlassEvent(id), admin.mayView(event) else {
+            throw AdminError("There is no break-glass application \(id) that \(admin.name) may see. List them with 'pinset review list'.", kind: .notFound)
+        }
+        guard admin.isOperator || (try? CustomerName(event.customer)).map(admin.mayReview) == true else {
+            throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): an operator or a reviewer of '\(event.customer)' must.", kind: .forbidden)
+        }
+        return try store.acknowledgeBreakGlass(id, note: note, actor: admin.name)
     }
 
     /// Rejects a request as `reviewer`, or withdraws it as its author.

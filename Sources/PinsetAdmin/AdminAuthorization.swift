@@ -23,6 +23,12 @@ extension AdminAccount {
 
     public var isOperator: Bool { !isDisabled && grants.contains { $0.role == .operator } }
 
+    /// A break-glass application is seen by operators and by anyone with a role for its customer (whose name may
+    /// no longer be a customer's).
+    public func mayView(_ event: BreakGlassEvent) -> Bool {
+        isOperator || (try? CustomerName(event.customer)).map(mayView) == true
+    }
+
     func require(_ allowed: Bool, _ what: String, _ customer: CustomerName) throws(AdminError) {
         guard allowed else {
             throw AdminError("Admin \(name) may not \(what) for customer '\(customer)': its roles are \(grants.map(\.description).joined(separator: ", ")). An operator can grant the role with 'pinset admin update \(name) --role …'.", kind: .forbidden)

@@ -28,6 +28,17 @@ public enum AdminDocuments {
         return document
     }
 
+    public static func breakGlass(_ event: BreakGlassEvent) -> [String: Any] {
+        var document: [String: Any] = [
+            "id": event.id, "changeRequest": event.changeRequestID, "customer": event.customer, "appliedBy": event.appliedBy,
+            "reason": event.reason, "appliedAt": date(event.appliedAt), "appliedVersion": event.appliedVersion, "acknowledged": event.isAcknowledged,
+        ]
+        if let by = event.acknowledgedBy { document["acknowledgedBy"] = by }
+        if let at = event.acknowledgedAt { document["acknowledgedAt"] = date(at) }
+        if let note = event.acknowledgement { document["acknowledgement"] = note }
+        return document
+    }
+
     /// How the pins of `hostname` after an edit fare against its live chain.
     public static func liveCheck(_ hostname: Hostname, _ outcome: LiveEditCheck.Outcome) -> [String: Any] {
         var document: [String: Any] = ["hostname": hostname.rawValue, "permitsEdit": outcome.permitsEdit, "summary": describe(outcome)]

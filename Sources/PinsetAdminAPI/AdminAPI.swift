@@ -16,13 +16,20 @@ public struct AdminAPI: Sendable {
     public let throttle: AuthenticationThrottle
     /// How approvals check live chains: a CA file instead of the system store, and where to reach each host.
     public let liveCheck: @Sendable (Hostname) -> LiveCheckSettings
+    /// Told of every error no rule expected (answered 500 without its text).
+    public let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void
     public static let maximumBodyBytes = 256 * 1024
     public static let prefix = "/api/v1"
 
-    public init(admin: Admin, throttle: AuthenticationThrottle = AuthenticationThrottle(), liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings = { _ in LiveCheckSettings() }) {
+    public init(
+        admin: Admin, throttle: AuthenticationThrottle = AuthenticationThrottle(),
+        liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings = { _ in LiveCheckSettings() },
+        onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in }
+    ) {
         self.admin = admin
         self.throttle = throttle
         self.liveCheck = liveCheck
+        self.onUnexpectedError = onUnexpectedError
     }
 
     public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
@@ -37,7 +44,9 @@ public struct AdminAPI: Sendable {
         } catch let error as InputError {
             return APIFailure(400, error.message).response
         } catch {
-            return APIFailure(500, "The request failed: \(error)").response
+            // Whatever this is, its text is for the operator's log, not for the caller.
+            onUnexpectedError(request, error)
+            return APIFailure(500, "The request failed on the server. The server's log has the detail.").response
         }
     }
 
@@ -68,12 +77,7 @@ public struct AdminAPI: Sendable {
             return try await proposePinEdit(request, customer: try CustomerName(route[1]), hostname: try Hostname(route[3]), by: caller)
         case ("GET", 1, "change-requests"):
             let customer = try request.query["customer"].map { try CustomerName($0) }
-            let all: Bool
-            switch request.query["all"] {
-            case nil, "false": all = false
-            case "true": all = true
-            case let other?: throw APIFailure(400, "'all' is '\(other)'; give true or false.")
-            }
+            let all = try flag(request.query["all"], "all")
             return try json(200, try admin.changeRequests(visibleTo: caller, customer: customer, includeDecided: all).map(AdminDocuments.changeRequest))
         case ("GET", 2, "change-requests"):
             let changeRequest = try admin.changeRequest(try requestID(route[1]), visibleTo: caller)
@@ -103,6 +107,17 @@ public struct AdminAPI: Sendable {
             let body = try JSONBody(request, allowed: ["note"])
             let rejected = try admin.reject(try requestID(route[1]), by: caller, note: try body.string("note") ?? "")
             return try json(200, AdminDocuments.changeRequest(rejected))
+        case ("POST", 3, "change-requests") where route[2] == "break-glass":
+            let body = try JSONBody(request, allowed: ["reason"])
+            let applied = try await admin.breakGlass(try requestID(route[1]), by: caller, reason: try body.string("reason") ?? "", liveCheck: liveCheck)
+            return try json(200, AdminDocuments.changeRequest(applied))
+        case ("GET", 1, "break-glass"):
+            let all = try flag(request.query["all"], "all")
+            return try json(200, try admin.breakGlassEvents(visibleTo: caller, includeAcknowledged: all).map(AdminDocuments.breakGlass))
+        case ("POST", 3, "break-glass") where route[2] == "acknowledge":
+            let body = try JSONBody(request, allowed: ["note"])
+            let event = try admin.acknowledgeBreakGlass(try requestID(route[1]), by: caller, note: try body.string("note") ?? "")
+            return try json(200, AdminDocuments.breakGlass(event))
         default:
             if let allowed = Self.allowedMethod(route) {
                 throw APIFailure(405, "\(request.path) takes \(allowed) only.", headers: [("Allow", allowed)])
@@ -165,10 +180,11 @@ public struct AdminAPI: Sendable {
     /// The method an existing endpoint takes, for a 405 to a request with another one.
     private static func allowedMethod(_ route: [String]) -> String? {
         switch (route.count, route.first) {
-        case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"): "GET"
+        case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
         case (3, "customers") where route[2] == "audit": "GET"
         case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"
-        case (3, "change-requests") where route[2] == "approve" || route[2] == "reject": "POST"
+        case (3, "change-requests") where ["approve", "reject", "break-glass"].contains(route[2]): "POST"
+        case (3, "break-glass") where route[2] == "acknowledge": "POST"
         default: nil
         }
     }
@@ -178,8 +194,16 @@ public struct AdminAPI: Sendable {
     }
 
     private func requestID(_ text: String) throws -> Int64 {
-        guard let id = Int64(text), id > 0 else { throw APIFailure(404, "'\(text)' is not a change request number.") }
+        guard let id = Int64(text), id > 0 else { throw APIFailure(404, "'\(text)' is not a number of a change request or break-glass application.") }
         return id
+    }
+
+    private func flag(_ text: String?, _ name: String) throws -> Bool {
+        switch text {
+        case nil, "false": return false
+        case "true": return true
+        case let other?: throw APIFailure(400, "'\(name)' is '\(other)'; give true or false.")
+        }
     }
 
     private func integer(_ text: String, _ name: String, in range: ClosedRange<Int>) throws -> Int {

@@ -23,7 +23,7 @@ public struct AdminAPIRequest: Sendable {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
 
     /// Query parameters, percent-decoded; a repeated name keeps its first value.
     var query: [String: String] {

@@ -28,13 +28,15 @@ public struct ServerStatus: Codable, Hashable, Sendable {
     /// Absent from a server that does not count uptake.
     public var uptake: Uptake?
     public var reports: Reports?
+    /// Pin edits applied without review and not yet acknowledged; absent when there are none.
+    public var breakGlass: [BreakGlass]?
 
     public init(
         ready: Bool, notReadyReason: String? = nil, customers: Int, consecutiveSigningFailures: Int,
         lastSigningPass: Date? = nil, lastSigningAttempt: Date? = nil, lastSigningError: String? = nil,
         lastSigningPassMilliseconds: Int64? = nil, customersNotSigned: [CustomerNotSigned]? = nil,
         oldestBundleAgeSeconds: Int64? = nil, signingIdentities: [IdentityExpiry], warnings: [String], store: Store?,
-        monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled
+        monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled, breakGlass: [BreakGlass]? = nil
     ) {
         self.ready = ready
         self.notReadyReason = notReadyReason
@@ -52,6 +54,7 @@ public struct ServerStatus: Codable, Hashable, Sendable {
         self.monitoring = monitoring
         self.uptake = uptake
         self.reports = reports
+        self.breakGlass = breakGlass
     }
 
     /// Lenient where `pinset status` has always been: counters a document leaves out read as 0, lists as empty,
@@ -74,7 +77,8 @@ public struct ServerStatus: Codable, Hashable, Sendable {
             store: try container.decodeIfPresent(Store.self, forKey: .store),
             monitoring: try container.decodeIfPresent(Monitoring.self, forKey: .monitoring),
             uptake: try container.decodeIfPresent(Uptake.self, forKey: .uptake),
-            reports: try container.decodeIfPresent(Reports.self, forKey: .reports)
+            reports: try container.decodeIfPresent(Reports.self, forKey: .reports),
+            breakGlass: try container.decodeIfPresent([BreakGlass].self, forKey: .breakGlass)
         )
     }
 

@@ -29,6 +29,7 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let reviewRequirementChanged = AuditAction(rawValue: "review.policy")
     public static let changeRequested = AuditAction(rawValue: "review.request")
     public static let changeRejected = AuditAction(rawValue: "review.reject")
+    public static let breakGlassAcknowledged = AuditAction(rawValue: "review.acknowledge")
 
     public var description: String { rawValue }
 }

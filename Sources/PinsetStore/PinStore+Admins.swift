@@ -124,7 +124,7 @@ extension PinStore {
         try database.read { db in try Self.admins(db, named: nil, at: now) }
     }
 
-    private static func admins(_ db: any StoreConnection, named name: String?, at now: Date) throws -> [AdminAccount] {
+    static func admins(_ db: any StoreConnection, named name: String?, at now: Date) throws -> [AdminAccount] {
         var grants: [String: [AdminGrant]] = [:]
         try db.forEachRow("SELECT admin_name, customer, role FROM admin_grant ORDER BY admin_name, role, customer", []) { row in
             let stored: String = try row.decode(atIndex: 1)

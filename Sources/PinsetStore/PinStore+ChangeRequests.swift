@@ -4,6 +4,8 @@ import PinsetCore
 extension PinStore {
     /// The longest a change request may stay open.
     public static let maximumChangeRequestLifetime: TimeInterval = 30 * 86_400
+    /// The most requests one admin may have open at once: a stolen editor token cannot bury reviewers.
+    public static let maximumOpenRequestsPerAuthor = 50
 
     /// Stores a pin edit for review. The hosts must exist and the pins' key material must match their hashes;
     /// nothing of the pin set changes, so the content version stays.
@@ -26,6 +28,11 @@ extension PinStore {
             let change = try ChangeRecorder(db, actor: author, now: clock())
             let owner = try change.customer(customer)
             for hostname in Set(edits.map(\.hostname)) { _ = try change.host(hostname, of: owner) }
+            let open = try db.fetchValue(Int64.self, "SELECT count(*) FROM change_request WHERE lower(author) = lower(?) AND state = 'open' AND expires_at > ?",
+                                         [author, change.now]) ?? 0
+            guard open < Self.maximumOpenRequestsPerAuthor else {
+                throw StoreError(.changeRequestRefused, "\(author) has \(open) change requests open, the most one admin may have. Nothing was stored. Withdraw some ('pinset review reject ID') or wait for reviewers.")
+            }
             let expires = change.now.addingTimeInterval(lifetime)
             let id = try db.insertReturningID("""
                 INSERT INTO change_request (customer_id, author, reason, operations, base_version, created_at, expires_at, state)
@@ -84,12 +91,32 @@ extension PinStore {
     ///
     /// - Throws: `StoreError.changeRequestNotFound`, `.changeRequestRefused` (not open, expired, or `approver` is
     ///   its author), `.changedSinceCheck`, or whatever the edits' own writes refuse.
-    public func applyChangeRequest(_ id: Int64, approver: String, liveChecks: [Hostname: LiveCheckRecord]) throws -> ChangeRequest {
-        try database.write { db in
+    ///
+    /// With `breakGlassReason`, `approver` is an operator applying the request without review (its own request
+    /// too): the request is applied the same way, and a break-glass record stays unacknowledged until another
+    /// admin acknowledges it (``acknowledgeBreakGlass(_:note:actor:)``).
+    ///
+    /// `approverMay` is asked, inside the transaction, whether the approver's account as stored now may still apply
+    /// the request, and the author must still be an enabled admin: roles taken away, or an admin disabled, while
+    /// the live chains were checked stop the write.
+    public func applyChangeRequest(
+        _ id: Int64, approver: String, liveChecks: [Hostname: LiveCheckRecord], breakGlassReason: String? = nil,
+        approverMay: ((AdminAccount, CustomerName) -> Bool)? = nil
+    ) throws -> ChangeRequest {
+        let breakGlassReason = try breakGlassReason.map { try Self.validatedReviewText($0, what: "break-glass reason", required: true) }
+        return try database.write { db in
             let change = try ChangeRecorder(db, actor: approver, now: clock())
             let request = try Self.openRequest(id, db, now: change.now, forApproval: true)
-            guard request.author.lowercased() != approver.lowercased() else {
+            guard breakGlassReason != nil || request.author.lowercased() != approver.lowercased() else {
                 throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(approver); another admin must approve it.")
+            }
+            if let approverMay {
+                guard let account = try Self.admins(db, named: approver, at: change.now).first, approverMay(account, request.customer) else {
+                    throw StoreError(.changeRequestRefused, "\(approver) may no longer apply change request \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
+                }
+                guard let author = try Self.admins(db, named: request.author, at: change.now).first, author.disabledAt == nil else {
+                    throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(request.author), who is no longer an enabled admin. Nothing was changed. Reject it; another editor can make the edit again.")
+                }
             }
             let owner = try change.customer(request.customer)
             // Reviewed against the pin set it was made for: any later change of the customer (another request, a
@@ -104,7 +131,11 @@ extension PinStore {
                 try change.requireUnchanged(hostID: hostID, current: current, since: liveChecks[hostname])
                 notes[hostname] = liveChecks[hostname].map { "\($0.auditNote); " } ?? ""
             }
-            let note = "change request \(id) by \(request.author), approved by \(approver)"
+            let note = if let breakGlassReason {
+                "change request \(id) by \(request.author), applied WITHOUT REVIEW by \(approver) (break-glass): \(breakGlassReason)"
+            } else {
+                "change request \(id) by \(request.author), approved by \(approver)"
+            }
             var version = request.baseVersion
             for edit in request.edits {
                 let editNote = (notes[edit.hostname] ?? "") + note
@@ -119,6 +150,13 @@ extension PinStore {
                 UPDATE change_request SET state = 'applied', decided_by = ?, decided_at = ?, applied_version = ? WHERE id = ? AND state = 'open'
                 """, [approver, change.now, version, id])
             guard updated == 1 else { throw StoreError(.changeRequestRefused, "Change request \(id) was decided meanwhile. Nothing was changed.") }
+            if let breakGlassReason {
+                try db.execute("""
+                    INSERT INTO break_glass (change_request_id, customer, applied_by, reason, applied_at, applied_version) VALUES (?, ?, ?, ?, ?, ?)
+                    """, [id, request.customer.rawValue, approver, breakGlassReason, change.now, version])
+                try db.execute("UPDATE change_request SET decision_note = ? WHERE id = ?", ["break-glass: \(breakGlassReason)", id])
+                return request.decided(.applied, by: approver, at: change.now, note: "break-glass: \(breakGlassReason)", appliedVersion: version)
+            }
             return request.decided(.applied, by: approver, at: change.now, appliedVersion: version)
         }
     }

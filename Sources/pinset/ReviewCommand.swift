@@ -9,8 +9,8 @@ import PinsetStore
 struct ReviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "review",
-        abstract: "List, inspect, approve and reject change requests.",
-        subcommands: [List.self, Show.self, Approve.self, Reject.self]
+        abstract: "List, inspect, approve and reject change requests; break glass in an emergency, and acknowledge it.",
+        subcommands: [List.self, Show.self, Approve.self, Reject.self, BreakGlass.self, Acknowledge.self]
     )
 
     struct List: AsyncParsableCommand {
@@ -18,20 +18,36 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
         @Argument var customer: String?
-        @Flag(help: "Include applied and rejected requests.") var all = false
+        @Flag(help: "Include applied and rejected requests (with --break-glass: acknowledged applications).") var all = false
+        @Flag(help: "List break-glass applications (edits applied without review) instead of requests.") var breakGlass = false
 
         func run() async throws {
             let admin = try options.openAdmin()
             let viewer = try credentials.required(by: admin, for: "review list")
             let requests = try admin.changeRequests(visibleTo: viewer, customer: try customer.map { try CustomerName($0) }, includeDecided: all)
+            let applications = try admin.breakGlassEvents(visibleTo: viewer, includeAcknowledged: all)
+                .filter { event in customer.map { $0.lowercased() == event.customer.lowercased() } ?? true }
             if options.json {
-                try Output.json(requests.map(AdminDocuments.changeRequest))
-                return
+                return try breakGlass ? Output.json(applications.map(AdminDocuments.breakGlass)) : Output.json(requests.map(AdminDocuments.changeRequest))
             }
+            if breakGlass { return Self.printBreakGlass(applications, all: all) }
             if requests.isEmpty { Output.note("No change requests\(all ? "" : " open") that \(viewer.name) may see.") }
             Output.table(["ID", "CUSTOMER", "STATE", "AUTHOR", "EXPIRES", "EDIT", "REASON"], requests.map {
                 [String($0.id), $0.customer.rawValue, $0.state.rawValue, $0.author, Output.date($0.expiresAt),
                  $0.edits.map(\.summary).joined(separator: "; "), $0.reason]
+            })
+            if !applications.isEmpty {
+                Output.line("")
+                Self.printBreakGlass(applications, all: all)
+            }
+        }
+
+        static func printBreakGlass(_ applications: [BreakGlassEvent], all: Bool) {
+            guard !applications.isEmpty else { return Output.note("No break-glass applications\(all ? "" : " waiting for acknowledgement").") }
+            Output.line(all ? "Applied without review (break-glass):" : "Applied without review (break-glass), not yet acknowledged ('pinset review acknowledge ID'):")
+            Output.table(["ID", "CUSTOMER", "REQUEST", "BY", "AT", "VERSION", "REASON", "ACKNOWLEDGED"], applications.map {
+                [String($0.id), $0.customer, String($0.changeRequestID), $0.appliedBy, Output.date($0.appliedAt), String($0.appliedVersion), $0.reason,
+                 $0.acknowledgedBy.map { "by \($0)" } ?? "no"]
             })
         }
     }
@@ -100,7 +116,44 @@ struct ReviewCommand: AsyncParsableCommand {
     }
 
 
+    struct BreakGlass: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "break-glass",
+            abstract: "As an operator, apply a request without a second admin's review (an emergency only).",
+            discussion: "The live-chain check still runs. The application is audited, and shows in /status, the metrics and 'review list' until another admin acknowledges it."
+        )
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @Argument var id: Int64
+        @Option(help: "Why review could not wait: kept in the audit log and shown until acknowledged.") var reason: String
+        @OptionGroup var reach: ReviewReachOptions
 
+        func run() async throws {
+            let admin = try options.openAdmin()
+            let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
+            // Breaking glass skips the second admin, never the lock-out guard: the live-chain check always runs.
+            let settings = reach.settings()
+            let applied = try await admin.breakGlass(id, by: operatorAccount, reason: reason) { _ in settings }
+            if options.json { return try Output.json(AdminDocuments.changeRequest(applied)) }
+            Output.note("Applied change request \(id) of \(applied.author) WITHOUT REVIEW: '\(applied.customer)' is at version \(applied.appliedVersion ?? 0). It shows in /status until another admin acknowledges it ('pinset review acknowledge').")
+        }
+    }
+
+    struct Acknowledge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Acknowledge a break-glass application (an operator, or a reviewer of its customer, other than who applied it).")
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @Argument(help: "The break-glass application's id, as 'review list' shows it.") var id: Int64
+        @Option(help: "What was checked, for the audit log.") var note: String = ""
+
+        func run() async throws {
+            let admin = try options.openAdmin()
+            let acknowledger = try credentials.required(by: admin, for: "review acknowledge")
+            let event = try admin.acknowledgeBreakGlass(id, by: acknowledger, note: note)
+            if options.json { return try Output.json(AdminDocuments.breakGlass(event)) }
+            Output.note("Acknowledged break-glass application \(id) (change request \(event.changeRequestID) of '\(event.customer)', applied by \(event.appliedBy)).")
+        }
+    }
 }
 
 /// Where `review show` and `review approve` reach the hosts they check.

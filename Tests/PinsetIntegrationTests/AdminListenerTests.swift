@@ -34,6 +34,18 @@ import Testing
         #expect(try CurlResponse.get("\(server.baseURL)/metrics", in: cli.directory).status == 404)
         #expect(try CurlResponse.get("\(server.baseURL)/status", in: cli.directory).status == 404)
 
+        // Two idle connections held open on the public port are counted when /metrics is scraped.
+        let held = try (0..<2).map { _ in try RawClient.connect(port: server.port) }
+        defer { held.forEach { close($0) } }
+        var openGauge: Double?
+        for _ in 0..<50 where openGauge != 2 {
+            let scraped = try CurlResponse.get("\(adminURL)/metrics", in: cli.directory)
+            openGauge = String(decoding: scraped.body, as: UTF8.self).split(separator: "\n")
+                .first { $0.hasPrefix("pinset_http_open_connections ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+            if openGauge != 2 { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(openGauge == 2)
+
         let metrics = try CurlResponse.get("\(adminURL)/metrics", in: cli.directory)
         #expect(metrics.status == 200)
         #expect(String(decoding: metrics.body, as: UTF8.self).contains("pinset_http_requests_total"))

@@ -145,4 +145,47 @@ import Testing
         let token = try String(contentsOfFile: team.tokens["alice"]!, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!(try cli.databaseDump()).contains(token))
     }
+
+    /// An operator applies a request without review, with a reason, and the live-chain check still runs; the
+    /// application is listed until another admin acknowledges it.
+    @Test func anOperatorBreaksGlassWithAReasonAndAnotherAdminAcknowledges() throws {
+        let team = try Self.team()
+        defer { team.served.stop() }
+        let cli = team.served.cli
+        #expect(try cli.run(["admin", "add", "olga", "--role", "operator"]).status == 0)
+        let olga = cli.directory.file("olga.token")
+        #expect(try cli.run(["admin", "token", "olga", "--label", "test", "--out", olga]).status == 0)
+        func asOlga(_ arguments: [String]) throws -> ProcessRunner.Output { try cli.run(arguments + ["--token-file", olga]) }
+        let before = try pins(team)
+
+        let locking = try team.run("alice", ["pin", "remove", "acme", "api.example.test", "--hash", team.served.leafPin, "--request-reason", "wrong key"])
+        #expect(locking.status == 0, "\(locking.combined)")
+        let spare = try team.run("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--request-reason", "backup key"])
+        #expect(spare.status == 0, "\(spare.combined)")
+
+        let unchanged = try cli.databaseDump()
+        let reviewer = try team.run("bob", ["review", "break-glass", "2", "--reason", "outage"] + team.served.reach)
+        #expect(reviewer.status != 0 && reviewer.stderr.contains("only an operator may break glass"), "\(reviewer.combined)")
+        let lockout = try asOlga(["review", "break-glass", "1", "--reason", "outage"] + team.served.reach)
+        #expect(lockout.status != 0 && lockout.stderr.contains("Refused"), "breaking glass does not skip the lock-out guard: \(lockout.combined)")
+        #expect(try cli.databaseDump() == unchanged)
+
+        let applied = try asOlga(["review", "break-glass", "2", "--reason", "no reviewer reachable during the renewal"] + team.served.reach)
+        #expect(applied.status == 0 && applied.stderr.contains("WITHOUT REVIEW"), "\(applied.combined)")
+        #expect(try pins(team) == before.union([LiveChainGuardTests.spareHash]))
+        let listed = try team.run("dave", ["review", "list"])
+        #expect(listed.stdoutText.contains("Applied without review") && listed.stdoutText.contains("no reviewer reachable during the renewal"), "\(listed.combined)")
+
+        let ownAcknowledgement = try asOlga(["review", "acknowledge", "1"])
+        #expect(ownAcknowledgement.status != 0 && ownAcknowledgement.stderr.contains("another admin must acknowledge"), "\(ownAcknowledgement.combined)")
+        let viewer = try team.run("dave", ["review", "acknowledge", "1"])
+        #expect(viewer.status != 0 && viewer.stderr.contains("may not acknowledge"), "\(viewer.combined)")
+        let acknowledged = try team.run("bob", ["review", "acknowledge", "1", "--note", "checked with the CA"])
+        #expect(acknowledged.status == 0, "\(acknowledged.combined)")
+        let remaining = try team.run("dave", ["review", "list", "--break-glass", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(remaining.stdout)) as? [Any])?.isEmpty == true, "\(remaining.combined)")
+        let history = try team.run("dave", ["review", "list", "--break-glass", "--all", "--json"])
+        let entry = (try JSONSerialization.jsonObject(with: Data(history.stdout)) as? [[String: Any]])?.first
+        #expect(entry?["appliedBy"] as? String == "olga" && entry?["acknowledgedBy"] as? String == "bob", "\(history.combined)")
+    }
 }

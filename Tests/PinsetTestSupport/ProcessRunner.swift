@@ -21,11 +21,14 @@ public enum ProcessRunner {
         _ arguments: [String],
         stdin: [UInt8]? = nil,
         environment: [String: String]? = nil,
-        timeout: TimeInterval = 60
+        timeout: TimeInterval = 60,
+        directory: String? = nil
     ) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: resolve(executable))
         process.arguments = arguments
+        // Tools that leave files in their working directory (schemathesis' cache) are run in the test's own.
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         if let environment {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }

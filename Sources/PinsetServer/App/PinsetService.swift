@@ -73,9 +73,10 @@ public final class PinsetService: Sendable {
         // expiry warnings of the latest signing pass.
         let configurationWarnings = configuration.legacyClientWarnings
         for warning in configurationWarnings { logger.warning("\(warning)") }
+        let breakGlass = BreakGlassWatch(store: store, metrics: metrics, logger: logger)
         let reporter = StatusReporter(
             refresher: refresher, cache: cache, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-            monitor: monitor, uptake: uptake, recentReports: recentReports
+            monitor: monitor, uptake: uptake, recentReports: recentReports, breakGlass: breakGlass
         )
         func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
             PinsetRequestHandler(
@@ -128,10 +129,12 @@ public final class PinsetService: Sendable {
             configuration: transport,
             handler: handler(configuration.admin == nil ? .all : .publicOnly),
             onRequest: onRequest,
-            onConnectionCountChange: { metrics?.recordOpenConnections($0) },
             onConnectionLimit: { metrics?.recordConnectionLimit($0) }
         )
         self.server = server
+        // Read when /metrics is scraped: a report per change would wake a thread for every connection under
+        // `Connection: close` load.
+        metrics?.countOpenConnections { server.openConnections }
         listeners.append(ListenerService(server, gracePeriod: Self.shutdownGracePeriod))
         // Shut down in reverse: the public listener drains, then the admin listener, so /metrics and /status answer
         // until the end.
@@ -178,6 +181,9 @@ public final class PinsetService: Sendable {
                 throttle: AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute),
                 liveCheck: { hostname in
                     LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description)
+                },
+                onUnexpectedError: { [logger] request, error in
+                    logger.error("Admin API request failed", metadata: ["method": "\(request.method)", "path": "\(request.path)", "error": "\(error)"])
                 }
             )
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
@@ -187,6 +193,7 @@ public final class PinsetService: Sendable {
         }
         var services: [any BackgroundService] = [SigningScheduleService(refresher: refresher, logger: logger)]
         if let monitor { services.append(HostMonitorService(monitor: monitor, logger: logger)) }
+        services.append(BreakGlassWatchService(watch: breakGlass))
         services.append(UptakeSharingService(sharing: uptakeSharing))
         services.append(BackgroundServiceGroup(draining, shutdown: .concurrent))
         // Last to start, first to stop: it closes before the writer's last batch, so every report answered 202 is

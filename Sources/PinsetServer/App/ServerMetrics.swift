@@ -35,6 +35,8 @@ public final class ServerMetrics: Sendable {
     private let monitorPasses: Counter
     private let storeUp: Gauge
     private let storeUnavailableSince: Gauge
+    private let openConnectionsSource = LockedValue<(@Sendable () -> Int)?>(nil)
+    private let unacknowledgedBreakGlass: Gauge
     /// Per-customer uptake gauges, refreshed at scrape time.
     let uptake: UptakeMetrics
     /// Pin-failure reports by outcome.
@@ -73,8 +75,10 @@ public final class ServerMetrics: Sendable {
         monitorPasses = Counter(label: "pinset_monitor_passes_total", factory: factory)
         storeUp = Gauge(label: "pinset_store_up", factory: factory)
         storeUnavailableSince = Gauge(label: "pinset_store_unavailable_since_timestamp_seconds", factory: factory)
+        unacknowledgedBreakGlass = Gauge(label: "pinset_break_glass_unacknowledged", factory: factory)
         storeUp.record(1)
         storeUnavailableSince.record(0)
+        unacknowledgedBreakGlass.record(0)
     }
 
     /// Hosts per state after a monitoring pass, and how long the pass took.
@@ -130,8 +134,14 @@ public final class ServerMetrics: Sendable {
         storeUnavailableSince.record(unavailableSince.map { Int64($0.timeIntervalSince1970) } ?? 0)
     }
 
-    func recordOpenConnections(_ count: Int) {
-        openConnections.record(count)
+    /// Pin edits applied without review that no second admin has acknowledged yet.
+    func recordUnacknowledgedBreakGlass(_ count: Int) {
+        unacknowledgedBreakGlass.record(count)
+    }
+
+    /// Where the open-connections gauge reads its value, at scrape time.
+    func countOpenConnections(_ count: @escaping @Sendable () -> Int) {
+        openConnectionsSource.withLock { $0 = count }
     }
 
     /// Renders the Prometheus text exposition, refreshing the gauges that are computed at scrape time.
@@ -142,6 +152,7 @@ public final class ServerMetrics: Sendable {
         let expiry = identityExpiry.withLock { $0 }
         if let signer = expiry.signer { signerExpiry.record(signer.timeIntervalSince(now)) }
         if let root = expiry.root { rootExpiry.record(root.timeIntervalSince(now)) }
+        if let count = openConnectionsSource.withLock({ $0 }) { openConnections.record(count()) }
         return registry.emitToBuffer()
     }
 }

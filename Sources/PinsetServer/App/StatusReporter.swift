@@ -3,6 +3,7 @@ import PinsetCore
 import PinsetPublishing
 import PinsetSigning
 import PinsetStatus
+import PinsetStore
 
 /// What `/status` and `/readyz` say, built from the parts that know it: the refresher's last pass, the bundles
 /// served, the host monitor, the uptake counter and the reports counter.
@@ -15,6 +16,7 @@ struct StatusReporter: Sendable {
     let monitor: HostMonitor?
     let uptake: UptakeCounter
     let recentReports: RecentReportCounter?
+    let breakGlass: BreakGlassWatch?
 
     func readiness(now: Date = Date()) -> Readiness {
         Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshnessWindow, now: now)
@@ -28,6 +30,7 @@ struct StatusReporter: Sendable {
             monitoring: monitor.map { ServerStatus.Monitoring($0.report, configuration: $0.configuration) } ?? .disabled,
             uptake: ServerStatus.Uptake(uptake.summary(latest: snapshot.latestVersions, at: now), windowSeconds: uptake.windowSeconds),
             reports: ServerStatus.Reports(recentReports, at: now),
+            breakGlass: breakGlass?.unacknowledged.map(ServerStatus.BreakGlass.init) ?? [],
             now: now
         )
         return (try? status.encodedDocument()) ?? [UInt8(ascii: "\n")]
@@ -62,7 +65,7 @@ struct StatusReporter: Sendable {
     static func status(
         of status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
         monitoring: ServerStatus.Monitoring = .disabled, uptake: ServerStatus.Uptake? = nil, reports: ServerStatus.Reports = .disabled,
-        now: Date
+        breakGlass: [ServerStatus.BreakGlass] = [], now: Date
     ) -> ServerStatus {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow, now: now)
         return ServerStatus(
@@ -82,11 +85,22 @@ struct StatusReporter: Sendable {
             },
             oldestBundleAgeSeconds: snapshot.oldestTimestamp.map { Int64(now.timeIntervalSince1970) - $0 },
             signingIdentities: status.identityExpiries.map { ServerStatus.IdentityExpiry($0, now: now) },
-            warnings: configurationWarnings + status.warnings,
+            // An edit applied without review comes first: it changed what apps enforce.
+            warnings: breakGlass.map(\.warning) + configurationWarnings + status.warnings,
             store: ServerStatus.Store(status),
             monitoring: monitoring,
             uptake: uptake,
-            reports: reports
+            reports: reports,
+            breakGlass: breakGlass.isEmpty ? nil : breakGlass
+        )
+    }
+}
+
+extension ServerStatus.BreakGlass {
+    init(_ event: BreakGlassEvent) {
+        self.init(
+            id: event.id, changeRequest: event.changeRequestID, customer: event.customer, appliedBy: event.appliedBy,
+            appliedAt: event.appliedAt, appliedVersion: event.appliedVersion, reason: event.reason
         )
     }
 }

@@ -39,6 +39,10 @@ enum StoreCopier {
             "id", "customer_id", "author", "reason", "operations", "base_version", "created_at", "expires_at", "state",
             "decided_by", "decided_at", "decision_note", "applied_version",
         ], generatesIDs: true),
+        Table(name: "break_glass", columns: [
+            "id", "change_request_id", "customer", "applied_by", "reason", "applied_at", "applied_version",
+            "acknowledged_by", "acknowledged_at", "acknowledgement",
+        ], generatesIDs: true),
     ]
 
     /// Tables of figures that running server instances rewrite every few seconds and that describe those

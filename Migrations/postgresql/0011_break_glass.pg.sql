@@ -1,0 +1,18 @@
+-- Pin edits an operator applied without a second admin's review (break-glass). Each stays on /status, the
+-- metrics and `pinset review list` until another admin acknowledges it. Not tied to the customer row: removing
+-- the customer must not remove the trace of an unreviewed edit.
+CREATE TABLE break_glass (
+    id                 BIGSERIAL PRIMARY KEY,
+    change_request_id  BIGINT  NOT NULL UNIQUE,
+    customer           TEXT    NOT NULL CHECK (length(customer) BETWEEN 1 AND 64),
+    applied_by         TEXT    NOT NULL,
+    reason             TEXT    NOT NULL CHECK (length(reason) BETWEEN 1 AND 1000),
+    applied_at         TEXT    NOT NULL,
+    applied_version    BIGINT  NOT NULL,
+    acknowledged_by    TEXT,
+    acknowledged_at    TEXT,
+    acknowledgement    TEXT CHECK (acknowledgement IS NULL OR length(acknowledgement) <= 1000),
+    CHECK ((acknowledged_by IS NULL) = (acknowledged_at IS NULL))
+);
+
+CREATE INDEX break_glass_unacknowledged ON break_glass (acknowledged_at);

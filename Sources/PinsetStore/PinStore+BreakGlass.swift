@@ -1,0 +1,80 @@
+import Foundation
+import PinsetCore
+
+/// A change request an operator applied without a second admin's review.
+public struct BreakGlassEvent: Sendable, Hashable {
+    public var id: Int64
+    public var changeRequestID: Int64
+    /// The customer's name when it happened (the customer may be gone since).
+    public var customer: String
+    public var appliedBy: String
+    public var reason: String
+    public var appliedAt: Date
+    public var appliedVersion: Int64
+    public var acknowledgedBy: String?
+    public var acknowledgedAt: Date?
+    public var acknowledgement: String?
+
+    public var isAcknowledged: Bool { acknowledgedAt != nil }
+}
+
+extension PinStore {
+    /// Break-glass applications, newest first: only those not yet acknowledged unless `includeAcknowledged`.
+    public func breakGlassEvents(includeAcknowledged: Bool = false, limit: Int = 200) throws -> [BreakGlassEvent] {
+        try database.read { db in
+            let filter = includeAcknowledged ? "" : "WHERE acknowledged_at IS NULL"
+            return try db.fetchAll("\(Self.breakGlassSelect) \(filter) ORDER BY id DESC LIMIT ?", [max(limit, 0)], Self.breakGlassEvent)
+        }
+    }
+
+    /// One break-glass application, or nil.
+    public func breakGlassEvent(_ id: Int64) throws -> BreakGlassEvent? {
+        try database.read { db in try db.fetchOne("\(Self.breakGlassSelect) WHERE id = ?", [id], Self.breakGlassEvent) }
+    }
+
+    /// Records that `actor` has looked at a break-glass application. The operator who applied it cannot: the
+    /// point is that a second person sees every unreviewed edit.
+    public func acknowledgeBreakGlass(_ id: Int64, note: String, actor: String) throws -> BreakGlassEvent {
+        let note = try Self.validatedReviewText(note, what: "note", required: false)
+        return try database.write { db in
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            guard var event = try db.fetchOne("\(Self.breakGlassSelect) WHERE id = ?", [id], Self.breakGlassEvent) else {
+                throw StoreError(.changeRequestNotFound, "There is no break-glass application \(id). List them with 'pinset review list'.")
+            }
+            if let by = event.acknowledgedBy {
+                throw StoreError(.changeRequestRefused, "Break-glass application \(id) was acknowledged by \(by) already. Nothing was changed.")
+            }
+            guard event.appliedBy.lowercased() != actor.lowercased() else {
+                throw StoreError(.changeRequestRefused, "Break-glass application \(id) was made by \(actor); another admin must acknowledge it.")
+            }
+            let updated = try db.execute("""
+                UPDATE break_glass SET acknowledged_by = ?, acknowledged_at = ?, acknowledgement = ? WHERE id = ? AND acknowledged_at IS NULL
+                """, [actor, change.now, note.isEmpty ? nil : note, id])
+            guard updated == 1 else { throw StoreError(.changeRequestRefused, "Break-glass application \(id) was acknowledged meanwhile. Nothing was changed.") }
+            let details = "break-glass application \(id) (change request \(event.changeRequestID) by \(event.appliedBy)) acknowledged" + (note.isEmpty ? "" : ": \(note)")
+            if let customer = try? CustomerName(event.customer), let owner = try? change.customer(customer) {
+                try change.recordSettingChange(of: owner, .breakGlassAcknowledged, details)
+            } else {
+                try change.recordDeploymentChange(.breakGlassAcknowledged, "customer \(event.customer): " + details)
+            }
+            event.acknowledgedBy = actor
+            event.acknowledgedAt = change.now
+            event.acknowledgement = note.isEmpty ? nil : note
+            return event
+        }
+    }
+
+    private static let breakGlassSelect = """
+        SELECT id, change_request_id, customer, applied_by, reason, applied_at, applied_version, acknowledged_by, acknowledged_at, acknowledgement
+        FROM break_glass
+        """
+
+    private static func breakGlassEvent(_ row: any StoreRow) throws -> BreakGlassEvent {
+        BreakGlassEvent(
+            id: try row.decode(atIndex: 0), changeRequestID: try row.decode(atIndex: 1), customer: try row.decode(atIndex: 2),
+            appliedBy: try row.decode(atIndex: 3), reason: try row.decode(atIndex: 4), appliedAt: try row.decode(atIndex: 5),
+            appliedVersion: try row.decode(atIndex: 6), acknowledgedBy: try row.decode(atIndex: 7), acknowledgedAt: try row.decode(atIndex: 8),
+            acknowledgement: try row.decode(atIndex: 9)
+        )
+    }
+}
