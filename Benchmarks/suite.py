@@ -553,15 +553,26 @@ http {{
         if sizes["wrk_warmup_seconds"]:
             for process in [*targets.values(), floor]:
                 self.wrk(process.port, path, seconds=sizes["wrk_warmup_seconds"])
-        runs = {f"{t}-{m}": [] for t in targets for m in ("keepalive", "close")}
+        # Conditional requests answered 304 (wrk frames responses by Content-Length, so a 304 that announced the
+        # 200's length would complete no request at all), each server with its own ETag.
+        etags = {}
+        for target, process in targets.items():
+            etag = {k.lower(): v for k, v in http_get(process.port, path)[1].items()}.get("etag")
+            status, _, _ = http_get(process.port, path, headers={"If-None-Match": etag})
+            if status != 304:
+                raise StepFailed(f"{target} answered {status} to If-None-Match with its own ETag")
+            etags[target] = etag
+        modes = ("keepalive", "close", "notModified")
+        runs = {f"{t}-{m}": [] for t in targets for m in modes}
         runs["floor-close"] = []
         for round_number in range(sizes["wrk_rounds"]):
-            for mode in ("keepalive", "close"):
+            for mode in modes:
                 round_targets = dict(targets, floor=floor) if mode == "close" else targets
                 for target, process in round_targets.items():
                     pids = [process.pid] + (children(process.pid) if target == "nginx" else [])
                     cpu_before, wall_before = proc_cpu_seconds(pids), time.monotonic()
-                    result = self.wrk(process.port, path, close=(mode == "close"))
+                    headers = [f"If-None-Match: {etags[target]}"] if mode == "notModified" else ()
+                    result = self.wrk(process.port, path, close=(mode == "close"), headers=headers)
                     cpu = proc_cpu_seconds(pids) - cpu_before
                     result["serverCpuPercent"] = 100.0 * cpu / (time.monotonic() - wall_before)
                     result["serverCpuMicrosecondsPerRequest"] = 1e6 * cpu / max(result["requests"], 1)
@@ -571,17 +582,6 @@ http {{
                         f"server CPU {result['serverCpuMicrosecondsPerRequest']:.1f} us/request")
         close_profile = self.profile_close(path, {"pinset": pinset, "floor": floor})
         self.stop(floor)
-        # Conditional requests answered 304 (wrk frames responses by Content-Length, so a 304 that announced the
-        # 200's length would complete no request at all).
-        not_modified = {}
-        for target, process in targets.items():
-            etag = {k.lower(): v for k, v in http_get(process.port, path)[1].items()}.get("etag")
-            status, _, _ = http_get(process.port, path, headers={"If-None-Match": etag})
-            if status != 304:
-                raise StepFailed(f"{target} answered {status} to If-None-Match with its own ETag")
-            not_modified[target] = self.wrk(process.port, path, headers=[f"If-None-Match: {etag}"])
-            log(f"{target} 304: {not_modified[target]['requestsPerSecond']:.0f} req/s")
-        not_modified["ratio"] = not_modified["pinset"]["requestsPerSecond"] / not_modified["nginx"]["requestsPerSecond"]
         memory = proc_status(pinset.pid)
         nginx_memory = {"VmHWM": 0, "VmRSS": 0}
         for pid in [nginx.pid] + children(nginx.pid):
@@ -600,11 +600,17 @@ http {{
             summary[f"ratio-{mode}"] = summary[f"pinset-{mode}"]["requestsPerSecond"] / summary[f"nginx-{mode}"]["requestsPerSecond"]
         # Ratios of one round's runs, which ran back to back under the same background load; the median round.
         def round_ratios(numerator, denominator):
-            return sorted(n["requestsPerSecond"] / d["requestsPerSecond"] for n, d in zip(runs[numerator], runs[denominator]))
+            return [n["requestsPerSecond"] / d["requestsPerSecond"] for n, d in zip(runs[numerator], runs[denominator])]
         for name, (numerator, denominator) in {"pinsetOverFloor": ("pinset-close", "floor-close"),
                                                "floorOverNginx": ("floor-close", "nginx-close")}.items():
             ratios = round_ratios(numerator, denominator)
-            summary[f"close-{name}"] = {"median": ratios[len(ratios) // 2], "all": ratios}
+            summary[f"close-{name}"] = {"median": statistics.median(ratios), "all": ratios}
+        # 304s: against nginx, and against Pinset's own 200s of the same round (a 304 must never cost more).
+        over_nginx = round_ratios("pinset-notModified", "nginx-notModified")
+        over_ok = round_ratios("pinset-notModified", "pinset-keepalive")
+        not_modified = {"pinset": summary["pinset-notModified"], "nginx": summary["nginx-notModified"],
+                        "ratio": statistics.median(over_nginx), "roundRatios": over_nginx,
+                        "overOwn200": statistics.median(over_ok), "roundRatiosOverOwn200": over_ok}
 
         # One run with the access log on (written to a file), to show its cost.
         logged = self.start_pinset(directory, access_log=True, name="pinset-accesslog", per_address_limit=False)
@@ -1488,9 +1494,10 @@ def render(results):
             n = s["notModified"]
             for target in ("pinset", "nginx"):
                 r = n[target]
+                cpu = f"{r['serverCpuPercent']:.0f} %" if "serverCpuPercent" in r else "–"
                 lines.append(
                     f"| 64 keep-alive, `If-None-Match` → 304 | {'Pinset' if target == 'pinset' else 'nginx (2 workers)'} | "
-                    f"{r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | – | "
+                    f"{r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {cpu} | "
                     f"{r['socketErrors'] + r['non2xx']} | "
                     + (f"**{n['ratio']:.2f}** | {SERVING_TARGETS['notModified'][0]}: {verdict(n['ratio'] >= SERVING_TARGETS['notModified'][1])}" if target == "pinset" else " | ")
                     + " |"
@@ -1512,6 +1519,15 @@ def render(results):
                 + ", ".join(f"{name} {runs[key]['serverCpuMicrosecondsPerRequest']:.1f} µs"
                             for name, key in (("Pinset", "pinset-close"), ("floor", "floor-close"), ("nginx", "nginx-close")))
                 + ".",
+            ]
+        if "roundRatios" in s.get("notModified", {}):
+            n = s["notModified"]
+            lines += [
+                "",
+                "`If-None-Match` → 304, per round (measured in the same rounds): Pinset / nginx "
+                + ", ".join(f"{r:.2f}" for r in n["roundRatios"]) + f" (median **{n['ratio']:.2f}**); Pinset's 304s / its own "
+                "keep-alive 200s of the round " + ", ".join(f"{r:.2f}" for r in n["roundRatiosOverOwn200"])
+                + f" (median **{n['overOwn200']:.2f}**, target ≥ 1.0, a 304 never dearer than a 200: {verdict(n['overOwn200'] >= 1.0)}).",
             ]
         if s.get("closeProfile"):
             lines += ["", "Where the CPU goes under `Connection: close` (`perf record -g` of the server during one wrk run, "
