@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 import PinsetStore
 
@@ -17,5 +18,11 @@ extension Admin {
     public func auditLog(of customer: CustomerName, visibleTo viewer: AdminAccount, limit: Int) throws -> [AuditEntry] {
         _ = try pinSet(of: customer, visibleTo: viewer)
         return try store.auditLog(customer: customer, limit: limit)
+    }
+
+    /// Whether each host of a customer `viewer` may see may switch to a next key now (`RotationGate`).
+    public func rotationReadiness(of customer: CustomerName, visibleTo viewer: AdminAccount, gate: RotationGate, now: Date = Date()) throws -> [RotationGate.Readiness] {
+        _ = try pinSet(of: customer, visibleTo: viewer)
+        return try rotationReadiness(customer: customer, hostname: nil, key: nil, gate: gate, now: now)
     }
 }

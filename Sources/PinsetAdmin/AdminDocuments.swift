@@ -39,6 +39,35 @@ public enum AdminDocuments {
         return document
     }
 
+    /// Whether a host may switch to one of its next keys now (`pinset rotation status --json`, the API).
+    public static func rotation(_ host: RotationGate.Readiness) -> [String: Any] {
+        var object: [String: Any] = [
+            "customer": host.customer.rawValue, "hostname": host.hostname.rawValue, "verdict": host.verdict.rawValue,
+            "runningServers": host.instanceCount,
+            "nextKeys": host.candidates.map { candidate -> [String: Any] in
+                var entry: [String: Any] = [
+                    "key": candidate.key.base64, "label": candidate.label, "safe": candidate.isSafe,
+                    "publishedAt": date(candidate.addedAt), "publishedVersion": candidate.publishedVersion,
+                    "fetchesHoldingKey": candidate.fetchesHoldingKey, "fetchesReportingVersion": candidate.fetchesReportingVersion,
+                    "fetchesWithoutVersion": candidate.fetchesWithoutVersion,
+                    "blockers": candidate.blockers.map(\.sentence),
+                ]
+                if let from = candidate.safeByTimeFrom { entry["safeByTimeFrom"] = date(from) }
+                if let share = candidate.share { entry["shareHoldingKey"] = share }
+                return entry
+            },
+        ]
+        if let times = host.servingTimes {
+            object["timeRule"] = [
+                "resignIntervalSeconds": times.resignIntervalSeconds, "contentStalenessSeconds": times.contentStalenessSeconds,
+                "freshnessWindowSeconds": times.freshnessWindowSeconds,
+                "maxAgeSeconds": times.maxAgeSeconds, "totalSeconds": times.longestAcceptanceOfOlderBundle,
+            ]
+        }
+        if let note = host.keyNote { object["keyNote"] = note }
+        return object
+    }
+
     /// How the pins of `hostname` after an edit fare against its live chain.
     public static func liveCheck(_ hostname: Hostname, _ outcome: LiveEditCheck.Outcome) -> [String: Any] {
         var document: [String: Any] = ["hostname": hostname.rawValue, "permitsEdit": outcome.permitsEdit, "summary": describe(outcome)]

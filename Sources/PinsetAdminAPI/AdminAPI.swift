@@ -73,6 +73,13 @@ public struct AdminAPI: Sendable {
         case ("GET", 3, "customers") where route[2] == "audit":
             let limit = try request.query["limit"].map { try integer($0, "limit", in: 1...1000) } ?? 100
             return try json(200, try admin.auditLog(of: try CustomerName(route[1]), visibleTo: caller, limit: limit).map(AdminDocuments.audit))
+        case ("GET", 3, "customers") where route[2] == "rotation":
+            let share = try request.query["minimumShare"].map { text -> Double in
+                guard let value = Double(text), (0...1).contains(value) else { throw APIFailure(400, "'minimumShare' must be a number from 0 to 1.") }
+                return value
+            } ?? RotationGate.defaultMinimumShare
+            let readiness = try admin.rotationReadiness(of: try CustomerName(route[1]), visibleTo: caller, gate: RotationGate(minimumShare: share))
+            return try json(200, readiness.map(AdminDocuments.rotation))
         case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "pins":
             return try await proposePinEdit(request, customer: try CustomerName(route[1]), hostname: try Hostname(route[3]), by: caller)
         case ("GET", 1, "change-requests"):
@@ -181,7 +188,7 @@ public struct AdminAPI: Sendable {
     private static func allowedMethod(_ route: [String]) -> String? {
         switch (route.count, route.first) {
         case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
-        case (3, "customers") where route[2] == "audit": "GET"
+        case (3, "customers") where route[2] == "audit" || route[2] == "rotation": "GET"
         case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"
         case (3, "change-requests") where ["approve", "reject", "break-glass"].contains(route[2]): "POST"
         case (3, "break-glass") where route[2] == "acknowledge": "POST"

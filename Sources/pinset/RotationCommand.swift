@@ -140,7 +140,7 @@ struct RotationCommand: AsyncParsableCommand {
                 customer: customer, hostname: host, key: key, gate: RotationGate(minimumShare: minimumShare)
             )
             if options.json {
-                try Output.json(readiness.map(Self.json))
+                try Output.json(readiness.map(AdminDocuments.rotation))
             } else {
                 Self.print(readiness)
             }
@@ -172,34 +172,6 @@ struct RotationCommand: AsyncParsableCommand {
             if let times = readiness.lazy.compactMap(\.servingTimes).first, let host = readiness.first {
                 Output.line("Time rule: resign interval \(times.resignIntervalSeconds) s + content staleness \(times.contentStalenessSeconds) s + freshness window \(times.freshnessWindowSeconds) s + max-age \(times.maxAgeSeconds) s = \(times.longestAcceptanceOfOlderBundle) s, the longest over \(host.instanceCount) running server\(host.instanceCount == 1 ? "" : "s").")
             }
-        }
-
-        static func json(_ host: RotationGate.Readiness) -> [String: Any] {
-            var object: [String: Any] = [
-                "customer": host.customer.rawValue, "hostname": host.hostname.rawValue, "verdict": host.verdict.rawValue,
-                "runningServers": host.instanceCount,
-                "nextKeys": host.candidates.map { candidate -> [String: Any] in
-                    var entry: [String: Any] = [
-                        "key": candidate.key.base64, "label": candidate.label, "safe": candidate.isSafe,
-                        "publishedAt": Output.date(candidate.addedAt), "publishedVersion": candidate.publishedVersion,
-                        "fetchesHoldingKey": candidate.fetchesHoldingKey, "fetchesReportingVersion": candidate.fetchesReportingVersion,
-                        "fetchesWithoutVersion": candidate.fetchesWithoutVersion,
-                        "blockers": candidate.blockers.map(\.sentence),
-                    ]
-                    if let from = candidate.safeByTimeFrom { entry["safeByTimeFrom"] = Output.date(from) }
-                    if let share = candidate.share { entry["shareHoldingKey"] = share }
-                    return entry
-                },
-            ]
-            if let times = host.servingTimes {
-                object["timeRule"] = [
-                    "resignIntervalSeconds": times.resignIntervalSeconds, "contentStalenessSeconds": times.contentStalenessSeconds,
-                    "freshnessWindowSeconds": times.freshnessWindowSeconds,
-                    "maxAgeSeconds": times.maxAgeSeconds, "totalSeconds": times.longestAcceptanceOfOlderBundle,
-                ]
-            }
-            if let note = host.keyNote { object["keyNote"] = note }
-            return object
         }
     }
 

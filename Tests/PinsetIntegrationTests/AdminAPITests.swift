@@ -105,6 +105,13 @@ import Testing
         #expect((me.document as? [String: Any])?["roles"] as? [String] == ["reviewer:acme"])
         let customers = try deployment.call("GET", "/api/v1/customers", as: "carol")
         #expect((customers.document as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["globex"], "carol sees only globex")
+        // Rotation readiness, as 'pinset rotation status' reports it, for who may see the customer.
+        let rotation = try deployment.call("GET", "/api/v1/customers/acme/rotation", as: "dave")
+        let rotationHost = (rotation.document as? [[String: Any]])?.first
+        #expect(rotation.status == 200 && rotationHost?["hostname"] as? String == "api.example.com" && rotationHost?["verdict"] as? String == "no-next-key",
+                "\(String(describing: rotation.document))")
+        #expect(try deployment.call("GET", "/api/v1/customers/acme/rotation", as: "carol").status == 404)
+        #expect(try deployment.call("GET", "/api/v1/customers/acme/rotation?minimumShare=2", as: "dave").status == 400)
 
         let before = try deployment.databaseState()
         let servedBefore = try #require(try deployment.servedVersion())
@@ -303,6 +310,6 @@ import Testing
             "--request-timeout", "10",
         ], environment: ["HOME": deployment.cli.directory.path, "SCHEMATHESIS_HOOKS": ""], timeout: 300, directory: deployment.cli.directory.path)
         #expect(result.status == 0, "\(result.stdoutText.suffix(6000))\n\(result.stderr.suffix(2000))")
-        #expect(result.stdoutText.contains("Tested: 12"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
+        #expect(result.stdoutText.contains("Tested: 13"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
     }
 }
