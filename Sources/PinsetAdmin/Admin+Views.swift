@@ -25,4 +25,10 @@ extension Admin {
         _ = try pinSet(of: customer, visibleTo: viewer)
         return try rotationReadiness(customer: customer, hostname: nil, key: nil, gate: gate, now: now)
     }
+
+    /// What apps of a customer `viewer` may see reported failing in the last `window` seconds.
+    public func pinFailureReport(of customer: CustomerName, visibleTo viewer: AdminAccount, window: Int64, now: Date = Date()) throws -> PinFailureOverview {
+        _ = try pinSet(of: customer, visibleTo: viewer)
+        return try pinFailureReport(of: customer, window: window, now: now)
+    }
 }

@@ -39,6 +39,43 @@ public enum AdminDocuments {
         return document
     }
 
+    /// What apps reported failing (`pinset reports --json`, the API): one object per customer, host, result and
+    /// served key, then one per bucket of reports without a row of their own (`hostname` null).
+    public static func pinFailures(_ overview: PinFailureOverview) -> [[String: Any]] {
+        overview.rows.map { row -> [String: Any] in
+            let pinned: Any = switch row.keyPinned {
+            case .yes: true
+            case .no: false
+            case .hostNotPinned, .noCertificate: NSNull()
+            }
+            return [
+                "customer": row.customer.rawValue, "hostname": row.hostname, "validationResult": row.validationResult,
+                "result": resultName(row.validationResult), "reports": row.reports,
+                "firstHour": date(row.firstHour), "lastHour": date(row.lastHour),
+                "appVersions": row.appVersions, "pinsetVersions": row.pinsetVersions,
+                "servedLeafSPKISHA256": row.leafSPKISHA256 ?? NSNull(), "servedKeyPinned": pinned,
+            ]
+        } + overview.buckets.map { bucket -> [String: Any] in
+            [
+                "customer": bucket.customer.rawValue, "bucket": bucket.bucket, "hostname": NSNull(), "reports": bucket.reports,
+                "firstHour": date(bucket.firstHour), "lastHour": date(bucket.lastHour),
+            ]
+        }
+    }
+
+    /// TrustKit's `TSKTrustEvaluationResult` names.
+    public static func resultName(_ code: Int) -> String {
+        switch code {
+        case 0: "success"
+        case 1: "no-matching-pin"
+        case 2: "invalid-chain"
+        case 3: "invalid-parameters"
+        case 4: "user-defined-trust-anchor"
+        case 5: "no-spki-hash"
+        default: "result \(code)"
+        }
+    }
+
     /// Whether a host may switch to one of its next keys now (`pinset rotation status --json`, the API).
     public static func rotation(_ host: RotationGate.Readiness) -> [String: Any] {
         var object: [String: Any] = [

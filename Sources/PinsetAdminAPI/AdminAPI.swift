@@ -80,6 +80,15 @@ public struct AdminAPI: Sendable {
             } ?? RotationGate.defaultMinimumShare
             let readiness = try admin.rotationReadiness(of: try CustomerName(route[1]), visibleTo: caller, gate: RotationGate(minimumShare: share))
             return try json(200, readiness.map(AdminDocuments.rotation))
+        case ("GET", 3, "customers") where route[2] == "reports":
+            let window: Int64
+            do {
+                window = try Admin.parseReportWindow(request.query["since"] ?? "24h")
+            } catch let error as AdminError {
+                throw APIFailure(400, error.description.replacingOccurrences(of: "--since", with: "'since'"))
+            }
+            let overview = try admin.pinFailureReport(of: try CustomerName(route[1]), visibleTo: caller, window: window)
+            return try json(200, AdminDocuments.pinFailures(overview))
         case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "pins":
             return try await proposePinEdit(request, customer: try CustomerName(route[1]), hostname: try Hostname(route[3]), by: caller)
         case ("GET", 1, "change-requests"):
@@ -188,7 +197,7 @@ public struct AdminAPI: Sendable {
     private static func allowedMethod(_ route: [String]) -> String? {
         switch (route.count, route.first) {
         case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
-        case (3, "customers") where route[2] == "audit" || route[2] == "rotation": "GET"
+        case (3, "customers") where ["audit", "rotation", "reports"].contains(route[2]): "GET"
         case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"
         case (3, "change-requests") where ["approve", "reject", "break-glass"].contains(route[2]): "POST"
         case (3, "break-glass") where route[2] == "acknowledge": "POST"

@@ -30,7 +30,7 @@ struct ReportsCommand: AsyncParsableCommand {
         let overview = try options.openAdmin().pinFailureReport(of: name, window: window)
         let (rows, buckets) = (overview.rows, overview.buckets)
         if options.json {
-            try Output.json(rows.map(\.jsonObject) + buckets.map(\.jsonObject))
+            try Output.json(AdminDocuments.pinFailures(overview))
             return
         }
         guard !rows.isEmpty || !buckets.isEmpty else {
@@ -38,7 +38,7 @@ struct ReportsCommand: AsyncParsableCommand {
             return
         }
         Output.table(["CUSTOMER", "HOST", "RESULT", "REPORTS", "FIRST HOUR", "LAST HOUR", "APP VERSIONS", "PIN-SET VERSIONS", "SERVED KEY", "KEY PINNED"], rows.map {
-            [$0.customer.rawValue, $0.hostname, PinFailureSummary.resultName($0.validationResult), String($0.reports),
+            [$0.customer.rawValue, $0.hostname, AdminDocuments.resultName($0.validationResult), String($0.reports),
              Output.date($0.firstHour), Output.date($0.lastHour), Self.shortList($0.appVersions),
              $0.pinsetVersions.isEmpty ? "- (TrustKit)" : Self.shortList($0.pinsetVersions.map { "v\($0)" }),
              $0.leafSPKISHA256 ?? "-", $0.keyPinned.text]
@@ -67,47 +67,5 @@ extension PinFailureSummary.KeyPinned {
         case .hostNotPinned: "host not pinned now"
         case .noCertificate: "- (no certificate)"
         }
-    }
-
-    var jsonValue: Any {
-        switch self {
-        case .yes: true
-        case .no: false
-        case .hostNotPinned, .noCertificate: NSNull()
-        }
-    }
-}
-
-extension PinFailureSummary {
-    /// TrustKit's `TSKTrustEvaluationResult` names.
-    static func resultName(_ code: Int) -> String {
-        switch code {
-        case 0: "success"
-        case 1: "no-matching-pin"
-        case 2: "invalid-chain"
-        case 3: "invalid-parameters"
-        case 4: "user-defined-trust-anchor"
-        case 5: "no-spki-hash"
-        default: "result \(code)"
-        }
-    }
-
-    var jsonObject: [String: Any] {
-        [
-            "customer": customer.rawValue, "hostname": hostname, "validationResult": validationResult,
-            "result": Self.resultName(validationResult), "reports": reports,
-            "firstHour": Output.date(firstHour), "lastHour": Output.date(lastHour),
-            "appVersions": appVersions, "pinsetVersions": pinsetVersions,
-            "servedLeafSPKISHA256": leafSPKISHA256 ?? NSNull(), "servedKeyPinned": keyPinned.jsonValue,
-        ]
-    }
-}
-
-extension PinFailureBucketSummary {
-    var jsonObject: [String: Any] {
-        [
-            "customer": customer.rawValue, "bucket": bucket, "hostname": NSNull(), "reports": reports,
-            "firstHour": Output.date(firstHour), "lastHour": Output.date(lastHour),
-        ]
     }
 }

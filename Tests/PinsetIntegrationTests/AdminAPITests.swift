@@ -112,6 +112,11 @@ import Testing
                 "\(String(describing: rotation.document))")
         #expect(try deployment.call("GET", "/api/v1/customers/acme/rotation", as: "carol").status == 404)
         #expect(try deployment.call("GET", "/api/v1/customers/acme/rotation?minimumShare=2", as: "dave").status == 400)
+        // Reported pin failures, as 'pinset reports' shows them (none reported here).
+        let reports = try deployment.call("GET", "/api/v1/customers/acme/reports?since=7d", as: "dave")
+        #expect(reports.status == 200 && (reports.document as? [Any])?.isEmpty == true, "\(String(describing: reports.document))")
+        #expect(try deployment.call("GET", "/api/v1/customers/acme/reports", as: "carol").status == 404)
+        #expect(try deployment.call("GET", "/api/v1/customers/acme/reports?since=forever", as: "dave").status == 400)
 
         let before = try deployment.databaseState()
         let servedBefore = try #require(try deployment.servedVersion())
@@ -310,6 +315,6 @@ import Testing
             "--request-timeout", "10",
         ], environment: ["HOME": deployment.cli.directory.path, "SCHEMATHESIS_HOOKS": ""], timeout: 300, directory: deployment.cli.directory.path)
         #expect(result.status == 0, "\(result.stdoutText.suffix(6000))\n\(result.stderr.suffix(2000))")
-        #expect(result.stdoutText.contains("Tested: 13"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
+        #expect(result.stdoutText.contains("Tested: 14"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
     }
 }
