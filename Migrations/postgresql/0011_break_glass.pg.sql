@@ -1,10 +1,13 @@
 -- Pin edits an operator applied without a second admin's review (break-glass). Each stays on /status, the
--- metrics and `pinset review list` until another admin acknowledges it. Not tied to the customer row: removing
--- the customer must not remove the trace of an unreviewed edit.
+-- metrics and `pinset review list` until another admin acknowledges it. Removing the customer does not remove
+-- the trace of an unreviewed edit: customer_id becomes NULL, and only operators see the record then (a customer
+-- added later under the same name is not the one edited). change_request_id is not unique: SQLite may hand a
+-- removed customer's request ids out again.
 CREATE TABLE break_glass (
     id                 BIGSERIAL PRIMARY KEY,
-    change_request_id  BIGINT  NOT NULL UNIQUE,
+    change_request_id  BIGINT  NOT NULL,
     customer           TEXT    NOT NULL CHECK (length(customer) BETWEEN 1 AND 64),
+    customer_id        BIGINT  REFERENCES customer (id) ON DELETE SET NULL,
     applied_by         TEXT    NOT NULL,
     reason             TEXT    NOT NULL CHECK (length(reason) BETWEEN 1 AND 1000),
     applied_at         TEXT    NOT NULL,

@@ -142,8 +142,10 @@ extension Admin {
     }
 
     /// Break-glass applications `viewer` may see: of customers it has any role for (every one for an operator).
-    public func breakGlassEvents(visibleTo viewer: AdminAccount, includeAcknowledged: Bool = false) throws -> [BreakGlassEvent] {
-        try store.breakGlassEvents(includeAcknowledged: includeAcknowledged).filter { viewer.mayView($0) }
+    public func breakGlassEvents(visibleTo viewer: AdminAccount, customer: CustomerName? = nil, includeAcknowledged: Bool = false) throws -> [BreakGlassEvent] {
+        try store.breakGlassEvents(includeAcknowledged: includeAcknowledged).filter { event in
+            viewer.mayView(event) && customer.map { $0.rawValue.lowercased() == event.customer.lowercased() } ?? true
+        }
     }
 
     /// Acknowledges a break-glass application as `admin`: an operator, or a reviewer of its customer, other than
@@ -152,7 +154,7 @@ extension Admin {
         guard let event = try store.breakGlassEvent(id), admin.mayView(event) else {
             throw AdminError("There is no break-glass application \(id) that \(admin.name) may see. List them with 'pinset review list'.", kind: .notFound)
         }
-        guard admin.isOperator || (try? CustomerName(event.customer)).map(admin.mayReview) == true else {
+        guard admin.isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(admin.mayReview) == true) else {
             throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): an operator or a reviewer of '\(event.customer)' must.", kind: .forbidden)
         }
         return try store.acknowledgeBreakGlass(id, note: note, actor: admin.name)

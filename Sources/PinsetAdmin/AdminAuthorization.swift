@@ -23,10 +23,10 @@ extension AdminAccount {
 
     public var isOperator: Bool { !isDisabled && grants.contains { $0.role == .operator } }
 
-    /// A break-glass application is seen by operators and by anyone with a role for its customer (whose name may
-    /// no longer be a customer's).
+    /// A break-glass application is seen by operators and by anyone with a role for its customer, while that
+    /// customer exists: one added later under the same name is another customer.
     public func mayView(_ event: BreakGlassEvent) -> Bool {
-        isOperator || (try? CustomerName(event.customer)).map(mayView) == true
+        isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(mayView) == true)
     }
 
     func require(_ allowed: Bool, _ what: String, _ customer: CustomerName) throws(AdminError) {

@@ -5,8 +5,11 @@ import PinsetCore
 public struct BreakGlassEvent: Sendable, Hashable {
     public var id: Int64
     public var changeRequestID: Int64
-    /// The customer's name when it happened (the customer may be gone since).
+    /// The customer's name when it happened.
     public var customer: String
+    /// The customer was removed since: a customer added later under the same name is another one, so only
+    /// operators see (and acknowledge) the record.
+    public var customerRemoved: Bool
     public var appliedBy: String
     public var reason: String
     public var appliedAt: Date
@@ -52,7 +55,7 @@ extension PinStore {
                 """, [actor, change.now, note.isEmpty ? nil : note, id])
             guard updated == 1 else { throw StoreError(.changeRequestRefused, "Break-glass application \(id) was acknowledged meanwhile. Nothing was changed.") }
             let details = "break-glass application \(id) (change request \(event.changeRequestID) by \(event.appliedBy)) acknowledged" + (note.isEmpty ? "" : ": \(note)")
-            if let customer = try? CustomerName(event.customer), let owner = try? change.customer(customer) {
+            if !event.customerRemoved, let customer = try? CustomerName(event.customer), let owner = try? change.customer(customer) {
                 try change.recordSettingChange(of: owner, .breakGlassAcknowledged, details)
             } else {
                 try change.recordDeploymentChange(.breakGlassAcknowledged, "customer \(event.customer): " + details)
@@ -65,13 +68,15 @@ extension PinStore {
     }
 
     private static let breakGlassSelect = """
-        SELECT id, change_request_id, customer, applied_by, reason, applied_at, applied_version, acknowledged_by, acknowledged_at, acknowledgement
+        SELECT id, change_request_id, customer, applied_by, reason, applied_at, applied_version, acknowledged_by, acknowledged_at, acknowledgement,
+               customer_id IS NULL
         FROM break_glass
         """
 
     private static func breakGlassEvent(_ row: any StoreRow) throws -> BreakGlassEvent {
         BreakGlassEvent(
             id: try row.decode(atIndex: 0), changeRequestID: try row.decode(atIndex: 1), customer: try row.decode(atIndex: 2),
+            customerRemoved: try row.decode(atIndex: 10),
             appliedBy: try row.decode(atIndex: 3), reason: try row.decode(atIndex: 4), appliedAt: try row.decode(atIndex: 5),
             appliedVersion: try row.decode(atIndex: 6), acknowledgedBy: try row.decode(atIndex: 7), acknowledgedAt: try row.decode(atIndex: 8),
             acknowledgement: try row.decode(atIndex: 9)

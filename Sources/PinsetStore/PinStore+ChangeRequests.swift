@@ -152,8 +152,9 @@ extension PinStore {
             guard updated == 1 else { throw StoreError(.changeRequestRefused, "Change request \(id) was decided meanwhile. Nothing was changed.") }
             if let breakGlassReason {
                 try db.execute("""
-                    INSERT INTO break_glass (change_request_id, customer, applied_by, reason, applied_at, applied_version) VALUES (?, ?, ?, ?, ?, ?)
-                    """, [id, request.customer.rawValue, approver, breakGlassReason, change.now, version])
+                    INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, [id, request.customer.rawValue, owner.id, approver, breakGlassReason, change.now, version])
                 try db.execute("UPDATE change_request SET decision_note = ? WHERE id = ?", ["break-glass: \(breakGlassReason)", id])
                 return request.decided(.applied, by: approver, at: change.now, note: "break-glass: \(breakGlassReason)", appliedVersion: version)
             }

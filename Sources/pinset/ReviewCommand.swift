@@ -24,9 +24,9 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let admin = try options.openAdmin()
             let viewer = try credentials.required(by: admin, for: "review list")
-            let requests = try admin.changeRequests(visibleTo: viewer, customer: try customer.map { try CustomerName($0) }, includeDecided: all)
-            let applications = try admin.breakGlassEvents(visibleTo: viewer, includeAcknowledged: all)
-                .filter { event in customer.map { $0.lowercased() == event.customer.lowercased() } ?? true }
+            let customer = try customer.map { try CustomerName($0) }
+            let requests = try admin.changeRequests(visibleTo: viewer, customer: customer, includeDecided: all)
+            let applications = try admin.breakGlassEvents(visibleTo: viewer, customer: customer, includeAcknowledged: all)
             if options.json {
                 return try breakGlass ? Output.json(applications.map(AdminDocuments.breakGlass)) : Output.json(requests.map(AdminDocuments.changeRequest))
             }

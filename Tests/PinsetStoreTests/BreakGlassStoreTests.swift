@@ -59,6 +59,9 @@ struct BreakGlassStoreTests {
         // Removing the customer does not remove the trace.
         try fixture.store.removeCustomer(acme, actor: "olga")
         #expect(try fixture.store.breakGlassEvents().map(\.id) == [event.id])
+        // Marked as the removed customer's: a customer added later under the same name is another one.
+        try fixture.store.addCustomer(acme, actor: "root")
+        #expect(try fixture.store.breakGlassEvents().first?.customerRemoved == true)
 
         let acknowledged = try fixture.store.acknowledgeBreakGlass(event.id, note: "checked the new key with the CA", actor: "bob")
         #expect(acknowledged.acknowledgedBy == "bob" && acknowledged.acknowledgement == "checked the new key with the CA")

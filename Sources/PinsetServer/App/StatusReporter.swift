@@ -100,7 +100,7 @@ extension ServerStatus.BreakGlass {
     init(_ event: BreakGlassEvent) {
         self.init(
             id: event.id, changeRequest: event.changeRequestID, customer: event.customer, appliedBy: event.appliedBy,
-            appliedAt: event.appliedAt, appliedVersion: event.appliedVersion, reason: event.reason
+            appliedAt: event.appliedAt, appliedVersion: event.appliedVersion
         )
     }
 }

@@ -40,7 +40,7 @@ enum StoreCopier {
             "decided_by", "decided_at", "decision_note", "applied_version",
         ], generatesIDs: true),
         Table(name: "break_glass", columns: [
-            "id", "change_request_id", "customer", "applied_by", "reason", "applied_at", "applied_version",
+            "id", "change_request_id", "customer", "customer_id", "applied_by", "reason", "applied_at", "applied_version",
             "acknowledged_by", "acknowledged_at", "acknowledgement",
         ], generatesIDs: true),
     ]
