@@ -149,6 +149,21 @@ let package = Package(
             resources: [.embedInCode("Resources/openapi.json")],
             swiftSettings: strictSwift6
         ),
+        // The dashboard: server-rendered pages for admins in a browser, on the admin API's listener, every rule from
+        // PinsetAdmin.
+        .target(
+            name: "PinsetDashboard",
+            dependencies: [
+                "PinsetAdmin",
+                "PinsetAdminAPI",
+                "PinsetCore",
+                "PinsetLiveCheck",
+                "PinsetStatus",
+                "PinsetStore",
+            ],
+            resources: [.embedInCode("Resources/dashboard.css")],
+            swiftSettings: strictSwift6
+        ),
         // The `/status` document: one Codable type that the server encodes and `pinset status` decodes.
         .target(
             name: "PinsetStatus",
@@ -163,6 +178,7 @@ let package = Package(
                 "CPinsetEpoll",
                 "PinsetAdmin",
                 "PinsetAdminAPI",
+                "PinsetDashboard",
                 "PinsetPublishing",
                 "PinsetCore",
                 "PinsetFileSystem",

@@ -17,7 +17,13 @@ extension Admin {
     /// - Throws: `AdminError` when the token is malformed, unknown, revoked or expired, or its admin is disabled;
     ///   the message does not say which, so a guess learns nothing.
     public func authenticate(_ token: AdminToken, now: Date = Date()) throws -> AdminAccount {
-        guard let account = try store.admin(authenticatedBy: token.sha256, at: now) else {
+        try authenticate(tokenDigest: token.sha256, now: now)
+    }
+
+    /// The admin of the token with this SHA-256, as ``authenticate(_:now:)`` decides it: for a dashboard session,
+    /// which keeps the digest rather than the token, so that revoking the token or disabling its admin ends it.
+    public func authenticate(tokenDigest: SHA256Fingerprint, now: Date = Date()) throws -> AdminAccount {
+        guard let account = try store.admin(authenticatedBy: tokenDigest, at: now) else {
             throw AdminError("The admin token was not accepted: it is unknown, revoked or expired, or its admin is disabled. Ask an operator for a new one ('pinset admin token NAME').", kind: .unauthenticated)
         }
         return account

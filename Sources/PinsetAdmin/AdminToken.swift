@@ -10,9 +10,7 @@ public struct AdminToken: Sendable {
 
     /// A new random token.
     public static func generate() -> AdminToken {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return AdminToken(validated: prefix + Base64URL.encode(bytes))
+        AdminToken(validated: prefix + Base64URL.random(byteCount: 32))
     }
 
     private init(validated text: String) { self.text = text }
@@ -32,13 +30,19 @@ public struct AdminToken: Sendable {
 }
 
 /// RFC 4648 §5 without padding.
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
+public enum Base64URL {
+    /// `byteCount` bytes from the system's secure random source, encoded: for tokens, session ids and CSRF tokens.
+    public static func random(byteCount: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return encode((0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    public static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while standard.count % 4 != 0 { standard += "=" }

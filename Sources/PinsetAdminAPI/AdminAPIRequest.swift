@@ -26,7 +26,7 @@ public struct AdminAPIRequest: Sendable {
     public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
 
     /// Query parameters, percent-decoded; a repeated name keeps its first value.
-    var query: [String: String] {
+    public var query: [String: String] {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return [:] }
         var result: [String: String] = [:]

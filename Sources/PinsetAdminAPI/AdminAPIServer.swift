@@ -6,8 +6,9 @@ import NIOSSL
 import PinsetCore
 import PinsetFileSystem
 
-/// Serves ``AdminAPI`` over HTTP/1.1 on SwiftNIO: over TLS with the configured certificate and key, or in plain
-/// text on a loopback address only. Few connections and small bodies: it is for a team's admins, not for apps.
+/// Serves ``AdminAPI`` (and whatever else answers on the admin listener, such as the dashboard) over HTTP/1.1 on
+/// SwiftNIO: over TLS with the configured certificate and key, or in plain text on a loopback address only. Few
+/// connections and small bodies: it is for a team's admins, not for apps.
 public final class AdminAPIServer: Sendable {
     public struct TLSFiles: Sendable {
         public var certificateChainPath: String
@@ -19,7 +20,10 @@ public final class AdminAPIServer: Sendable {
         }
     }
 
-    private let api: AdminAPI
+    /// Answers one request.
+    public typealias Responder = @Sendable (AdminAPIRequest) async -> AdminAPIResponse
+
+    private let respond: Responder
     private let host: String
     private let requestedPort: Int
     private let tls: NIOSSLContext?
@@ -32,11 +36,15 @@ public final class AdminAPIServer: Sendable {
     private let connections = LockedValue<[String: Int]>([:])
 
     /// - Throws: when `tls` is nil and `host` is not a loopback address, or the TLS files do not load.
-    public init(api: AdminAPI, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
+    public convenience init(api: AdminAPI, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
+        try self.init(respond: { await api.respond(to: $0) }, host: host, port: port, tls: tls, logger: logger)
+    }
+
+    public init(respond: @escaping Responder, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
         if tls == nil && !Self.isLoopback(host) {
             throw AdminAPIConfigurationError("The admin API listens on \(host) without TLS. Give it 'certificate' and 'privateKey' files, or listen on 127.0.0.1 or ::1: tokens must not cross a network in plain text.")
         }
-        self.api = api
+        self.respond = respond
         self.host = host
         self.requestedPort = port
         self.logger = logger
@@ -68,7 +76,7 @@ public final class AdminAPIServer: Sendable {
     /// Binds and starts accepting; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let api = self.api
+        let respond = self.respond
         let tls = self.tls
         let connections = self.connections
         let bootstrap = ServerBootstrap(group: group)
@@ -92,7 +100,7 @@ public final class AdminAPIServer: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
-                    try pipeline.addHandler(AdminAPIHandler(api: api, remoteAddress: remote))
+                    try pipeline.addHandler(AdminAPIHandler(respond: respond, remoteAddress: remote))
                 }
             }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
@@ -123,7 +131,7 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let api: AdminAPI
+    private let respond: AdminAPIServer.Responder
     private let remoteAddress: String
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
@@ -134,8 +142,8 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let requestDeadline: TimeAmount = .seconds(30)
     static let idleDeadline: TimeAmount = .seconds(30)
 
-    init(api: AdminAPI, remoteAddress: String) {
-        self.api = api
+    init(respond: @escaping AdminAPIServer.Responder, remoteAddress: String) {
+        self.respond = respond
         self.remoteAddress = remoteAddress
     }
 
@@ -179,12 +187,12 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
             )
             let keepAlive = head.isKeepAlive
             let version = head.version
-            let api = self.api
+            let respond = self.respond
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             // The answer may wait on the database or a live-chain check: off the event loop, then back to it.
             context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
             Task {
-                let response = await api.respond(to: request)
+                let response = await respond(request)
                 bound.eventLoop.execute {
                     let (handler, context) = bound.value
                     handler.write(response, version: version, keepAlive: keepAlive, context: context)

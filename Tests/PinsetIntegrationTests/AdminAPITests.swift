@@ -53,12 +53,7 @@ import Testing
 
         /// The content version of the bundle the server serves for acme, read after verifying its signature.
         func servedVersion() throws -> Int? {
-            let bundle = cli.directory.file("acme-\(UUID().uuidString.prefix(6)).signed")
-            let fetched = try ProcessRunner.run("curl", ["-sS", "--fail", "-o", bundle, "\(server.baseURL)/acme.json.signed"])
-            guard fetched.status == 0 else { return nil }
-            let verified = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "DER", "-in", bundle, "-CAfile", cli.trustCertificate, "-purpose", "any"])
-            guard verified.status == 0 else { return nil }
-            return (try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any])?["version"] as? Int
+            try server.verifiedVersion(of: "acme", trustedBy: cli)
         }
     }
 

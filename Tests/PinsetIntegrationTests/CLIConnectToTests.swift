@@ -25,6 +25,22 @@ import Testing
         return (ca, try server("api.example.test"), try server("default.example.test"))
     }
 
+    /// Another key and certificate for `name` from the CA of ``serverPKI(in:)``, as a renewal that replaces the key
+    /// makes: valid for the name, but not pinned.
+    static func renewedCertificate(for name: String = "api.example.test", in directory: TemporaryDirectory) throws -> (cert: String, key: String) {
+        let key = directory.file("renewed.key"), request = directory.file("renewed.csr"), cert = directory.file("renewed.pem")
+        for arguments in [
+            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key],
+            ["req", "-new", "-key", key, "-out", request, "-subj", "/CN=\(name)"],
+            ["x509", "-req", "-in", request, "-CA", directory.file("ca.pem"), "-CAkey", directory.file("ca.key"), "-CAcreateserial", "-days", "30",
+             "-out", cert, "-extfile", directory.file("\(name).ext")],
+        ] {
+            let made = try ProcessRunner.run("openssl", arguments)
+            guard made.status == 0 else { throw Failure("openssl \(arguments.joined(separator: " ")): \(made.stderr)") }
+        }
+        return (cert, key)
+    }
+
     @Test func pinsANameServedAtAnotherAddress() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }

@@ -151,16 +151,7 @@ import Testing
         defer { cli.remove() }
         let pki = try CLIConnectToTests.serverPKI(in: cli.directory)
         // Another key for the same name, from the same CA: valid for the name, but not pinned.
-        let otherKey = cli.directory.file("other.key"), otherRequest = cli.directory.file("other.csr"), otherCert = cli.directory.file("other.pem")
-        for arguments in [
-            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", otherKey],
-            ["req", "-new", "-key", otherKey, "-out", otherRequest, "-subj", "/CN=api.example.test"],
-            ["x509", "-req", "-in", otherRequest, "-CA", pki.ca, "-CAkey", cli.directory.file("ca.key"), "-CAcreateserial", "-days", "30",
-             "-out", otherCert, "-extfile", cli.directory.file("api.example.test.ext")],
-        ] {
-            let made = try ProcessRunner.run("openssl", arguments)
-            #expect(made.status == 0, "\(made.stderr)")
-        }
+        let (otherCert, otherKey) = try CLIConnectToTests.renewedCertificate(in: cli.directory)
         let port = try FreePort.pick()
         func serve(cert: String, key: String) throws -> BackgroundProcess {
             let server = try BackgroundProcess("openssl", [

@@ -47,6 +47,19 @@ final class RunningServer {
 }
 
 /// `curl` against the server: status, headers and body of one request.
+extension RunningServer {
+    /// The content version of the bundle served for `customer`, read only after `openssl cms -verify` accepts its
+    /// signature under the trust certificate of `cli`'s data directory; nil when it is not served or not valid.
+    func verifiedVersion(of customer: String, trustedBy cli: PinsetCLI) throws -> Int? {
+        let bundle = cli.directory.file("\(customer)-\(UUID().uuidString.prefix(6)).signed")
+        let fetched = try ProcessRunner.run("curl", ["-sS", "--fail", "-o", bundle, "\(baseURL)/\(customer).json.signed"])
+        guard fetched.status == 0 else { return nil }
+        let verified = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "DER", "-in", bundle, "-CAfile", cli.trustCertificate, "-purpose", "any"])
+        guard verified.status == 0 else { return nil }
+        return (try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any])?["version"] as? Int
+    }
+}
+
 struct CurlResponse {
     let status: Int
     let headers: [String: String]

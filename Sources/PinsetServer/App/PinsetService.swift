@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PinsetAdmin
 import PinsetAdminAPI
+import PinsetDashboard
 import PinsetCore
 import PinsetHTTP
 import PinsetLiveCheck
@@ -176,18 +177,24 @@ public final class PinsetService: Sendable {
             // Approvals reach and validate hosts as the monitor does.
             let caFile = configuration.monitoring?.caFile
             let connectTo = configuration.monitoring?.connectTo ?? ConnectToMap()
-            let api = AdminAPI(
-                admin: Admin(store: store, dataDirectory: configuration.files, actor: "admin-api"),
-                throttle: AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute),
-                liveCheck: { hostname in
-                    LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description)
-                },
-                onUnexpectedError: { [logger] request, error in
-                    logger.error("Admin API request failed", metadata: ["method": "\(request.method)", "path": "\(request.path)", "error": "\(error)"])
-                }
-            )
+            let admin = Admin(store: store, dataDirectory: configuration.files, actor: "admin-api")
+            // One throttle: failed logins to the dashboard and failed API tokens count against the same address.
+            let throttle = AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute)
+            let liveCheck: @Sendable (Hostname) -> LiveCheckSettings = { hostname in
+                LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description)
+            }
+            let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void = { [logger] request, error in
+                logger.error("Admin API request failed", metadata: ["method": "\(request.method)", "path": "\(request.path)", "error": "\(error)"])
+            }
+            let api = AdminAPI(admin: admin, throttle: throttle, liveCheck: liveCheck, onUnexpectedError: onUnexpectedError)
+            let dashboard = Dashboard(admin: admin, throttle: throttle, liveCheck: liveCheck, status: { reporter.status() }, onUnexpectedError: onUnexpectedError)
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
-            apiServer = try AdminAPIServer(api: api, host: settings.host, port: settings.port, tls: tls, logger: logger)
+            apiServer = try AdminAPIServer(
+                respond: { request in
+                    Dashboard.serves(request.path) ? await dashboard.respond(to: request) : await api.respond(to: request)
+                },
+                host: settings.host, port: settings.port, tls: tls, logger: logger
+            )
         } else {
             apiServer = nil
         }

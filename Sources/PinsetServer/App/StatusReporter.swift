@@ -24,8 +24,13 @@ struct StatusReporter: Sendable {
 
     /// The `/status` document.
     func document(now: Date = Date()) -> [UInt8] {
+        (try? status(now: now).encodedDocument()) ?? [UInt8(ascii: "\n")]
+    }
+
+    /// What `/status` says, typed: for the dashboard and the admin API's health view.
+    func status(now: Date = Date()) -> ServerStatus {
         let snapshot = cache.snapshot
-        let status = Self.status(
+        return Self.status(
             of: refresher.status, snapshot: snapshot, freshnessWindow: freshnessWindow, configurationWarnings: configurationWarnings,
             monitoring: monitor.map { ServerStatus.Monitoring($0.report, configuration: $0.configuration) } ?? .disabled,
             uptake: ServerStatus.Uptake(uptake.summary(latest: snapshot.latestVersions, at: now), windowSeconds: uptake.windowSeconds),
@@ -33,7 +38,6 @@ struct StatusReporter: Sendable {
             breakGlass: breakGlass?.unacknowledged.map(ServerStatus.BreakGlass.init) ?? [],
             now: now
         )
-        return (try? status.encodedDocument()) ?? [UInt8(ascii: "\n")]
     }
 
     static func readiness(status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, now: Date = Date()) -> Readiness {

@@ -1,0 +1,346 @@
+import Foundation
+import PinsetAdmin
+import PinsetAdminAPI
+import PinsetCore
+import PinsetLiveCheck
+import PinsetStatus
+import PinsetStore
+
+/// The dashboard: server-rendered HTML pages under `/dashboard/` on the admin API's listener, for admins in a
+/// browser. It reads and decides through the same ``Admin`` rules as the CLI and the API; it only renders.
+///
+/// It runs no script at all: the Content-Security-Policy allows nothing but its own stylesheet and forms posted to
+/// itself. An admin logs in with their API token, which becomes a session cookie (`__Host-`, HttpOnly, Secure,
+/// SameSite=Strict). Every state change is a POST that must come from the dashboard's own pages: a browser's
+/// `Sec-Fetch-Site` and `Origin`, where sent, must say so, and the form must carry the session's CSRF token.
+public struct Dashboard: Sendable {
+    public let admin: Admin
+    public let throttle: AuthenticationThrottle
+    public let liveCheck: @Sendable (Hostname) -> LiveCheckSettings
+    /// The running server's status, for host health, uptake, reports and expiry; nil where there is none.
+    public let status: @Sendable () -> ServerStatus?
+    public let sessions: DashboardSessions
+    /// Told of every error no rule expected (answered 500 without its text).
+    public let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void
+
+    public static let prefix = "/dashboard"
+    static let sessionCookie = "__Host-pinset_session"
+    static let loginCookie = "__Host-pinset_login"
+    static let stylesheet: [UInt8] = PackageResources.dashboard_css
+
+    public init(
+        admin: Admin, throttle: AuthenticationThrottle, liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings,
+        status: @escaping @Sendable () -> ServerStatus?, sessions: DashboardSessions = DashboardSessions(),
+        onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in }
+    ) {
+        self.admin = admin
+        self.throttle = throttle
+        self.liveCheck = liveCheck
+        self.status = status
+        self.sessions = sessions
+        self.onUnexpectedError = onUnexpectedError
+    }
+
+    /// Whether the dashboard answers this path rather than the API.
+    public static func serves(_ path: Substring) -> Bool {
+        path == "/" || path == prefix || path.hasPrefix(prefix + "/")
+    }
+
+    public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
+        var response: AdminAPIResponse
+        do {
+            response = try await route(request)
+        } catch let refusal as DashboardRefusal {
+            response = Self.answer(refusal)
+        } catch let error as AdminError {
+            response = Self.answer(DashboardRefusal(error))
+        } catch let error as StoreError {
+            response = Self.answer(DashboardRefusal(error))
+        } catch {
+            onUnexpectedError(request, error)
+            response = Self.page(status: 500, DashboardPages.refusal(DashboardRefusal(500, "The request failed on the server. The server's log has the detail.")))
+        }
+        response.headers += Self.securityHeaders
+        return response
+    }
+
+    /// On every answer: nothing but the dashboard's own stylesheet loads, no script runs, no page frames it, and
+    /// forms post only to it. The referrer stays on this origin; `no-referrer` would make browsers send
+    /// `Origin: null` with the dashboard's own forms.
+    static let securityHeaders: [(name: String, value: String)] = [
+        ("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "same-origin"),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+        ("Cross-Origin-Resource-Policy", "same-origin"),
+    ]
+
+    private func route(_ request: AdminAPIRequest) async throws -> AdminAPIResponse {
+        let path = request.path
+        if path == "/" || path == Self.prefix { return Self.redirect(Self.prefix + "/") }
+        let route = path.dropFirst(Self.prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? "" }
+        switch (request.method, route.count, route[0]) {
+        case ("GET", 1, "style.css"):
+            return AdminAPIResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8")], body: Self.stylesheet)
+        case ("GET", 1, "login"):
+            let formToken = Base64URL.random(byteCount: 32)
+            return Self.page(status: 200, DashboardPages.login(formToken: formToken, message: nil), cookies: [Self.cookie(Self.loginCookie, formToken, maxAge: 600)])
+        case ("POST", 1, "login"):
+            return try logIn(request)
+        default:
+            break
+        }
+        // Before the session: a cross-site request is refused as such, whether or not the browser sent the cookie.
+        if request.method != "GET" { try requireSameOrigin(request) }
+        let (session, sessionID, viewer) = try authenticate(request)
+        let context = DashboardPages.Context(viewer: viewer, csrfToken: session.csrfToken)
+        switch (request.method, route.count, route[0]) {
+        case ("GET", 1, ""):
+            let status = self.status()
+            let customers = try admin.customers(visibleTo: viewer)
+            let requests = try admin.changeRequests(visibleTo: viewer)
+            let rotation = try Dictionary(uniqueKeysWithValues: customers.prefix(DashboardPages.overviewRows).map { summary in
+                (summary.name, try admin.rotationReadiness(of: summary.name, visibleTo: viewer, gate: RotationGate()))
+            })
+            let breakGlass = try admin.breakGlassEvents(visibleTo: viewer)
+            return Self.page(status: 200, DashboardPages.overview(
+                context, customers: customers, status: status, rotation: rotation, requests: requests, breakGlass: breakGlass
+            ))
+        case ("GET", 2, "customers"):
+            let customer = try Self.customerName(route[1])
+            let pinSet = try admin.pinSet(of: customer, visibleTo: viewer)
+            return Self.page(status: 200, DashboardPages.customer(
+                context, pinSet: pinSet, requiresReview: try admin.store.requiresReview(customer), health: status()?.health(of: customer.rawValue),
+                rotation: try admin.rotationReadiness(of: customer, visibleTo: viewer, gate: RotationGate()),
+                reports: try admin.pinFailureReport(of: customer, visibleTo: viewer, window: 86_400),
+                requests: try admin.changeRequests(visibleTo: viewer, customer: customer),
+                breakGlass: try admin.breakGlassEvents(visibleTo: viewer, customer: customer),
+                audit: try admin.auditLog(of: customer, visibleTo: viewer, limit: 20)
+            ))
+        case ("GET", 2, "requests"):
+            return try await requestPage(try Self.requestID(route[1]), context: context, notice: Self.notice(request.query["done"]))
+        case ("POST", 3, "requests") where route[2] == "approve" || route[2] == "reject":
+            let decision = route[2]
+            let form = try checkedForm(request, session: session)
+            let id = try Self.requestID(route[1])
+            do {
+                if decision == "approve" {
+                    _ = try await admin.approve(id, by: viewer, liveCheck: liveCheck)
+                } else {
+                    _ = try admin.reject(id, by: viewer, note: form["note"] ?? "")
+                }
+            } catch let error as AdminError {
+                return try await requestPage(id, context: context, notice: nil, refusal: DashboardRefusal(error))
+            } catch let error as StoreError {
+                return try await requestPage(id, context: context, notice: nil, refusal: DashboardRefusal(error))
+            }
+            return Self.redirect("\(Self.prefix)/requests/\(id)?done=\(decision == "approve" ? "approved" : "rejected")")
+        case ("POST", 1, "logout"):
+            _ = try checkedForm(request, session: session)
+            sessions.end(id: sessionID)
+            return Self.redirect("\(Self.prefix)/login", cookies: [Self.cookie(Self.sessionCookie, "", maxAge: 0)])
+        default:
+            throw DashboardRefusal(404, "There is no such page: \(request.method) \(path).")
+        }
+    }
+
+    private func requestPage(_ id: Int64, context: DashboardPages.Context, notice: String?, refusal: DashboardRefusal? = nil) async throws -> AdminAPIResponse {
+        let changeRequest = try admin.changeRequest(id, visibleTo: context.viewer)
+        let previews = changeRequest.state == .open ? try await admin.preview(changeRequest, liveCheck: liveCheck) : []
+        return Self.page(status: refusal?.status ?? 200, DashboardPages.changeRequest(context, changeRequest, previews: previews, notice: notice, refusal: refusal))
+    }
+
+    // MARK: Sessions
+
+    /// Logs in with an admin token: the form must carry the login cookie's value (a page of another site cannot
+    /// log a browser in as its own admin), and failures count against the address like the API's.
+    private func logIn(_ request: AdminAPIRequest) throws -> AdminAPIResponse {
+        try requireSameOrigin(request)
+        let form = try FormBody(request)
+        guard let cookie = Self.cookies(request)[Self.loginCookie], let field = form["form"], ConstantTime.equal(cookie, field) else {
+            throw DashboardRefusal(403, "The login form has expired or did not come from this dashboard. Open the login page again.")
+        }
+        func retry(_ message: String, status: Int) -> AdminAPIResponse {
+            let formToken = Base64URL.random(byteCount: 32)
+            return Self.page(status: status, DashboardPages.login(formToken: formToken, message: message), cookies: [Self.cookie(Self.loginCookie, formToken, maxAge: 600)])
+        }
+        if let seconds = throttle.retryAfter(for: request.remoteAddress) {
+            return retry("Too many failed logins from this address; try again in \(seconds) s.", status: 429)
+        }
+        let token: AdminToken
+        do {
+            token = try AdminToken(parsing: form["token"] ?? "")
+            _ = try admin.authenticate(token)
+        } catch let error as AdminError {
+            throttle.recordFailure(from: request.remoteAddress)
+            return retry(error.description, status: 401)
+        }
+        let (id, _) = sessions.create(tokenDigest: token.sha256)
+        return Self.redirect(Self.prefix + "/", cookies: [
+            Self.cookie(Self.loginCookie, "", maxAge: 0), Self.cookie(Self.sessionCookie, id, maxAge: Int(DashboardSessions.absoluteLifetime)),
+        ])
+    }
+
+    /// The session of the request's cookie and its admin, authenticated again now; without one, a GET is sent to
+    /// the login page and anything else refused.
+    private func authenticate(_ request: AdminAPIRequest) throws -> (DashboardSessions.Session, String, AdminAccount) {
+        func loginRequired() -> DashboardRefusal {
+            request.method == "GET"
+                ? DashboardRefusal(303, "Log in first.", location: "\(Self.prefix)/login")
+                : DashboardRefusal(403, "You are not logged in, or the session has ended. Nothing was changed; log in again and repeat the action.")
+        }
+        guard let id = Self.cookies(request)[Self.sessionCookie], let session = sessions.session(id: id) else { throw loginRequired() }
+        do {
+            return (session, id, try admin.authenticate(tokenDigest: session.tokenDigest))
+        } catch is AdminError {
+            sessions.end(id: id)
+            throw loginRequired()
+        }
+    }
+
+    /// A state-changing form, once it is shown to come from this dashboard: same origin, and the session's CSRF
+    /// token.
+    private func checkedForm(_ request: AdminAPIRequest, session: DashboardSessions.Session) throws -> FormBody {
+        try requireSameOrigin(request)
+        let form = try FormBody(request)
+        guard let token = form["csrf"], ConstantTime.equal(token, session.csrfToken) else {
+            throw DashboardRefusal(403, "The form did not carry this session's CSRF token, so it may not come from this dashboard. Nothing was changed; reload the page and try again.")
+        }
+        return form
+    }
+
+    /// Refuses what a browser marks as sent from another site or origin. Requests without these headers (not from
+    /// a browser) still need the CSRF token.
+    private func requireSameOrigin(_ request: AdminAPIRequest) throws {
+        if let site = request.header("Sec-Fetch-Site"), site != "same-origin", site != "none" {
+            throw DashboardRefusal(403, "The request came from another site (\(site)); the dashboard accepts changes only from its own pages. Nothing was changed.")
+        }
+        if let origin = request.header("Origin"), let host = request.header("Host"),
+           origin != "https://\(host)", origin != "http://\(host)" {
+            throw DashboardRefusal(403, "The request came from \(origin), not from this dashboard. Nothing was changed.")
+        }
+    }
+
+    // MARK: Responses
+
+    static func answer(_ refusal: DashboardRefusal) -> AdminAPIResponse {
+        if let location = refusal.location { return redirect(location) }
+        return page(status: refusal.status, DashboardPages.refusal(refusal))
+    }
+
+    static func page(status: Int, _ html: HTML, cookies: [String] = []) -> AdminAPIResponse {
+        AdminAPIResponse(
+            status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + cookies.map { ("Set-Cookie", $0) },
+            body: Array(html.rendered.utf8)
+        )
+    }
+
+    static func redirect(_ location: String, cookies: [String] = []) -> AdminAPIResponse {
+        AdminAPIResponse(status: 303, headers: [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
+    }
+
+    /// `__Host-` cookies: Secure, Path=/ and no Domain, so no other host or path can set or shadow them.
+    static func cookie(_ name: String, _ value: String, maxAge: Int) -> String {
+        "\(name)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; Secure; SameSite=Strict"
+    }
+
+    static func cookies(_ request: AdminAPIRequest) -> [String: String] {
+        var cookies: [String: String] = [:]
+        for header in request.headers where header.name.lowercased() == "cookie" {
+            for pair in header.value.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                if cookies[name] == nil { cookies[name] = parts[1].trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        return cookies
+    }
+
+    static func notice(_ done: String?) -> String? {
+        switch done {
+        case "approved": "Approved and applied. Every running server signs the new version within its re-signing interval."
+        case "rejected": "Rejected. Nothing was published."
+        default: nil
+        }
+    }
+
+    static func customerName(_ text: String) throws -> CustomerName {
+        do {
+            return try CustomerName(text)
+        } catch {
+            throw DashboardRefusal(404, "There is no customer '\(text)'.")
+        }
+    }
+
+    static func requestID(_ text: String) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw DashboardRefusal(404, "'\(text)' is not the number of a change request.") }
+        return id
+    }
+
+}
+
+/// A page that says why not, with its status.
+struct DashboardRefusal: Error {
+    let status: Int
+    let message: String
+    var location: String?
+
+    init(_ status: Int, _ message: String, location: String? = nil) {
+        self.status = status
+        self.message = message
+        self.location = location
+    }
+
+    init(_ error: AdminError) {
+        let status = switch error.kind {
+        case .unauthenticated: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .refused: 409
+        }
+        self.init(status, error.description)
+    }
+
+    init(_ error: StoreError) {
+        let status = switch error.code {
+        case .customerNotFound, .hostNotFound, .pinNotFound, .changeRequestNotFound, .adminNotFound: 404
+        case .invalidInput: 400
+        case .unavailable: 503
+        default: 409
+        }
+        self.init(status, error.message)
+    }
+}
+
+/// Comparison whose time does not depend on where two secrets first differ.
+enum ConstantTime {
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.utf8)
+        let right = Array(b.utf8)
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+}
+
+/// An `application/x-www-form-urlencoded` body.
+struct FormBody {
+    private var fields: [String: String] = [:]
+
+    init(_ request: AdminAPIRequest) throws {
+        guard !request.body.isEmpty else { return }
+        guard request.header("Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
+            throw DashboardRefusal(415, "The dashboard takes forms ('application/x-www-form-urlencoded') only.")
+        }
+        for pair in String(decoding: request.body, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String { String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            let name = decode(parts[0])
+            if fields[name] == nil { fields[name] = parts.count > 1 ? decode(parts[1]) : "" }
+        }
+    }
+
+    subscript(_ name: String) -> String? { fields[name] }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import PinsetAdmin
+import PinsetCore
+import PinsetStatus
+import PinsetStore
+
+/// The dashboard's pages, rendered from what the admin library and the server's status say. Rendering only: what
+/// a page offers (an approve button, say) follows the same role predicates the actions themselves check.
+enum DashboardPages {
+    struct Context {
+        let viewer: AdminAccount
+        let csrfToken: String
+    }
+
+    /// Customers shown on the overview, those needing attention first; the others are reached by name.
+    static let overviewRows = 200
+
+    // MARK: Overview
+
+    static func overview(
+        _ context: Context, customers: [CustomerSummary], status: ServerStatus?, rotation: [CustomerName: [RotationGate.Readiness]],
+        requests: [ChangeRequest], breakGlass: [BreakGlassEvent]
+    ) -> HTML {
+        let health = Dictionary(uniqueKeysWithValues: customers.map { ($0.name, status?.health(of: $0.name.rawValue)) })
+        let pending = Dictionary(grouping: requests.filter { $0.state == .open }, by: \.customer)
+        let ordered = customers.sorted { left, right in
+            let leftAttention = health[left.name]??.needsAttention ?? false
+            let rightAttention = health[right.name]??.needsAttention ?? false
+            return leftAttention != rightAttention ? leftAttention : left.name.rawValue < right.name.rawValue
+        }
+        let shown = ordered.prefix(overviewRows)
+        let rows: [HTML] = shown.map { summary in
+            let state = health[summary.name] ?? nil
+            let open = pending[summary.name]?.count ?? 0
+            return """
+            <tr class="\(state?.needsAttention == true ? "attention" : "")" data-customer="\(summary.name.rawValue)">
+            <td><a href="/dashboard/customers/\(summary.name.rawValue)">\(summary.name.rawValue)</a></td>
+            <td>\(summary.version)</td><td>\(summary.hostCount)</td><td>\(summary.pinCount)</td>
+            <td>\(hostHealth(state))</td>
+            <td>\(rotationSummary(rotation[summary.name] ?? []))</td>
+            <td>\(uptake(state))</td>
+            <td>\(failures(state))</td>
+            <td>\(expiry(state?.signingIdentity.map { ($0.signerNotAfter, $0.signerExpiresSoon) }))</td>
+            <td>\(expiry(state?.signingIdentity.map { ($0.rootNotAfter, $0.rootExpiresSoon) }))</td>
+            <td>\(open > 0 ? HTML("<span class=\"warn\">\(open) open</span>") : HTML("<span class=\"muted\">none</span>"))</td>
+            </tr>
+            """
+        }
+        let more: HTML = customers.count > shown.count
+            ? "<p class=\"muted\">Showing \(shown.count) of \(customers.count) customers, those needing attention first. Open another by its address: /dashboard/customers/NAME.</p>"
+            : ""
+        let server: HTML = if let status {
+            status.ready ? "" : "<div class=\"banner bad\">This server is not ready: \(status.notReadyReason ?? "")</div>"
+        } else {
+            ""
+        }
+        return layout(context, title: "Customers", body: """
+        \(breakGlassBanner(breakGlass))
+        \(server)
+        <h1>Customers</h1>
+        <table id="customers">
+        <thead><tr><th>Customer</th><th>Version</th><th>Hosts</th><th>Pins</th><th>Host health</th><th>Next keys</th>
+        <th>Uptake of latest</th><th>Pin failures (1 h)</th><th>Signer expires</th><th>Root expires</th><th>Change requests</th></tr></thead>
+        <tbody>\(rows)</tbody>
+        </table>
+        \(more)
+        <h2>Open change requests</h2>
+        \(requestTable(requests.filter { $0.state == .open }))
+        """)
+    }
+
+    static func hostHealth(_ health: CustomerHealth?) -> HTML {
+        guard let health else { return "<span class=\"muted\">no server status</span>" }
+        guard health.monitoringEnabled else { return "<span class=\"muted\">not monitored</span>" }
+        if health.failingHosts > 0 {
+            return "<span class=\"bad\">\(health.failingHosts) failing</span>"
+        }
+        if !health.hosts.isEmpty {
+            return "<span class=\"warn\">\(health.hosts.count) to watch</span>"
+        }
+        return "<span class=\"good\">all match</span>"
+    }
+
+    static func rotationSummary(_ hosts: [RotationGate.Readiness]) -> HTML {
+        let safe = hosts.filter { $0.verdict == .safe }.count
+        let waiting = hosts.filter { $0.verdict == .notYet }.count
+        if safe + waiting == 0 { return "<span class=\"muted\">none pinned</span>" }
+        return "\(safe > 0 ? HTML("<span class=\"good\">\(safe) ready</span> ") : "")\(waiting > 0 ? HTML("<span class=\"warn\">\(waiting) waiting</span>") : "")"
+    }
+
+    static func uptake(_ health: CustomerHealth?) -> HTML {
+        guard let health, let share = health.shareOnLatest else { return "<span class=\"muted\">no fetches</span>" }
+        return "\(RotationGate.percent(share)) of \(health.fetches)"
+    }
+
+    static func failures(_ health: CustomerHealth?) -> HTML {
+        guard let count = health?.failuresLastHour else { return "<span class=\"muted\">reports off</span>" }
+        return count > 0 ? "<span class=\"bad\">\(count)</span>" : "0"
+    }
+
+    static func expiry(_ value: (Date, Bool)?) -> HTML {
+        guard let (date, soon) = value else { return "<span class=\"muted\">-</span>" }
+        let text = date.formatted(.iso8601.year().month().day())
+        return soon ? "<span class=\"bad\">\(text) (renew)</span>" : "\(text)"
+    }
+
+    static func breakGlassBanner(_ events: [BreakGlassEvent]) -> HTML {
+        guard !events.isEmpty else { return "" }
+        let items: [HTML] = events.map { event in
+            "<li>change request <a href=\"/dashboard/requests/\(event.changeRequestID)\">\(event.changeRequestID)</a> of \(event.customer), applied without review by \(event.appliedBy) at \(AdminDocuments.date(event.appliedAt)): \(event.reason)</li>"
+        }
+        return """
+        <div class="banner bad" id="break-glass"><strong>Applied without review, not yet acknowledged:</strong><ul>\(items)</ul>
+        Another admin acknowledges each with <code>pinset review acknowledge ID</code>.</div>
+        """
+    }
+
+    static func requestTable(_ requests: [ChangeRequest]) -> HTML {
+        guard !requests.isEmpty else { return "<p class=\"muted\">None.</p>" }
+        let rows: [HTML] = requests.map { request in
+            """
+            <tr data-request="\(request.id)"><td><a href="/dashboard/requests/\(request.id)">#\(request.id)</a></td><td>\(request.customer.rawValue)</td>
+            <td>\(request.state.rawValue)</td><td>\(request.author)</td><td>\(request.reason)</td>
+            <td>\(AdminDocuments.date(request.createdAt))</td><td>\(AdminDocuments.date(request.expiresAt))</td></tr>
+            """
+        }
+        return """
+        <table class="requests"><thead><tr><th>Request</th><th>Customer</th><th>State</th><th>Author</th><th>Reason</th><th>Opened</th><th>Expires</th></tr></thead>
+        <tbody>\(rows)</tbody></table>
+        """
+    }
+
+    // MARK: One customer
+
+    static func customer(
+        _ context: Context, pinSet: PinSet, requiresReview: Bool, health: CustomerHealth?, rotation: [RotationGate.Readiness],
+        reports: PinFailureOverview, requests: [ChangeRequest], breakGlass: [BreakGlassEvent], audit: [AuditEntry]
+    ) -> HTML {
+        let name = pinSet.customer.rawValue
+        let hostStates = Dictionary((health?.hosts ?? []).map { ($0.hostname, $0) }, uniquingKeysWith: { first, _ in first })
+        let verdicts = Dictionary(rotation.map { ($0.hostname, $0.verdict) }, uniquingKeysWith: { first, _ in first })
+        let hosts: [HTML] = pinSet.hosts.map { host in
+            let state: HTML = if let checked = hostStates[host.hostname.rawValue] {
+                "<span class=\"\(checked.failing ? "bad" : "warn")\">\(checked.state)</span> since \(AdminDocuments.date(checked.since))<br><span class=\"muted\">\(checked.detail)</span>"
+            } else if health?.monitoringEnabled == true {
+                "<span class=\"good\">matches</span>"
+            } else {
+                "<span class=\"muted\">not monitored</span>"
+            }
+            let pins: [HTML] = host.pins.map { pin in "<div><code class=\"hash\">\(pin.displayName)</code> \(pin.label)</div>" }
+            return """
+            <tr data-host="\(host.hostname.rawValue)"><td>\(host.hostname.rawValue):\(Int(host.port))\(host.includeSubdomains ? " (and subdomains)" : "")</td>
+            <td>\(state)</td><td>\(verdicts[host.hostname]?.rawValue ?? "no-next-key")</td><td>\(pins)</td></tr>
+            """
+        }
+        let reportRows: [HTML] = reports.rows.map { row in
+            "<tr><td>\(row.hostname)</td><td>\(AdminDocuments.resultName(row.validationResult))</td><td>\(row.reports)</td><td>\(AdminDocuments.date(row.lastHour))</td></tr>"
+        }
+        let auditRows: [HTML] = audit.map { entry in
+            "<tr><td>\(AdminDocuments.date(entry.at))</td><td>\(entry.actor)</td><td>\(entry.action.rawValue)</td><td>\(entry.details)</td></tr>"
+        }
+        let identity: HTML = if let identity = health?.signingIdentity {
+            "<dt>Signed by</dt><dd>\(identity.identity): signer until \(expiry((identity.signerNotAfter, identity.signerExpiresSoon))), root until \(expiry((identity.rootNotAfter, identity.rootExpiresSoon)))</dd>"
+        } else {
+            ""
+        }
+        let notSigned: HTML = health?.notSignedReason.map { "<div class=\"banner bad\">Not signed by the last pass: \($0)</div>" } ?? ""
+        return layout(context, title: name, body: """
+        \(breakGlassBanner(breakGlass))
+        \(notSigned)
+        <h1>\(name)</h1>
+        <dl>
+        <dt>Content version</dt><dd>\(pinSet.version)</dd>
+        <dt>Review</dt><dd>\(requiresReview ? "every edit needs a second admin" : "edits apply at once")</dd>
+        <dt>Uptake of latest</dt><dd>\(uptake(health))</dd>
+        <dt>Pin failures (1 h)</dt><dd>\(failures(health))</dd>
+        \(identity)
+        </dl>
+        <h2>Hosts</h2>
+        <table id="hosts"><thead><tr><th>Host</th><th>Live chain</th><th>Next key</th><th>Pins</th></tr></thead><tbody>\(hosts)</tbody></table>
+        <h2>Change requests</h2>
+        \(requestTable(requests))
+        <h2>Pin failures reported in the last 24 hours</h2>
+        \(reportRows.isEmpty ? HTML("<p class=\"muted\">None.</p>") : HTML("<table><thead><tr><th>Host</th><th>Result</th><th>Reports</th><th>Last hour</th></tr></thead><tbody>\(reportRows)</tbody></table>"))
+        <h2>Recent changes</h2>
+        <table><thead><tr><th>At</th><th>By</th><th>Action</th><th>Details</th></tr></thead><tbody>\(auditRows)</tbody></table>
+        """)
+    }
+
+    // MARK: One change request
+
+    static func changeRequest(
+        _ context: Context, _ request: ChangeRequest, previews: [(hostname: Hostname, preview: HostEditPreview)], notice: String?, refusal: DashboardRefusal?
+    ) -> HTML {
+        let viewer = context.viewer
+        let isAuthor = request.author.lowercased() == viewer.name.lowercased()
+        let hosts: [HTML] = previews.map { hostname, preview in
+            let added: [HTML] = preview.edit.added.map { "<div class=\"added\">+ <code class=\"hash\">\($0.displayName)</code> \($0.label)</div>" }
+            let removed: [HTML] = preview.edit.removed.map { "<div class=\"removed\">&minus; <code class=\"hash\">\($0.displayName)</code> \($0.label)</div>" }
+            let outcome = preview.outcome
+            return """
+            <tr data-host="\(hostname.rawValue)"><td>\(hostname.rawValue)</td><td>\(added)\(removed)</td>
+            <td class="\(outcome.permitsEdit ? "good" : "bad")">\(AdminDocuments.describe(outcome))</td></tr>
+            """
+        }
+        let edits: [HTML] = request.edits.map { edit in
+            switch edit.operation {
+            case .addPins(let pins): "<li>\(edit.hostname.rawValue): add \(pins.map(\.displayName).joined(separator: ", "))</li>"
+            case .removePin(let hash, _): "<li>\(edit.hostname.rawValue): remove \(hash.base64)</li>"
+            }
+        }
+        var actions: [HTML] = []
+        if request.state == .open {
+            if viewer.mayReview(request.customer) && !isAuthor {
+                actions.append("""
+                <form class="inline" method="post" action="/dashboard/requests/\(request.id)/approve">
+                <input type="hidden" name="csrf" value="\(context.csrfToken)">
+                <button type="submit" id="approve">Approve and publish</button></form>
+                """)
+            }
+            if viewer.mayReview(request.customer) || isAuthor {
+                actions.append("""
+                <form class="inline" method="post" action="/dashboard/requests/\(request.id)/reject">
+                <input type="hidden" name="csrf" value="\(context.csrfToken)">
+                <input type="text" name="note" placeholder="Why (goes to the audit log)" maxlength="500">
+                <button type="submit" class="danger" id="reject">\(isAuthor ? "Withdraw" : "Reject")</button></form>
+                """)
+            }
+            if isAuthor {
+                actions.append("<p class=\"muted\">You opened this request: another admin with the reviewer role must approve it.</p>")
+            } else if !viewer.mayReview(request.customer) {
+                actions.append("<p class=\"muted\">Approving needs the reviewer role for \(request.customer.rawValue).</p>")
+            }
+        } else if request.state == .expired {
+            actions.append("<p class=\"warn\">This request has expired: it can no longer be approved. Its author can open it again.</p>")
+        }
+        let decided: HTML = if let by = request.decidedBy {
+            "<dt>Decided</dt><dd>\(request.state.rawValue) by \(by) at \(AdminDocuments.date(request.decidedAt))\(request.decisionNote.map { ": \($0)" } ?? "")\(request.appliedVersion.map { " (version \($0))" } ?? "")</dd>"
+        } else {
+            ""
+        }
+        return layout(context, title: "Change request \(request.id)", body: """
+        \(notice.map { HTML("<div class=\"banner info\" id=\"notice\">\($0)</div>") } ?? "")
+        \(refusal.map { HTML("<div class=\"banner bad\" id=\"refusal\">\($0.message)</div>") } ?? "")
+        <h1>Change request #\(request.id) of <a href="/dashboard/customers/\(request.customer.rawValue)">\(request.customer.rawValue)</a></h1>
+        <dl id="request" data-state="\(request.state.rawValue)">
+        <dt>State</dt><dd id="state">\(request.state.rawValue)</dd>
+        <dt>Author</dt><dd>\(request.author)</dd>
+        <dt>Reason</dt><dd>\(request.reason)</dd>
+        <dt>Opened</dt><dd>\(AdminDocuments.date(request.createdAt)) on version \(request.baseVersion)</dd>
+        <dt>Expires</dt><dd>\(AdminDocuments.date(request.expiresAt))</dd>
+        \(decided)
+        </dl>
+        <h2>Edits</h2>
+        <ul>\(edits)</ul>
+        \(hosts.isEmpty ? HTML("") : HTML("<h2>Pins after approval, checked against the live chain now</h2><table id=\"preview\"><thead><tr><th>Host</th><th>Change</th><th>Live chain</th></tr></thead><tbody>\(hosts)</tbody></table>"))
+        <div id="actions">\(actions)</div>
+        """)
+    }
+
+    // MARK: Login, refusals, layout
+
+    static func login(formToken: String, message: String?) -> HTML {
+        """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pinset dashboard: log in</title>
+        <link rel="stylesheet" href="/dashboard/style.css"></head><body>
+        <div class="login"><h1>Pinset dashboard</h1>
+        \(message.map { HTML("<div class=\"banner bad\" id=\"refusal\">\($0)</div>") } ?? "")
+        <form method="post" action="/dashboard/login">
+        <input type="hidden" name="form" value="\(formToken)">
+        <label for="token">Admin token</label>
+        <input type="password" id="token" name="token" autocomplete="off" required>
+        <p class="muted">The token <code>pinset admin token NAME</code> printed for you. The session ends after 30 idle minutes, and when the token is revoked.</p>
+        <button type="submit" id="login">Log in</button>
+        </form></div></body></html>
+        """
+    }
+
+    static func refusal(_ refusal: DashboardRefusal) -> HTML {
+        """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pinset dashboard: \(refusal.status)</title>
+        <link rel="stylesheet" href="/dashboard/style.css"></head><body><main>
+        <div class="banner bad" id="refusal">\(refusal.message)</div>
+        <p><a href="/dashboard/">Back to the dashboard</a></p></main></body></html>
+        """
+    }
+
+    static func layout(_ context: Context, title: String, body: HTML) -> HTML {
+        """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pinset: \(title)</title>
+        <link rel="stylesheet" href="/dashboard/style.css"></head><body>
+        <header><a href="/dashboard/">Pinset</a>
+        <span class="who" id="who">\(context.viewer.name) (\(context.viewer.grants.map(\.description).joined(separator: ", ")))</span>
+        <form method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="\(context.csrfToken)"><button type="submit" class="secondary">Log out</button></form>
+        </header>
+        <main>\(body)</main></body></html>
+        """
+    }
+}
