@@ -127,6 +127,7 @@ let package = Package(
                 "PinsetSigning",
                 "PinsetStore",
                 "PinsetLiveCheck",
+                "PinsetStatus",
                 .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strictSwift6
@@ -139,6 +140,7 @@ let package = Package(
                 "PinsetCore",
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
+                "PinsetStatus",
                 "PinsetStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

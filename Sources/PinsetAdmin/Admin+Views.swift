@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetStatus
 import PinsetStore
 
 /// Reads on behalf of a named admin: only customers it has a role for.
@@ -30,5 +31,12 @@ extension Admin {
     public func pinFailureReport(of customer: CustomerName, visibleTo viewer: AdminAccount, window: Int64, now: Date = Date()) throws -> PinFailureOverview {
         _ = try pinSet(of: customer, visibleTo: viewer)
         return try pinFailureReport(of: customer, window: window, now: now)
+    }
+
+    /// A customer's part of the running server's status (host health, uptake, reports, signer expiry), for an admin
+    /// who may see the customer.
+    public func health(of customer: CustomerName, visibleTo viewer: AdminAccount, in status: ServerStatus) throws -> CustomerHealth {
+        _ = try pinSet(of: customer, visibleTo: viewer)
+        return status.health(of: customer.rawValue)
     }
 }

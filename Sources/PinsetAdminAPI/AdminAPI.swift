@@ -2,6 +2,7 @@ import Foundation
 import PinsetAdmin
 import PinsetCore
 import PinsetLiveCheck
+import PinsetStatus
 import PinsetStore
 
 /// The admin API: JSON over HTTP, every call authenticated by a named admin's bearer token and decided by the same
@@ -18,18 +19,22 @@ public struct AdminAPI: Sendable {
     public let liveCheck: @Sendable (Hostname) -> LiveCheckSettings
     /// Told of every error no rule expected (answered 500 without its text).
     public let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void
+    /// The running server's status, for the health view; nil where there is no server.
+    public let status: @Sendable () -> ServerStatus?
     public static let maximumBodyBytes = 256 * 1024
     public static let prefix = "/api/v1"
 
     public init(
         admin: Admin, throttle: AuthenticationThrottle = AuthenticationThrottle(),
         liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings = { _ in LiveCheckSettings() },
-        onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in }
+        onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in },
+        status: @escaping @Sendable () -> ServerStatus? = { nil }
     ) {
         self.admin = admin
         self.throttle = throttle
         self.liveCheck = liveCheck
         self.onUnexpectedError = onUnexpectedError
+        self.status = status
     }
 
     public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
@@ -89,6 +94,14 @@ public struct AdminAPI: Sendable {
             }
             let overview = try admin.pinFailureReport(of: try CustomerName(route[1]), visibleTo: caller, window: window)
             return try json(200, AdminDocuments.pinFailures(overview))
+        case ("GET", 3, "customers") where route[2] == "health":
+            let customer = try CustomerName(route[1])
+            guard let status = status() else { throw APIFailure(503, "This server has no status to report yet; try again once it has signed.") }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            return AdminAPIResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                    body: Array(try encoder.encode(try admin.health(of: customer, visibleTo: caller, in: status))))
         case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "pins":
             return try await proposePinEdit(request, customer: try CustomerName(route[1]), hostname: try Hostname(route[3]), by: caller)
         case ("GET", 1, "change-requests"):
@@ -197,7 +210,7 @@ public struct AdminAPI: Sendable {
     private static func allowedMethod(_ route: [String]) -> String? {
         switch (route.count, route.first) {
         case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
-        case (3, "customers") where ["audit", "rotation", "reports"].contains(route[2]): "GET"
+        case (3, "customers") where ["audit", "rotation", "reports", "health"].contains(route[2]): "GET"
         case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"
         case (3, "change-requests") where ["approve", "reject", "break-glass"].contains(route[2]): "POST"
         case (3, "break-glass") where route[2] == "acknowledge": "POST"

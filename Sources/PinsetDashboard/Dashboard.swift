@@ -110,7 +110,7 @@ public struct Dashboard: Sendable {
             let customer = try Self.customerName(route[1])
             let pinSet = try admin.pinSet(of: customer, visibleTo: viewer)
             return Self.page(status: 200, DashboardPages.customer(
-                context, pinSet: pinSet, requiresReview: try admin.store.requiresReview(customer), health: status()?.health(of: customer.rawValue),
+                context, pinSet: pinSet, requiresReview: try admin.store.requiresReview(customer), health: try status().map { try admin.health(of: customer, visibleTo: viewer, in: $0) },
                 rotation: try admin.rotationReadiness(of: customer, visibleTo: viewer, gate: RotationGate()),
                 reports: try admin.pinFailureReport(of: customer, visibleTo: viewer, window: 86_400),
                 requests: try admin.changeRequests(visibleTo: viewer, customer: customer),

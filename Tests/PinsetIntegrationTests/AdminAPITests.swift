@@ -112,6 +112,14 @@ import Testing
         #expect(reports.status == 200 && (reports.document as? [Any])?.isEmpty == true, "\(String(describing: reports.document))")
         #expect(try deployment.call("GET", "/api/v1/customers/acme/reports", as: "carol").status == 404)
         #expect(try deployment.call("GET", "/api/v1/customers/acme/reports?since=forever", as: "dave").status == 400)
+        // The customer's part of the server's status, as the dashboard shows it.
+        let health = try deployment.call("GET", "/api/v1/customers/acme/health", as: "dave")
+        let healthDocument = health.document as? [String: Any]
+        #expect(health.status == 200 && healthDocument?["served"] as? Bool == true && healthDocument?["monitoringEnabled"] as? Bool == false
+                && healthDocument?["failingHosts"] as? Int == 0 && (healthDocument?["signingIdentity"] as? [String: Any])?["identity"] as? String == "default",
+                "\(String(describing: health.document))")
+        #expect(try deployment.call("GET", "/api/v1/customers/acme/health", as: "carol").status == 404)
+        #expect(try deployment.call("GET", "/api/v1/customers/acme/health", as: nil).status == 401)
 
         let before = try deployment.databaseState()
         let servedBefore = try #require(try deployment.servedVersion())
@@ -310,6 +318,6 @@ import Testing
             "--request-timeout", "10",
         ], environment: ["HOME": deployment.cli.directory.path, "SCHEMATHESIS_HOOKS": ""], timeout: 300, directory: deployment.cli.directory.path)
         #expect(result.status == 0, "\(result.stdoutText.suffix(6000))\n\(result.stderr.suffix(2000))")
-        #expect(result.stdoutText.contains("Tested: 14"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
+        #expect(result.stdoutText.contains("Tested: 15"), "every operation of the document was exercised: \(result.stdoutText.suffix(3000))")
     }
 }

@@ -186,7 +186,7 @@ public final class PinsetService: Sendable {
             let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void = { [logger] request, error in
                 logger.error("Admin API request failed", metadata: ["method": "\(request.method)", "path": "\(request.path)", "error": "\(error)"])
             }
-            let api = AdminAPI(admin: admin, throttle: throttle, liveCheck: liveCheck, onUnexpectedError: onUnexpectedError)
+            let api = AdminAPI(admin: admin, throttle: throttle, liveCheck: liveCheck, onUnexpectedError: onUnexpectedError, status: { reporter.status() })
             let dashboard = Dashboard(admin: admin, throttle: throttle, liveCheck: liveCheck, status: { reporter.status() }, onUnexpectedError: onUnexpectedError)
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
             apiServer = try AdminAPIServer(
