@@ -303,7 +303,7 @@ let package = Package(
         .testTarget(
             name: "PinsetServerTests",
             dependencies: ["PinsetServer", "PinsetPublishing", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
-                           "PinsetStatus", "PinsetAdminAPI", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
+                           "PinsetStatus", "PinsetAdminAPI", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift6
         ),
         .testTarget(

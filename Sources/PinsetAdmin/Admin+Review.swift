@@ -130,10 +130,8 @@ extension Admin {
         case .expired: throw AdminError("Change request \(id) expired at \(AdminDocuments.date(request.expiresAt)) and can no longer be approved. Make a new request if the edit is still wanted.")
         case .applied, .rejected: throw AdminError("Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
         }
-        // A request of an admin who was disabled since (a stolen token, someone who left) is not applied.
-        guard let author = try store.admins().first(where: { $0.name.lowercased() == request.author.lowercased() }), !author.isDisabled else {
-            throw AdminError("Change request \(id) was made by \(request.author), who is no longer an enabled admin. Reject it; another editor can make the edit again.")
-        }
+        // Before any host is contacted; the store checks it again inside the write.
+        try store.requireEnabledAuthor(of: request)
         var records: [Hostname: LiveCheckRecord] = [:]
         for hostname in request.hostnames {
             let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname))
@@ -148,10 +146,16 @@ extension Admin {
     }
 
     /// Break-glass applications `viewer` may see: of customers it has any role for (every one for an operator).
-    public func breakGlassEvents(visibleTo viewer: AdminAccount, customer: CustomerName? = nil, includeAcknowledged: Bool = false) throws -> [BreakGlassEvent] {
-        try store.breakGlassEvents(includeAcknowledged: includeAcknowledged).filter { event in
+    /// Acknowledged ones, the newest `limit` of them, only with `includeAcknowledged`; unacknowledged ones always
+    /// all.
+    public func breakGlassEvents(
+        visibleTo viewer: AdminAccount, customer: CustomerName? = nil, includeAcknowledged: Bool = false, limit: Int = 200
+    ) throws -> [BreakGlassEvent] {
+        let visible = try store.breakGlassEvents(includeAcknowledged: includeAcknowledged).filter { event in
             viewer.mayView(event) && customer.map { $0.rawValue.lowercased() == event.customer.lowercased() } ?? true
         }
+        let unacknowledged = visible.filter { !$0.isAcknowledged }
+        return unacknowledged + visible.filter(\.isAcknowledged).prefix(max(limit - unacknowledged.count, 0))
     }
 
     /// Acknowledges a break-glass application as `admin`: an operator, or a reviewer of its customer, other than
@@ -160,10 +164,10 @@ extension Admin {
         guard let event = try store.breakGlassEvent(id), admin.mayView(event) else {
             throw AdminError("There is no break-glass application \(id) that \(admin.name) may see. List them with 'pinset review list'.", kind: .notFound)
         }
-        guard admin.isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(admin.mayReview) == true) else {
+        guard admin.mayAcknowledge(event) else {
             throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): an operator or a reviewer of '\(event.customer)' must.", kind: .forbidden)
         }
-        return try store.acknowledgeBreakGlass(id, note: note, actor: admin.name)
+        return try store.acknowledgeBreakGlass(id, note: note, actor: admin.name) { account, event in account.mayAcknowledge(event) }
     }
 
     /// Rejects a request as `reviewer`, or withdraws it as its author.

@@ -27,6 +27,19 @@ extension Admin {
         return try rotationReadiness(customer: customer, hostname: nil, key: nil, gate: gate, now: now)
     }
 
+    /// Rotation readiness of every host of every customer `viewer` may see, in one pass over the store.
+    public func rotationReadiness(visibleTo viewer: AdminAccount, gate: RotationGate, now: Date = Date()) throws -> [CustomerName: [RotationGate.Readiness]] {
+        Dictionary(grouping: try rotationReadiness(customer: nil, hostname: nil, key: nil, gate: gate, now: now).filter { viewer.mayView($0.customer) }, by: \.customer)
+    }
+
+    /// Whether edits of a customer `viewer` may see wait for a second admin.
+    public func requiresReview(of customer: CustomerName, visibleTo viewer: AdminAccount) throws -> Bool {
+        guard viewer.mayView(customer) else {
+            throw AdminError("There is no customer '\(customer)' that \(viewer.name) may see.", kind: .notFound)
+        }
+        return try store.requiresReview(customer)
+    }
+
     /// What apps of a customer `viewer` may see reported failing in the last `window` seconds.
     public func pinFailureReport(of customer: CustomerName, visibleTo viewer: AdminAccount, window: Int64, now: Date = Date()) throws -> PinFailureOverview {
         _ = try pinSet(of: customer, visibleTo: viewer)

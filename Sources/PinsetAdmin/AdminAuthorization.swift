@@ -29,6 +29,12 @@ extension AdminAccount {
         isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(mayView) == true)
     }
 
+    /// An operator, or a reviewer of the application's customer while it exists; never checked here against who
+    /// applied it, which the store refuses.
+    public func mayAcknowledge(_ event: BreakGlassEvent) -> Bool {
+        isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(mayReview) == true)
+    }
+
     func require(_ allowed: Bool, _ what: String, _ customer: CustomerName) throws(AdminError) {
         guard allowed else {
             throw AdminError("Admin \(name) may not \(what) for customer '\(customer)': its roles are \(grants.map(\.description).joined(separator: ", ")). An operator can grant the role with 'pinset admin update \(name) --role …'.", kind: .forbidden)

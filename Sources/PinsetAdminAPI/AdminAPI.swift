@@ -70,11 +70,11 @@ public struct AdminAPI: Sendable {
         case ("GET", 1, "customers"):
             return try json(200, try admin.customers(visibleTo: caller).map { summary in
                 ["name": summary.name.rawValue, "version": summary.version, "hosts": summary.hostCount, "pins": summary.pinCount,
-                 "requiresReview": try admin.store.requiresReview(summary.name)] as [String: Any]
+                 "requiresReview": try admin.requiresReview(of: summary.name, visibleTo: caller)] as [String: Any]
             })
         case ("GET", 2, "customers"):
             let pinSet = try admin.pinSet(of: try CustomerName(route[1]), visibleTo: caller)
-            return try json(200, AdminDocuments.pinSet(pinSet, requiresReview: try admin.store.requiresReview(pinSet.customer)))
+            return try json(200, AdminDocuments.pinSet(pinSet, requiresReview: try admin.requiresReview(of: pinSet.customer, visibleTo: caller)))
         case ("GET", 3, "customers") where route[2] == "audit":
             let limit = try request.query["limit"].map { try integer($0, "limit", in: 1...1000) } ?? 100
             return try json(200, try admin.auditLog(of: try CustomerName(route[1]), visibleTo: caller, limit: limit).map(AdminDocuments.audit))

@@ -100,7 +100,7 @@ public final class AdminAPIServer: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
-                    try pipeline.addHandler(AdminAPIHandler(respond: respond, remoteAddress: remote))
+                    try pipeline.addHandler(AdminAPIHandler(respond: respond, remoteAddress: remote, overTLS: tls != nil))
                 }
             }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
@@ -142,7 +142,11 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let requestDeadline: TimeAmount = .seconds(30)
     static let idleDeadline: TimeAmount = .seconds(30)
 
-    init(respond: @escaping AdminAPIServer.Responder, remoteAddress: String) {
+    /// Over TLS, browsers are told to use nothing else for this host (the dashboard's cookies go with it).
+    private let overTLS: Bool
+
+    init(respond: @escaping AdminAPIServer.Responder, remoteAddress: String, overTLS: Bool) {
+        self.overTLS = overTLS
         self.respond = respond
         self.remoteAddress = remoteAddress
     }
@@ -206,6 +210,7 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         headers.add(name: "Content-Length", value: String(response.body.count))
         headers.add(name: "Cache-Control", value: "no-store")
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        if overTLS { headers.add(name: "Strict-Transport-Security", value: "max-age=31536000") }
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status), headers: headers))), promise: nil)
         var buffer = context.channel.allocator.buffer(capacity: response.body.count)

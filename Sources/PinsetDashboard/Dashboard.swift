@@ -78,6 +78,11 @@ public struct Dashboard: Sendable {
     private func route(_ request: AdminAPIRequest) async throws -> AdminAPIResponse {
         let path = request.path
         if path == "/" || path == Self.prefix { return Self.redirect(Self.prefix + "/") }
+        // Only the entry pages may be opened from another site's link: no other page reflects anything to one.
+        if request.method == "GET", let site = request.header("Sec-Fetch-Site"), site == "cross-site" || site == "same-site",
+           path != Self.prefix + "/", path != Self.prefix + "/login" {
+            throw DashboardRefusal(403, "This page opens only from the dashboard itself; start at \(Self.prefix)/.")
+        }
         let route = path.dropFirst(Self.prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? "" }
         switch (request.method, route.count, route[0]) {
         case ("GET", 1, "style.css"):
@@ -99,9 +104,7 @@ public struct Dashboard: Sendable {
             let status = self.status()
             let customers = try admin.customers(visibleTo: viewer)
             let requests = try admin.changeRequests(visibleTo: viewer)
-            let rotation = try Dictionary(uniqueKeysWithValues: customers.prefix(DashboardPages.overviewRows).map { summary in
-                (summary.name, try admin.rotationReadiness(of: summary.name, visibleTo: viewer, gate: RotationGate()))
-            })
+            let rotation = try admin.rotationReadiness(visibleTo: viewer, gate: RotationGate())
             let breakGlass = try admin.breakGlassEvents(visibleTo: viewer)
             return Self.page(status: 200, DashboardPages.overview(
                 context, customers: customers, status: status, rotation: rotation, requests: requests, breakGlass: breakGlass
@@ -110,7 +113,7 @@ public struct Dashboard: Sendable {
             let customer = try Self.customerName(route[1])
             let pinSet = try admin.pinSet(of: customer, visibleTo: viewer)
             return Self.page(status: 200, DashboardPages.customer(
-                context, pinSet: pinSet, requiresReview: try admin.store.requiresReview(customer), health: try status().map { try admin.health(of: customer, visibleTo: viewer, in: $0) },
+                context, pinSet: pinSet, requiresReview: try admin.requiresReview(of: customer, visibleTo: viewer), health: try status().map { try admin.health(of: customer, visibleTo: viewer, in: $0) },
                 rotation: try admin.rotationReadiness(of: customer, visibleTo: viewer, gate: RotationGate()),
                 reports: try admin.pinFailureReport(of: customer, visibleTo: viewer, window: 86_400),
                 requests: try admin.changeRequests(visibleTo: viewer, customer: customer),
@@ -146,8 +149,21 @@ public struct Dashboard: Sendable {
 
     private func requestPage(_ id: Int64, context: DashboardPages.Context, notice: String?, refusal: DashboardRefusal? = nil) async throws -> AdminAPIResponse {
         let changeRequest = try admin.changeRequest(id, visibleTo: context.viewer)
-        let previews = changeRequest.state == .open ? try await admin.preview(changeRequest, liveCheck: liveCheck) : []
-        return Self.page(status: refusal?.status ?? 200, DashboardPages.changeRequest(context, changeRequest, previews: previews, notice: notice, refusal: refusal))
+        var previews: [(hostname: Hostname, preview: HostEditPreview)] = []
+        var previewFailure: String?
+        if changeRequest.state == .open {
+            // A request whose host was removed since cannot be previewed, but must still be shown and rejectable.
+            do {
+                previews = try await admin.preview(changeRequest, liveCheck: liveCheck)
+            } catch let error as AdminError {
+                previewFailure = error.description
+            } catch let error as StoreError {
+                previewFailure = error.message
+            }
+        }
+        return Self.page(status: refusal?.status ?? 200, DashboardPages.changeRequest(
+            context, changeRequest, previews: previews, previewFailure: previewFailure, notice: notice, refusal: refusal
+        ))
     }
 
     // MARK: Sessions
@@ -175,6 +191,8 @@ public struct Dashboard: Sendable {
             throttle.recordFailure(from: request.remoteAddress)
             return retry(error.description, status: 401)
         }
+        // A session the browser still holds ends: one browser, one session.
+        if let previous = Self.cookies(request)[Self.sessionCookie] { sessions.end(id: previous) }
         let (id, _) = sessions.create(tokenDigest: token.sha256)
         return Self.redirect(Self.prefix + "/", cookies: [
             Self.cookie(Self.loginCookie, "", maxAge: 0), Self.cookie(Self.sessionCookie, id, maxAge: Int(DashboardSessions.absoluteLifetime)),

@@ -21,7 +21,8 @@ enum DashboardPages {
         _ context: Context, customers: [CustomerSummary], status: ServerStatus?, rotation: [CustomerName: [RotationGate.Readiness]],
         requests: [ChangeRequest], breakGlass: [BreakGlassEvent]
     ) -> HTML {
-        let health = Dictionary(uniqueKeysWithValues: customers.map { ($0.name, status?.health(of: $0.name.rawValue)) })
+        let byName = status?.health(of: customers.map(\.name.rawValue)) ?? [:]
+        let health = Dictionary(uniqueKeysWithValues: customers.map { ($0.name, byName[$0.name.rawValue]) })
         let pending = Dictionary(grouping: requests.filter { $0.state == .open }, by: \.customer)
         let ordered = customers.sorted { left, right in
             let leftAttention = health[left.name]??.needsAttention ?? false
@@ -190,7 +191,8 @@ enum DashboardPages {
     // MARK: One change request
 
     static func changeRequest(
-        _ context: Context, _ request: ChangeRequest, previews: [(hostname: Hostname, preview: HostEditPreview)], notice: String?, refusal: DashboardRefusal?
+        _ context: Context, _ request: ChangeRequest, previews: [(hostname: Hostname, preview: HostEditPreview)], previewFailure: String?,
+        notice: String?, refusal: DashboardRefusal?
     ) -> HTML {
         let viewer = context.viewer
         let isAuthor = request.author.lowercased() == viewer.name.lowercased()
@@ -254,6 +256,7 @@ enum DashboardPages {
         <h2>Edits</h2>
         <ul>\(edits)</ul>
         \(hosts.isEmpty ? HTML("") : HTML("<h2>Pins after approval, checked against the live chain now</h2><table id=\"preview\"><thead><tr><th>Host</th><th>Change</th><th>Live chain</th></tr></thead><tbody>\(hosts)</tbody></table>"))
+        \(previewFailure.map { HTML("<div class=\"banner warn\" id=\"preview-failure\">The live-chain check of the result could not run: \($0)</div>") } ?? "")
         <div id="actions">\(actions)</div>
         """)
     }

@@ -22,6 +22,9 @@ public final class DashboardSessions: Sendable {
     public static let absoluteLifetime: TimeInterval = 12 * 3600
     /// More sessions at once push out the least recently used: logins cannot grow the table without bound.
     public static let maximumSessions = 1000
+    /// Sessions of one token at once; a further login ends that token's least recently used one, so that one
+    /// admin logging in again and again pushes out only their own sessions, never another admin's.
+    public static let maximumSessionsPerToken = 5
 
     private let sessions = LockedValue<[SHA256Fingerprint: Session]>([:])
 
@@ -33,7 +36,10 @@ public final class DashboardSessions: Sendable {
         let session = Session(tokenDigest: tokenDigest, csrfToken: Base64URL.random(byteCount: 32), createdAt: now, lastSeenAt: now)
         sessions.withLock { table in
             table = table.filter { !Self.isExpired($0.value, now: now) }
-            if table.count >= Self.maximumSessions, let oldest = table.min(by: { $0.value.lastSeenAt < $1.value.lastSeenAt })?.key {
+            let own = table.filter { $0.value.tokenDigest == tokenDigest }
+            if own.count >= Self.maximumSessionsPerToken, let oldest = own.min(by: { $0.value.lastSeenAt < $1.value.lastSeenAt })?.key {
+                table[oldest] = nil
+            } else if table.count >= Self.maximumSessions, let oldest = table.min(by: { $0.value.lastSeenAt < $1.value.lastSeenAt })?.key {
                 table[oldest] = nil
             }
             table[Self.key(id)] = session

@@ -40,19 +40,21 @@ struct HTML: ExpressibleByStringInterpolation, Sendable {
     }
 
     /// Safe in element content and in double- or single-quoted attribute values.
+    ///
+    /// Scalar by scalar, never by `Character`: a Character is a grapheme cluster, so `"` followed by a combining
+    /// mark, or a prepend character followed by `<`, is one Character equal to neither, and would pass unescaped.
     static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": escaped.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": escaped.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": escaped.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": escaped.append(contentsOf: "&#39;".unicodeScalars)
+            default: escaped.append(scalar)
             }
         }
-        return escaped
+        return String(escaped)
     }
 }

@@ -35,21 +35,36 @@ public struct CustomerHealth: Codable, Hashable, Sendable {
 
 extension ServerStatus {
     public func health(of customer: String) -> CustomerHealth {
-        let hosts = (monitoring?.hosts ?? []).filter { $0.customer == customer }
-        let uptake = uptake?.customers[customer]
-        return CustomerHealth(
-            customer: customer,
-            served: customersNotSigned?.first { $0.customer == customer }.map(\.servingOlderBundle) ?? true,
-            notSignedReason: customersNotSigned?.first { $0.customer == customer }?.reason,
-            monitoringEnabled: monitoring?.enabled ?? false,
-            hosts: hosts,
-            failingHosts: hosts.filter(\.failing).count,
-            latestVersion: uptake?.latestVersion,
-            shareOnLatest: uptake?.shareOnLatest,
-            fetches: uptake?.fetches ?? 0,
-            failuresLastHour: reports?.enabled == true ? (reports?.failuresLastHour?[customer] ?? 0) : nil,
-            signingIdentity: signingIdentities.first { $0.customer == customer } ?? signingIdentities.first { $0.customer == nil },
-            breakGlass: (breakGlass ?? []).filter { $0.customer == customer }
-        )
+        health(of: [customer])[customer]!
+    }
+
+    /// The health of each of `customers`, reading the status once: the monitor's hosts are grouped by customer
+    /// first, so an overview of many customers costs one pass over them.
+    public func health(of customers: [String]) -> [String: CustomerHealth] {
+        let hostsByCustomer = Dictionary(grouping: monitoring?.hosts ?? [], by: \.customer)
+        let notSigned = Dictionary((customersNotSigned ?? []).map { ($0.customer, $0) }, uniquingKeysWith: { first, _ in first })
+        let breakGlassByCustomer = Dictionary(grouping: breakGlass ?? [], by: \.customer)
+        let ownIdentities = Dictionary(signingIdentities.compactMap { identity in identity.customer.map { ($0, identity) } }, uniquingKeysWith: { first, _ in first })
+        let defaultIdentity = signingIdentities.first { $0.customer == nil }
+        var result: [String: CustomerHealth] = [:]
+        for customer in customers {
+            let hosts = hostsByCustomer[customer] ?? []
+            let uptake = uptake?.customers[customer]
+            result[customer] = CustomerHealth(
+                customer: customer,
+                served: notSigned[customer].map(\.servingOlderBundle) ?? true,
+                notSignedReason: notSigned[customer]?.reason,
+                monitoringEnabled: monitoring?.enabled ?? false,
+                hosts: hosts,
+                failingHosts: hosts.filter(\.failing).count,
+                latestVersion: uptake?.latestVersion,
+                shareOnLatest: uptake?.shareOnLatest,
+                fetches: uptake?.fetches ?? 0,
+                failuresLastHour: reports?.enabled == true ? (reports?.failuresLastHour?[customer] ?? 0) : nil,
+                signingIdentity: ownIdentities[customer] ?? defaultIdentity,
+                breakGlass: breakGlassByCustomer[customer] ?? []
+            )
+        }
+        return result
     }
 }

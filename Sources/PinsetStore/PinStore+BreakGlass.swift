@@ -22,11 +22,13 @@ public struct BreakGlassEvent: Sendable, Hashable {
 }
 
 extension PinStore {
-    /// Break-glass applications, newest first: only those not yet acknowledged unless `includeAcknowledged`.
-    public func breakGlassEvents(includeAcknowledged: Bool = false, limit: Int = 200) throws -> [BreakGlassEvent] {
+    /// Break-glass applications, newest first: only those not yet acknowledged unless `includeAcknowledged`. All of
+    /// them: each is an operator's deliberate act with a reason, so there are few, and the server's count of
+    /// unacknowledged ones must not stop at a page size.
+    public func breakGlassEvents(includeAcknowledged: Bool = false) throws -> [BreakGlassEvent] {
         try database.read { db in
             let filter = includeAcknowledged ? "" : "WHERE acknowledged_at IS NULL"
-            return try db.fetchAll("\(Self.breakGlassSelect) \(filter) ORDER BY id DESC LIMIT ?", [max(limit, 0)], Self.breakGlassEvent)
+            return try db.fetchAll("\(Self.breakGlassSelect) \(filter) ORDER BY id DESC", [], Self.breakGlassEvent)
         }
     }
 
@@ -37,7 +39,10 @@ extension PinStore {
 
     /// Records that `actor` has looked at a break-glass application. The operator who applied it cannot: the
     /// point is that a second person sees every unreviewed edit.
-    public func acknowledgeBreakGlass(_ id: Int64, note: String, actor: String) throws -> BreakGlassEvent {
+    ///
+    /// `actorMay` is asked, inside the transaction, whether the actor's account as stored now may acknowledge it:
+    /// roles taken away meanwhile stop the write.
+    public func acknowledgeBreakGlass(_ id: Int64, note: String, actor: String, actorMay: (AdminAccount, BreakGlassEvent) -> Bool) throws -> BreakGlassEvent {
         let note = try Self.validatedReviewText(note, what: "note", required: false)
         return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
@@ -49,6 +54,9 @@ extension PinStore {
             }
             guard event.appliedBy.lowercased() != actor.lowercased() else {
                 throw StoreError(.changeRequestRefused, "Break-glass application \(id) was made by \(actor); another admin must acknowledge it.")
+            }
+            guard let account = try Self.admins(db, named: actor, at: change.now).first, actorMay(account, event) else {
+                throw StoreError(.changeRequestRefused, "\(actor) may no longer acknowledge break-glass application \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
             }
             let updated = try db.execute("""
                 UPDATE break_glass SET acknowledged_by = ?, acknowledged_at = ?, acknowledgement = ? WHERE id = ? AND acknowledged_at IS NULL

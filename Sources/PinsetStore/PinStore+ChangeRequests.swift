@@ -99,9 +99,21 @@ extension PinStore {
     /// `approverMay` is asked, inside the transaction, whether the approver's account as stored now may still apply
     /// the request, and the author must still be an enabled admin: roles taken away, or an admin disabled, while
     /// the live chains were checked stop the write.
+    /// Refuses a request whose author is no longer an enabled admin (a stolen token, someone who left): the one
+    /// rule, checked early by the admin library (before any live chain is fetched) and again inside the write.
+    public func requireEnabledAuthor(of request: ChangeRequest) throws {
+        try database.read { db in try Self.requireEnabledAuthor(of: request, db, now: clock()) }
+    }
+
+    private static func requireEnabledAuthor(of request: ChangeRequest, _ db: any StoreConnection, now: Date) throws {
+        guard let author = try admins(db, named: request.author, at: now).first, author.disabledAt == nil else {
+            throw StoreError(.changeRequestRefused, "Change request \(request.id) was made by \(request.author), who is no longer an enabled admin. Nothing was changed. Reject it; another editor can make the edit again.")
+        }
+    }
+
     public func applyChangeRequest(
         _ id: Int64, approver: String, liveChecks: [Hostname: LiveCheckRecord], breakGlassReason: String? = nil,
-        approverMay: ((AdminAccount, CustomerName) -> Bool)? = nil
+        approverMay: (AdminAccount, CustomerName) -> Bool
     ) throws -> ChangeRequest {
         let breakGlassReason = try breakGlassReason.map { try Self.validatedReviewText($0, what: "break-glass reason", required: true) }
         return try database.write { db in
@@ -110,14 +122,10 @@ extension PinStore {
             guard breakGlassReason != nil || request.author.lowercased() != approver.lowercased() else {
                 throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(approver); another admin must approve it.")
             }
-            if let approverMay {
-                guard let account = try Self.admins(db, named: approver, at: change.now).first, approverMay(account, request.customer) else {
-                    throw StoreError(.changeRequestRefused, "\(approver) may no longer apply change request \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
-                }
-                guard let author = try Self.admins(db, named: request.author, at: change.now).first, author.disabledAt == nil else {
-                    throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(request.author), who is no longer an enabled admin. Nothing was changed. Reject it; another editor can make the edit again.")
-                }
+            guard let account = try Self.admins(db, named: approver, at: change.now).first, approverMay(account, request.customer) else {
+                throw StoreError(.changeRequestRefused, "\(approver) may no longer apply change request \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
             }
+            try Self.requireEnabledAuthor(of: request, db, now: change.now)
             let owner = try change.customer(request.customer)
             // Reviewed against the pin set it was made for: any later change of the customer (another request, a
             // direct edit, a restore) may have removed on purpose what this request would bring back.

@@ -34,6 +34,11 @@ import Testing
         }
     }
 
+    /// A reason written to become markup if escaped by grapheme cluster: U+0600 joins the `<` that follows into one
+    /// Character, U+0301 the `>` and `"` before it. Unescaped, the meta tag would send every viewer elsewhere and the
+    /// unclosed form would take over the page's approve button for request 1.
+    static let markupReason = "backup key \u{600}<meta http-equiv=\"refresh\u{301}\" content=0;url=/dashboard/login>\u{301} \u{600}<form method=post action=/dashboard/requests/1/approve>\u{301}"
+
     /// acme's api.example.test serves a renewed key; the server monitors it every second and serves the admin API
     /// and dashboard over TLS; alice has proposed the renewed key (request 1) and a spare (request 2).
     static func deploy() throws -> Deployment {
@@ -62,7 +67,7 @@ import Testing
                                               "--request-reason", "renewed certificate, new key"] + served.reach)
         #expect(proposed.status == 0 && proposed.stderr.contains("Change request 1 opened"), "\(proposed.combined)")
         let spare = try team.run("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash,
-                                           "--request-reason", "backup key"] + served.reach)
+                                           "--request-reason", markupReason] + served.reach)
         #expect(spare.status == 0 && spare.stderr.contains("Change request 2 opened"), "\(spare.combined)")
         return deployment
     }
@@ -101,7 +106,9 @@ import Testing
         let session = try #require(try browser.cookies().first { $0["name"] as? String == "__Host-pinset_session" })
         #expect(session["httpOnly"] as? Bool == true && session["secure"] as? Bool == true && session["sameSite"] as? String == "Strict", "\(session)")
 
-        // The overview: acme needs attention (a failing host, open requests).
+        // The overview: acme needs attention (a failing host, open requests). Request 2's reason shows as text.
+        #expect(try !browser.exists("meta[http-equiv]") && !browser.exists("main form"), "no markup from the database")
+        #expect(try browser.text("tr[data-request='2']").contains("<meta http-equiv"))
         let acme = try browser.text("tr[data-customer=acme]")
         #expect(acme.contains("1 failing") && acme.contains("2 open"), "\(acme)")
         #expect(try !browser.exists("tr[data-customer=globex]"), "bob has no role for globex")
@@ -146,7 +153,7 @@ import Testing
             """)
         try browser.open("file://\(attack)")
         try browser.click("#go")
-        #expect(try browser.text("#refusal").contains("Nothing was changed"))
+        #expect(try browser.text("#refusal").contains("came from another site (cross-site)"))
         try browser.screenshot("7-cross-site-refused")
         #expect(try deployment.requestState(2) == "open")
         #expect(try deployment.cli.databaseDump() == before)
@@ -192,15 +199,19 @@ import Testing
         // Refused, each leaving the database as it was: no token, a wrong one, a foreign Origin, a cross-site fetch.
         let before = try deployment.cli.databaseDump()
         for (extra, why) in [
-            (["--data", "note=x"], "no CSRF token"),
-            (["--data", "csrf=\(String(repeating: "A", count: csrf.count))"], "a wrong CSRF token"),
-            (["--data", "csrf=\(csrf)", "-H", "Origin: https://attacker.example"], "another origin"),
-            (["--data", "csrf=\(csrf)", "-H", "Sec-Fetch-Site: cross-site"], "a cross-site request"),
+            (["--data", "note=x"], "CSRF token, so it may not come from this dashboard"),
+            (["--data", "csrf=\(String(repeating: "A", count: csrf.count))"], "CSRF token, so it may not come from this dashboard"),
+            (["--data", "csrf=\(csrf)", "-H", "Origin: https://attacker.example"], "came from https://attacker.example"),
+            (["--data", "csrf=\(csrf)", "-H", "Sec-Fetch-Site: cross-site"], "came from another site"),
         ] {
             let refused = try curl("/requests/2/approve", extra)
-            #expect(refused.status == 403, "\(why): \(refused.status)")
-            #expect(String(decoding: refused.body, as: UTF8.self).contains("Nothing was changed"), "\(why)")
+            let page = String(decoding: refused.body, as: UTF8.self)
+            #expect(refused.status == 403 && page.contains(why) && page.contains("Nothing was changed"), "\(why): \(refused.status) \(page)")
         }
+        // Logging out needs the token too, and a page of another site cannot be opened inside a session.
+        #expect(try curl("/logout", ["--data", "csrf=wrong"]).status == 403)
+        #expect(try curl("/requests/2", ["-H", "Sec-Fetch-Site: cross-site"]).status == 403)
+        #expect(try curl("/requests/2").status == 200, "still logged in")
         #expect(try deployment.cli.databaseDump() == before)
         #expect(try deployment.requestState(2) == "open")
 
@@ -209,12 +220,23 @@ import Testing
                                                        "Origin: https://api.example.test:\(deployment.apiPort)"])
         #expect(rejected.status == 303, "\(String(decoding: rejected.body, as: UTF8.self))")
         #expect(try deployment.requestState(2) == "rejected")
-        let audit = try deployment.cli.run(["log", "--customer", "acme", "--json"])
-        #expect(audit.stdoutText.contains("bob"), "\(audit.stdoutText.prefix(2000))")
+        let audit = try deployment.cli.run(["log", "--customer", "acme", "--limit", "1", "--json"])
+        let entry = (try JSONSerialization.jsonObject(with: Data(audit.stdout)) as? [[String: Any]])?.first
+        #expect(entry?["actor"] as? String == "bob" && (entry?["details"] as? String)?.contains("not needed") == true, "\(audit.stdoutText)")
+
+        // carol, a reviewer of globex only, finds neither acme nor its requests, even by their addresses.
+        try FileManager.default.removeItem(atPath: jar)
+        #expect(try logIn("carol").status == 303)
+        #expect(try curl("/customers/acme").status == 404)
+        #expect(try curl("/requests/1").status == 404)
+        try FileManager.default.removeItem(atPath: jar)
+        #expect(try logIn("bob").status == 303)
 
         // Logging out ends the session on the server: the old cookie no longer works.
         let saved = try String(contentsOfFile: jar, encoding: .utf8)
-        #expect(try curl("/logout", ["--data", "csrf=\(csrf)"]).status == 303)
+        let current = try #require(field("csrf", in: try curl("/")))
+        #expect(current != csrf, "each session has its own CSRF token")
+        #expect(try curl("/logout", ["--data", "csrf=\(current)"]).status == 303)
         try saved.write(toFile: jar, atomically: true, encoding: .utf8)
         #expect(try curl("/").status == 303, "the logged-out session is gone even when its cookie is sent again")
 

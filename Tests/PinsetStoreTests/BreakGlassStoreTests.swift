@@ -34,11 +34,11 @@ struct BreakGlassStoreTests {
         let request = try request(fixture, author: "olga")
 
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "  ") }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:]) }
+        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "  ", approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], approverMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged, "without a reason, the author is still refused")
 
-        let applied = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage, no reviewer reachable")
+        let applied = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage, no reviewer reachable", approverMay: { _, _ in true })
         #expect(applied.state == .applied && applied.decidedBy == "olga" && applied.decisionNote == "break-glass: outage, no reviewer reachable")
         #expect(try fixture.store.pinSet(for: acme)?.version == applied.appliedVersion)
         let entry = try #require(try fixture.store.auditLog(customer: acme, limit: 1).first)
@@ -51,9 +51,9 @@ struct BreakGlassStoreTests {
 
         // The operator cannot acknowledge their own; a replay of the application changes nothing.
         let applyOnce = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "OLGA") }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "again") }
-        #expect(throws: StoreError(.changeRequestNotFound, "")) { try fixture.store.acknowledgeBreakGlass(event.id + 1, note: "", actor: "bob") }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "OLGA", actorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "again", approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestNotFound, "")) { try fixture.store.acknowledgeBreakGlass(event.id + 1, note: "", actor: "bob", actorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == applyOnce)
 
         // Removing the customer does not remove the trace.
@@ -63,14 +63,25 @@ struct BreakGlassStoreTests {
         try fixture.store.addCustomer(acme, actor: "root")
         #expect(try fixture.store.breakGlassEvents().first?.customerRemoved == true)
 
-        let acknowledged = try fixture.store.acknowledgeBreakGlass(event.id, note: "checked the new key with the CA", actor: "bob")
+        // The acknowledger's account is read again inside the write: a predicate that refuses it stops the write.
+        let beforeRefusal = try dump(fixture.store)
+        var asked: [String] = []
+        #expect(throws: StoreError(.changeRequestRefused, "")) {
+            try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "bob") { account, _ in
+                asked.append(account.name)
+                return false
+            }
+        }
+        #expect(asked == ["bob"])
+        #expect(try dump(fixture.store) == beforeRefusal)
+        let acknowledged = try fixture.store.acknowledgeBreakGlass(event.id, note: "checked the new key with the CA", actor: "bob", actorMay: { _, _ in true })
         #expect(acknowledged.acknowledgedBy == "bob" && acknowledged.acknowledgement == "checked the new key with the CA")
         #expect(try fixture.store.breakGlassEvents().isEmpty)
         #expect(try fixture.store.breakGlassEvents(includeAcknowledged: true).map(\.acknowledgedBy) == ["bob"])
         let audit = try #require(try fixture.store.auditLog(limit: 1).first)
         #expect(audit.actor == "bob" && audit.customer == "*" && audit.details.contains("break-glass application \(event.id)"), "\(audit.details)")
         let acknowledgedOnce = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "carol") }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "carol", actorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == acknowledgedOnce)
     }
 
