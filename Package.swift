@@ -151,6 +151,18 @@ let package = Package(
             resources: [.embedInCode("Resources/openapi.json")],
             swiftSettings: strictSwift6
         ),
+        // The CLI's client of the admin API (`--server`): JSON over HTTP/1.1 and TLS on SwiftNIO.
+        .target(
+            name: "PinsetAdminClient",
+            dependencies: [
+                "PinsetAdmin",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The dashboard: server-rendered pages for admins in a browser, on the admin API's listener, every rule from
         // PinsetAdmin.
         .target(
@@ -227,6 +239,7 @@ let package = Package(
             name: "pinset",
             dependencies: [
                 "PinsetAdmin",
+                "PinsetAdminClient",
                 "PinsetPublishing",
                 "PinsetCore",
                 "PinsetSigning",

@@ -141,8 +141,9 @@ public struct AdminAPI: Sendable {
             let applied = try await admin.breakGlass(try requestID(route[1]), by: caller, reason: try body.string("reason") ?? "", liveCheck: liveCheck)
             return try json(200, AdminDocuments.changeRequest(applied))
         case ("GET", 1, "break-glass"):
+            let customer = try request.query["customer"].map { try CustomerName($0) }
             let all = try flag(request.query["all"], "all")
-            return try json(200, try admin.breakGlassEvents(visibleTo: caller, includeAcknowledged: all).map(AdminDocuments.breakGlass))
+            return try json(200, try admin.breakGlassEvents(visibleTo: caller, customer: customer, includeAcknowledged: all).map(AdminDocuments.breakGlass))
         case ("POST", 3, "break-glass") where route[2] == "acknowledge":
             let body = try JSONBody(request, allowed: ["note"])
             let event = try admin.acknowledgeBreakGlass(try requestID(route[1]), by: caller, note: try body.string("note") ?? "")

@@ -17,38 +17,36 @@ struct ReviewCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List open change requests (with --all, decided ones too).")
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var customer: String?
         @Flag(help: "Include applied and rejected requests (with --break-glass: acknowledged applications).") var all = false
         @Flag(help: "List break-glass applications (edits applied without review) instead of requests.") var breakGlass = false
 
         func run() async throws {
-            let admin = try options.openAdmin()
-            let viewer = try credentials.required(by: admin, for: "review list")
             let customer = try customer.map { try CustomerName($0) }
-            let requests = try admin.changeRequests(visibleTo: viewer, customer: customer, includeDecided: all)
-            let applications = try admin.breakGlassEvents(visibleTo: viewer, customer: customer, includeAcknowledged: all)
-            if options.json {
-                return try breakGlass ? Output.json(applications.map(AdminDocuments.breakGlass)) : Output.json(requests.map(AdminDocuments.changeRequest))
+            let requests: [[String: Any]]
+            let applications: [[String: Any]]
+            let viewerName: String
+            if let client = try remote.client(credentials, for: "review list") {
+                let filter = customer.map { "customer=\(urlComponent($0.rawValue))&" } ?? ""
+                requests = try await client.call("GET", "/change-requests?\(filter)all=\(all)").document as? [[String: Any]] ?? []
+                applications = try await client.call("GET", "/break-glass?\(filter)all=\(all)").document as? [[String: Any]] ?? []
+                viewerName = try await client.call("GET", "/me").document.flatMap { ($0 as? [String: Any])?["name"] as? String } ?? "this admin"
+            } else {
+                let admin = try options.openAdmin()
+                let viewer = try credentials.required(by: admin, for: "review list")
+                requests = try admin.changeRequests(visibleTo: viewer, customer: customer, includeDecided: all).map(AdminDocuments.changeRequest)
+                applications = try admin.breakGlassEvents(visibleTo: viewer, customer: customer, includeAcknowledged: all).map(AdminDocuments.breakGlass)
+                viewerName = viewer.name
             }
-            if breakGlass { return Self.printBreakGlass(applications, all: all) }
-            if requests.isEmpty { Output.note("No change requests\(all ? "" : " open") that \(viewer.name) may see.") }
-            Output.table(["ID", "CUSTOMER", "STATE", "AUTHOR", "EXPIRES", "EDIT", "REASON"], requests.map {
-                [String($0.id), $0.customer.rawValue, $0.state.rawValue, $0.author, Output.date($0.expiresAt),
-                 $0.edits.map(\.summary).joined(separator: "; "), $0.reason]
-            })
+            if options.json { return try Output.json(breakGlass ? applications : requests) }
+            if breakGlass { return ReviewPrinter.breakGlass(applications, all: all) }
+            if requests.isEmpty { Output.note("No change requests\(all ? "" : " open") that \(viewerName) may see.") }
+            ReviewPrinter.requests(requests)
             if !applications.isEmpty {
                 Output.line("")
-                Self.printBreakGlass(applications, all: all)
+                ReviewPrinter.breakGlass(applications, all: all)
             }
-        }
-
-        static func printBreakGlass(_ applications: [BreakGlassEvent], all: Bool) {
-            guard !applications.isEmpty else { return Output.note("No break-glass applications\(all ? "" : " waiting for acknowledgement").") }
-            Output.line(all ? "Applied without review (break-glass):" : "Applied without review (break-glass), not yet acknowledged ('pinset review acknowledge ID'):")
-            Output.table(["ID", "CUSTOMER", "REQUEST", "BY", "AT", "VERSION", "REASON", "ACKNOWLEDGED"], applications.map {
-                [String($0.id), $0.customer, String($0.changeRequestID), $0.appliedBy, Output.date($0.appliedAt), String($0.appliedVersion), $0.reason,
-                 $0.acknowledgedBy.map { "by \($0)" } ?? "no"]
-            })
         }
     }
 
@@ -56,28 +54,26 @@ struct ReviewCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a request: its edits and how the resulting pins match each host's live chain now.")
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @OptionGroup var reach: ReviewReachOptions
 
         func run() async throws {
-            let admin = try options.openAdmin()
-            let viewer = try credentials.required(by: admin, for: "review show")
-            let request = try admin.changeRequest(id, visibleTo: viewer)
-            let previews = request.state == .open ? try await admin.preview(request) { _ in reach.settings() } : []
-            if options.json {
-                var document = AdminDocuments.changeRequest(request)
-                document["liveCheck"] = previews.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
-                try Output.json(document)
-                return
+            let document: [String: Any]
+            if let client = try remote.client(credentials, for: "review show", localOnly: reach.given) {
+                document = try await client.call("GET", "/change-requests/\(id)").document as? [String: Any] ?? [:]
+            } else {
+                let admin = try options.openAdmin()
+                let viewer = try credentials.required(by: admin, for: "review show")
+                let request = try admin.changeRequest(id, visibleTo: viewer)
+                var local = AdminDocuments.changeRequest(request)
+                if request.state == .open {
+                    local["liveCheck"] = try await admin.preview(request) { _ in reach.settings() }.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
+                }
+                document = local
             }
-            Output.line("change request \(request.id) for '\(request.customer)': \(request.state.rawValue)")
-            Output.line("author: \(request.author); made \(Output.date(request.createdAt)) at version \(request.baseVersion); expires \(Output.date(request.expiresAt))")
-            Output.line("reason: \(request.reason)")
-            for edit in request.edits { Output.line(edit.summary) }
-            for (hostname, preview) in previews { Output.line("live check of \(hostname) after the edit: \(AdminDocuments.describe(preview.outcome))") }
-            if let decidedBy = request.decidedBy {
-                Output.line("\(request.state.rawValue) by \(decidedBy) at \(Output.date(request.decidedAt))" + (request.decisionNote.map { ": \($0)" } ?? ""))
-            }
+            if options.json { return try Output.json(document) }
+            ReviewPrinter.request(document)
         }
     }
 
@@ -85,17 +81,24 @@ struct ReviewCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Approve another admin's request: its hosts are checked against their live chains again, then it is applied in one transaction.")
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @OptionGroup var reach: ReviewReachOptions
         @OptionGroup var skip: LiveCheckSkipOptions
 
         func run() async throws {
-            let admin = try options.openAdmin()
-            let reviewer = try credentials.required(by: admin, for: "review approve")
-            let settings = reach.settings(overrideReason: skip.skipsCheck ? skip.reason : nil)
-            let applied = try await admin.approve(id, by: reviewer) { _ in settings }
-            if options.json { return try Output.json(AdminDocuments.changeRequest(applied)) }
-            Output.note("Approved and applied change request \(id) of \(applied.author): '\(applied.customer)' is at version \(applied.appliedVersion ?? 0).")
+            let applied: [String: Any]
+            if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given) {
+                let body: [String: Any] = skip.skipsCheck ? ["skipLiveCheck": true, "reason": skip.reason ?? ""] : [:]
+                applied = try await client.call("POST", "/change-requests/\(id)/approve", json: body).document as? [String: Any] ?? [:]
+            } else {
+                let admin = try options.openAdmin()
+                let reviewer = try credentials.required(by: admin, for: "review approve")
+                let settings = reach.settings(overrideReason: skip.skipsCheck ? skip.reason : nil)
+                applied = AdminDocuments.changeRequest(try await admin.approve(id, by: reviewer) { _ in settings })
+            }
+            if options.json { return try Output.json(applied) }
+            Output.note("Approved and applied change request \(id) of \(applied["author"] ?? "?"): '\(applied["customer"] ?? "?")' is at version \(applied["appliedVersion"] ?? 0).")
         }
     }
 
@@ -103,18 +106,23 @@ struct ReviewCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Reject a request (or withdraw your own).")
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @Option(help: "Why, for the author and the audit log.") var note: String = ""
 
         func run() async throws {
-            let admin = try options.openAdmin()
-            let reviewer = try credentials.required(by: admin, for: "review reject")
-            let rejected = try admin.reject(id, by: reviewer, note: note)
-            if options.json { return try Output.json(AdminDocuments.changeRequest(rejected)) }
-            Output.note("Rejected change request \(id) of \(rejected.author).")
+            let rejected: [String: Any]
+            if let client = try remote.client(credentials, for: "review reject") {
+                rejected = try await client.call("POST", "/change-requests/\(id)/reject", json: ["note": note]).document as? [String: Any] ?? [:]
+            } else {
+                let admin = try options.openAdmin()
+                let reviewer = try credentials.required(by: admin, for: "review reject")
+                rejected = AdminDocuments.changeRequest(try admin.reject(id, by: reviewer, note: note))
+            }
+            if options.json { return try Output.json(rejected) }
+            Output.note("Rejected change request \(id) of \(rejected["author"] ?? "?").")
         }
     }
-
 
     struct BreakGlass: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -124,18 +132,24 @@ struct ReviewCommand: AsyncParsableCommand {
         )
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @Option(help: "Why review could not wait: kept in the audit log and shown until acknowledged.") var reason: String
         @OptionGroup var reach: ReviewReachOptions
 
         func run() async throws {
-            let admin = try options.openAdmin()
-            let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
-            // Breaking glass skips the second admin, never the lock-out guard: the live-chain check always runs.
-            let settings = reach.settings()
-            let applied = try await admin.breakGlass(id, by: operatorAccount, reason: reason) { _ in settings }
-            if options.json { return try Output.json(AdminDocuments.changeRequest(applied)) }
-            Output.note("Applied change request \(id) of \(applied.author) WITHOUT REVIEW: '\(applied.customer)' is at version \(applied.appliedVersion ?? 0). It shows in /status until another admin acknowledges it ('pinset review acknowledge').")
+            let applied: [String: Any]
+            if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given) {
+                applied = try await client.call("POST", "/change-requests/\(id)/break-glass", json: ["reason": reason]).document as? [String: Any] ?? [:]
+            } else {
+                let admin = try options.openAdmin()
+                let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
+                // Breaking glass skips the second admin, never the lock-out guard: the live-chain check always runs.
+                let settings = reach.settings()
+                applied = AdminDocuments.changeRequest(try await admin.breakGlass(id, by: operatorAccount, reason: reason) { _ in settings })
+            }
+            if options.json { return try Output.json(applied) }
+            Output.note("Applied change request \(id) of \(applied["author"] ?? "?") WITHOUT REVIEW: '\(applied["customer"] ?? "?")' is at version \(applied["appliedVersion"] ?? 0). It shows in /status until another admin acknowledges it ('pinset review acknowledge').")
         }
     }
 
@@ -143,15 +157,21 @@ struct ReviewCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Acknowledge a break-glass application (an operator, or a reviewer of its customer, other than who applied it).")
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument(help: "The break-glass application's id, as 'review list' shows it.") var id: Int64
         @Option(help: "What was checked, for the audit log.") var note: String = ""
 
         func run() async throws {
-            let admin = try options.openAdmin()
-            let acknowledger = try credentials.required(by: admin, for: "review acknowledge")
-            let event = try admin.acknowledgeBreakGlass(id, by: acknowledger, note: note)
-            if options.json { return try Output.json(AdminDocuments.breakGlass(event)) }
-            Output.note("Acknowledged break-glass application \(id) (change request \(event.changeRequestID) of '\(event.customer)', applied by \(event.appliedBy)).")
+            let event: [String: Any]
+            if let client = try remote.client(credentials, for: "review acknowledge") {
+                event = try await client.call("POST", "/break-glass/\(id)/acknowledge", json: ["note": note]).document as? [String: Any] ?? [:]
+            } else {
+                let admin = try options.openAdmin()
+                let acknowledger = try credentials.required(by: admin, for: "review acknowledge")
+                event = AdminDocuments.breakGlass(try admin.acknowledgeBreakGlass(id, by: acknowledger, note: note))
+            }
+            if options.json { return try Output.json(event) }
+            Output.note("Acknowledged break-glass application \(id) (change request \(event["changeRequest"] ?? "?") of '\(event["customer"] ?? "?")', applied by \(event["appliedBy"] ?? "?")).")
         }
     }
 }
@@ -163,5 +183,10 @@ struct ReviewReachOptions: ParsableArguments {
 
     func settings(overrideReason: String? = nil) -> LiveCheckSettings {
         LiveCheckSettings(overrideReason: overrideReason, caFile: caFile, connectTo: connectTo)
+    }
+
+    /// The options given, for `--server`, where the server's own settings apply instead.
+    var given: [(name: String, given: Bool)] {
+        [("--ca-file", caFile != nil), ("--connect-to", connectTo != nil)]
     }
 }

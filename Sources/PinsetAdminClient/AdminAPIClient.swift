@@ -1,0 +1,182 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PinsetAdmin
+
+/// Calls a Pinset server's admin API as a named admin: one JSON request at a time over HTTP/1.1, on TLS verified
+/// against the system's roots or a given CA file. Plain HTTP only to a loopback address, as the server itself
+/// allows: a token must not cross a network in clear text.
+public struct AdminAPIClient: Sendable {
+    public let server: URL
+    private let host: String
+    private let port: Int
+    private let basePath: String
+    private let tls: TLSConfiguration?
+    private let token: AdminToken
+    /// A whole exchange, connect to last byte.
+    public static let timeout: TimeAmount = .seconds(60)
+    /// An answer larger than this is refused: the API's documents are small.
+    public static let maximumResponseBytes = 16 * 1024 * 1024
+
+    public init(server text: String, caFile: String?, token: AdminToken) throws(AdminError) {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
+            throw AdminError("'\(text)' is not a server URL. Give the admin API's address, for example --server https://pinset.example.com:9443.")
+        }
+        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if scheme == "http" && !Self.isLoopback(bareHost) {
+            throw AdminError("--server \(text) is plain HTTP to another machine: the token would cross the network in clear text. Use https://, or a loopback address.")
+        }
+        if url.query != nil || url.user != nil {
+            throw AdminError("--server \(text) carries a query or credentials; give only scheme, host, port and path. The token comes from --token-file or $PINSET_ADMIN_TOKEN, never the URL.")
+        }
+        if caFile != nil && scheme == "http" {
+            throw AdminError("--server-ca is for an https:// server; \(text) is plain HTTP.")
+        }
+        self.server = url
+        self.host = bareHost
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+        self.basePath = url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
+        self.token = token
+        if scheme == "https" {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            if let caFile {
+                do {
+                    configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+                } catch {
+                    throw AdminError("Could not read the CA certificates in --server-ca \(caFile): \(error). Give a PEM file of the CA that issued the server's certificate.")
+                }
+            }
+            tls = configuration
+        } else {
+            tls = nil
+        }
+    }
+
+    /// The answer to one call: its status and the decoded JSON body.
+    public struct Answer: @unchecked Sendable {
+        public let status: Int
+        public let document: Any?
+    }
+
+    /// Sends `method path` (path under the API's `/api/v1`) with an optional JSON body. Throws ``AdminError`` with
+    /// the server's own message for a refusal, and for a server that cannot be reached or answers other than JSON.
+    public func call(_ method: String, _ path: String, json body: [String: Any]? = nil) async throws -> Answer {
+        let bodyBytes = try body.map { Array(try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys])) } ?? []
+        let target = basePath + "/api/v1" + path
+        let raw: (status: Int, body: [UInt8])
+        do {
+            raw = try await exchange(method: method, target: target, body: bodyBytes)
+        } catch let error as AdminError {
+            throw error
+        } catch {
+            throw AdminError("Could not reach the admin API at \(server.absoluteString): \(error). Is 'pinset serve' running there with an 'api' section, and does --server-ca name the CA of its certificate?")
+        }
+        let document = raw.body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(raw.body))
+        guard (200..<300).contains(raw.status) else {
+            let message = ((document as? [String: Any])?["error"] as? [String: Any])?["message"] as? String
+            let kind: AdminError.Kind = switch raw.status {
+            case 401: .unauthenticated
+            case 403: .forbidden
+            case 404: .notFound
+            default: .refused
+            }
+            throw AdminError("The server refused: \(message ?? "HTTP status \(raw.status)") (HTTP \(raw.status))", kind: kind)
+        }
+        return Answer(status: raw.status, document: document)
+    }
+
+    private func exchange(method: String, target: String, body: [UInt8]) async throws -> (status: Int, body: [UInt8]) {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
+        let serverName = Self.isIPAddress(host) ? nil : host
+        let promise = group.next().makePromise(of: (Int, [UInt8]).self)
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise, limit: Self.maximumResponseBytes))
+                }
+            }
+            .connect(host: host, port: port).get()
+        // Closing ends the exchange: the collector then fails the promise, if the answer was not complete.
+        let deadline = channel.eventLoop.scheduleTask(in: Self.timeout) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: port == 443 || port == 80 ? host : "\(host):\(port)")
+        headers.add(name: "Authorization", value: "Bearer \(token.text)")
+        headers.add(name: "Accept", value: "application/json")
+        headers.add(name: "Connection", value: "close")
+        headers.add(name: "Content-Length", value: String(body.count))
+        if !body.isEmpty { headers.add(name: "Content-Type", value: "application/json") }
+        let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: target, headers: headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        if !body.isEmpty { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
+        try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
+        let (status, bytes) = try await promise.futureResult.get()
+        try? await channel.close()
+        return (status, bytes)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || (host.split(separator: ".").count == 4 && host.hasPrefix("127.") && isIPAddress(host))
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+}
+
+/// Collects one response, bounded, and fulfils the promise at its end (or fails it when the connection ends first).
+private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private let promise: EventLoopPromise<(Int, [UInt8])>
+    private let limit: Int
+    private var status = 0
+    private var body: [UInt8] = []
+    private var done = false
+
+    init(promise: EventLoopPromise<(Int, [UInt8])>, limit: Int) {
+        self.promise = promise
+        self.limit = limit
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+        case .body(var buffer):
+            guard body.count + buffer.readableBytes <= limit else {
+                finish(.failure(AdminError("The admin API's answer is larger than \(limit) bytes.")))
+                context.close(promise: nil)
+                return
+            }
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            finish(.success((status, body)))
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        finish(.failure(error))
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(.failure(AdminError("The admin API closed the connection, or did not answer within \(AdminAPIClient.timeout.nanoseconds / 1_000_000_000) s, before its answer was complete.")))
+        context.fireChannelInactive()
+    }
+
+    private func finish(_ result: Result<(Int, [UInt8]), any Error>) {
+        guard !done else { return }
+        done = true
+        promise.completeWith(result)
+    }
+}

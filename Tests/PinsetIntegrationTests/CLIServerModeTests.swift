@@ -1,0 +1,79 @@
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// `pinset review … --server URL`: the CLI as a client of a running server's admin API over TLS, on a machine
+/// without the database. It prints what the same command prints on a server host, the server's rules refuse what
+/// they refuse there, and a token never goes to a server that is not verified or over plain HTTP off loopback.
+@Suite(.serialized) struct CLIServerModeTests {
+    @Test func reviewCommandsRunThroughTheAdminAPIAndPrintWhatTheyPrintOnTheServerHost() throws {
+        let team = try CLIReviewTests.team()
+        defer { team.served.stop() }
+        let cli = team.served.cli
+        // The admin API's certificate, for its loopback address, from the test CA.
+        let key = cli.directory.file("admin-api.key"), request = cli.directory.file("admin-api.csr"), cert = cli.directory.file("admin-api.pem")
+        let extensions = try cli.directory.write("admin-api.ext", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+        for arguments in [
+            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key],
+            ["req", "-new", "-key", key, "-out", request, "-subj", "/CN=admin-api"],
+            ["x509", "-req", "-in", request, "-CA", team.served.ca, "-CAkey", cli.directory.file("ca.key"), "-CAcreateserial", "-days", "30", "-out", cert, "-extfile", extensions],
+        ] {
+            let made = try ProcessRunner.run("openssl", arguments)
+            #expect(made.status == 0, "\(made.stderr)")
+        }
+        chmod(key, 0o600)
+        let apiPort = try FreePort.pick()
+        let server = try RunningServer(cli: cli, extraConfiguration: [
+            "api": ["host": "127.0.0.1", "port": apiPort, "certificate": cert, "privateKey": key],
+            "monitoring": ["intervalSeconds": 600, "caFile": team.served.ca, "connectTo": ["api.example.test": "127.0.0.1"]],
+        ])
+        defer { server.stop() }
+        let url = "https://127.0.0.1:\(apiPort)"
+        let proposed = try team.run("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--request-reason", "backup key"] + team.served.reach)
+        #expect(proposed.status == 0, "\(proposed.combined)")
+
+        /// `pinset ARGUMENTS` on a machine with no data directory: the token from a file, or none.
+        func remote(_ admin: String?, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessRunner.Output {
+            let token = admin.map { ["--token-file", team.tokens[$0]!] } ?? []
+            return try ProcessRunner.run(PinsetCLI.binary, arguments + token, environment: ["PINSET_DATA_DIR": cli.directory.file("no-data-here")].merging(environment) { _, new in new })
+        }
+        let viaServer = ["--server", url, "--server-ca", team.served.ca]
+
+        // The same output as on the server host, as a table and as JSON.
+        for arguments in [["review", "list"], ["review", "list", "--json"], ["review", "list", "acme", "--all"], ["review", "show", "1"]] {
+            let local = try team.run("bob", arguments + (arguments[1] == "show" ? team.served.reach : []))
+            let through = try remote("bob", arguments + viaServer)
+            #expect(local.status == 0 && through.status == 0, "\(arguments): \(local.combined) \(through.combined)")
+            #expect(through.stdoutText == local.stdoutText, "\(arguments):\n\(through.stdoutText)\n---\n\(local.stdoutText)")
+        }
+        #expect(try remote("bob", ["review", "show", "1"] + viaServer).stdoutText.contains("live check of api.example.test after the edit: matches"))
+        // The server's URL may come from the environment.
+        let fromEnvironment = try remote("bob", ["review", "list", "--server-ca", team.served.ca], environment: ["PINSET_SERVER": url])
+        #expect(fromEnvironment.status == 0 && fromEnvironment.stdoutText.contains("backup key"), "\(fromEnvironment.combined)")
+
+        // Refused, leaving the database as it was: the server's rules, and the client's own.
+        let before = try cli.databaseDump()
+        let own = try remote("alice", ["review", "approve", "1"] + viaServer)
+        #expect(own.status != 0 && own.stderr.contains("made by alice") && own.stderr.contains("HTTP 409"), "\(own.combined)")
+        let viewer = try remote("dave", ["review", "approve", "1"] + viaServer)
+        #expect(viewer.status != 0 && viewer.stderr.contains("may not approve") && viewer.stderr.contains("HTTP 403"), "\(viewer.combined)")
+        let anonymous = try remote(nil, ["review", "approve", "1"] + viaServer)
+        #expect(anonymous.status != 0 && anonymous.stderr.contains("--token-file"), "\(anonymous.combined)")
+        let unverified = try remote("bob", ["review", "approve", "1", "--server", url])
+        #expect(unverified.status != 0 && unverified.stderr.contains("Could not reach the admin API"), "the system's roots do not know the test CA: \(unverified.combined)")
+        let plain = try remote("bob", ["review", "approve", "1", "--server", "http://192.0.2.1:9443"])
+        #expect(plain.status != 0 && plain.stderr.contains("clear text"), "\(plain.combined)")
+        let localOption = try remote("bob", ["review", "approve", "1", "--connect-to", "127.0.0.1"] + viaServer)
+        #expect(localOption.status != 0 && localOption.stderr.contains("--connect-to applies only without --server"), "\(localOption.combined)")
+        #expect(try cli.databaseDump() == before)
+
+        // bob approves through the server: its live-chain check and its audit, under bob's name.
+        let approved = try remote("bob", ["review", "approve", "1"] + viaServer)
+        #expect(approved.status == 0 && approved.stderr.contains("Approved and applied change request 1 of alice"), "\(approved.combined)")
+        let entry = try cli.run(["log", "--customer", "acme", "--limit", "1", "--json"])
+        let audit = (try JSONSerialization.jsonObject(with: Data(entry.stdout)) as? [[String: Any]])?.first
+        #expect(audit?["actor"] as? String == "bob" && (audit?["details"] as? String)?.contains("approved by bob") == true, "\(entry.stdoutText)")
+        let replay = try remote("bob", ["review", "approve", "1"] + viaServer)
+        #expect(replay.status != 0 && replay.stderr.contains("HTTP 409"), "\(replay.combined)")
+    }
+}
