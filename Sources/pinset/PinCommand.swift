@@ -51,6 +51,7 @@ struct PinCommand: AsyncParsableCommand {
 
         @OptionGroup var liveCheck: LiveCheckOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         @Flag(help: "Record a --from-host chain without validating it. Only for hosts reached over a network you trust.")
         var noVerify = false
@@ -73,8 +74,15 @@ struct PinCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
+            // The server checks the edit against the live chain with its own settings; --connect-to and --ca-file
+            // then only say how --from-host reaches the chain to pin.
+            let client = try remote.client(credentials, for: "pin add", localOnly: [
+                ("--certificate-sha256", !certificateHashes.isEmpty), ("--label", label != nil), ("--dry-run", liveCheck.dryRun),
+                ("--skip-live-check", liveCheck.skipsCheck), ("--connect-to without --from-host", connectTo != nil && liveHosts.isEmpty),
+            ])
             // Every input is read and validated before the database is touched.
             var pins: [Pin] = []
+            var certificatesToSend: [String] = []
             for hash in hashes {
                 pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label ?? ""))
             }
@@ -82,6 +90,7 @@ struct PinCommand: AsyncParsableCommand {
                 let bytes = try Self.read(path)
                 for certificate in try PinMaterial.certificates(fromFileContents: bytes, origin: path) {
                     pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: path), label: label))
+                    certificatesToSend.append(try certificate.serializeAsPEM().pemString)
                 }
             }
             for hex in certificateHashes {
@@ -109,7 +118,18 @@ struct PinCommand: AsyncParsableCommand {
                 for certificate in chain {
                     let detail = connectTo.map { "\(endpoint) via \($0)" } ?? endpoint
                     pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .liveHost, detail: detail), label: label))
+                    certificatesToSend.append(try certificate.serializeAsPEM().pemString)
                 }
+            }
+            if let client {
+                // Certificates as they are, so the server records their hashes and expiry; keys by their SPKI hash.
+                let hashesToSend = try hashes.map { try SHA256Fingerprint(base64: $0).base64 }
+                    + pins.filter { $0.source.kind == .publicKey }.compactMap { $0.spkiSHA256?.base64 }
+                let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: [
+                    "hashes": hashesToSend, "certificates": certificatesToSend, "reason": credentials.requestReason ?? "",
+                    "expiresInHours": credentials.requestExpiresIn,
+                ])
+                return try ProposedEditPrinter.show(outcome.document as? [String: Any] ?? [:], hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .addPins(pins))
             let admin = try options.openAdmin()
@@ -160,15 +180,27 @@ struct PinCommand: AsyncParsableCommand {
         var caFile: String?
         @OptionGroup var liveCheck: LiveCheckOptions
         @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
+            let client = try remote.client(credentials, for: "pin remove", localOnly: [
+                ("--certificate-sha256", certificateHash != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
+                ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil),
+            ])
             let fingerprint: SHA256Fingerprint
             switch (hash, certificateHash) {
             case (let hash?, nil): fingerprint = try SHA256Fingerprint(base64: hash)
             case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
             default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
+            }
+            if let client {
+                let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: [
+                    "remove": fingerprint.base64, "allowLastPin": allowLastPin, "reason": credentials.requestReason ?? "",
+                    "expiresInHours": credentials.requestExpiresIn,
+                ])
+                return try ProposedEditPrinter.show(outcome.document as? [String: Any] ?? [:], hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .removePin(fingerprint, allowLastPin: allowLastPin))
             let admin = try options.openAdmin()

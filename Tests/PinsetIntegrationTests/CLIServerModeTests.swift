@@ -75,5 +75,19 @@ import Testing
         #expect(audit?["actor"] as? String == "bob" && (audit?["details"] as? String)?.contains("approved by bob") == true, "\(entry.stdoutText)")
         let replay = try remote("bob", ["review", "approve", "1"] + viaServer)
         #expect(replay.status != 0 && replay.stderr.contains("HTTP 409"), "\(replay.combined)")
+
+        // Pin edits through the server become change requests there: a renewed certificate from its file, a key
+        // removed by its hash; options only this host could honour are refused.
+        let renewed = try CLIConnectToTests.renewedCertificate(in: cli.directory)
+        let renewedPin = try CLIPinSourceTests.opensslPin(certificate: renewed.cert)
+        let added = try remote("alice", ["pin", "add", "acme", "api.example.test", "--certificate", renewed.cert, "--request-reason", "renewal"] + viaServer)
+        #expect(added.status == 0 && added.stderr.contains("Change request 2 opened for 'acme'"), "\(added.combined)")
+        #expect(try remote("bob", ["review", "show", "2"] + viaServer).stdoutText.contains("api.example.test: + \(renewedPin)"))
+        let removed = try remote("alice", ["pin", "remove", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--request-reason", "retire the spare"] + viaServer)
+        #expect(removed.status == 0 && removed.stderr.contains("Change request 3 opened"), "\(removed.combined)")
+        let labelled = try remote("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--label", "x", "--request-reason", "r"] + viaServer)
+        #expect(labelled.status != 0 && labelled.stderr.contains("--label applies only without --server"), "\(labelled.combined)")
+        let unreasoned = try remote("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash] + viaServer)
+        #expect(unreasoned.status != 0 && unreasoned.stderr.contains("HTTP 400"), "the API asks every edit for a reason: \(unreasoned.combined)")
     }
 }
