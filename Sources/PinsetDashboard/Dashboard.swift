@@ -138,6 +138,10 @@ public struct Dashboard: Sendable {
                 return try await requestPage(id, context: context, notice: nil, refusal: DashboardRefusal(error))
             }
             return Self.redirect("\(Self.prefix)/requests/\(id)?done=\(decision == "approve" ? "approved" : "rejected")")
+        case ("POST", 3, "break-glass") where route[2] == "acknowledge":
+            let form = try checkedForm(request, session: session)
+            _ = try admin.acknowledgeBreakGlass(try Self.requestID(route[1]), by: viewer, note: form["note"] ?? "")
+            return Self.redirect(Self.prefix + "/")
         case ("POST", 1, "logout"):
             _ = try checkedForm(request, session: session)
             sessions.end(id: sessionID)

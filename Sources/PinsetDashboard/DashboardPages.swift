@@ -56,7 +56,7 @@ enum DashboardPages {
             ""
         }
         return layout(context, title: "Customers", body: """
-        \(breakGlassBanner(breakGlass))
+        \(breakGlassBanner(context, breakGlass))
         \(server)
         <h1>Customers</h1>
         <table id="customers">
@@ -105,14 +105,23 @@ enum DashboardPages {
         return soon ? "<span class=\"bad\">\(text) (renew)</span>" : "\(text)"
     }
 
-    static func breakGlassBanner(_ events: [BreakGlassEvent]) -> HTML {
+    static func breakGlassBanner(_ context: Context, _ events: [BreakGlassEvent]) -> HTML {
         guard !events.isEmpty else { return "" }
         let items: [HTML] = events.map { event in
-            "<li>change request <a href=\"/dashboard/requests/\(event.changeRequestID)\">\(event.changeRequestID)</a> of \(event.customer), applied without review by \(event.appliedBy) at \(AdminDocuments.date(event.appliedAt)): \(event.reason)</li>"
+            // Offered to whoever may acknowledge it, except who applied it (the store refuses that too).
+            let acknowledge: HTML = context.viewer.mayAcknowledge(event) && event.appliedBy.lowercased() != context.viewer.name.lowercased()
+                ? """
+                  <form class="inline" method="post" action="/dashboard/break-glass/\(event.id)/acknowledge">
+                  <input type="hidden" name="csrf" value="\(context.csrfToken)">
+                  <input type="text" name="note" placeholder="What you checked (audit log)" maxlength="500">
+                  <button type="submit" class="secondary" id="acknowledge-\(event.id)">Acknowledge</button></form>
+                  """
+                : ""
+            return "<li data-break-glass=\"\(event.id)\">change request <a href=\"/dashboard/requests/\(event.changeRequestID)\">\(event.changeRequestID)</a> of \(event.customer), applied without review by \(event.appliedBy) at \(AdminDocuments.date(event.appliedAt)): \(event.reason) \(acknowledge)</li>"
         }
         return """
         <div class="banner bad" id="break-glass"><strong>Applied without review, not yet acknowledged:</strong><ul>\(items)</ul>
-        Another admin acknowledges each with <code>pinset review acknowledge ID</code>.</div>
+        Another admin acknowledges each here or with <code>pinset review acknowledge ID</code>.</div>
         """
     }
 
@@ -167,7 +176,7 @@ enum DashboardPages {
         }
         let notSigned: HTML = health?.notSignedReason.map { "<div class=\"banner bad\">Not signed by the last pass: \($0)</div>" } ?? ""
         return layout(context, title: name, body: """
-        \(breakGlassBanner(breakGlass))
+        \(breakGlassBanner(context, breakGlass))
         \(notSigned)
         <h1>\(name)</h1>
         <dl>

@@ -157,6 +157,27 @@ import Testing
         try browser.screenshot("7-cross-site-refused")
         #expect(try deployment.requestState(2) == "open")
         #expect(try deployment.cli.databaseDump() == before)
+
+        // An operator applies her own request without review: the dashboard shows it until bob acknowledges it there.
+        let cli = deployment.cli
+        let reach = deployment.team.served.reach
+        #expect(try cli.run(["admin", "add", "olga", "--role", "operator"]).status == 0)
+        let olgaToken = cli.directory.file("olga.token")
+        #expect(try cli.run(["admin", "token", "olga", "--label", "test", "--out", olgaToken]).status == 0)
+        let urgent = try cli.run(["pin", "add", "acme", "api.example.test", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+                                  "--request-reason", "emergency backup key", "--token-file", olgaToken] + reach)
+        #expect(urgent.status == 0 && urgent.stderr.contains("Change request 3 opened"), "\(urgent.combined)")
+        let broken = try cli.run(["review", "break-glass", "3", "--reason", "outage, no reviewer reachable", "--token-file", olgaToken] + reach)
+        #expect(broken.status == 0, "\(broken.combined)")
+        try browser.open("\(deployment.dashboard)/")
+        #expect(try browser.text("#break-glass").contains("outage, no reviewer reachable"))
+        try browser.screenshot("8-break-glass")
+        try browser.type("checked the spare key with the team", into: "#break-glass input[name=note]")
+        try browser.click("#break-glass button")
+        #expect(try !browser.exists("#break-glass"))
+        let listed = try deployment.team.run("bob", ["review", "list", "--break-glass", "--all", "--json"])
+        let event = (try JSONSerialization.jsonObject(with: Data(listed.stdout)) as? [[String: Any]])?.first
+        #expect(event?["acknowledgedBy"] as? String == "bob" && event?["acknowledgement"] as? String == "checked the spare key with the team", "\(listed.combined)")
     }
 
     @Test func everyStateChangeNeedsTheSessionsCSRFTokenFromTheDashboardItself() throws {
