@@ -70,7 +70,8 @@ extension PinStore {
             let restored = try PinStore(path: temporary, allowingUnrestoredBackup: true, clock: clock)
             let note = marker.map { "restored from a backup of \($0.source) taken \($0.takenAt.formatted(.iso8601))" } ?? "restored from \(backup)"
             let customers = try restored.raiseVersionsAfterRestore(
-                above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors, note: note, actor: actor
+                above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors,
+                breakGlass: replaced.unacknowledgedBreakGlass, note: note, actor: actor
             )
             try restored.close()
 
@@ -93,12 +94,14 @@ extension PinStore {
         }
     }
 
-    /// In one transaction: carries the replaced database's high-water marks, change counter and revocation
-    /// floors over (a backup older than a floor must not bring back the signers it revoked), moves every
+    /// In one transaction: carries the replaced database's high-water marks, change counter, revocation floors
+    /// (a backup older than a floor must not bring back the signers it revoked) and unacknowledged break-glass
+    /// records (an edit applied without review stays in sight until someone acknowledges it) over, moves every
     /// customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry, and clears the
     /// backup mark.
     func raiseVersionsAfterRestore(
-        above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(), note: String, actor: String
+        above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(),
+        breakGlass: [ReplacedDatabaseReader.UnacknowledgedBreakGlass] = [], note: String, actor: String
     ) throws -> [RestoreReport.Customer] {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
@@ -118,6 +121,17 @@ extension PinStore {
                     UPDATE customer_signing_identity SET signers_not_before = \(db.dialect.greatest("coalesce(signers_not_before, 0)", "?"))
                     WHERE customer_id = (SELECT id FROM customer WHERE name = ?)
                     """, [floor, name])
+            }
+            for record in breakGlass {
+                // The backup's own copy, if it has one, stays; the record is tied to the restored customer of its name.
+                let present = try db.fetchValue(Int64.self, """
+                    SELECT count(*) FROM break_glass WHERE change_request_id = ? AND customer = ? AND applied_by = ? AND applied_at = ?
+                    """, [record.changeRequestID, record.customer, record.appliedBy, record.appliedAt]) ?? 0
+                guard present == 0 else { continue }
+                try db.execute("""
+                    INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version)
+                    VALUES (?, ?, (SELECT id FROM customer WHERE name = ?), ?, ?, ?, ?)
+                    """, [record.changeRequestID, record.customer, record.customer, record.appliedBy, record.reason, record.appliedAt, record.appliedVersion])
             }
             var raised: [RestoreReport.Customer] = []
             let customers = try db.fetchAll("SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE \(db.dialect.binaryCollation)") {

@@ -89,6 +89,30 @@ import Testing
         #expect(try restored.signersNotBefore(of: nil) == 1_800_000_000)
     }
 
+    /// An edit applied without review after the backup was taken stays unacknowledged after the restore: the
+    /// restore takes the pins back, not the duty to look at what was done without a second admin.
+    @Test func anUnacknowledgedBreakGlassSurvivesARestoreFromBeforeIt() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        try fixture.store.addAdmin("olga", grants: [AdminGrant(role: .operator, customer: nil)], actor: Sample.actor)
+        try fixture.store.setRequiresReview(true, for: acme, actor: Sample.actor)
+        let request = try fixture.store.createChangeRequest(for: acme, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(3)]))],
+                                                            reason: "urgent", lifetime: 3600, author: "olga")
+        _ = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage") { account, _ in
+            account.grants.contains { $0.role == .operator }
+        }
+        let before = try fixture.store.breakGlassEvents()
+        #expect(before.count == 1)
+        try fixture.store.pool.close()
+
+        _ = try PinStore.restore(backup: backup, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+        let restored = try fixture.openAnother()
+        let after = try restored.breakGlassEvents()
+        #expect(after.map(\.changeRequestID) == before.map(\.changeRequestID) && after.map(\.reason) == ["outage"])
+        #expect(after.first?.appliedAt == before.first?.appliedAt && after.first?.customerRemoved == false && after.first?.isAcknowledged == false)
+        #expect(try restored.pinSet(for: acme)?.hosts.first?.pins.count == 2, "the pins are the backup's")
+    }
+
     /// A backup copied over the database by hand carries its mark: opening it to serve or edit is refused
     /// with the command that fixes it, and that command (restore onto itself) works.
     @Test func aBackupPutInPlaceByHandIsRefusedUntilRestored() throws {

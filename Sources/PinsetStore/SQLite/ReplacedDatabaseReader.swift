@@ -11,6 +11,21 @@ enum ReplacedDatabaseReader {
         var state: RestoreReport.ReplacedDatabase
         /// The revocation floors it published, which a restore must not lower.
         var signerFloors = SignerFloors()
+        /// Edits applied without review that nobody had acknowledged: a backup taken before them must not make
+        /// them disappear unseen.
+        var unacknowledgedBreakGlass: [UnacknowledgedBreakGlass] = []
+    }
+
+    /// A break-glass record as stored (dates in their stored text form, the same on both backends).
+    struct UnacknowledgedBreakGlass: Hashable {
+        var changeRequestID: Int64
+        var customer: String
+        var appliedBy: String
+        var reason: String
+        var appliedAt: String
+        var appliedVersion: Int64
+
+        static let select = "SELECT change_request_id, customer, applied_by, reason, applied_at, applied_version FROM break_glass WHERE acknowledged_at IS NULL ORDER BY id"
     }
 
     /// Revocation floors: the default identity's, and those of customers' own identities by lower-cased name.
@@ -48,7 +63,14 @@ enum ReplacedDatabaseReader {
                     versions[name.lowercased()] = max(versions[name.lowercased()] ?? 0, version)
                 }
                 let counter = try Int64.fetchOne(db, sql: "SELECT value FROM change_counter WHERE id = 1") ?? 0
-                return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: try signerFloors(db))
+                var result = Result(versions: versions, changeCounter: counter, state: .read, signerFloors: try signerFloors(db))
+                // Absent from databases created before break-glass existed.
+                if try db.tableExists("break_glass") {
+                    result.unacknowledgedBreakGlass = try Row.fetchAll(db, sql: UnacknowledgedBreakGlass.select).map { row in
+                        UnacknowledgedBreakGlass(changeRequestID: row[0], customer: row[1], appliedBy: row[2], reason: row[3], appliedAt: row[4], appliedVersion: row[5])
+                    }
+                }
+                return result
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             throw inUse(path)
@@ -108,7 +130,14 @@ enum ReplacedDatabaseReader {
                     floors.own[(try row.decode(String.self, atIndex: 0)).lowercased()] = try row.decode(Int64.self, atIndex: 1)
                 }
                 let counter = try db.fetchValue(Int64.self, "SELECT value FROM change_counter WHERE id = 1") ?? 0
-                return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: floors)
+                var breakGlass: [UnacknowledgedBreakGlass] = []
+                try db.forEachRow(UnacknowledgedBreakGlass.select, []) { row in
+                    breakGlass.append(UnacknowledgedBreakGlass(
+                        changeRequestID: try row.decode(atIndex: 0), customer: try row.decode(atIndex: 1), appliedBy: try row.decode(atIndex: 2),
+                        reason: try row.decode(atIndex: 3), appliedAt: try row.decode(atIndex: 4), appliedVersion: try row.decode(atIndex: 5)
+                    ))
+                }
+                return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass)
             }
         } catch let error as StoreError {
             throw StoreError(.restoreRefused, "Cannot read the database \(location) that the restore replaces: \(error.message) Nothing was changed. Give --replacing the database the servers use now, and check that it can be reached.")
@@ -132,5 +161,6 @@ extension ReplacedDatabaseReader.Result {
             signerFloors.deploymentDefault = max(signerFloors.deploymentDefault ?? floor, floor)
         }
         signerFloors.own.merge(other.signerFloors.own, uniquingKeysWith: max)
+        unacknowledgedBreakGlass += other.unacknowledgedBreakGlass.filter { !unacknowledgedBreakGlass.contains($0) }
     }
 }
