@@ -21,8 +21,8 @@ extension PinStore: UptakeSharingSink {}
 /// again at the next interval; the figures then age out, and the gate says no server shares figures rather than
 /// trusting old ones.
 ///
-/// Thread-safe: the timer lives on the service's own queue.
-public final class UptakeSharing: @unchecked Sendable {
+/// Thread-safe: the schedule runs on its own queue.
+public final class UptakeSharing: Sendable {
     /// A random id per process: two instances on one host never overwrite each other's figures.
     public let instance = UUID().uuidString.lowercased()
     private let counter: UptakeCounter
@@ -31,10 +31,7 @@ public final class UptakeSharing: @unchecked Sendable {
     private let interval: Duration
     private let logger: Logger
     private let now: @Sendable () -> Date
-    private let queue = DispatchQueue(label: "pinset.uptake-sharing")
-    /// Confined to `queue`.
-    private var timer: (any DispatchSourceTimer)?
-    private var lastWriteFailed = false
+    private let schedule = LockedValue<RepeatingTask?>(nil)
 
     public init(counter: UptakeCounter, sink: any UptakeSharingSink, servingTimes: ServingTimes, interval: Duration, logger: Logger,
                 now: @escaping @Sendable () -> Date = Date.init) {
@@ -46,24 +43,28 @@ public final class UptakeSharing: @unchecked Sendable {
         self.now = now
     }
 
+    /// The schedule, made once.
+    private var task: RepeatingTask {
+        schedule.withLock { task in
+            if let task { return task }
+            let made = RepeatingTask(
+                label: "pinset.uptake-sharing", interval: interval, logger: logger,
+                failure: "Could not share uptake figures through the database; 'pinset rotation status' will not count this instance until a write succeeds",
+                recovery: "Sharing uptake figures through the database again"
+            ) { [weak self] in try self?.share() }
+            task = made
+            return made
+        }
+    }
+
     /// Writes the figures now, then on every interval.
     public func start() {
-        queue.sync {
-            share()
-            let source = DispatchSource.makeTimerSource(queue: queue)
-            let period = DispatchTimeInterval.milliseconds(Int(max(1, interval.milliseconds)))
-            source.schedule(deadline: .now() + period, repeating: period)
-            source.setEventHandler { [self] in share() }
-            timer = source
-            source.resume()
-        }
+        task.start()
     }
 
     /// Stops the schedule and removes this instance's figures, so that the gate no longer counts them.
     public func stop() {
-        queue.sync {
-            timer?.cancel()
-            timer = nil
+        task.stop {
             do {
                 try sink.removeUptakeSnapshot(instance: instance)
             } catch {
@@ -72,9 +73,9 @@ public final class UptakeSharing: @unchecked Sendable {
         }
     }
 
-    /// Writes the figures now, on the service's queue (tests).
+    /// Writes the figures now, in turn with the schedule (tests).
     public func shareNow() {
-        queue.sync { share() }
+        task.runNow()
     }
 
     /// At most this many itemized versions per customer are shared, the most fetched; the others are shared as
@@ -103,17 +104,8 @@ public final class UptakeSharing: @unchecked Sendable {
         )
     }
 
-    private func share() {
-        do {
-            try sink.replaceUptakeSnapshot(snapshot(at: now()))
-            if lastWriteFailed { logger.info("Sharing uptake figures through the database again") }
-            lastWriteFailed = false
-        } catch {
-            if !lastWriteFailed {
-                logger.warning("Could not share uptake figures through the database; 'pinset rotation status' will not count this instance until a write succeeds", metadata: ["error": "\(error)"])
-            }
-            lastWriteFailed = true
-        }
+    private func share() throws {
+        try sink.replaceUptakeSnapshot(snapshot(at: now()))
     }
 }
 
