@@ -60,13 +60,14 @@ enum StoredRows {
         mutating func pin(_ row: any StoreRow, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin) {
             let spkiHash = try bytes(row, offset + 1).map(fingerprint)
             let certificateHash = try bytes(row, offset + 3).map(fingerprint)
-            let name = spkiHash?.base64 ?? certificateHash?.hex ?? "without hashes"
             let storedSource: String = try row.decode(atIndex: offset + 5)
             let source: PinSource
             if let known = sources[storedSource] {
                 source = known
             } else {
                 guard let parsed = PinSource(storedForm: storedSource) else {
+                    // Named only here: formatting a hash for every pin read is a measurable part of a large load.
+                    let name = spkiHash?.base64 ?? certificateHash?.hex ?? "without hashes"
                     throw StoreError(.corruptData, "The pin \(name) has the unknown stored source '\(storedSource)'; it was probably written by a newer pinset. Upgrade pinset.")
                 }
                 sources[storedSource] = parsed
