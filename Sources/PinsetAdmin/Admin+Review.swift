@@ -87,10 +87,18 @@ extension Admin {
     public func preview(
         _ request: ChangeRequest, liveCheck: (Hostname) -> LiveCheckSettings
     ) async throws -> [(hostname: Hostname, preview: HostEditPreview)] {
+        try await previews(of: request.edits, for: request.customer, liveCheck: liveCheck)
+    }
+
+    /// Each host `edits` touch, once, in order: the edits' result checked against its live chain; commits nothing.
+    func previews(
+        of edits: [PinEdit], for customer: CustomerName, liveCheck: (Hostname) -> LiveCheckSettings
+    ) async throws -> [(hostname: Hostname, preview: HostEditPreview)] {
         var previews: [(Hostname, HostEditPreview)] = []
-        for hostname in request.hostnames {
-            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname))
-            previews.append((hostname, try await liveGuard.preview { PinEdit.applied(request.edits, for: hostname, to: $0) }))
+        var seen: Set<Hostname> = []
+        for hostname in edits.map(\.hostname) where seen.insert(hostname).inserted {
+            let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck(hostname))
+            previews.append((hostname, try await liveGuard.preview { PinEdit.applied(edits, for: hostname, to: $0) }))
         }
         return previews
     }

@@ -67,6 +67,27 @@ public struct AdminAPI: Sendable {
         switch (request.method, route.count, route.first) {
         case ("GET", 1, "me"):
             return try json(200, ["name": caller.name, "roles": caller.grants.map(\.description)])
+        case ("POST", 1, "customers"):
+            let body = try JSONBody(request, allowed: ["name", "servesLegacyClients", "requiresReview"])
+            guard let name = try body.string("name") else { throw APIFailure(400, "Give the customer's 'name'.") }
+            let customer = try CustomerName(name)
+            try admin.addCustomer(customer, servesLegacyClients: try body.bool("servesLegacyClients") ?? false,
+                                  requiresReview: try body.bool("requiresReview") ?? true, by: caller)
+            let pinSet = try admin.pinSet(of: customer, visibleTo: caller)
+            return try json(201, AdminDocuments.pinSet(pinSet, requiresReview: try admin.requiresReview(of: customer, visibleTo: caller)))
+        case ("POST", 3, "customers") where route[2] == "hosts":
+            let body = try JSONBody(request, allowed: ["hostname", "port", "includeSubdomains"])
+            guard let name = try body.string("hostname") else { throw APIFailure(400, "Give the host's 'hostname'.") }
+            let customer = try CustomerName(route[1])
+            let hostname = try Hostname(name)
+            let port = try body.integer("port", in: 1...65535) ?? 443
+            let includeSubdomains = try body.bool("includeSubdomains") ?? false
+            try admin.addHost(hostname, port: port, includeSubdomains: includeSubdomains, to: customer, by: caller)
+            return try json(201, ["customer": customer.rawValue, "hostname": hostname.rawValue, "port": port, "includeSubdomains": includeSubdomains, "pins": 0])
+        case ("POST", 3, "customers") where route[2] == "revocation-floor":
+            return try raiseFloor(request, customer: try CustomerName(route[1]), by: caller)
+        case ("POST", 1, "revocation-floor"):
+            return try raiseFloor(request, customer: nil, by: caller)
         case ("GET", 1, "customers"):
             return try json(200, try admin.customers(visibleTo: caller).map { summary in
                 ["name": summary.name.rawValue, "version": summary.version, "hosts": summary.hostCount, "pins": summary.pinCount,
@@ -156,10 +177,22 @@ public struct AdminAPI: Sendable {
         }
     }
 
+    private func raiseFloor(_ request: AdminAPIRequest, customer: CustomerName?, by caller: AdminAccount) throws -> AdminAPIResponse {
+        let body = try JSONBody(request, allowed: ["notBefore"])
+        let floor = try body.integer("notBefore", in: 0...Int(Int32.max) * 4).map(Int64.init)
+        if let customer { _ = try admin.pinSet(of: customer, visibleTo: caller) }
+        let change = try admin.raiseRevocationFloor(customer: customer, to: floor, by: caller)
+        return try json(200, [
+            "identity": change.target.label, "notBefore": change.floor, "installedSignerNotBefore": change.installedSignerNotBefore,
+            "customersWithNewVersion": change.customersWithNewVersion.map(\.rawValue),
+        ] as [String: Any])
+    }
+
     private func proposePinEdit(_ request: AdminAPIRequest, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {
-        let body = try JSONBody(request, allowed: ["hashes", "certificates", "remove", "allowLastPin", "reason", "expiresInHours"])
+        let body = try JSONBody(request, allowed: ["hashes", "certificates", "remove", "allowLastPin", "reason", "expiresInHours", "dryRun"])
+        let dryRun = try body.bool("dryRun") ?? false
         // Asked for every edit, also on a customer without review: the API never changes pins without a why.
-        let reason = try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
+        let reason = dryRun ? "" : try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
         let hours = try body.integer("expiresInHours", in: 1...720) ?? 72
         var edits: [PinEdit] = []
         var pins: [Pin] = []
@@ -176,6 +209,15 @@ public struct AdminAPI: Sendable {
             edits.append(PinEdit(hostname: hostname, operation: .removePin(try SHA256Fingerprint(base64: remove), allowLastPin: try body.bool("allowLastPin") ?? false)))
         }
         guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates') or one to remove ('remove').") }
+        if dryRun {
+            let previews = try await admin.previewPinEdits(edits, for: customer, by: author, liveCheck: liveCheck(hostname))
+            return try json(200, ["dryRun": true, "hosts": previews.map { hostname, preview -> [String: Any] in
+                var document = AdminDocuments.liveCheck(hostname, preview.outcome)
+                document["add"] = preview.edit.added.map(\.displayName)
+                document["remove"] = preview.edit.removed.map(\.displayName)
+                return document
+            }] as [String: Any])
+        }
         let outcome = try await admin.proposePinEdits(edits, for: customer, reason: reason, lifetime: TimeInterval(hours * 3600), by: author, liveCheck: liveCheck(hostname))
         switch outcome {
         case .requested(let changeRequest):
@@ -210,7 +252,10 @@ public struct AdminAPI: Sendable {
     /// The method an existing endpoint takes, for a 405 to a request with another one.
     private static func allowedMethod(_ route: [String]) -> String? {
         switch (route.count, route.first) {
-        case (1, "me"), (1, "customers"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
+        case (1, "customers"): "GET, POST"
+        case (1, "me"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
+        case (3, "customers") where ["hosts", "revocation-floor"].contains(route[2]): "POST"
+        case (1, "revocation-floor"): "POST"
         case (3, "customers") where ["audit", "rotation", "reports", "health"].contains(route[2]): "GET"
         case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"
         case (3, "change-requests") where ["approve", "reject", "break-glass"].contains(route[2]): "POST"
@@ -314,9 +359,15 @@ struct JSONBody {
         self.object = object
     }
 
+    /// A field is given with a value or left out: `null` is neither, and is refused rather than guessed at.
+    private static func null(_ key: String) -> APIFailure {
+        APIFailure(400, "'\(key)' is null; leave it out, or give it a value.")
+    }
+
     func string(_ key: String) throws -> String? {
         switch object[key] {
-        case nil, .null?: return nil
+        case nil: return nil
+        case .null?: throw Self.null(key)
         case .string(let text)?: return text
         default: throw APIFailure(400, "'\(key)' must be a string.")
         }
@@ -324,7 +375,8 @@ struct JSONBody {
 
     func strings(_ key: String) throws -> [String] {
         switch object[key] {
-        case nil, .null?: return []
+        case nil: return []
+        case .null?: throw Self.null(key)
         case .array(let values)? where values.count <= 100:
             return try values.map { value in
                 guard case .string(let text) = value else { throw APIFailure(400, "'\(key)' must be a list of strings.") }
@@ -336,7 +388,8 @@ struct JSONBody {
 
     func bool(_ key: String) throws -> Bool? {
         switch object[key] {
-        case nil, .null?: return nil
+        case nil: return nil
+        case .null?: throw Self.null(key)
         case .bool(let value)?: return value
         default: throw APIFailure(400, "'\(key)' must be true or false.")
         }
@@ -344,7 +397,8 @@ struct JSONBody {
 
     func integer(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
         switch object[key] {
-        case nil, .null?: return nil
+        case nil: return nil
+        case .null?: throw Self.null(key)
         case .number(let number)? where Int(exactly: number).map(range.contains) == true: return Int(number)
         default: throw APIFailure(400, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound).")
         }

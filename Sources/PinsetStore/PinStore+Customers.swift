@@ -11,13 +11,19 @@ extension PinStore {
     /// - Parameter servesLegacyClients: the customer's apps include legacy GCX clients (see
     ///   `setServesLegacyClients`).
     /// - Throws: `StoreError.customerExists` if a customer of that name, ignoring case, exists.
+    /// - Parameter requiresReview: pin edits by named admins need a second admin from the start, in the same
+    ///   transaction (see `setRequiresReview`).
     public func addCustomer(
-        _ name: CustomerName, servesLegacyClients: Bool = false, ownSigningIdentity: OwnSigningIdentityRecord? = nil, actor: String
+        _ name: CustomerName, servesLegacyClients: Bool = false, ownSigningIdentity: OwnSigningIdentityRecord? = nil, requiresReview: Bool = false,
+        actor: String
     ) throws {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let (customerID, version) = try Self.insertCustomer(name, servesLegacyClients: servesLegacyClients, change: change)
-            var details = "added customer '\(name)'\(servesLegacyClients ? ", serves legacy clients" : "")"
+            if requiresReview {
+                try db.execute("INSERT INTO review_required (customer_id, since, set_by) VALUES (?, ?, ?)", [customerID, change.now, actor])
+            }
+            var details = "added customer '\(name)'\(servesLegacyClients ? ", serves legacy clients" : "")\(requiresReview ? ", pin edits need a second admin's approval" : "")"
             if let ownSigningIdentity {
                 try Self.recordOwnSigningIdentity(ownSigningIdentity, customerID: customerID, change: change)
                 details += " with its own signing identity: \(ownSigningIdentity.details)"
