@@ -26,7 +26,14 @@ extension Admin {
         _ = try pinSet(of: customer, visibleTo: account)
         try account.require(account.mayEdit(customer), "add hosts", customer)
         guard (1...65535).contains(port) else { throw AdminError("The port \(port) is not one from 1 to 65535.") }
-        if includeSubdomains { try IncludeSubdomainsPolicy.check(hostname) }
+        if includeSubdomains {
+            try IncludeSubdomainsPolicy.check(hostname)
+            // Pins later approved for this host then cover every name below it, and a change request shows its
+            // reviewer the pins, not this setting: on a customer that requires review, only an operator sets it.
+            if try store.requiresReview(customer) && !account.isOperator {
+                throw AdminError("Admin \(account.name) may not add a host with include-subdomains to '\(customer)', which requires review: the pins later approved for it would cover every subdomain, which a reviewer does not see in the request. Ask an operator to add it.", kind: .forbidden)
+            }
+        }
         try store.addHost(hostname, port: UInt16(port), includeSubdomains: includeSubdomains, to: customer, actor: account.name)
     }
 

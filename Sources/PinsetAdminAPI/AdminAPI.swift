@@ -182,10 +182,14 @@ public struct AdminAPI: Sendable {
         let floor = try body.integer("notBefore", in: 0...Int(Int32.max) * 4).map(Int64.init)
         if let customer { _ = try admin.pinSet(of: customer, visibleTo: caller) }
         let change = try admin.raiseRevocationFloor(customer: customer, to: floor, by: caller)
-        return try json(200, [
+        var document: [String: Any] = [
             "identity": change.target.label, "notBefore": change.floor, "installedSignerNotBefore": change.installedSignerNotBefore,
             "customersWithNewVersion": change.customersWithNewVersion.map(\.rawValue),
-        ] as [String: Any])
+            // The point of raising a floor is usually to revoke the signer before: say plainly when it did not.
+            "previousSignerRevoked": change.previousSignerNotBefore.map { _ in !change.previousSignerStaysTrusted } ?? false,
+        ]
+        if let previous = change.previousSignerNotBefore { document["previousSignerNotBefore"] = previous }
+        return try json(200, document)
     }
 
     private func proposePinEdit(_ request: AdminAPIRequest, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {

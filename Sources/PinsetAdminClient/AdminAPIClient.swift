@@ -34,10 +34,16 @@ public struct AdminAPIClient: Sendable {
         if caFile != nil && scheme == "http" {
             throw AdminError("--server-ca is for an https:// server; \(text) is plain HTTP.")
         }
+        // The path as written (still percent-encoded), so that nothing decoded can reach the request line.
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        if path.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw AdminError("--server \(text) contains spaces or control characters; give a plain URL such as https://pinset.example.com:9443.")
+        }
         self.server = url
-        self.host = bareHost
+        // Plain HTTP is allowed only to loopback: the name localhost is not left to a resolver to decide.
+        self.host = scheme == "http" && bareHost == "localhost" ? "127.0.0.1" : bareHost
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
-        self.basePath = url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
+        self.basePath = path.hasSuffix("/") ? String(path.dropLast()) : path
         self.token = token
         if scheme == "https" {
             var configuration = TLSConfiguration.makeClientConfiguration()
@@ -59,6 +65,18 @@ public struct AdminAPIClient: Sendable {
     public struct Answer: @unchecked Sendable {
         public let status: Int
         public let document: Any?
+
+        /// The document as a JSON object, or an error: an answer of another shape is not taken as a result.
+        public func object() throws -> [String: Any] {
+            guard let object = document as? [String: Any] else { throw AdminError("The admin API answered HTTP \(status) with a document that is not the object expected; is the server a Pinset of this version?") }
+            return object
+        }
+
+        /// The document as a list of JSON objects, or an error.
+        public func list() throws -> [[String: Any]] {
+            guard let list = document as? [[String: Any]] else { throw AdminError("The admin API answered HTTP \(status) with a document that is not the list expected; is the server a Pinset of this version?") }
+            return list
+        }
     }
 
     /// Sends `method path` (path under the API's `/api/v1`) with an optional JSON body. Throws ``AdminError`` with
@@ -75,6 +93,10 @@ public struct AdminAPIClient: Sendable {
             throw AdminError("Could not reach the admin API at \(server.absoluteString): \(error). Is 'pinset serve' running there with an 'api' section, and does --server-ca name the CA of its certificate?")
         }
         let document = raw.body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(raw.body))
+        if (200..<300).contains(raw.status) && document == nil {
+            // Something else answered (a proxy, another service): nothing it says is taken as done.
+            throw AdminError("The server at \(server.absoluteString) answered HTTP \(raw.status) without a JSON document: it is not a Pinset admin API, or a proxy in between answered. Whether the request took effect is unknown; check with 'pinset review list' or the audit log.")
+        }
         guard (200..<300).contains(raw.status) else {
             let message = ((document as? [String: Any])?["error"] as? [String: Any])?["message"] as? String
             let kind: AdminError.Kind = switch raw.status {
@@ -91,8 +113,8 @@ public struct AdminAPIClient: Sendable {
     private func exchange(method: String, target: String, body: [UInt8]) async throws -> (status: Int, body: [UInt8]) {
         let group = MultiThreadedEventLoopGroup.singleton
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
+        // With no name (an IP address), NIOSSL checks the certificate against the address connected to.
         let serverName = Self.isIPAddress(host) ? nil : host
-        let promise = group.next().makePromise(of: (Int, [UInt8]).self)
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(10))
             .channelInitializer { channel in
@@ -101,15 +123,30 @@ public struct AdminAPIClient: Sendable {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise, limit: Self.maximumResponseBytes))
                 }
             }
             .connect(host: host, port: port).get()
+        if tls == nil, let address = channel.remoteAddress?.ipAddress, !Self.isLoopback(address) {
+            try? await channel.close()
+            throw AdminError("\(host) resolved to \(address), which is not a loopback address: the token is not sent over plain HTTP to it.")
+        }
+        // The collector joins only the connection that won: the request is sent on it alone, after this.
+        let promise = channel.eventLoop.makePromise(of: (Int, [UInt8]).self)
+        do {
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise, limit: Self.maximumResponseBytes))
+            }.get()
+        } catch {
+            promise.fail(error)
+            try? await channel.close()
+            throw error
+        }
         // Closing ends the exchange: the collector then fails the promise, if the answer was not complete.
         let deadline = channel.eventLoop.scheduleTask(in: Self.timeout) { channel.close(promise: nil) }
         defer { deadline.cancel() }
         var headers = HTTPHeaders()
-        headers.add(name: "Host", value: port == 443 || port == 80 ? host : "\(host):\(port)")
+        let hostField = host.contains(":") ? "[\(host)]" : host
+        headers.add(name: "Host", value: port == 443 || port == 80 ? hostField : "\(hostField):\(port)")
         headers.add(name: "Authorization", value: "Bearer \(token.text)")
         headers.add(name: "Accept", value: "application/json")
         headers.add(name: "Connection", value: "close")

@@ -117,7 +117,11 @@ enum DashboardPages {
                   <button type="submit" class="secondary" id="acknowledge-\(event.id)">Acknowledge</button></form>
                   """
                 : ""
-            return "<li data-break-glass=\"\(event.id)\">change request <a href=\"/dashboard/requests/\(event.changeRequestID)\">\(event.changeRequestID)</a> of \(event.customer), applied without review by \(event.appliedBy) at \(AdminDocuments.date(event.appliedAt)): \(event.reason) \(acknowledge)</li>"
+            // 0: carried over by a restore, whose backup does not hold the request.
+            let request: HTML = event.changeRequestID > 0
+                ? "change request <a href=\"/dashboard/requests/\(event.changeRequestID)\">\(event.changeRequestID)</a>"
+                : "a change request the restore did not keep"
+            return "<li data-break-glass=\"\(event.id)\">\(request) of \(event.customer), applied without review by \(event.appliedBy) at \(AdminDocuments.date(event.appliedAt)): \(event.reason) \(acknowledge)</li>"
         }
         return """
         <div class="banner bad" id="break-glass"><strong>Applied without review, not yet acknowledged:</strong><ul>\(items)</ul>

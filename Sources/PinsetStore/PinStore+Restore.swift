@@ -123,15 +123,20 @@ extension PinStore {
                     """, [floor, name])
             }
             for record in breakGlass {
-                // The backup's own copy, if it has one, stays; the record is tied to the restored customer of its name.
+                // A record the backup holds already stays as the backup has it.
                 let present = try db.fetchValue(Int64.self, """
-                    SELECT count(*) FROM break_glass WHERE change_request_id = ? AND customer = ? AND applied_by = ? AND applied_at = ?
-                    """, [record.changeRequestID, record.customer, record.appliedBy, record.appliedAt]) ?? 0
+                    SELECT count(*) FROM break_glass WHERE customer = ? AND applied_by = ? AND applied_at = ? AND applied_version = ?
+                    """, [record.customer, record.appliedBy, record.appliedAt, record.appliedVersion]) ?? 0
                 guard present == 0 else { continue }
+                // The change request it applied is not in the backup, and its number may belong to another request there:
+                // the carried record points at none (0), and the audit log keeps the number it had. It is tied to the
+                // restored customer of its name, unless its customer had been removed (then operators alone see it).
+                let owner: [any SQLArgument] = record.customerRemoved ? [] : [record.customer]
                 try db.execute("""
                     INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version)
-                    VALUES (?, ?, (SELECT id FROM customer WHERE name = ?), ?, ?, ?, ?)
-                    """, [record.changeRequestID, record.customer, record.customer, record.appliedBy, record.reason, record.appliedAt, record.appliedVersion])
+                    VALUES (0, ?, \(record.customerRemoved ? "NULL" : "(SELECT id FROM customer WHERE name = ?)"), ?, ?, ?, ?)
+                    """, [record.customer] + owner + [record.appliedBy, record.reason, record.appliedAt, record.appliedVersion])
+                try change.recordDeploymentChange(.restored, "customer \(record.customer): an edit applied without review (change request \(record.changeRequestID) of the replaced database, by \(record.appliedBy), at \(record.appliedAt)) stays unacknowledged after the restore")
             }
             var raised: [RestoreReport.Customer] = []
             let customers = try db.fetchAll("SELECT \(StoredRows.customerColumns) FROM customer ORDER BY name COLLATE \(db.dialect.binaryCollation)") {

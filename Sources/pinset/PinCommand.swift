@@ -79,6 +79,7 @@ struct PinCommand: AsyncParsableCommand {
             let client = try remote.client(credentials, for: "pin add", localOnly: [
                 ("--certificate-sha256", !certificateHashes.isEmpty), ("--label", label != nil), ("--dry-run", liveCheck.dryRun),
                 ("--skip-live-check", liveCheck.skipsCheck), ("--connect-to without --from-host", connectTo != nil && liveHosts.isEmpty),
+                ("--ca-file without --from-host", caFile != nil && liveHosts.isEmpty),
             ])
             // Every input is read and validated before the database is touched.
             var pins: [Pin] = []
@@ -129,7 +130,7 @@ struct PinCommand: AsyncParsableCommand {
                     "hashes": hashesToSend, "certificates": certificatesToSend, "reason": credentials.requestReason ?? "",
                     "expiresInHours": credentials.requestExpiresIn,
                 ])
-                return try ProposedEditPrinter.show(outcome.document as? [String: Any] ?? [:], hostname: host.rawValue, customer: customer.rawValue, json: options.json)
+                return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .addPins(pins))
             let admin = try options.openAdmin()
@@ -200,7 +201,7 @@ struct PinCommand: AsyncParsableCommand {
                     "remove": fingerprint.base64, "allowLastPin": allowLastPin, "reason": credentials.requestReason ?? "",
                     "expiresInHours": credentials.requestExpiresIn,
                 ])
-                return try ProposedEditPrinter.show(outcome.document as? [String: Any] ?? [:], hostname: host.rawValue, customer: customer.rawValue, json: options.json)
+                return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .removePin(fingerprint, allowLastPin: allowLastPin))
             let admin = try options.openAdmin()

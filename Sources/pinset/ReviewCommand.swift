@@ -29,9 +29,9 @@ struct ReviewCommand: AsyncParsableCommand {
             let viewerName: String
             if let client = try remote.client(credentials, for: "review list") {
                 let filter = customer.map { "customer=\(urlComponent($0.rawValue))&" } ?? ""
-                requests = try await client.call("GET", "/change-requests?\(filter)all=\(all)").document as? [[String: Any]] ?? []
-                applications = try await client.call("GET", "/break-glass?\(filter)all=\(all)").document as? [[String: Any]] ?? []
-                viewerName = try await client.call("GET", "/me").document.flatMap { ($0 as? [String: Any])?["name"] as? String } ?? "this admin"
+                requests = try await client.call("GET", "/change-requests?\(filter)all=\(all)").list()
+                applications = try await client.call("GET", "/break-glass?\(filter)all=\(all)").list()
+                viewerName = try await client.call("GET", "/me").object()["name"] as? String ?? "this admin"
             } else {
                 let admin = try options.openAdmin()
                 let viewer = try credentials.required(by: admin, for: "review list")
@@ -61,7 +61,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let document: [String: Any]
             if let client = try remote.client(credentials, for: "review show", localOnly: reach.given) {
-                document = try await client.call("GET", "/change-requests/\(id)").document as? [String: Any] ?? [:]
+                document = try await client.call("GET", "/change-requests/\(id)").object()
             } else {
                 let admin = try options.openAdmin()
                 let viewer = try credentials.required(by: admin, for: "review show")
@@ -90,7 +90,7 @@ struct ReviewCommand: AsyncParsableCommand {
             let applied: [String: Any]
             if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given) {
                 let body: [String: Any] = skip.skipsCheck ? ["skipLiveCheck": true, "reason": skip.reason ?? ""] : [:]
-                applied = try await client.call("POST", "/change-requests/\(id)/approve", json: body).document as? [String: Any] ?? [:]
+                applied = try await client.call("POST", "/change-requests/\(id)/approve", json: body).object()
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review approve")
@@ -113,7 +113,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let rejected: [String: Any]
             if let client = try remote.client(credentials, for: "review reject") {
-                rejected = try await client.call("POST", "/change-requests/\(id)/reject", json: ["note": note]).document as? [String: Any] ?? [:]
+                rejected = try await client.call("POST", "/change-requests/\(id)/reject", json: ["note": note]).object()
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review reject")
@@ -140,7 +140,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let applied: [String: Any]
             if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given) {
-                applied = try await client.call("POST", "/change-requests/\(id)/break-glass", json: ["reason": reason]).document as? [String: Any] ?? [:]
+                applied = try await client.call("POST", "/change-requests/\(id)/break-glass", json: ["reason": reason]).object()
             } else {
                 let admin = try options.openAdmin()
                 let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
@@ -164,7 +164,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let event: [String: Any]
             if let client = try remote.client(credentials, for: "review acknowledge") {
-                event = try await client.call("POST", "/break-glass/\(id)/acknowledge", json: ["note": note]).document as? [String: Any] ?? [:]
+                event = try await client.call("POST", "/break-glass/\(id)/acknowledge", json: ["note": note]).object()
             } else {
                 let admin = try options.openAdmin()
                 let acknowledger = try credentials.required(by: admin, for: "review acknowledge")

@@ -267,6 +267,8 @@ import Testing
         #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts", as: "alice", json: #"{"hostname": "co.uk", "includeSubdomains": true}"#).status == 409,
                 "include-subdomains on a public suffix")
         #expect(try deployment.call("POST", "/api/v1/customers/globex/hosts", as: "alice", json: #"{"hostname": "www.example.com"}"#).status == 404)
+        #expect(try deployment.call("POST", "/api/v1/customers/acme/hosts", as: "alice", json: #"{"hostname": "example.com", "includeSubdomains": true}"#).status == 403,
+                "on a customer that requires review, only an operator sets include-subdomains: a reviewer sees pins, not that setting")
         #expect(try deployment.call("POST", "/api/v1/revocation-floor", as: "alice", json: "{}").status == 403, "only operators raise floors")
         #expect(try deployment.databaseState() == before)
 
@@ -294,6 +296,7 @@ import Testing
         let floor = try asOps("POST", "/api/v1/revocation-floor", "{}")
         let raised = floor.document as? [String: Any]
         #expect(floor.status == 200 && Set(raised?["customersWithNewVersion"] as? [String] ?? []) == ["acme", "globex", "initech"], "\(String(describing: floor.document))")
+        #expect(raised?["previousSignerRevoked"] as? Bool == false, "no earlier signer is known, so none was revoked")
         #expect(try deployment.call("GET", "/api/v1/customers/acme/audit?limit=1", as: "dave").document.flatMap { ($0 as? [[String: Any]])?.first?["actor"] as? String } == "ops")
     }
 

@@ -65,6 +65,21 @@ import Testing
         #expect(plain.status != 0 && plain.stderr.contains("clear text"), "\(plain.combined)")
         let localOption = try remote("bob", ["review", "approve", "1", "--connect-to", "127.0.0.1"] + viaServer)
         #expect(localOption.status != 0 && localOption.stderr.contains("--connect-to applies only without --server"), "\(localOption.combined)")
+        // Nothing is taken as done from something that is not the API: a closed port, or a web server answering
+        // 200 with a page.
+        let closedPort = try FreePort.pick()
+        let unreachable = try remote("bob", ["review", "approve", "1", "--server", "http://127.0.0.1:\(closedPort)"])
+        #expect(unreachable.status != 0 && unreachable.stderr.contains("Could not reach the admin API"), "\(unreachable.combined)")
+        let site = cli.directory.file("not-an-api")
+        try FileManager.default.createDirectory(atPath: site + "/api/v1/change-requests", withIntermediateDirectories: true)
+        try Data("<html>hello</html>".utf8).write(to: URL(fileURLWithPath: site + "/api/v1/change-requests/1"))
+        let webPort = try FreePort.pick()
+        let web = try BackgroundProcess("python3", ["-m", "http.server", "--bind", "127.0.0.1", "--directory", site, "\(webPort)"],
+                                        logDirectory: cli.directory.path, name: "http-server")
+        defer { web.stop() }
+        #expect(FreePort.waitUntilListening(port: webPort))
+        let notAnAPI = try remote("bob", ["review", "show", "1", "--server", "http://localhost:\(webPort)"])
+        #expect(notAnAPI.status != 0 && notAnAPI.stderr.contains("without a JSON document"), "\(notAnAPI.combined)")
         #expect(try cli.databaseDump() == before)
 
         // bob approves through the server: its live-chain check and its audit, under bob's name.

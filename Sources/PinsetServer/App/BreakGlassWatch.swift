@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import PinsetCore
@@ -13,13 +14,16 @@ public final class BreakGlassWatch: Sendable {
     private let logger: Logger
     private let current = LockedValue<[BreakGlassEvent]>([])
     private let schedule = LockedValue<RepeatingTask?>(nil)
-    private let interval: Duration
 
     public init(store: PinStore, interval: Duration = .seconds(2), metrics: ServerMetrics?, logger: Logger) {
         self.store = store
-        self.interval = interval
         self.metrics = metrics
         self.logger = logger
+        let task = RepeatingTask(
+            label: "pinset.break-glass-watch", interval: interval, logger: logger,
+            failure: "Could not read break-glass applications; /status shows the last list read"
+        ) { [weak self] in try self?.read() }
+        schedule.withLock { $0 = task }
     }
 
     /// The unacknowledged applications as of the last read, newest first.
@@ -27,12 +31,7 @@ public final class BreakGlassWatch: Sendable {
 
     /// Reads now, then on every interval.
     public func start() {
-        let task = RepeatingTask(
-            label: "pinset.break-glass-watch", interval: interval, logger: logger,
-            failure: "Could not read break-glass applications; /status shows the last list read"
-        ) { [weak self] in try self?.read() }
-        schedule.withLock { $0 = task }
-        task.start()
+        schedule.withLock { $0 }?.start()
     }
 
     public func stop() {
@@ -62,6 +61,12 @@ struct BreakGlassWatchService: BackgroundService {
     }
 
     func shutdown() async {
-        watch.stop()
+        // `stop` waits for a store read in progress: on a Dispatch thread, not a cooperative one.
+        await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                watch.stop()
+                stopped.resume()
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@ final class RepeatingTask: @unchecked Sendable {
     /// Confined to `queue`.
     private var timer: (any DispatchSourceTimer)?
     private var failing = false
+    private var stopped = false
 
     /// - Parameters:
     ///   - failure: logged as a warning, with the error, when the work first fails.
@@ -27,9 +28,10 @@ final class RepeatingTask: @unchecked Sendable {
         self.work = work
     }
 
-    /// Runs the work now, then on every interval.
+    /// Runs the work now, then on every interval; nothing once started, or once stopped.
     func start() {
         queue.sync {
+            guard timer == nil, !stopped else { return }
             run()
             let source = DispatchSource.makeTimerSource(queue: queue)
             let period = DispatchTimeInterval.milliseconds(Int(max(1, interval.milliseconds)))
@@ -51,6 +53,7 @@ final class RepeatingTask: @unchecked Sendable {
         queue.sync {
             timer?.cancel()
             timer = nil
+            stopped = true
             last()
         }
     }

@@ -24,8 +24,13 @@ enum ReplacedDatabaseReader {
         var reason: String
         var appliedAt: String
         var appliedVersion: Int64
+        /// Its customer was removed before the restore: it stays for operators only.
+        var customerRemoved: Bool
 
-        static let select = "SELECT change_request_id, customer, applied_by, reason, applied_at, applied_version FROM break_glass WHERE acknowledged_at IS NULL ORDER BY id"
+        static let select = """
+            SELECT change_request_id, customer, applied_by, reason, applied_at, applied_version, customer_id IS NULL
+            FROM break_glass WHERE acknowledged_at IS NULL ORDER BY id
+            """
     }
 
     /// Revocation floors: the default identity's, and those of customers' own identities by lower-cased name.
@@ -67,7 +72,9 @@ enum ReplacedDatabaseReader {
                 // Absent from databases created before break-glass existed.
                 if try db.tableExists("break_glass") {
                     result.unacknowledgedBreakGlass = try Row.fetchAll(db, sql: UnacknowledgedBreakGlass.select).map { row in
-                        UnacknowledgedBreakGlass(changeRequestID: row[0], customer: row[1], appliedBy: row[2], reason: row[3], appliedAt: row[4], appliedVersion: row[5])
+                        UnacknowledgedBreakGlass(
+                            changeRequestID: row[0], customer: row[1], appliedBy: row[2], reason: row[3], appliedAt: row[4], appliedVersion: row[5], customerRemoved: row[6]
+                        )
                     }
                 }
                 return result
@@ -134,7 +141,8 @@ enum ReplacedDatabaseReader {
                 try db.forEachRow(UnacknowledgedBreakGlass.select, []) { row in
                     breakGlass.append(UnacknowledgedBreakGlass(
                         changeRequestID: try row.decode(atIndex: 0), customer: try row.decode(atIndex: 1), appliedBy: try row.decode(atIndex: 2),
-                        reason: try row.decode(atIndex: 3), appliedAt: try row.decode(atIndex: 4), appliedVersion: try row.decode(atIndex: 5)
+                        reason: try row.decode(atIndex: 3), appliedAt: try row.decode(atIndex: 4), appliedVersion: try row.decode(atIndex: 5),
+                        customerRemoved: try row.decode(atIndex: 6)
                     ))
                 }
                 return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass)
