@@ -156,6 +156,7 @@ let package = Package(
             name: "PinsetAdminClient",
             dependencies: [
                 "PinsetAdmin",
+                "PinsetAdminAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -296,6 +296,28 @@ public struct AdminAPI: Sendable {
     }
 }
 
+/// The HTTP status of each refusal of the admin library and the store: one mapping for the API and the dashboard.
+public enum AdminHTTPStatus {
+    public static func of(_ error: AdminError) -> Int {
+        switch error.kind {
+        case .unauthenticated: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .refused: 409
+        }
+    }
+
+    public static func of(_ error: StoreError) -> Int {
+        switch error.code {
+        case .customerNotFound, .hostNotFound, .pinNotFound, .changeRequestNotFound, .adminNotFound: 404
+        case .invalidInput: 400
+        case .unavailable: 503
+        case .corruptData, .databaseTooNew, .databaseNotMigrated, .unrestoredBackup, .restoreRefused: 500
+        default: 409
+        }
+    }
+}
+
 /// A refusal with its HTTP status.
 struct APIFailure: Error {
     let status: Int
@@ -309,23 +331,12 @@ struct APIFailure: Error {
     }
 
     init(_ error: AdminError) {
-        switch error.kind {
-        case .unauthenticated: self.init(401, error.description, headers: [("WWW-Authenticate", "Bearer")])
-        case .forbidden: self.init(403, error.description)
-        case .notFound: self.init(404, error.description)
-        case .refused: self.init(409, error.description)
-        }
+        let status = AdminHTTPStatus.of(error)
+        self.init(status, error.description, headers: status == 401 ? [("WWW-Authenticate", "Bearer")] : [])
     }
 
     init(_ error: StoreError) {
-        let status = switch error.code {
-        case .customerNotFound, .hostNotFound, .pinNotFound, .changeRequestNotFound, .adminNotFound: 404
-        case .invalidInput: 400
-        case .unavailable: 503
-        case .corruptData, .databaseTooNew, .databaseNotMigrated, .unrestoredBackup, .restoreRefused: 500
-        default: 409
-        }
-        self.init(status, error.message)
+        self.init(AdminHTTPStatus.of(error), error.message)
     }
 
     var response: AdminAPIResponse {

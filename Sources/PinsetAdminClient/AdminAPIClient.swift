@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import PinsetAdmin
+import PinsetAdminAPI
 
 /// Calls a Pinset server's admin API as a named admin: one JSON request at a time over HTTP/1.1, on TLS verified
 /// against the system's roots or a given CA file. Plain HTTP only to a loopback address, as the server itself
@@ -161,8 +162,9 @@ public struct AdminAPIClient: Sendable {
         return (status, bytes)
     }
 
+    /// The server's own rule for where plain HTTP may carry a token.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || (host.split(separator: ".").count == 4 && host.hasPrefix("127.") && isIPAddress(host))
+        AdminAPIServer.isLoopback(host)
     }
 
     static func isIPAddress(_ host: String) -> Bool {

@@ -315,23 +315,11 @@ struct DashboardRefusal: Error {
     }
 
     init(_ error: AdminError) {
-        let status = switch error.kind {
-        case .unauthenticated: 401
-        case .forbidden: 403
-        case .notFound: 404
-        case .refused: 409
-        }
-        self.init(status, error.description)
+        self.init(AdminHTTPStatus.of(error), error.description)
     }
 
     init(_ error: StoreError) {
-        let status = switch error.code {
-        case .customerNotFound, .hostNotFound, .pinNotFound, .changeRequestNotFound, .adminNotFound: 404
-        case .invalidInput: 400
-        case .unavailable: 503
-        default: 409
-        }
-        self.init(status, error.message)
+        self.init(AdminHTTPStatus.of(error), error.message)
     }
 }
 
