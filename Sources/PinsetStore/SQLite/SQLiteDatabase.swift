@@ -33,7 +33,7 @@ final class SQLiteDatabase: StoreDatabase {
             // A committed change must survive a power loss: the CLI reports success to the admin.
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        pool = try Self.openPool(path: path, configuration: configuration, busyTimeout: busyTimeout)
 
         let migrator = SchemaMigrator.make()
         if try pool.read(migrator.hasBeenSuperseded) {
@@ -47,6 +47,20 @@ final class SQLiteDatabase: StoreDatabase {
             }
         } else {
             try SchemaMigrator.migrate(pool, with: migrator)
+        }
+    }
+
+    /// Opening switches a new file to WAL, which needs an exclusive lock that SQLite does not wait for through the
+    /// busy handler: two processes opening the same new file at once can get SQLITE_BUSY there. Opening is tried
+    /// again until the busy timeout has passed, as any other locked write would wait.
+    private static func openPool(path: String, configuration: Configuration, busyTimeout: TimeInterval) throws -> DatabasePool {
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
     }
 
