@@ -140,6 +140,7 @@ let package = Package(
                 "PinsetCore",
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
+                "PinsetSigning",
                 "PinsetStatus",
                 "PinsetStore",
                 .product(name: "Logging", package: "swift-log"),

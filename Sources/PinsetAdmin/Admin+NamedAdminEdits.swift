@@ -1,6 +1,7 @@
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
+import PinsetSigning
 import PinsetStore
 
 /// Edits other than pins, made by a named admin (the admin API): each checks the admin's role first and is audited
@@ -51,5 +52,159 @@ extension Admin {
             throw AdminError("Admin \(account.name) may not raise revocation floors: only an operator may. Ask an operator.", kind: .forbidden)
         }
         return try acting(as: account).raiseRevocationFloor(customer: customer?.rawValue, to: floor)
+    }
+}
+
+/// Settings and removals of customers and hosts, and next keys, made by a named admin.
+extension Admin {
+    /// Changes a customer's settings, as an operator: whether its apps include legacy GCX clients, and whether
+    /// its pin edits need a second admin. Returns whether anything changed.
+    public func updateCustomer(_ customer: CustomerName, servesLegacyClients: Bool?, requiresReview: Bool?, by account: AdminAccount) throws -> Bool {
+        _ = try pinSet(of: customer, visibleTo: account)
+        guard account.isOperator else {
+            throw AdminError("Admin \(account.name) may not change the settings of '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
+        }
+        guard servesLegacyClients != nil || requiresReview != nil else {
+            throw AdminError("The update changes nothing: give 'servesLegacyClients' or 'requiresReview'.")
+        }
+        var changed = false
+        if let servesLegacyClients {
+            changed = try store.setServesLegacyClients(servesLegacyClients, for: customer, actor: account.name) || changed
+        }
+        if let requiresReview, try store.requiresReview(customer) != requiresReview {
+            try store.setRequiresReview(requiresReview, for: customer, actor: account.name)
+            changed = true
+        }
+        return changed
+    }
+
+    /// Removes a customer with its hosts and pins, as an operator. Returns the signer it had: an own key stays in
+    /// the data directory, since apps may still trust it.
+    public func removeCustomer(_ customer: CustomerName, by account: AdminAccount) throws -> SignerAssignment {
+        _ = try pinSet(of: customer, visibleTo: account)
+        guard account.isOperator else {
+            throw AdminError("Admin \(account.name) may not remove customer '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
+        }
+        let (_, signer, _) = try store.signerAssignment(of: customer)
+        try store.removeCustomer(customer, actor: account.name)
+        return signer
+    }
+
+    /// Changes a host's port or include-subdomains setting, as an editor, after the live-chain check of the host
+    /// with the new settings; or marks it unmonitored (`unmonitored`, with the reason) or monitored again
+    /// (`monitored`). Returns whether anything changed.
+    public func updateHost(
+        _ hostname: Hostname, of customer: CustomerName, port: Int?, includeSubdomains: Bool?, unmonitored: String?, monitored: Bool,
+        by account: AdminAccount, liveCheck: LiveCheckSettings
+    ) async throws -> Bool {
+        _ = try pinSet(of: customer, visibleTo: account)
+        try account.require(account.mayEdit(customer), "update hosts", customer)
+        guard port != nil || includeSubdomains != nil || unmonitored != nil || monitored else {
+            throw AdminError("The update changes nothing: give 'port', 'includeSubdomains', 'unmonitored' (a reason) or 'monitored'.")
+        }
+        if unmonitored != nil && monitored { throw AdminError("Give 'unmonitored' (a reason) or 'monitored', not both.") }
+        // Whether the new settings are checked against the live chain depends on the monitoring, so a request
+        // changes one or the other, and is applied whole or not at all.
+        if (unmonitored != nil || monitored) && (port != nil || includeSubdomains != nil) {
+            throw AdminError("Change the monitoring and the port or include-subdomains setting in two requests: whether the new settings are checked against the live chain depends on the monitoring. Nothing was changed.")
+        }
+        if let port, !(1...65535).contains(port) { throw AdminError("The port \(port) is not one from 1 to 65535.") }
+        if includeSubdomains == true {
+            try IncludeSubdomainsPolicy.check(hostname)
+            try requireOperatorWhereReviewed(customer, account, "turn on include-subdomains for \(hostname)",
+                                             because: "the host's approved pins would then cover every name below it without a reviewer seeing it")
+        }
+        if unmonitored != nil || monitored {
+            return try store.setUnmonitored(hostname, of: customer, reason: unmonitored, actor: account.name)
+        }
+        let newPort = port.map { UInt16($0) }
+        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck)
+        let checked = try await liveGuard.check { current in
+            HostEdit.settings(of: current, port: newPort, includeSubdomains: includeSubdomains)
+        }
+        guard let checked else {
+            throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.", kind: .notFound)
+        }
+        return try store.updateHost(hostname, of: customer, port: newPort, includeSubdomains: includeSubdomains, liveCheck: checked.record, actor: account.name)
+    }
+
+    /// Removes a host and its pins, as an editor; on a customer that requires review, as an operator, since apps
+    /// then stop pinning the host at all without a reviewer having seen it.
+    public func removeHost(_ hostname: Hostname, from customer: CustomerName, allowLastHost: Bool, by account: AdminAccount) throws {
+        _ = try pinSet(of: customer, visibleTo: account)
+        try account.require(account.mayEdit(customer), "remove hosts", customer)
+        try requireOperatorWhereReviewed(customer, account, "remove \(hostname)", because: "apps would stop pinning it without a reviewer seeing it")
+        try store.removeHost(hostname, from: customer, allowRemovingLastHost: allowLastHost, actor: account.name)
+    }
+
+    /// Pins next keys for a host, as an editor; on a customer that requires review, as an operator, since a next
+    /// key is a pin apps accept from the next bundle on, and a request would not show it to a reviewer.
+    public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String, by account: AdminAccount) throws -> NextKeyChange {
+        _ = try pinSet(of: customer, visibleTo: account)
+        try account.require(account.mayEdit(customer), "pin next keys", customer)
+        try requireOperatorWhereReviewed(customer, account, "pin next keys for \(hostname)", because: "apps accept a next key from the next bundle on, without a reviewer having seen it")
+        return try acting(as: account).addNextKeys(pins, for: hostname, of: customer, reason: reason)
+    }
+
+    /// Finishes a host's renewal (``completeRotation(of:of:keep:reason:caFile:connectTo:)``), as an editor: it
+    /// only retires keys the validated live chain shows unused, and adds none.
+    public func completeRotation(
+        of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, by account: AdminAccount, liveCheck: LiveCheckSettings
+    ) async throws -> RotationCompletion {
+        _ = try pinSet(of: customer, visibleTo: account)
+        try account.require(account.mayEdit(customer), "complete rotations", customer)
+        return try await acting(as: account).completeRotation(of: hostname, of: customer, keep: keep, reason: reason, caFile: liveCheck.caFile, connectTo: liveCheck.connectTo)
+    }
+
+    /// On a customer that requires review, changes a request cannot carry past a reviewer are an operator's.
+    private func requireOperatorWhereReviewed(_ customer: CustomerName, _ account: AdminAccount, _ what: String, because why: String) throws {
+        guard !account.isOperator, try store.requiresReview(customer) else { return }
+        throw AdminError("Admin \(account.name) may not \(what) of '\(customer)', which requires review: \(why). Ask an operator.", kind: .forbidden)
+    }
+}
+
+extension HostEdit {
+    /// A host with a new port and include-subdomains setting, and the edit that says so; nil keeps a setting.
+    public static func settings(of current: HostPins, port: UInt16?, includeSubdomains: Bool?) -> (result: HostPins, edit: HostEdit) {
+        var result = current
+        var edit = HostEdit()
+        if let port, port != current.port {
+            result.port = port
+            edit.newPort = port
+        }
+        if let includeSubdomains, includeSubdomains != current.includeSubdomains {
+            result.includeSubdomains = includeSubdomains
+            edit.other.append("include-subdomains \(includeSubdomains ? "on" : "off")")
+        }
+        return (result, edit)
+    }
+}
+
+/// A customer's signing identity, for a named admin.
+extension Admin {
+    /// Which identity signs the customer's bundles and whether it can sign now, for a viewer of the customer.
+    public func customerIdentity(of customer: CustomerName, visibleTo viewer: AdminAccount, now: Date = Date()) throws -> CustomerIdentityReport {
+        _ = try pinSet(of: customer, visibleTo: viewer)
+        return try customerIdentity(of: customer, now: now)
+    }
+
+    /// Gives a customer a new own key of `keyType` and a self-signed certificate, as an operator, under the rules
+    /// of ``rotateCustomerIdentity(of:to:replaceTrustAnchor:now:)``. The key is made on the server and never
+    /// leaves it; the new certificate is returned for the apps to embed.
+    public func rotateCustomerIdentity(
+        of customer: CustomerName, keyType: SigningKeyType, commonName: String?, validityDays: Int, replaceTrustAnchor: Bool, by account: AdminAccount
+    ) throws -> SigningIdentity {
+        _ = try pinSet(of: customer, visibleTo: account)
+        guard account.isOperator else {
+            throw AdminError("Admin \(account.name) may not replace the signing identity of '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
+        }
+        guard (1...36_500).contains(validityDays) else { throw AdminError("The validity must be from 1 to 36500 days, not \(validityDays).") }
+        let commonName = commonName ?? customer.rawValue
+        guard (1...64).contains(commonName.count), !commonName.unicodeScalars.contains(where: TerminalText.needsEscaping) else {
+            throw AdminError("The common name must be 1 to 64 printable characters.")
+        }
+        let identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
+        try acting(as: account).rotateCustomerIdentity(of: customer, to: identity, replaceTrustAnchor: replaceTrustAnchor)
+        return identity
     }
 }

@@ -1,12 +1,19 @@
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
+import PinsetSigning
 import PinsetStore
 
 /// The JSON forms of admin objects, one each, for `--json` output and the admin API alike.
 public enum AdminDocuments {
     public static func date(_ date: Date?) -> String {
         date?.formatted(.iso8601) ?? "-"
+    }
+
+    /// One customer of a list.
+    public static func customer(_ summary: CustomerSummary, requiresReview: Bool) -> [String: Any] {
+        ["name": summary.name.rawValue, "version": summary.version, "hosts": summary.hostCount, "pins": summary.pinCount,
+         "servesLegacyClients": summary.servesLegacyClients, "requiresReview": requiresReview, "updatedAt": date(summary.updatedAt)]
     }
 
     public static func changeRequest(_ request: ChangeRequest) -> [String: Any] {
@@ -53,7 +60,7 @@ public enum AdminDocuments {
                 "result": resultName(row.validationResult), "reports": row.reports,
                 "firstHour": date(row.firstHour), "lastHour": date(row.lastHour),
                 "appVersions": row.appVersions, "pinsetVersions": row.pinsetVersions,
-                "servedLeafSPKISHA256": row.leafSPKISHA256 ?? NSNull(), "servedKeyPinned": pinned,
+                "servedLeafSPKISHA256": row.leafSPKISHA256 ?? NSNull(), "servedKeyPinned": pinned, "servedKeyState": row.keyPinned.rawValue,
             ]
         } + overview.buckets.map { bucket -> [String: Any] in
             [
@@ -131,17 +138,81 @@ public enum AdminDocuments {
          "details": entry.details, "version": entry.version]
     }
 
-    public static func pinSet(_ pinSet: PinSet, requiresReview: Bool) -> [String: Any] {
-        ["customer": pinSet.customer.rawValue, "version": pinSet.version, "requiresReview": requiresReview,
-         "hosts": pinSet.hosts.map { host in
-             ["hostname": host.hostname.rawValue, "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
-              "pins": host.pins.map { pin in
-                  var document: [String: Any] = ["label": pin.label, "source": pin.source.storedForm]
-                  if let spki = pin.spkiSHA256 { document["pinSHA256"] = spki.base64 }
-                  if let certificate = pin.certificateSHA256 { document["certificateSHA256"] = certificate.hex }
-                  if let notAfter = pin.notAfter { document["notAfter"] = date(notAfter) }
-                  return document
-              }] as [String: Any]
-         }]
+    /// A customer's pins, as `customer show`, `pin list` and `host list` print them. Besides each pin's hashes and
+    /// source: whether legacy GCX clients can use it, whether it is a next key and since when it is published; per
+    /// host, the backup-pin verdicts (`HostPins`) the printers warn about, and why it is unmonitored.
+    public static func pinSet(_ view: PinSetView, now: Date = Date()) -> [String: Any] {
+        let pinSet = view.pinSet
+        var rotationPins: [String: RotationPin] = [:]
+        for host in view.rotation {
+            for pin in host.pins { rotationPins["\(host.hostname.rawValue) \(pin.pin.displayName)"] = rotationPins["\(host.hostname.rawValue) \(pin.pin.displayName)"] ?? pin }
+        }
+        return [
+            "customer": pinSet.customer.rawValue, "version": pinSet.version, "requiresReview": view.requiresReview,
+            "servesLegacyClients": pinSet.servesLegacyClients,
+            "hosts": pinSet.hosts.map { host in
+                [
+                    "hostname": host.hostname.rawValue, "publishedHostname": host.hostname.spelling,
+                    "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
+                    "legacyUsablePins": host.legacyUsablePins(at: now).count,
+                    "lacksBackupPin": host.lacksBackupPin, "lacksLegacyBackupPin": host.lacksLegacyBackupPin(at: now),
+                    "unmonitoredReason": view.unmonitoredReasons[host.hostname] ?? NSNull(),
+                    "pins": host.pins.map { pin in
+                        var entry = self.pin(pin)
+                        if let state = rotationPins["\(host.hostname.rawValue) \(pin.displayName)"] {
+                            entry["next"] = state.isNext
+                            entry["publishedAt"] = date(state.addedAt)
+                            entry["publishedVersion"] = state.publishedVersion
+                        }
+                        return entry
+                    },
+                ] as [String: Any]
+            },
+        ]
+    }
+
+    public static func pin(_ pin: Pin) -> [String: Any] {
+        var entry: [String: Any] = ["pin": pin.displayName, "label": pin.label, "source": pin.source.storedForm]
+        if let hash = pin.spkiSHA256 { entry["pinSHA256"] = hash.base64 }
+        if let hash = pin.certificateSHA256 { entry["certificateSHA256"] = hash.hex }
+        if let notAfter = pin.notAfter { entry["notAfter"] = date(notAfter) }
+        entry["hasPublicKey"] = pin.subjectPublicKeyInfo != nil
+        entry["legacyUse"] = pin.legacyUses.map(\.rawValue)
+        return entry
+    }
+
+    /// Which identity signs a customer's bundles. The files' paths are the server's own and only shown where the
+    /// reader works on that host (`includeFiles`).
+    public static func identity(_ report: CustomerIdentityReport, includeFiles: Bool) -> [String: Any] {
+        var document: [String: Any] = ["customer": report.customer.rawValue, "signer": report.signer.rawValue]
+        if includeFiles {
+            document["keyFile"] = report.keyFile
+            document["certificateFile"] = report.certificateFile
+        }
+        if let recordedKeyType = report.recordedKeyType { document["recordedKeyType"] = recordedKeyType }
+        if let usable = report.identity {
+            document["usable"] = true
+            document["keyType"] = usable.keyType.description
+            document["subject"] = PinMaterial.describe(usable.certificate.subject)
+            document["notAfter"] = date(usable.certificate.notValidAfter)
+            document["certificateSHA256"] = SHA256Fingerprint(of: usable.certificateDER).hex
+            document["anchorBase64"] = Base64.encode(usable.anchorDER)
+            if !report.warnings.isEmpty { document["warning"] = report.warnings.joined(separator: " ") }
+        } else {
+            document["usable"] = false
+            if let problem = report.problem { document["problem"] = problem }
+        }
+        return document
+    }
+
+    public static func nextKeys(_ change: NextKeyChange) -> [String: Any] {
+        let keys = change.added + change.marked + change.alreadyNext
+        return ["pin": keys.first?.base64 ?? "", "pins": keys.map(\.base64), "added": change.added.map(\.base64), "marked": change.marked.map(\.base64),
+                "alreadyNext": change.alreadyNext.map(\.base64), "version": change.version]
+    }
+
+    public static func rotationCompletion(_ result: RotationCompletion) -> [String: Any] {
+        ["promoted": result.promoted.map(\.base64), "retired": result.retired.map(\.displayName),
+         "remaining": result.remaining.map { ["pin": $0.pin.displayName, "next": $0.isNext] as [String: Any] }, "version": result.version]
     }
 }

@@ -5,7 +5,7 @@ import PinsetStore
 /// What apps reported over a window: the hourly counts of one customer, host, result and served key, added up.
 public struct PinFailureSummary: Sendable {
     /// Whether the key a failing host served is pinned now.
-    public enum KeyPinned: Sendable {
+    public enum KeyPinned: String, Sendable {
         case yes, no, hostNotPinned, noCertificate
     }
 

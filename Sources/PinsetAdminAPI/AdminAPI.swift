@@ -2,6 +2,7 @@ import Foundation
 import PinsetAdmin
 import PinsetCore
 import PinsetLiveCheck
+import PinsetSigning
 import PinsetStatus
 import PinsetStore
 
@@ -73,8 +74,7 @@ public struct AdminAPI: Sendable {
             let customer = try CustomerName(name)
             try admin.addCustomer(customer, servesLegacyClients: try body.bool("servesLegacyClients") ?? false,
                                   requiresReview: try body.bool("requiresReview") ?? true, by: caller)
-            let pinSet = try admin.pinSet(of: customer, visibleTo: caller)
-            return try json(201, AdminDocuments.pinSet(pinSet, requiresReview: try admin.requiresReview(of: customer, visibleTo: caller)))
+            return try json(201, AdminDocuments.pinSet(try admin.pinSetView(of: customer, visibleTo: caller)))
         case ("POST", 3, "customers") where route[2] == "hosts":
             let body = try JSONBody(request, allowed: ["hostname", "port", "includeSubdomains"])
             guard let name = try body.string("hostname") else { throw APIFailure(400, "Give the host's 'hostname'.") }
@@ -90,12 +90,10 @@ public struct AdminAPI: Sendable {
             return try raiseFloor(request, customer: nil, by: caller)
         case ("GET", 1, "customers"):
             return try json(200, try admin.customers(visibleTo: caller).map { summary in
-                ["name": summary.name.rawValue, "version": summary.version, "hosts": summary.hostCount, "pins": summary.pinCount,
-                 "requiresReview": try admin.requiresReview(of: summary.name, visibleTo: caller)] as [String: Any]
+                AdminDocuments.customer(summary, requiresReview: try admin.requiresReview(of: summary.name, visibleTo: caller))
             })
         case ("GET", 2, "customers"):
-            let pinSet = try admin.pinSet(of: try CustomerName(route[1]), visibleTo: caller)
-            return try json(200, AdminDocuments.pinSet(pinSet, requiresReview: try admin.requiresReview(of: pinSet.customer, visibleTo: caller)))
+            return try json(200, AdminDocuments.pinSet(try admin.pinSetView(of: try CustomerName(route[1]), visibleTo: caller)))
         case ("GET", 3, "customers") where route[2] == "audit":
             let limit = try request.query["limit"].map { try integer($0, "limit", in: 1...1000) } ?? 100
             return try json(200, try admin.auditLog(of: try CustomerName(route[1]), visibleTo: caller, limit: limit).map(AdminDocuments.audit))
@@ -104,7 +102,12 @@ public struct AdminAPI: Sendable {
                 guard let value = Double(text), (0...1).contains(value) else { throw APIFailure(400, "'minimumShare' must be a number from 0 to 1.") }
                 return value
             } ?? RotationGate.defaultMinimumShare
-            let readiness = try admin.rotationReadiness(of: try CustomerName(route[1]), visibleTo: caller, gate: RotationGate(minimumShare: share))
+            let hostname = try request.query["hostname"].map { try Hostname($0) }
+            let key = try request.query["key"].map { text -> SHA256Fingerprint in
+                guard hostname != nil else { throw APIFailure(400, "'key' asks about one host's key: give 'hostname' too.") }
+                return try SHA256Fingerprint(base64: text)
+            }
+            let readiness = try admin.rotationReadiness(of: try CustomerName(route[1]), hostname: hostname, key: key, visibleTo: caller, gate: RotationGate(minimumShare: share))
             return try json(200, readiness.map(AdminDocuments.rotation))
         case ("GET", 3, "customers") where route[2] == "reports":
             let window: Int64
@@ -123,6 +126,75 @@ public struct AdminAPI: Sendable {
             encoder.dateEncodingStrategy = .iso8601
             return AdminAPIResponse(status: 200, headers: [("Content-Type", "application/json")],
                                     body: Array(try encoder.encode(try admin.health(of: customer, visibleTo: caller, in: status))))
+        case ("PATCH", 2, "customers"):
+            let body = try JSONBody(request, allowed: ["servesLegacyClients", "requiresReview"])
+            let customer = try CustomerName(route[1])
+            let changed = try admin.updateCustomer(customer, servesLegacyClients: try body.bool("servesLegacyClients"), requiresReview: try body.bool("requiresReview"), by: caller)
+            let summary = try admin.customers(visibleTo: caller).first { $0.name == customer }
+            return try json(200, ["customer": customer.rawValue, "changed": changed, "servesLegacyClients": summary?.servesLegacyClients ?? false,
+                                  "requiresReview": try admin.requiresReview(of: customer, visibleTo: caller)])
+        case ("DELETE", 2, "customers"):
+            let customer = try CustomerName(route[1])
+            let signer = try admin.removeCustomer(customer, by: caller)
+            // An own key stays on the server: apps may still trust it, and only an operator there can retire it.
+            return try json(200, ["customer": customer.rawValue, "removed": true, "ownKeyKept": signer == .customerOwn])
+        case ("GET", 3, "customers") where route[2] == "identity":
+            let report = try admin.customerIdentity(of: try CustomerName(route[1]), visibleTo: caller)
+            return try json(200, AdminDocuments.identity(report, includeFiles: false))
+        case ("POST", 3, "customers") where route[2] == "identity":
+            let body = try JSONBody(request, allowed: ["keyType", "commonName", "validityDays", "replaceTrustAnchor"])
+            guard let name = try body.string("keyType") else { throw APIFailure(400, "Give the new key's 'keyType': p256, p384, rsa2048, rsa3072 or rsa4096.") }
+            guard let keyType = SigningKeyType(argument: name) else { throw APIFailure(400, "'keyType' is '\(name)'; give p256, p384, rsa2048, rsa3072 or rsa4096.") }
+            let customer = try CustomerName(route[1])
+            _ = try admin.rotateCustomerIdentity(
+                of: customer, keyType: keyType, commonName: try body.string("commonName"), validityDays: try body.integer("validityDays", in: 1...36_500) ?? 7300,
+                replaceTrustAnchor: try body.bool("replaceTrustAnchor") ?? false, by: caller)
+            return try json(200, AdminDocuments.identity(try admin.customerIdentity(of: customer, visibleTo: caller), includeFiles: false))
+        case ("PATCH", 4, "customers") where route[2] == "hosts":
+            let body = try JSONBody(request, allowed: ["port", "includeSubdomains", "unmonitored", "monitored"])
+            let customer = try CustomerName(route[1])
+            let hostname = try Hostname(route[3])
+            let changed = try await admin.updateHost(
+                hostname, of: customer, port: try body.integer("port", in: 1...65535), includeSubdomains: try body.bool("includeSubdomains"),
+                unmonitored: try body.string("unmonitored"), monitored: try body.bool("monitored") ?? false, by: caller, liveCheck: liveCheck(hostname))
+            guard let host = try admin.pinSet(of: customer, visibleTo: caller).hosts.first(where: { $0.hostname == hostname }) else {
+                throw APIFailure(404, "Customer '\(customer)' has no host '\(hostname)'.")
+            }
+            return try json(200, ["customer": customer.rawValue, "hostname": hostname.rawValue, "changed": changed, "port": Int(host.port),
+                                  "includeSubdomains": host.includeSubdomains, "pins": host.pins.count])
+        case ("DELETE", 4, "customers") where route[2] == "hosts":
+            let customer = try CustomerName(route[1])
+            let hostname = try Hostname(route[3])
+            try admin.removeHost(hostname, from: customer, allowLastHost: try flag(request.query["allowLastHost"], "allowLastHost"), by: caller)
+            return try json(200, ["customer": customer.rawValue, "hostname": hostname.rawValue, "removed": true])
+        case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "next-keys":
+            let body = try JSONBody(request, allowed: ["hashes", "certificates", "publicKeys", "reason", "label"])
+            let customer = try CustomerName(route[1])
+            let hostname = try Hostname(route[3])
+            let label = try body.string("label") ?? "next key"
+            var pins: [Pin] = []
+            for hash in try body.strings("hashes") { pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label)) }
+            for (index, pem) in try body.strings("publicKeys").enumerated() {
+                let key = try PinMaterial.publicKey(fromFileContents: Array(pem.utf8), origin: "publicKeys[\(index)]")
+                pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: "admin API"), label: label))
+            }
+            for (index, pem) in try body.strings("certificates").enumerated() {
+                guard let certificate = try PinMaterial.certificates(fromFileContents: Array(pem.utf8), origin: "certificates[\(index)]").first else {
+                    throw APIFailure(400, "certificates[\(index)] holds no certificate.")
+                }
+                pins.append(try PinMaterial.pin(for: certificate.publicKey, source: PinSource(kind: .certificate, detail: "admin API"), label: label))
+            }
+            guard !pins.isEmpty else { throw APIFailure(400, "Give the next key: 'hashes', 'publicKeys' or 'certificates'.") }
+            let reason = try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
+            return try json(200, AdminDocuments.nextKeys(try admin.addNextKeys(pins, for: hostname, of: customer, reason: reason, by: caller)))
+        case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "complete-rotation":
+            let body = try JSONBody(request, allowed: ["keep", "reason"])
+            let customer = try CustomerName(route[1])
+            let hostname = try Hostname(route[3])
+            let keep = Set(try body.strings("keep").map { try SHA256Fingerprint(base64: $0) })
+            let reason = try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
+            let result = try await admin.completeRotation(of: hostname, of: customer, keep: keep, reason: reason, by: caller, liveCheck: liveCheck(hostname))
+            return try json(200, AdminDocuments.rotationCompletion(result))
         case ("POST", 5, "customers") where route[2] == "hosts" && route[4] == "pins":
             return try await proposePinEdit(request, customer: try CustomerName(route[1]), hostname: try Hostname(route[3]), by: caller)
         case ("GET", 1, "change-requests"):
@@ -257,8 +329,12 @@ public struct AdminAPI: Sendable {
     private static func allowedMethod(_ route: [String]) -> String? {
         switch (route.count, route.first) {
         case (1, "customers"): "GET, POST"
-        case (1, "me"), (2, "customers"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
+        case (1, "me"), (1, "change-requests"), (2, "change-requests"), (1, "break-glass"): "GET"
+        case (2, "customers"): "GET, PATCH, DELETE"
+        case (3, "customers") where route[2] == "identity": "GET, POST"
         case (3, "customers") where ["hosts", "revocation-floor"].contains(route[2]): "POST"
+        case (4, "customers") where route[2] == "hosts": "PATCH, DELETE"
+        case (5, "customers") where route[2] == "hosts" && ["next-keys", "complete-rotation"].contains(route[4]): "POST"
         case (1, "revocation-floor"): "POST"
         case (3, "customers") where ["audit", "rotation", "reports", "health"].contains(route[2]): "GET"
         case (5, "customers") where route[2] == "hosts" && route[4] == "pins": "POST"

@@ -6,21 +6,9 @@ import PinsetFileSystem
 import PinsetStore
 
 /// Who a command acts as when a named admin runs it: the token in `--token-file`, else in $PINSET_ADMIN_TOKEN.
-struct AdminCredentialOptions: ParsableArguments {
+struct AdminTokenOptions: ParsableArguments {
     @Option(help: ArgumentHelp("File with a named admin's token, mode 0600 (default: $PINSET_ADMIN_TOKEN). The command then acts as that admin: audited under its name and limited to its roles.", valueName: "file"))
     var tokenFile: String?
-
-    @Option(help: ArgumentHelp("Why the edit is wanted, for the reviewer; needed when the customer requires review and the edit becomes a change request.", valueName: "text"))
-    var requestReason: String?
-
-    @Option(help: ArgumentHelp("Hours until the change request expires unapproved (1 to 720).", valueName: "hours"))
-    var requestExpiresIn: Int = 72
-
-    func validate() throws {
-        guard (1...720).contains(requestExpiresIn) else {
-            throw ValidationError("--request-expires-in is \(requestExpiresIn); give 1 to 720 hours.")
-        }
-    }
 
     static let environmentVariable = "PINSET_ADMIN_TOKEN"
 
@@ -47,10 +35,35 @@ struct AdminCredentialOptions: ParsableArguments {
         return try admin.authenticate(token)
     }
 
+    /// The admin the token authenticates; a command that only a named admin may run fails without one.
+    func required(by admin: Admin, for command: String) throws -> AdminAccount {
+        guard let account = try authenticated(by: admin) else {
+            throw AdminError("'pinset \(command)' acts as a named admin: pass --token-file FILE or set \(Self.environmentVariable) to the token 'pinset admin token NAME' made.")
+        }
+        return account
+    }
+}
+
+/// A named admin's token, and what a pin edit that becomes a change request says to its reviewer.
+struct AdminCredentialOptions: ParsableArguments {
+    @OptionGroup var tokenOptions: AdminTokenOptions
+
+    @Option(help: ArgumentHelp("Why the edit is wanted, for the reviewer; needed when the customer requires review and the edit becomes a change request.", valueName: "text"))
+    var requestReason: String?
+
+    @Option(help: ArgumentHelp("Hours until the change request expires unapproved (1 to 720).", valueName: "hours"))
+    var requestExpiresIn: Int = 72
+
+    func validate() throws {
+        guard (1...720).contains(requestExpiresIn) else {
+            throw ValidationError("--request-expires-in is \(requestExpiresIn); give 1 to 720 hours.")
+        }
+    }
+
     /// With a token, proposes `edit` as the admin it authenticates (a change request where the customer requires
     /// review, else applied under the admin's name), prints the outcome and returns true; without one, false.
     func proposeAsNamedAdmin(_ edit: PinEdit, of customer: CustomerName, with admin: Admin, liveCheck: LiveCheckSettings, json: Bool) async throws -> Bool {
-        guard let author = try authenticated(by: admin) else { return false }
+        guard let author = try tokenOptions.authenticated(by: admin) else { return false }
         let outcome = try await admin.proposePinEdits(
             [edit], for: customer, reason: requestReason ?? "", lifetime: TimeInterval(requestExpiresIn * 3600), by: author, liveCheck: liveCheck
         )
@@ -58,11 +71,7 @@ struct AdminCredentialOptions: ParsableArguments {
         return true
     }
 
-    /// The admin the token authenticates; a command that only a named admin may run fails without one.
     func required(by admin: Admin, for command: String) throws -> AdminAccount {
-        guard let account = try authenticated(by: admin) else {
-            throw AdminError("'pinset \(command)' acts as a named admin: pass --token-file FILE or set \(Self.environmentVariable) to the token 'pinset admin token NAME' made.")
-        }
-        return account
+        try tokenOptions.required(by: admin, for: command)
     }
 }

@@ -23,12 +23,28 @@ struct CustomerCommand: AsyncParsableCommand {
         )
         @OptionGroup var options: GlobalOptions
         @OptionGroup var identity: IdentityOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument(help: "Customer name: letters, digits, '-', '_' or '.'.") var name: String
         @Flag(help: "The customer's apps include legacy GCX clients: refuse pin edits that leave a host with fewer than two pins they can use (fp or RSA pk).")
         var legacyClients = false
+        @Flag(help: "With --server: apply its pin edits without a second admin (the API's default is review).")
+        var withoutReview = false
 
         func run() async throws {
             let customer = try CustomerName(name)
+            if let client = try remote.client(credentials, for: "customer add", localOnly: [
+                ("--key-type, --import-key and --import-certificate (a key is given over the API with 'customer identity rotate --server')", identity.givesIdentity),
+            ]) {
+                let created = try await client.call("POST", "/customers", json: [
+                    "name": customer.rawValue, "servesLegacyClients": legacyClients, "requiresReview": !withoutReview,
+                ]).object()
+                if options.json { return try Output.json(created) }
+                let review = (created["requiresReview"] as? Bool) == true ? " (its pin edits need a second admin)" : ""
+                Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : "")\(review). Add hosts with 'pinset host add \(customer) <hostname>'.")
+                return
+            }
+            if withoutReview { throw AdminError("--without-review goes with --server; without a server, a customer needs no review until 'pinset admin require-review'.") }
             let admin = try options.openAdmin()
             let own = try identity.makeIdentity(for: customer)
             let files = try admin.addCustomer(customer, servesLegacyClients: legacyClients, ownIdentity: own)
@@ -52,20 +68,23 @@ struct CustomerCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List customers.")
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func run() async throws {
-            let customers = try options.openStore().customers()
-            if options.json {
-                try Output.json(customers.map {
-                    ["name": $0.name.rawValue, "version": $0.version, "hosts": $0.hostCount, "pins": $0.pinCount,
-                     "servesLegacyClients": $0.servesLegacyClients, "updatedAt": Output.date($0.updatedAt)] as [String: Any]
-                })
-                return
+            let customers: [[String: Any]]
+            if let client = try remote.client(credentials, for: "customer list") {
+                customers = try await client.call("GET", "/customers").list()
+            } else {
+                let store = try options.openStore()
+                customers = try store.customers().map { AdminDocuments.customer($0, requiresReview: try store.requiresReview($0.name)) }
             }
+            if options.json { return try Output.json(customers) }
             if customers.isEmpty { Output.note("No customers yet. Add one with 'pinset customer add <name>'.") }
-            Output.table(["NAME", "VERSION", "HOSTS", "PINS", "LEGACY CLIENTS", "UPDATED"], customers.map {
-                [$0.name.rawValue, String($0.version), String($0.hostCount), String($0.pinCount), $0.servesLegacyClients ? "yes" : "no",
-                 Output.date($0.updatedAt)]
+            func yesNo(_ value: Any?) -> String { (value as? Bool) == true ? "yes" : "no" }
+            Output.table(["NAME", "VERSION", "HOSTS", "PINS", "LEGACY CLIENTS", "REVIEW", "UPDATED"], customers.map {
+                [Output.text($0["name"]), Output.text($0["version"]), Output.text($0["hosts"]), Output.text($0["pins"]), yesNo($0["servesLegacyClients"]),
+                 yesNo($0["requiresReview"]), Output.text($0["updatedAt"])]
             })
         }
     }
@@ -73,14 +92,12 @@ struct CustomerCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a customer's hosts and pins.")
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var name: String
 
         func run() async throws {
-            let customer = try CustomerName(name)
-            guard let pinSet = try options.openStore().pinSet(for: customer) else {
-                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
-            }
-            try PinSetPrinter.print(pinSet, json: options.json)
+            try PinSetPrinter.print(try await PinSetPrinter.document(of: try CustomerName(name), options: options, credentials: credentials, remote: remote, command: "customer show"), json: options.json)
         }
     }
 
@@ -94,6 +111,8 @@ struct CustomerCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var name: String
         @Flag(inversion: .prefixedNo, help: "Whether the customer's apps include legacy GCX clients.")
         var legacyClients: Bool?
@@ -105,6 +124,13 @@ struct CustomerCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(name)
             let serves = legacyClients ?? false
+            if let client = try remote.client(credentials, for: "customer update") {
+                let answer = try await client.call("PATCH", "/customers/\(urlComponent(customer.rawValue))", json: ["servesLegacyClients": serves]).object()
+                if options.json { return try Output.json(answer) }
+                return Output.note((answer["changed"] as? Bool) == true
+                    ? "'\(customer)' \(serves ? "now serves" : "no longer serves") legacy clients."
+                    : "'\(customer)' already \(serves ? "serves" : "does not serve") legacy clients; nothing changed.")
+            }
             let store = try options.openStore()
             let changed = try store.setServesLegacyClients(serves, for: customer, actor: options.resolvedActor)
             Output.note(changed
@@ -117,10 +143,21 @@ struct CustomerCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a customer with all its hosts and pins.")
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var name: String
 
         func run() async throws {
             let customer = try CustomerName(name)
+            if let client = try remote.client(credentials, for: "customer remove") {
+                let answer = try await client.call("DELETE", "/customers/\(urlComponent(customer.rawValue))").object()
+                if options.json { return try Output.json(answer) }
+                Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
+                if (answer["ownKeyKept"] as? Bool) == true {
+                    Output.note("Its own key stays in the server's data directory: apps may still trust it. An operator there backs it up or deletes it.")
+                }
+                return
+            }
             let store = try options.openStore()
             let (stored, signer, _) = try store.signerAssignment(of: customer)
             try store.removeCustomer(customer, actor: options.resolvedActor)
@@ -132,86 +169,63 @@ struct CustomerCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints a pin set and flags hosts without a backup pin, for Pinset clients and for legacy GCX clients.
+/// Prints a pin set and flags hosts without a backup pin, for Pinset clients and for legacy GCX clients: from its
+/// JSON form (`AdminDocuments.pinSet`), so that local and `--server` runs print the same.
 enum PinSetPrinter {
-    /// - Parameter rotation: the hosts' rotation state, to mark next keys and when each pin was published.
-    static func print(_ pinSet: PinSet, json: Bool, rotation: [RotationHost] = []) throws {
-        let now = Date()
-        let rotationPins = Dictionary(rotation.flatMap { host in host.pins.map { ("\(host.hostname.rawValue) \($0.pin.displayName)", $0) } }, uniquingKeysWith: { first, _ in first })
-        func rotationPin(_ pin: Pin, of host: HostPins) -> RotationPin? { rotationPins["\(host.hostname.rawValue) \(pin.displayName)"] }
-        if json {
-            try Output.json([
-                "customer": pinSet.customer.rawValue,
-                "version": pinSet.version,
-                "servesLegacyClients": pinSet.servesLegacyClients,
-                "hosts": pinSet.hosts.map { host in
-                    [
-                        "hostname": host.hostname.rawValue, "publishedHostname": host.hostname.spelling,
-                        "port": Int(host.port), "includeSubdomains": host.includeSubdomains,
-                        "legacyUsablePins": host.legacyUsablePins(at: now).count,
-                        "pins": host.pins.map { pin in
-                            var entry = pinJSON(pin)
-                            if let state = rotationPin(pin, of: host) {
-                                entry["next"] = state.isNext
-                                entry["publishedAt"] = Output.date(state.addedAt)
-                                entry["publishedVersion"] = state.publishedVersion
-                            }
-                            return entry
-                        },
-                    ] as [String: Any]
-                },
-            ])
-            return
-        }
-        Output.line("customer \(pinSet.customer)  version \(pinSet.version)\(pinSet.servesLegacyClients ? "  (serves legacy clients)" : "")")
-        for host in pinSet.hosts {
-            let spelling = host.hostname.hasMixedCase ? "  (published as \(host.hostname.spelling))" : ""
+    static func print(_ document: [String: Any], json: Bool) throws {
+        if json { return try Output.json(document) }
+        Output.line("customer \(Output.text(document["customer"]))  version \(Output.text(document["version"]))\((document["servesLegacyClients"] as? Bool) == true ? "  (serves legacy clients)" : "")")
+        for host in hosts(document) {
+            let hostname = Output.text(host["hostname"]), published = Output.text(host["publishedHostname"])
+            let pins = host["pins"] as? [[String: Any]] ?? []
             Output.line("")
-            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(spelling)  legacy clients can use \(host.legacyUsablePins(at: now).count) of \(host.pins.count) pins")
-            if host.pins.contains(where: { rotationPin($0, of: host)?.isNext == true }) {
-                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "NEXT SINCE"], host.pins.map { pin in
-                    let state = rotationPin(pin, of: host)
-                    return pinRow(pin) + [state?.isNext == true ? Output.date(state?.addedAt) : "-"]
+            Output.line("host \(hostname):\(Output.text(host["port"]))\((host["includeSubdomains"] as? Bool) == true ? "  (include subdomains)" : "")\(published != hostname ? "  (published as \(published))" : "")  legacy clients can use \(Output.text(host["legacyUsablePins"])) of \(pins.count) pins")
+            if pins.contains(where: { ($0["next"] as? Bool) == true }) {
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "NEXT SINCE"], pins.map { pin in
+                    pinRow(pin) + [(pin["next"] as? Bool) == true ? Output.text(pin["publishedAt"]) : "-"]
                 })
             } else {
-                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], pins.map(pinRow))
             }
         }
-        warnAboutBackupPins(pinSet)
+        warnAboutBackupPins(document)
     }
 
-    static func pinRow(_ pin: Pin) -> [String] {
-        [pin.displayName, pin.certificateSHA256 == nil ? "-" : "yes", legacyColumn(pin), Output.date(pin.notAfter),
-         pin.source.storedForm, pin.label]
+    /// A customer's pin set, from this host's database or through `remote`'s server.
+    static func document(of customer: CustomerName, options: GlobalOptions, credentials: AdminTokenOptions, remote: ServerOptions, command: String) async throws -> [String: Any] {
+        if let client = try remote.client(credentials, for: command) {
+            return try await client.call("GET", "/customers/\(urlComponent(customer.rawValue))").object()
+        }
+        return AdminDocuments.pinSet(try options.openAdmin().pinSetView(of: customer))
     }
 
-    /// `fp`, `pk`, `fp,pk`, or `-` when legacy clients cannot use the pin.
-    static func legacyColumn(_ pin: Pin) -> String {
-        let uses = pin.legacyUses
-        return uses.isEmpty ? "-" : uses.map(\.rawValue).joined(separator: ",")
+    static func hosts(_ document: [String: Any]) -> [[String: Any]] {
+        document["hosts"] as? [[String: Any]] ?? []
     }
 
-    static func pinJSON(_ pin: Pin) -> [String: Any] {
-        var entry: [String: Any] = ["label": pin.label, "source": pin.source.storedForm]
-        if let hash = pin.spkiSHA256 { entry["pinSHA256"] = hash.base64 }
-        if let hash = pin.certificateSHA256 { entry["certificateSHA256"] = hash.hex }
-        if let notAfter = pin.notAfter { entry["notAfter"] = Output.date(notAfter) }
-        entry["hasPublicKey"] = pin.subjectPublicKeyInfo != nil
-        entry["legacyUse"] = pin.legacyUses.map(\.rawValue)
-        return entry
+    static func pinRow(_ pin: [String: Any]) -> [String] {
+        let legacy = (pin["legacyUse"] as? [String] ?? []).joined(separator: ",")
+        return [Output.text(pin["pin"]), pin["certificateSHA256"] == nil ? "-" : "yes", legacy.isEmpty ? "-" : legacy, Output.text(pin["notAfter"]),
+                Output.text(pin["source"]), Output.text(pin["label"])]
+    }
+
+    /// After an edit on this host's database.
+    static func warnAboutBackupPins(_ pinSet: PinSet) {
+        warnAboutBackupPins(AdminDocuments.pinSet(PinSetView(pinSet: pinSet, requiresReview: false, rotation: [], unmonitoredReasons: [:])))
     }
 
     /// The backup-pin rule TrustKit enforces: a host with a single pin bricks its apps when that key changes.
     /// Legacy GCX clients see only `fp` and RSA `pk`, so the rule is checked for them separately.
-    static func warnAboutBackupPins(_ pinSet: PinSet) {
-        for host in pinSet.hosts where host.lacksBackupPin {
-            Output.warn("\(pinSet.customer)/\(host.hostname) has \(host.pins.count) pin\(host.pins.count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
+    static func warnAboutBackupPins(_ document: [String: Any]) {
+        let customer = Output.text(document["customer"])
+        for host in hosts(document) where (host["lacksBackupPin"] as? Bool) == true {
+            let count = (host["pins"] as? [Any] ?? []).count
+            Output.warn("\(customer)/\(Output.text(host["hostname"])) has \(count) pin\(count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
         }
-        let now = Date()
-        for host in pinSet.hosts where host.lacksLegacyBackupPin(at: now) {
-            let usable = host.legacyUsablePins(at: now).count
+        for host in hosts(document) where (host["lacksLegacyBackupPin"] as? Bool) == true {
+            let usable = (host["legacyUsablePins"] as? Int) ?? 0
             let consequence = usable == 0 ? "legacy GCX clients cannot connect to it at all" : "one certificate change locks legacy GCX clients out"
-            Output.warn("\(pinSet.customer)/\(host.hostname) has \(usable) pin\(usable == 1 ? "" : "s") legacy GCX clients can use (they match only a certificate's SHA-256 or an RSA key, not --hash pins or EC keys): \(consequence). Add pins with --certificate or --from-host\(pinSet.servesLegacyClients ? "" : ", or ignore this if no legacy clients use this customer").")
+            Output.warn("\(customer)/\(Output.text(host["hostname"])) has \(usable) pin\(usable == 1 ? "" : "s") legacy GCX clients can use (they match only a certificate's SHA-256 or an RSA key, not --hash pins or EC keys): \(consequence). Add pins with --certificate or --from-host\((document["servesLegacyClients"] as? Bool) == true ? "" : ", or ignore this if no legacy clients use this customer").")
         }
     }
 }

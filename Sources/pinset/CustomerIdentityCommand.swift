@@ -16,38 +16,34 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show which identity signs the customer's bundles, and whether it can sign now.")
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var name: String
 
         func run() async throws {
-            let identity = try options.openAdmin().customerIdentity(of: try CustomerName(name))
-            var report: [String: Any] = [
-                "customer": identity.customer.rawValue, "signer": identity.signer.rawValue,
-                "keyFile": identity.keyFile, "certificateFile": identity.certificateFile,
-            ]
-            if let recordedKeyType = identity.recordedKeyType { report["recordedKeyType"] = recordedKeyType }
-            if let usable = identity.identity {
-                report["usable"] = true
-                report["keyType"] = usable.keyType.description
-                report["subject"] = PinMaterial.describe(usable.certificate.subject)
-                report["notAfter"] = Output.date(usable.certificate.notValidAfter)
-                report["certificateSHA256"] = SHA256Fingerprint(of: usable.certificateDER).hex
-                report["anchorBase64"] = Base64.encode(usable.anchorDER)
-                if !identity.warnings.isEmpty { report["warning"] = identity.warnings.joined(separator: " ") }
+            let customer = try CustomerName(name)
+            let report: [String: Any]
+            if let client = try remote.client(credentials, for: "customer identity show") {
+                report = try await client.call("GET", "/customers/\(urlComponent(customer.rawValue))/identity").object()
             } else {
-                report["usable"] = false
-                report["problem"] = identity.problem
+                report = AdminDocuments.identity(try options.openAdmin().customerIdentity(of: customer), includeFiles: true)
             }
-            if options.json {
-                try Output.json(report)
-                return
-            }
+            try Self.print(report, json: options.json)
+            if (report["usable"] as? Bool) != true { throw ExitCode(1) }
+        }
+
+        static func print(_ report: [String: Any], json: Bool) throws {
+            if json { return try Output.json(report) }
             for key in ["customer", "signer", "keyType", "recordedKeyType", "subject", "notAfter", "certificateSHA256", "keyFile", "certificateFile", "usable", "problem", "warning"] {
-                if let value = report[key] { print("\(key.padding(toLength: 18, withPad: " ", startingAt: 0)) \(value)") }
+                guard let value = report[key] else { continue }
+                let text = key == "usable" ? ((value as? Bool) == true ? "true" : "false") : Output.text(value)
+                Output.line("\(key.padding(toLength: 18, withPad: " ", startingAt: 0)) \(text)")
             }
             if let anchor = report["anchorBase64"] {
-                print("\nApps of this customer embed this certificate (base64 DER):\n\(anchor)")
+                Output.line("")
+                Output.line("Apps of this customer embed this certificate (base64 DER):")
+                Output.line(Output.text(anchor))
             }
-            if identity.identity == nil { throw ExitCode(1) }
         }
     }
 
@@ -63,6 +59,8 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         )
         @OptionGroup var options: GlobalOptions
         @OptionGroup var identity: IdentityOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var name: String
         @Flag(help: "Allow a new trust anchor: the customer's apps already embed the new certificate.")
         var replaceTrustAnchor = false
@@ -74,6 +72,16 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            // Over the API the key is made on the server and never travels: an imported key stays a local operation.
+            if let client = try remote.client(credentials, for: "customer identity rotate", localOnly: [("--import-key", identity.importKey != nil)]) {
+                let customer = try CustomerName(name)
+                var body: [String: Any] = ["keyType": identity.keyType ?? "", "validityDays": identity.validityDays, "replaceTrustAnchor": replaceTrustAnchor]
+                if let commonName = identity.commonName { body["commonName"] = commonName }
+                let report = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/identity", json: body).object()
+                if options.json { return try Output.json(report) }
+                Output.note("Customer '\(customer)' now signs with a new \(Output.text(report["keyType"])) key made on the server. The next signing pass publishes a bundle signed with it.")
+                return Output.line(Output.text(report["anchorBase64"]))
+            }
             let admin = try options.openAdmin()
             let (customer, _, _) = try admin.store.signerAssignment(of: try CustomerName(name))
             guard let new = try identity.makeIdentity(for: customer) else { return }

@@ -26,6 +26,8 @@ struct HostCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
         var caFile: String?
         @OptionGroup var liveCheck: LiveCheckOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func validate() throws {
             guard (1...65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be from 1 to 65535, not \(port).") }
@@ -35,6 +37,18 @@ struct HostCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             if includeSubdomains { try IncludeSubdomainsPolicy.check(host) }
+            // Through the API a host is added without pins; its pins are then proposed with 'pin add --server'.
+            if let client = try remote.client(credentials, for: "host add", localOnly: [
+                ("--certificate (add the pins with 'pin add --server')", !certificates.isEmpty), ("--label", label != nil), ("--connect-to", connectTo != nil),
+                ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
+            ]) {
+                let added = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts", json: [
+                    "hostname": host.spelling, "port": port, "includeSubdomains": includeSubdomains,
+                ]).object()
+                if options.json { return try Output.json(added) }
+                Output.note("Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) --server ...'.")
+                return
+            }
             // Every input is read and validated before the database is touched.
             var pins: [Pin] = []
             for path in certificates {
@@ -70,30 +84,26 @@ struct HostCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List a customer's hosts.")
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var customer: String
 
         func run() async throws {
-            let customer = try CustomerName(customer)
-            let store = try options.openStore()
-            guard let pinSet = try store.pinSet(for: customer) else {
-                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
-            }
-            let now = Date()
-            var unmonitored: [Hostname: String] = [:]
-            for host in try store.unmonitoredHosts(of: customer) { unmonitored[host.hostname] = host.reason }
+            let document = try await PinSetPrinter.document(of: try CustomerName(customer), options: options, credentials: credentials, remote: remote, command: "host list")
+            let hosts = PinSetPrinter.hosts(document)
             if options.json {
-                try Output.json(pinSet.hosts.map {
-                    ["hostname": $0.hostname.rawValue, "publishedHostname": $0.hostname.spelling, "port": Int($0.port),
-                     "includeSubdomains": $0.includeSubdomains, "pins": $0.pins.count, "legacyUsablePins": $0.legacyUsablePins(at: now).count,
-                     "unmonitoredReason": unmonitored[$0.hostname] ?? NSNull()] as [String: Any]
+                try Output.json(hosts.map { host in
+                    ["hostname": host["hostname"] ?? "", "publishedHostname": host["publishedHostname"] ?? "", "port": host["port"] ?? 0,
+                     "includeSubdomains": host["includeSubdomains"] ?? false, "pins": (host["pins"] as? [Any] ?? []).count,
+                     "legacyUsablePins": host["legacyUsablePins"] ?? 0, "unmonitoredReason": host["unmonitoredReason"] ?? NSNull()] as [String: Any]
                 })
                 return
             }
-            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE", "MONITORED"], pinSet.hosts.map {
-                [$0.hostname.rawValue, $0.hostname.spelling, String($0.port), $0.includeSubdomains ? "yes" : "no", String($0.pins.count),
-                 String($0.legacyUsablePins(at: now).count), unmonitored[$0.hostname].map { "no: \($0)" } ?? "yes"]
+            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE", "MONITORED"], hosts.map { host in
+                [Output.text(host["hostname"]), Output.text(host["publishedHostname"]), Output.text(host["port"]), (host["includeSubdomains"] as? Bool) == true ? "yes" : "no",
+                 String((host["pins"] as? [Any] ?? []).count), Output.text(host["legacyUsablePins"]), (host["unmonitoredReason"] as? String).map { "no: \($0)" } ?? "yes"]
             })
-            PinSetPrinter.warnAboutBackupPins(pinSet)
+            PinSetPrinter.warnAboutBackupPins(document)
         }
     }
 
@@ -115,6 +125,8 @@ struct HostCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
         var caFile: String?
         @OptionGroup var liveCheck: LiveCheckOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func validate() throws {
             if port == nil && includeSubdomains == nil && unmonitored == nil && !monitored {
@@ -132,6 +144,18 @@ struct HostCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             if includeSubdomains == true { try IncludeSubdomainsPolicy.check(host) }
+            if let client = try remote.client(credentials, for: "host update", localOnly: [
+                ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
+            ]) {
+                var body: [String: Any] = [:]
+                if let port { body["port"] = port }
+                if let includeSubdomains { body["includeSubdomains"] = includeSubdomains }
+                if let unmonitored { body["unmonitored"] = unmonitored }
+                if monitored { body["monitored"] = true }
+                let answer = try await client.call("PATCH", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))", json: body).object()
+                if options.json { return try Output.json(answer) }
+                return Output.note((answer["changed"] as? Bool) == true ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
+            }
             let store = try options.openStore()
             if unmonitored != nil || monitored {
                 let changed = try store.setUnmonitored(host, of: customer, reason: unmonitored, actor: options.resolvedActor)
@@ -141,18 +165,8 @@ struct HostCommand: AsyncParsableCommand {
             guard port != nil || includeSubdomains != nil else { return }
             let newPort = port.map { UInt16($0) }
             let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
-                    var result = current
-                    var edit = HostEdit()
-                    if let newPort, newPort != current.port {
-                        result.port = newPort
-                        edit.newPort = newPort
-                    }
-                    if let includeSubdomains, includeSubdomains != current.includeSubdomains {
-                        result.includeSubdomains = includeSubdomains
-                        edit.other.append("include-subdomains \(includeSubdomains ? "on" : "off")")
-                    }
-                    return (result, edit)
-                }
+                HostEdit.settings(of: current, port: newPort, includeSubdomains: includeSubdomains)
+            }
             let changed = try store.updateHost(
                 host, of: customer, port: newPort, includeSubdomains: includeSubdomains, liveCheck: checked, actor: options.resolvedActor
             )
@@ -168,10 +182,17 @@ struct HostCommand: AsyncParsableCommand {
         @Argument var hostname: String
         @Flag(help: "Allow removing the customer's last host, after which apps drop every pin of the customer.")
         var allowLastHost = false
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
+            if let client = try remote.client(credentials, for: "host remove") {
+                let answer = try await client.call("DELETE", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))?allowLastHost=\(allowLastHost)").object()
+                if options.json { return try Output.json(answer) }
+                return Output.note("Removed \(host) from '\(customer)'.")
+            }
             let store = try options.openStore()
             try store.removeHost(host, from: customer, allowRemovingLastHost: allowLastHost, actor: options.resolvedActor)
             Output.note("Removed \(host) from '\(customer)'.")

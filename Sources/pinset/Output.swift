@@ -20,6 +20,16 @@ enum Output {
         for row in rows { print(line(row)) }
     }
 
+    /// A string or number of a JSON document as a table cell; `-` where it is missing.
+    static func text(_ value: Any?) -> String {
+        switch value {
+        case let string as String: string
+        case let number as NSNumber: number.stringValue
+        case nil, is NSNull: "-"
+        case let other?: "\(other)"
+        }
+    }
+
     static func json(_ value: Any) throws {
         let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         print(String(decoding: data, as: UTF8.self))

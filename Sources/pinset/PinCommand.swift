@@ -223,23 +223,22 @@ struct PinCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the pins of a customer, or of one of its hosts.")
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var customer: String
         @Argument var hostname: String?
 
         func run() async throws {
             let customer = try CustomerName(customer)
-            let store = try options.openStore()
-            guard var pinSet = try store.pinSet(for: customer) else {
-                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
-            }
+            var document = try await PinSetPrinter.document(of: customer, options: options, credentials: credentials, remote: remote, command: "pin list")
             if let hostname {
                 let host = try Hostname(hostname)
-                pinSet.hosts = pinSet.hosts.filter { $0.hostname == host }
-                guard !pinSet.hosts.isEmpty else {
+                document["hosts"] = PinSetPrinter.hosts(document).filter { $0["hostname"] as? String == host.rawValue }
+                guard !PinSetPrinter.hosts(document).isEmpty else {
                     throw AdminError("'\(customer)' has no host \(host). Show its hosts with 'pinset customer show \(customer)'.")
                 }
             }
-            try PinSetPrinter.print(pinSet, json: options.json, rotation: try store.rotationHosts(of: customer))
+            try PinSetPrinter.print(document, json: options.json)
         }
     }
 }

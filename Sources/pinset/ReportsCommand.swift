@@ -20,34 +20,43 @@ struct ReportsCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "Only this customer's reports.") var customer: String?
+    @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+    @OptionGroup(title: "Through a server") var remote: ServerOptions
+    @Argument(help: "Only this customer's reports (required with --server).") var customer: String?
     @Option(help: ArgumentHelp("How far back: a number followed by m, h or d (minutes, hours, days).", valueName: "duration"))
     var since: String = "24h"
 
     func run() async throws {
         let window = try Admin.parseReportWindow(since)
         let name = try customer.map { try CustomerName($0) }
-        let overview = try options.openAdmin().pinFailureReport(of: name, window: window)
-        let (rows, buckets) = (overview.rows, overview.buckets)
-        if options.json {
-            try Output.json(AdminDocuments.pinFailures(overview))
-            return
+        let documents: [[String: Any]]
+        if let client = try remote.client(credentials, for: "reports") {
+            guard let name else { throw AdminError("'pinset reports --server' shows one customer's reports: give the CUSTOMER.") }
+            documents = try await client.call("GET", "/customers/\(urlComponent(name.rawValue))/reports?since=\(urlComponent(since))").list()
+        } else {
+            documents = AdminDocuments.pinFailures(try options.openAdmin().pinFailureReport(of: name, window: window))
         }
+        if options.json { return try Output.json(documents) }
+        let rows = documents.filter { $0["bucket"] == nil }
+        let buckets = documents.filter { $0["bucket"] != nil }
         guard !rows.isEmpty || !buckets.isEmpty else {
-            Output.line("No pin-failure reports since \(Output.date(overview.from)).")
+            Output.line("No pin-failure reports since \(Output.date(Date().addingTimeInterval(-TimeInterval(window)))).")
             return
         }
-        Output.table(["CUSTOMER", "HOST", "RESULT", "REPORTS", "FIRST HOUR", "LAST HOUR", "APP VERSIONS", "PIN-SET VERSIONS", "SERVED KEY", "KEY PINNED"], rows.map {
-            [$0.customer.rawValue, $0.hostname, AdminDocuments.resultName($0.validationResult), String($0.reports),
-             Output.date($0.firstHour), Output.date($0.lastHour), Self.shortList($0.appVersions),
-             $0.pinsetVersions.isEmpty ? "- (TrustKit)" : Self.shortList($0.pinsetVersions.map { "v\($0)" }),
-             $0.leafSPKISHA256 ?? "-", $0.keyPinned.text]
+        Output.table(["CUSTOMER", "HOST", "RESULT", "REPORTS", "FIRST HOUR", "LAST HOUR", "APP VERSIONS", "PIN-SET VERSIONS", "SERVED KEY", "KEY PINNED"], rows.map { row in
+            let pinsetVersions = (row["pinsetVersions"] as? [Any] ?? []).map { "v\(Output.text($0))" }
+            return ["customer", "hostname", "result", "reports", "firstHour", "lastHour"].map { Output.text(row[$0]) } + [
+                Self.shortList((row["appVersions"] as? [Any] ?? []).map(Output.text)),
+                pinsetVersions.isEmpty ? "- (TrustKit)" : Self.shortList(pinsetVersions),
+                Output.text(row["servedLeafSPKISHA256"]),
+                (row["servedKeyState"] as? String).flatMap(PinFailureSummary.KeyPinned.init(rawValue:))?.text ?? "-",
+            ]
         })
         guard !buckets.isEmpty else { return }
         Output.line("")
         Output.line("Reports without a row of their own: for hosts the customer does not pin, and of new kinds after an hour reached 'reports.maxRowsPerCustomerHour' rows.")
-        Output.table(["CUSTOMER", "BUCKET", "REPORTS", "FIRST HOUR", "LAST HOUR"], buckets.map {
-            [$0.customer.rawValue, $0.bucket, String($0.reports), Output.date($0.firstHour), Output.date($0.lastHour)]
+        Output.table(["CUSTOMER", "BUCKET", "REPORTS", "FIRST HOUR", "LAST HOUR"], buckets.map { bucket in
+            ["customer", "bucket", "reports", "firstHour", "lastHour"].map { Output.text(bucket[$0]) }
         })
     }
 

@@ -16,7 +16,7 @@ struct ReviewCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List open change requests (with --all, decided ones too).")
         @OptionGroup var options: GlobalOptions
-        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var customer: String?
         @Flag(help: "Include applied and rejected requests (with --break-glass: acknowledged applications).") var all = false
@@ -53,7 +53,7 @@ struct ReviewCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a request: its edits and how the resulting pins match each host's live chain now.")
         @OptionGroup var options: GlobalOptions
-        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @OptionGroup var reach: ReviewReachOptions
@@ -80,7 +80,7 @@ struct ReviewCommand: AsyncParsableCommand {
     struct Approve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Approve another admin's request: its hosts are checked against their live chains again, then it is applied in one transaction.")
         @OptionGroup var options: GlobalOptions
-        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @OptionGroup var reach: ReviewReachOptions
@@ -105,7 +105,7 @@ struct ReviewCommand: AsyncParsableCommand {
     struct Reject: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Reject a request (or withdraw your own).")
         @OptionGroup var options: GlobalOptions
-        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @Option(help: "Why, for the author and the audit log.") var note: String = ""
@@ -131,7 +131,7 @@ struct ReviewCommand: AsyncParsableCommand {
             discussion: "The live-chain check still runs. The application is audited, and shows in /status, the metrics and 'review list' until another admin acknowledges it."
         )
         @OptionGroup var options: GlobalOptions
-        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var id: Int64
         @Option(help: "Why review could not wait: kept in the audit log and shown until acknowledged.") var reason: String
@@ -156,7 +156,7 @@ struct ReviewCommand: AsyncParsableCommand {
     struct Acknowledge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Acknowledge a break-glass application (an operator, or a reviewer of its customer, other than who applied it).")
         @OptionGroup var options: GlobalOptions
-        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument(help: "The break-glass application's id, as 'review list' shows it.") var id: Int64
         @Option(help: "What was checked, for the audit log.") var note: String = ""

@@ -42,12 +42,5 @@ enum ReviewPrinter {
         }
     }
 
-    private static func text(_ value: Any?) -> String {
-        switch value {
-        case let string as String: string
-        case let number as NSNumber: number.stringValue
-        case nil: "-"
-        case let other?: "\(other)"
-        }
-    }
+    private static func text(_ value: Any?) -> String { Output.text(value) }
 }

@@ -40,6 +40,8 @@ struct RotationCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var customer: String
         @Argument var hostname: String
 
@@ -84,19 +86,26 @@ struct RotationCommand: AsyncParsableCommand {
             for hash in hashes {
                 pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label))
             }
-            let change = try options.openAdmin().addNextKeys(pins, for: host, of: customer, reason: reason)
-            let keys = change.added + change.marked + change.alreadyNext
-            if options.json {
-                try Output.json([
-                    "pin": keys.first?.base64 ?? "", "pins": keys.map(\.base64),
-                    "added": change.added.map(\.base64), "marked": change.marked.map(\.base64),
-                    "alreadyNext": change.alreadyNext.map(\.base64), "version": change.version,
-                ])
+            let document: [String: Any]
+            if let client = try remote.client(credentials, for: "rotation add-next") {
+                // Keys travel as their SPKI hashes; a certificate as it is, for the server to read its key.
+                document = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/next-keys", json: [
+                    "hashes": pins.filter { $0.source.kind != .certificate }.compactMap { $0.spkiSHA256?.base64 },
+                    "certificates": try certificates.map { path in
+                        try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path)[0].serializeAsPEM().pemString
+                    },
+                    "reason": reason, "label": label,
+                ]).object()
             } else {
-                for key in change.added { print("added   \(key.base64) (next)") }
-                for key in change.marked { print("marked  \(key.base64) (next)") }
-                for key in change.alreadyNext { print("present \(key.base64) (already next)") }
-                Output.note("Apps receive it with version \(change.version). 'pinset rotation status \(customer) \(host)' says when a renewal may use it.")
+                document = AdminDocuments.nextKeys(try options.openAdmin().addNextKeys(pins, for: host, of: customer, reason: reason))
+            }
+            if options.json {
+                try Output.json(document)
+            } else {
+                for key in document["added"] as? [String] ?? [] { print("added   \(key) (next)") }
+                for key in document["marked"] as? [String] ?? [] { print("marked  \(key) (next)") }
+                for key in document["alreadyNext"] as? [String] ?? [] { print("present \(key) (already next)") }
+                Output.note("Apps receive it with version \(Output.text(document["version"])). 'pinset rotation status \(customer) \(host)' says when a renewal may use it.")
             }
         }
     }
@@ -116,7 +125,9 @@ struct RotationCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "Only this customer's hosts.") var customer: String?
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
+        @Argument(help: "Only this customer's hosts (required with --server).") var customer: String?
         @Argument(help: "Only this host of the customer.") var hostname: String?
         @Option(help: ArgumentHelp("Only whether this key (base64 SPKI SHA-256) may go live.", valueName: "base64"))
         var key: String?
@@ -136,45 +147,59 @@ struct RotationCommand: AsyncParsableCommand {
             let customer = try customer.map { try CustomerName($0) }
             let host = try hostname.map { try Hostname($0) }
             let key = try key.map { try SHA256Fingerprint(base64: $0) }
-            let readiness = try options.openAdmin().rotationReadiness(
-                customer: customer, hostname: host, key: key, gate: RotationGate(minimumShare: minimumShare)
-            )
+            let readiness: [[String: Any]]
+            if let client = try remote.client(credentials, for: "rotation status") {
+                guard let customer else { throw AdminError("'pinset rotation status --server' asks about one customer's hosts: give the CUSTOMER.") }
+                var query = "minimumShare=\(minimumShare)"
+                if let host { query += "&hostname=\(urlComponent(host.rawValue))" }
+                if let key { query += "&key=\(urlComponent(key.base64))" }
+                readiness = try await client.call("GET", "/customers/\(urlComponent(customer.rawValue))/rotation?\(query)").list()
+            } else {
+                readiness = try options.openAdmin().rotationReadiness(
+                    customer: customer, hostname: host, key: key, gate: RotationGate(minimumShare: minimumShare)
+                ).map(AdminDocuments.rotation)
+            }
             if options.json {
-                try Output.json(readiness.map(AdminDocuments.rotation))
+                try Output.json(readiness)
             } else {
                 Self.print(readiness)
             }
-            let status: Int32 = readiness.contains { $0.verdict == .noNextKey } ? ExitStatus.noNextKey
-                : readiness.contains { $0.verdict == .notYet } ? ExitStatus.notYet : ExitStatus.safe
+            let verdicts = Set(readiness.compactMap { $0["verdict"] as? String })
+            let status: Int32 = verdicts.contains(RotationGate.Readiness.Verdict.noNextKey.rawValue) ? ExitStatus.noNextKey
+                : verdicts.contains(RotationGate.Readiness.Verdict.notYet.rawValue) ? ExitStatus.notYet : ExitStatus.safe
             if status != ExitStatus.safe { throw ExitCode(status) }
         }
 
-        static func print(_ readiness: [RotationGate.Readiness]) {
+        /// From the JSON forms (`AdminDocuments.rotation`), so that local and `--server` runs print the same.
+        static func print(_ readiness: [[String: Any]]) {
             var rows: [[String]] = []
             var reasons: [String] = []
             for host in readiness {
-                if host.candidates.isEmpty {
-                    rows.append([host.customer.rawValue, host.hostname.rawValue, host.verdict.rawValue, "-", "-", "-", "-"])
-                    if let note = host.keyNote { reasons.append("\(host.hostname): \(note)") }
+                let customer = Output.text(host["customer"]), hostname = Output.text(host["hostname"]), verdict = Output.text(host["verdict"])
+                let candidates = host["nextKeys"] as? [[String: Any]] ?? []
+                if candidates.isEmpty {
+                    rows.append([customer, hostname, verdict, "-", "-", "-", "-"])
+                    if let note = host["keyNote"] as? String { reasons.append("\(hostname): \(note)") }
                 }
-                for candidate in host.candidates {
-                    let uptake = candidate.share.map { "\(RotationGate.percent($0)) of \(candidate.fetchesReportingVersion)" } ?? "none reported"
+                for candidate in candidates {
+                    let safe = (candidate["safe"] as? Bool) == true
+                    let uptake = (candidate["shareHoldingKey"] as? Double).map { "\(RotationGate.percent($0)) of \(Output.text(candidate["fetchesReportingVersion"]))" } ?? "none reported"
                     rows.append([
-                        host.customer.rawValue, host.hostname.rawValue, candidate.isSafe ? "safe" : host.verdict == .safe ? "not-yet" : host.verdict.rawValue,
-                        candidate.key.base64, "\(Output.date(candidate.addedAt)) (v\(candidate.publishedVersion))",
-                        Output.date(candidate.safeByTimeFrom), uptake,
+                        customer, hostname, safe ? "safe" : verdict == RotationGate.Readiness.Verdict.safe.rawValue ? "not-yet" : verdict,
+                        Output.text(candidate["key"]), "\(Output.text(candidate["publishedAt"])) (v\(Output.text(candidate["publishedVersion"])))",
+                        Output.text(candidate["safeByTimeFrom"]), uptake,
                     ])
-                    reasons += candidate.blockers.map { "\(host.hostname) \(candidate.key.base64): \($0.sentence)" }
+                    reasons += (candidate["blockers"] as? [String] ?? []).map { "\(hostname) \(Output.text(candidate["key"])): \($0)" }
                 }
             }
             Output.table(["CUSTOMER", "HOST", "VERDICT", "NEXT KEY", "PUBLISHED", "SAFE BY TIME FROM", "HOLDING KEY"], rows)
             for reason in reasons { Output.line("  - " + reason) }
-            if let times = readiness.lazy.compactMap(\.servingTimes).first, let host = readiness.first {
-                Output.line("Time rule: resign interval \(times.resignIntervalSeconds) s + content staleness \(times.contentStalenessSeconds) s + freshness window \(times.freshnessWindowSeconds) s + max-age \(times.maxAgeSeconds) s = \(times.longestAcceptanceOfOlderBundle) s, the longest over \(host.instanceCount) running server\(host.instanceCount == 1 ? "" : "s").")
+            if let host = readiness.first(where: { $0["timeRule"] != nil }), let times = host["timeRule"] as? [String: Any] {
+                let servers = (host["runningServers"] as? Int) ?? 0
+                Output.line("Time rule: resign interval \(Output.text(times["resignIntervalSeconds"])) s + content staleness \(Output.text(times["contentStalenessSeconds"])) s + freshness window \(Output.text(times["freshnessWindowSeconds"])) s + max-age \(Output.text(times["maxAgeSeconds"])) s = \(Output.text(times["totalSeconds"])) s, the longest over \(servers) running server\(servers == 1 ? "" : "s").")
             }
         }
     }
-
     struct Complete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "After a renewal went live: clear the next mark of the key now served, and retire keys neither live nor next.",
@@ -185,6 +210,8 @@ struct RotationCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
         @Argument var customer: String
         @Argument var hostname: String
         @Option(help: "Which renewal went live (for the audit log).")
@@ -200,22 +227,26 @@ struct RotationCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             let keep = Set(try kept.map { try SHA256Fingerprint(base64: $0) })
-            let result = try await options.openAdmin().completeRotation(of: host, of: customer, keep: keep, reason: reason, caFile: caFile, connectTo: connectTo)
-            if options.json {
-                try Output.json([
-                    "promoted": result.promoted.map(\.base64), "retired": result.retired.map(\.displayName),
-                    "remaining": result.remaining.map { ["pin": $0.pin.displayName, "next": $0.isNext] as [String: Any] },
-                    "version": result.version,
-                ])
-                return
+            let result: [String: Any]
+            if let client = try remote.client(credentials, for: "rotation complete", localOnly: [("--connect-to", connectTo != nil), ("--ca-file", caFile != nil)]) {
+                result = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/complete-rotation", json: [
+                    "keep": keep.map(\.base64).sorted(), "reason": reason,
+                ]).object()
+            } else {
+                result = AdminDocuments.rotationCompletion(
+                    try await options.openAdmin().completeRotation(of: host, of: customer, keep: keep, reason: reason, caFile: caFile, connectTo: connectTo))
             }
-            if result.changedNothing {
+            if options.json { return try Output.json(result) }
+            let promoted = result["promoted"] as? [String] ?? [], retired = result["retired"] as? [String] ?? []
+            let remaining = result["remaining"] as? [[String: Any]] ?? []
+            if promoted.isEmpty && retired.isEmpty {
                 Output.note("Nothing to do: \(host) serves a pinned key, and every other pin is a next key or kept.")
                 return
             }
-            for key in result.promoted { print("live    \(key.base64) (was next)") }
-            for pin in result.retired { print("retired \(pin.displayName)") }
-            Output.note("\(host) of '\(customer)' now has \(result.remaining.count) pin\(result.remaining.count == 1 ? "" : "s"), \(result.remaining.filter(\.isNext).count) of them next (version \(result.version)).")
+            for key in promoted { print("live    \(key) (was next)") }
+            for pin in retired { print("retired \(pin)") }
+            let next = remaining.filter { ($0["next"] as? Bool) == true }.count
+            Output.note("\(host) of '\(customer)' now has \(remaining.count) pin\(remaining.count == 1 ? "" : "s"), \(next) of them next (version \(Output.text(result["version"]))).")
         }
     }
 }

@@ -18,6 +18,10 @@ struct ServerOptions: ParsableArguments {
     /// The API client, or nil for local mode. With a server, the token is required and live-chain options that
     /// only local mode uses are refused rather than ignored.
     func client(_ credentials: AdminCredentialOptions, for command: String, localOnly: [(name: String, given: Bool)] = []) throws -> AdminAPIClient? {
+        try client(credentials.tokenOptions, for: command, localOnly: localOnly)
+    }
+
+    func client(_ credentials: AdminTokenOptions, for command: String, localOnly: [(name: String, given: Bool)] = []) throws -> AdminAPIClient? {
         let url = server ?? ProcessInfo.processInfo.environment[Self.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
         guard let url else {
             if serverCa != nil { throw AdminError("--server-ca goes with --server (or $\(Self.environmentVariable)); without a server, the command runs on this host's database.") }
@@ -27,7 +31,7 @@ struct ServerOptions: ParsableArguments {
             throw AdminError("'pinset \(command) --server' checks live chains with the server's own settings; \(option.name) applies only without --server.")
         }
         guard let token = try credentials.token() else {
-            throw AdminError("'pinset \(command) --server' acts as a named admin: pass --token-file FILE or set \(AdminCredentialOptions.environmentVariable) to the token 'pinset admin token NAME' made.")
+            throw AdminError("'pinset \(command) --server' acts as a named admin: pass --token-file FILE or set \(AdminTokenOptions.environmentVariable) to the token 'pinset admin token NAME' made.")
         }
         return try AdminAPIClient(server: url, caFile: serverCa, token: token)
     }

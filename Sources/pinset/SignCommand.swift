@@ -59,21 +59,24 @@ struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "log", abstract: "Show the audit log, newest first.")
 
     @OptionGroup var options: GlobalOptions
-    @Option(help: "Only this customer's entries.") var customer: String?
-    @Option(help: "How many entries.") var limit: Int = 50
+    @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
+    @OptionGroup(title: "Through a server") var remote: ServerOptions
+    @Option(help: "Only this customer's entries (required with --server).") var customer: String?
+    @Option(help: "How many entries (at most 1000 with --server).") var limit: Int = 50
 
     func run() async throws {
         let name = try customer.map { try CustomerName($0) }
-        let entries = try options.openStore().auditLog(customer: name, limit: max(1, min(limit, 100_000)))
-        if options.json {
-            try Output.json(entries.map {
-                ["id": $0.id, "at": Output.date($0.at), "actor": $0.actor, "customer": $0.customer,
-                 "action": $0.action.rawValue, "details": $0.details, "version": $0.version] as [String: Any]
-            })
-            return
+        let limit = max(1, min(limit, 100_000))
+        let entries: [[String: Any]]
+        if let client = try remote.client(credentials, for: "log") {
+            guard let name else { throw AdminError("'pinset log --server' shows one customer's entries: give --customer NAME.") }
+            entries = try await client.call("GET", "/customers/\(urlComponent(name.rawValue))/audit?limit=\(min(limit, 1000))").list()
+        } else {
+            entries = try options.openStore().auditLog(customer: name, limit: limit).map(AdminDocuments.audit)
         }
-        Output.table(["WHEN", "ACTOR", "CUSTOMER", "ACTION", "VERSION", "DETAILS"], entries.map {
-            [Output.date($0.at), $0.actor, $0.customer, $0.action.rawValue, String($0.version), $0.details]
+        if options.json { return try Output.json(entries) }
+        Output.table(["WHEN", "ACTOR", "CUSTOMER", "ACTION", "VERSION", "DETAILS"], entries.map { entry in
+            ["at", "actor", "customer", "action", "version", "details"].map { Output.text(entry[$0]) }
         })
     }
 }

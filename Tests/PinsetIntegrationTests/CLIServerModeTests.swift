@@ -6,9 +6,30 @@ import Testing
 /// without the database. It prints what the same command prints on a server host, the server's rules refuse what
 /// they refuse there, and a token never goes to a server that is not verified or over plain HTTP off loopback.
 @Suite(.serialized) struct CLIServerModeTests {
-    @Test func reviewCommandsRunThroughTheAdminAPIAndPrintWhatTheyPrintOnTheServerHost() throws {
+    /// The review team of `CLIReviewTests`, its server's admin API on TLS with a certificate for 127.0.0.1 from the
+    /// test CA, and `pinset` run on a machine with no data directory.
+    struct RemoteTeam {
+        let team: CLIReviewTests.Team
+        let server: RunningServer
+        let url: String
+
+        var cli: PinsetCLI { team.served.cli }
+        var viaServer: [String] { ["--server", url, "--server-ca", team.served.ca] }
+
+        /// `pinset ARGUMENTS` on a machine with no data directory: the token from a file, or none.
+        func remote(_ admin: String?, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessRunner.Output {
+            let token = admin.map { ["--token-file", team.tokens[$0]!] } ?? []
+            return try ProcessRunner.run(PinsetCLI.binary, arguments + token, environment: ["PINSET_DATA_DIR": cli.directory.file("no-data-here")].merging(environment) { _, new in new })
+        }
+
+        func stop() {
+            server.stop()
+            team.served.stop()
+        }
+    }
+
+    static func remoteTeam() throws -> RemoteTeam {
         let team = try CLIReviewTests.team()
-        defer { team.served.stop() }
         let cli = team.served.cli
         // The admin API's certificate, for its loopback address, from the test CA.
         let key = cli.directory.file("admin-api.key"), request = cli.directory.file("admin-api.csr"), cert = cli.directory.file("admin-api.pem")
@@ -27,17 +48,18 @@ import Testing
             "api": ["host": "127.0.0.1", "port": apiPort, "certificate": cert, "privateKey": key],
             "monitoring": ["intervalSeconds": 600, "caFile": team.served.ca, "connectTo": ["api.example.test": "127.0.0.1"]],
         ])
-        defer { server.stop() }
-        let url = "https://127.0.0.1:\(apiPort)"
+        return RemoteTeam(team: team, server: server, url: "https://127.0.0.1:\(apiPort)")
+    }
+
+    @Test func reviewCommandsRunThroughTheAdminAPIAndPrintWhatTheyPrintOnTheServerHost() throws {
+        let remoteTeam = try Self.remoteTeam()
+        defer { remoteTeam.stop() }
+        let team = remoteTeam.team, cli = remoteTeam.cli, url = remoteTeam.url, viaServer = remoteTeam.viaServer
+        func remote(_ admin: String?, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessRunner.Output {
+            try remoteTeam.remote(admin, arguments, environment: environment)
+        }
         let proposed = try team.run("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--request-reason", "backup key"] + team.served.reach)
         #expect(proposed.status == 0, "\(proposed.combined)")
-
-        /// `pinset ARGUMENTS` on a machine with no data directory: the token from a file, or none.
-        func remote(_ admin: String?, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessRunner.Output {
-            let token = admin.map { ["--token-file", team.tokens[$0]!] } ?? []
-            return try ProcessRunner.run(PinsetCLI.binary, arguments + token, environment: ["PINSET_DATA_DIR": cli.directory.file("no-data-here")].merging(environment) { _, new in new })
-        }
-        let viaServer = ["--server", url, "--server-ca", team.served.ca]
 
         // The same output as on the server host, as a table and as JSON.
         for arguments in [["review", "list"], ["review", "list", "--json"], ["review", "list", "acme", "--all"], ["review", "show", "1"]] {
@@ -104,5 +126,94 @@ import Testing
         #expect(labelled.status != 0 && labelled.stderr.contains("--label applies only without --server"), "\(labelled.combined)")
         let unreasoned = try remote("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash] + viaServer)
         #expect(unreasoned.status != 0 && unreasoned.stderr.contains("HTTP 400"), "the API asks every edit for a reason: \(unreasoned.combined)")
+    }
+
+    /// The rest of the admin commands through the API: reads print what they print on the server host; writes
+    /// follow the server's roles, and options only the server host could honour are refused before anything is sent.
+    @Test func customerHostRotationIdentityAndLogCommandsRunThroughTheAdminAPI() throws {
+        let remoteTeam = try Self.remoteTeam()
+        defer { remoteTeam.stop() }
+        let cli = remoteTeam.cli, viaServer = remoteTeam.viaServer
+        func remote(_ admin: String?, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessRunner.Output {
+            try remoteTeam.remote(admin, arguments, environment: environment)
+        }
+        #expect(try cli.run(["admin", "add", "olga", "--role", "operator"]).status == 0)
+        let olgaToken = cli.directory.file("olga.token")
+        #expect(try cli.run(["admin", "token", "olga", "--label", "test", "--out", olgaToken]).status == 0)
+        func asOlga(_ arguments: [String]) throws -> ProcessRunner.Output {
+            try remote(nil, arguments + ["--token-file", olgaToken] + viaServer)
+        }
+        let spare = LiveChainGuardTests.spareHash
+
+        // Reads: the same output as on the server host (where no token is needed), as tables and as JSON.
+        for (arguments, admin) in [
+            (["customer", "list"], "olga"), (["customer", "list", "--json"], "olga"), (["log", "--customer", "acme", "--limit", "5"], "bob"),
+            (["log", "--customer", "acme", "--json"], "dave"), (["rotation", "status", "acme"], "dave"), (["rotation", "status", "acme", "--json"], "bob"),
+            (["reports", "acme", "--json"], "dave"), (["customer", "show", "acme"], "dave"), (["customer", "show", "acme", "--json"], "bob"),
+            (["pin", "list", "acme", "api.example.test"], "dave"), (["host", "list", "acme"], "alice"), (["host", "list", "acme", "--json"], "dave"),
+        ] {
+            let local = try cli.run(arguments)
+            let through = admin == "olga" ? try asOlga(arguments) : try remote(admin, arguments + viaServer)
+            #expect(local.status == through.status && !through.stdoutText.isEmpty, "\(arguments): \(local.combined) \(through.combined)")
+            #expect(through.stdoutText == local.stdoutText, "\(arguments):\n\(through.stdoutText)\n---\n\(local.stdoutText)")
+        }
+        #expect(try remote("dave", ["rotation", "status", "acme"] + viaServer).status == 4, "no next key: the exit status scripts read")
+        let identity = try remote("dave", ["customer", "identity", "show", "acme"] + viaServer)
+        #expect(identity.status == 0 && identity.stdoutText.contains("signer             default") && !identity.stdoutText.contains("keyFile"), "\(identity.combined)")
+
+        // Refused, leaving the database as it was.
+        let before = try cli.databaseDump()
+        for (admin, arguments, why) in [
+            ("alice", ["customer", "add", "initech"], "HTTP 403"),
+            ("olga", ["customer", "add", "initech", "--key-type", "p256"], "applies only without --server"),
+            ("alice", ["host", "add", "acme", "www.example.test", "--certificate", cli.directory.file("ca.pem")], "applies only without --server"),
+            ("alice", ["host", "remove", "acme", "api.example.test"], "requires review"),
+            ("alice", ["host", "update", "acme", "api.example.test", "--include-subdomains", "true"], "requires review"),
+            ("alice", ["host", "update", "acme", "api.example.test", "--port", "8443", "--connect-to", "127.0.0.1"], "applies only without --server"),
+            ("alice", ["rotation", "add-next", "acme", "api.example.test", "--hash", spare, "--reason", "next renewal"], "requires review"),
+            ("alice", ["rotation", "complete", "acme", "api.example.test", "--reason", "renewed", "--ca-file", cli.directory.file("ca.pem")], "applies only without --server"),
+            ("alice", ["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"], "HTTP 403"),
+            ("olga", ["customer", "identity", "rotate", "acme", "--key-type", "p256"], "trust anchor"),
+            ("olga", ["customer", "identity", "rotate", "acme", "--import-key", cli.directory.file("ca.key"), "--import-certificate", cli.directory.file("ca.pem")], "applies only without --server"),
+            ("bob", ["customer", "remove", "globex"], "HTTP 404"),
+            ("bob", ["customer", "update", "acme", "--legacy-clients"], "HTTP 403"),
+            ("bob", ["log"], "give --customer"),
+        ] {
+            let refused = admin == "olga" ? try asOlga(arguments) : try remote(admin, arguments + viaServer)
+            #expect(refused.status != 0 && refused.stderr.contains(why), "\(admin) \(arguments): \(refused.combined)")
+        }
+        #expect(try cli.databaseDump() == before)
+
+        // Done through the server, audited under each admin's name.
+        let added = try asOlga(["customer", "add", "initech"])
+        #expect(added.status == 0 && added.stderr.contains("Added customer 'initech' (its pin edits need a second admin)"), "\(added.combined)")
+        let host = try remote("alice", ["host", "add", "acme", "www.example.test"] + viaServer)
+        #expect(host.status == 0 && host.stderr.contains("Added www.example.test:443 to 'acme'"), "\(host.combined)")
+        let unmonitored = try remote("alice", ["host", "update", "acme", "www.example.test", "--unmonitored", "staging only"] + viaServer)
+        #expect(unmonitored.status == 0 && unmonitored.stderr.contains("Updated www.example.test"), "\(unmonitored.combined)")
+        let moved = try remote("alice", ["host", "update", "acme", "www.example.test", "--port", "8443"] + viaServer)
+        #expect(moved.status == 0 && moved.stderr.contains("Updated www.example.test"), "an unmonitored host's port needs no live chain: \(moved.combined)")
+        #expect(try asOlga(["host", "remove", "acme", "www.example.test"]).status == 0)
+        let next = try asOlga(["rotation", "add-next", "acme", "api.example.test", "--hash", spare, "--reason", "next renewal"])
+        #expect(next.status == 0 && next.stdoutText.contains("added   \(spare) (next)"), "\(next.combined)")
+        let localStatus = try cli.run(["rotation", "status", "acme"])
+        let remoteStatus = try remote("dave", ["rotation", "status", "acme"] + viaServer)
+        #expect(localStatus.status == 3 && remoteStatus.status == 3 && remoteStatus.stdoutText == localStatus.stdoutText && remoteStatus.stdoutText.contains(spare),
+                "\(remoteStatus.combined)\n---\n\(localStatus.combined)")
+        let complete = try remote("alice", ["rotation", "complete", "acme", "api.example.test", "--reason", "renewal checked"] + viaServer)
+        #expect(complete.status == 0 && complete.stderr.contains("Nothing to do"), "the live key is pinned and the spare is next: \(complete.combined)")
+        let rotated = try asOlga(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"])
+        #expect(rotated.status == 0 && rotated.stderr.contains("made on the server"), "\(rotated.combined)")
+        let shown = try cli.run(["customer", "identity", "show", "acme"])
+        #expect(shown.stdoutText.contains("signer             own") && shown.stdoutText.contains(rotated.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)),
+                "the anchor printed through the server is the one the server signs with: \(shown.stdoutText)")
+        let legacy = try asOlga(["customer", "update", "globex", "--legacy-clients"])
+        #expect(legacy.status == 0 && legacy.stderr.contains("'globex' now serves legacy clients"), "\(legacy.combined)")
+        let gone = try asOlga(["customer", "remove", "globex"])
+        #expect(gone.status == 0 && gone.stderr.contains("Removed customer 'globex'"), "\(gone.combined)")
+        // Newest first: the identity, the next key and the host's removal by olga; its port, monitoring and addition
+        // by alice (a completion that changed nothing is not an entry).
+        let actors = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["log", "--customer", "acme", "--limit", "6", "--json"]).stdout)) as? [[String: Any]])
+        #expect(actors.compactMap { $0["actor"] as? String } == ["olga", "olga", "olga", "alice", "alice", "alice"], "\(actors)")
     }
 }
