@@ -67,15 +67,7 @@ extension Admin {
         guard servesLegacyClients != nil || requiresReview != nil else {
             throw AdminError("The update changes nothing: give 'servesLegacyClients' or 'requiresReview'.")
         }
-        var changed = false
-        if let servesLegacyClients {
-            changed = try store.setServesLegacyClients(servesLegacyClients, for: customer, actor: account.name) || changed
-        }
-        if let requiresReview, try store.requiresReview(customer) != requiresReview {
-            try store.setRequiresReview(requiresReview, for: customer, actor: account.name)
-            changed = true
-        }
-        return changed
+        return try store.updateCustomerSettings(customer, servesLegacyClients: servesLegacyClients, requiresReview: requiresReview, actor: account.name)
     }
 
     /// Removes a customer with its hosts and pins, as an operator. Returns the signer it had: an own key stays in
@@ -92,7 +84,9 @@ extension Admin {
 
     /// Changes a host's port or include-subdomains setting, as an editor, after the live-chain check of the host
     /// with the new settings; or marks it unmonitored (`unmonitored`, with the reason) or monitored again
-    /// (`monitored`). Returns whether anything changed.
+    /// (`monitored`). On a customer that requires review, only marking it monitored (more checks, never fewer) is
+    /// an editor's: the rest changes what apps enforce, or what a reviewer's live check shows, unreviewed.
+    /// Returns whether anything changed.
     public func updateHost(
         _ hostname: Hostname, of customer: CustomerName, port: Int?, includeSubdomains: Bool?, unmonitored: String?, monitored: Bool,
         by account: AdminAccount, liveCheck: LiveCheckSettings
@@ -109,13 +103,17 @@ extension Admin {
             throw AdminError("Change the monitoring and the port or include-subdomains setting in two requests: whether the new settings are checked against the live chain depends on the monitoring. Nothing was changed.")
         }
         if let port, !(1...65535).contains(port) { throw AdminError("The port \(port) is not one from 1 to 65535.") }
-        if includeSubdomains == true {
-            try IncludeSubdomainsPolicy.check(hostname)
-            try requireOperatorWhereReviewed(customer, account, "turn on include-subdomains for \(hostname)",
-                                             because: "the host's approved pins would then cover every name below it without a reviewer seeing it")
+        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname) }
+        if !monitored {
+            try requireOperatorWhereReviewed(customer, account, "change the settings of \(hostname)",
+                                             because: "its port, include-subdomains and monitoring decide what apps enforce and what a reviewer's live check shows")
         }
-        if unmonitored != nil || monitored {
-            return try store.setUnmonitored(hostname, of: customer, reason: unmonitored, actor: account.name)
+        if let unmonitored {
+            let reason = try PinStore.validatedReviewText(unmonitored, what: "reason the host is unmonitored", required: true)
+            return try store.setUnmonitored(hostname, of: customer, reason: reason, actor: account.name)
+        }
+        if monitored {
+            return try store.setUnmonitored(hostname, of: customer, reason: nil, actor: account.name)
         }
         let newPort = port.map { UInt16($0) }
         let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck)
@@ -124,6 +122,11 @@ extension Admin {
         }
         guard let checked else {
             throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.", kind: .notFound)
+        }
+        // The check waited on the network: the admin's roles and the customer's review rule are read again.
+        try requireStill(account) { current in
+            try current.require(current.mayEdit(customer), "update hosts", customer)
+            try requireOperatorWhereReviewed(customer, current, "change the settings of \(hostname)", because: "review was turned on while the live chain was checked")
         }
         return try store.updateHost(hostname, of: customer, port: newPort, includeSubdomains: includeSubdomains, liveCheck: checked.record, actor: account.name)
     }
@@ -146,14 +149,32 @@ extension Admin {
         return try acting(as: account).addNextKeys(pins, for: hostname, of: customer, reason: reason)
     }
 
-    /// Finishes a host's renewal (``completeRotation(of:of:keep:reason:caFile:connectTo:)``), as an editor: it
-    /// only retires keys the validated live chain shows unused, and adds none.
+    /// Finishes a host's renewal (``completeRotation(of:of:keep:reason:caFile:connectTo:beforeWrite:)``), as an
+    /// editor; on a customer that requires review, as an operator, since it removes pins unreviewed (only those
+    /// the validated live chain shows unused, but which keys stay is the point of review).
     public func completeRotation(
         of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, by account: AdminAccount, liveCheck: LiveCheckSettings
     ) async throws -> RotationCompletion {
         _ = try pinSet(of: customer, visibleTo: account)
         try account.require(account.mayEdit(customer), "complete rotations", customer)
-        return try await acting(as: account).completeRotation(of: hostname, of: customer, keep: keep, reason: reason, caFile: liveCheck.caFile, connectTo: liveCheck.connectTo)
+        let what = "complete the rotation of \(hostname)", why = "it retires pins without a reviewer seeing which"
+        try requireOperatorWhereReviewed(customer, account, what, because: why)
+        return try await acting(as: account).completeRotation(of: hostname, of: customer, keep: keep, reason: reason, caFile: liveCheck.caFile, connectTo: liveCheck.connectTo) {
+            // The chain was fetched over the network: the admin's roles and the review rule are read again.
+            try requireStill(account) { current in
+                try current.require(current.mayEdit(customer), "complete rotations", customer)
+                try requireOperatorWhereReviewed(customer, current, what, because: why)
+            }
+        }
+    }
+
+    /// Runs `check` on `account` as the store has it now: disabled, removed or with other roles since it
+    /// authenticated, the admin is judged by what it is now.
+    private func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws {
+        guard let current = try store.admins().first(where: { $0.name == account.name }), !current.isDisabled else {
+            throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", kind: .forbidden)
+        }
+        try check(current)
     }
 
     /// On a customer that requires review, changes a request cannot carry past a reviewer are an operator's.

@@ -23,7 +23,7 @@ extension Admin {
             hosts = hosts.filter { $0.hostname == hostname }
             if hosts.isEmpty {
                 let name = customer?.rawValue ?? "CUSTOMER"
-                throw AdminError("'\(name)' has no host \(hostname). Show its hosts with 'pinset host list \(name)'.")
+                throw AdminError("'\(name)' has no host \(hostname). Show its hosts with 'pinset host list \(name)'.", kind: .notFound)
             }
         }
         var uptake: [CustomerName: SharedUptake] = [:]
@@ -42,12 +42,17 @@ extension Admin {
     /// - Throws: `AdminError` when the chain cannot be fetched or validated, when the host covers its subdomains
     ///   (which may serve other keys: retire by hand there), when a kept hash is not a pin of the host, or the
     ///   store's refusal.
-    public func completeRotation(of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, caFile: String?, connectTo: String?) async throws -> RotationCompletion {
+    /// - Parameter beforeWrite: run after the chain was fetched, just before the write (a named admin's roles are
+    ///   read again there).
+    public func completeRotation(
+        of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, caFile: String?, connectTo: String?,
+        beforeWrite: () throws -> Void = {}
+    ) async throws -> RotationCompletion {
         guard let host = try store.rotationHosts(of: customer).first(where: { $0.hostname == hostname }) else {
             if try store.pinSet(for: customer) == nil {
                 throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
             }
-            throw AdminError("'\(customer)' has no host \(hostname). Show its hosts with 'pinset host list \(customer)'.")
+            throw AdminError("'\(customer)' has no host \(hostname). Show its hosts with 'pinset host list \(customer)'.", kind: .notFound)
         }
         if host.includeSubdomains {
             throw AdminError("Refused: \(hostname) covers its subdomains, which may serve other keys than the one chain fetched here, so which pins are unused cannot be told. Nothing was changed. Remove old pins by hand with 'pinset pin remove' once no subdomain serves them.")
@@ -65,6 +70,7 @@ extension Admin {
         } catch {
             throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(error) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
         }
+        try beforeWrite()
         return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, expected: host.pins.map(\.pin), reason: reason, actor: actor)
     }
 }

@@ -200,7 +200,16 @@ public enum AdminDocuments {
             if !report.warnings.isEmpty { document["warning"] = report.warnings.joined(separator: " ") }
         } else {
             document["usable"] = false
-            if let problem = report.problem { document["problem"] = problem }
+            if var problem = report.problem {
+                // The reason names the server's files; a reader elsewhere is told which, not where.
+                if !includeFiles {
+                    for (path, name) in [(report.keyFile, "the key file"), (report.certificateFile, "the certificate file"),
+                                         ((report.keyFile as NSString).deletingLastPathComponent, "the key directory")] where !path.isEmpty {
+                        problem = problem.replacingOccurrences(of: path, with: name)
+                    }
+                }
+                document["problem"] = problem
+            }
         }
         return document
     }

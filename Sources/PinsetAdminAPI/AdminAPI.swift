@@ -16,10 +16,19 @@ import PinsetStore
 public struct AdminAPI: Sendable {
     public let admin: Admin
     public let throttle: AuthenticationThrottle
+    /// Refusals per authenticated admin (403, and 404 for what it may not see) in a sliding minute: past the
+    /// limit, that admin is answered 429 for the rest of it. A token probing for customers or roles it lacks (a
+    /// stolen one, or a script gone wrong) is slowed down and shows in the log; only the token's holder can
+    /// trip it, so no one can lock another admin out.
+    public let refusals: AuthenticationThrottle
+    /// Told once each time an admin reaches the refusal limit.
+    public let onRefusalLimit: @Sendable (_ admin: String, _ address: String) -> Void
     /// How approvals check live chains: a CA file instead of the system store, and where to reach each host.
     public let liveCheck: @Sendable (Hostname) -> LiveCheckSettings
     /// Told of every error no rule expected (answered 500 without its text).
     public let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void
+    /// The live-chain checks of open requests as readers see them, reused for a while.
+    public let previews: ChangeRequestPreviews
     /// The running server's status, for the health view; nil where there is no server.
     public let status: @Sendable () -> ServerStatus?
     public static let maximumBodyBytes = 256 * 1024
@@ -27,44 +36,66 @@ public struct AdminAPI: Sendable {
 
     public init(
         admin: Admin, throttle: AuthenticationThrottle = AuthenticationThrottle(),
+        refusals: AuthenticationThrottle = AuthenticationThrottle(failuresPerMinute: 20),
+        onRefusalLimit: @escaping @Sendable (_ admin: String, _ address: String) -> Void = { _, _ in },
         liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings = { _ in LiveCheckSettings() },
         onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in },
-        status: @escaping @Sendable () -> ServerStatus? = { nil }
+        status: @escaping @Sendable () -> ServerStatus? = { nil },
+        previews: ChangeRequestPreviews = ChangeRequestPreviews()
     ) {
+        self.previews = previews
         self.admin = admin
         self.throttle = throttle
+        self.refusals = refusals
+        self.onRefusalLimit = onRefusalLimit
         self.liveCheck = liveCheck
         self.onUnexpectedError = onUnexpectedError
         self.status = status
     }
 
     public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
+        var caller: AdminAccount?
+        let response: AdminAPIResponse
         do {
-            return try await route(request)
+            let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0).removingPercentEncoding ?? "" }
+            guard segments.count >= 2, segments[0] == "api", segments[1] == "v1" else { throw APIFailure(404, "No such endpoint; the API lives under \(Self.prefix).") }
+            let route = Array(segments.dropFirst(2))
+            if route == ["openapi.json"] {
+                try requireMethod(request, "GET")
+                return AdminAPIResponse(status: 200, headers: [("Content-Type", "application/json")], body: OpenAPIDocument.bytes)
+            }
+            let account = try authenticate(request)
+            caller = account
+            if let seconds = refusals.retryAfter(for: Self.refusalKey(account)) {
+                throw APIFailure(429, "Admin \(account.name) was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.",
+                                 headers: [("Retry-After", String(seconds))])
+            }
+            response = try await self.route(request, route, by: account)
         } catch let failure as APIFailure {
-            return failure.response
+            response = failure.response
         } catch let error as AdminError {
-            return APIFailure(error).response
+            response = APIFailure(error).response
         } catch let error as StoreError {
-            return APIFailure(error).response
+            response = APIFailure(error).response
         } catch let error as InputError {
-            return APIFailure(400, error.message).response
+            response = APIFailure(400, error.message).response
         } catch {
             // Whatever this is, its text is for the operator's log, not for the caller.
             onUnexpectedError(request, error)
-            return APIFailure(500, "The request failed on the server. The server's log has the detail.").response
+            response = APIFailure(500, "The request failed on the server. The server's log has the detail.").response
         }
+        if let caller, response.status == 403 || response.status == 404 {
+            let key = Self.refusalKey(caller)
+            refusals.recordFailure(from: key)
+            if refusals.retryAfter(for: key) != nil { onRefusalLimit(caller.name, request.remoteAddress) }
+        }
+        return response
     }
 
-    private func route(_ request: AdminAPIRequest) async throws -> AdminAPIResponse {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0).removingPercentEncoding ?? "" }
-        guard segments.count >= 2, segments[0] == "api", segments[1] == "v1" else { throw APIFailure(404, "No such endpoint; the API lives under \(Self.prefix).") }
-        let route = Array(segments.dropFirst(2))
-        if route == ["openapi.json"] {
-            try requireMethod(request, "GET")
-            return AdminAPIResponse(status: 200, headers: [("Content-Type", "application/json")], body: OpenAPIDocument.bytes)
-        }
-        let caller = try authenticate(request)
+    /// What an admin's refusals are counted under, apart from any address (which never starts with "admin ").
+    private static func refusalKey(_ account: AdminAccount) -> String { "admin " + account.name }
+
+    private func route(_ request: AdminAPIRequest, _ route: [String], by caller: AdminAccount) async throws -> AdminAPIResponse {
         switch (request.method, route.count, route.first) {
         case ("GET", 1, "me"):
             return try json(200, ["name": caller.name, "roles": caller.grants.map(\.description)])
@@ -171,7 +202,8 @@ public struct AdminAPI: Sendable {
             let body = try JSONBody(request, allowed: ["hashes", "certificates", "publicKeys", "reason", "label"])
             let customer = try CustomerName(route[1])
             let hostname = try Hostname(route[3])
-            let label = try body.string("label") ?? "next key"
+            let label = try PinStore.validatedReviewText(try body.string("label") ?? "next key", what: "label", required: true)
+            guard label.count <= 100 else { throw APIFailure(400, "The label is \(label.count) characters long; give at most 100.") }
             var pins: [Pin] = []
             for hash in try body.strings("hashes") { pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label)) }
             for (index, pem) in try body.strings("publicKeys").enumerated() {
@@ -205,7 +237,7 @@ public struct AdminAPI: Sendable {
             let changeRequest = try admin.changeRequest(try requestID(route[1]), visibleTo: caller)
             var document = AdminDocuments.changeRequest(changeRequest)
             if changeRequest.state == .open {
-                document["liveCheck"] = try await admin.preview(changeRequest, liveCheck: liveCheck).map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
+                document["liveCheck"] = try await previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck).map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
             }
             return try json(200, document)
         case ("POST", 3, "change-requests") where route[2] == "approve":
@@ -265,7 +297,7 @@ public struct AdminAPI: Sendable {
     }
 
     private func proposePinEdit(_ request: AdminAPIRequest, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {
-        let body = try JSONBody(request, allowed: ["hashes", "certificates", "remove", "allowLastPin", "reason", "expiresInHours", "dryRun"])
+        let body = try JSONBody(request, allowed: ["hashes", "certificates", "publicKeys", "remove", "allowLastPin", "reason", "expiresInHours", "dryRun"])
         let dryRun = try body.bool("dryRun") ?? false
         // Asked for every edit, also on a customer without review: the API never changes pins without a why.
         let reason = dryRun ? "" : try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
@@ -280,11 +312,16 @@ public struct AdminAPI: Sendable {
                 pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: "admin API"), label: nil))
             }
         }
+        // Keys as they are, not only their hashes: legacy GCX clients match an RSA key itself ('pk').
+        for (index, pem) in try body.strings("publicKeys").enumerated() {
+            let key = try PinMaterial.publicKey(fromFileContents: Array(pem.utf8), origin: "publicKeys[\(index)]")
+            pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: "admin API"), label: ""))
+        }
         if !pins.isEmpty { edits.append(PinEdit(hostname: hostname, operation: .addPins(pins))) }
         if let remove = try body.string("remove") {
             edits.append(PinEdit(hostname: hostname, operation: .removePin(try SHA256Fingerprint(base64: remove), allowLastPin: try body.bool("allowLastPin") ?? false)))
         }
-        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates') or one to remove ('remove').") }
+        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates', 'publicKeys') or one to remove ('remove').") }
         if dryRun {
             let previews = try await admin.previewPinEdits(edits, for: customer, by: author, liveCheck: liveCheck(hostname))
             return try json(200, ["dryRun": true, "hosts": previews.map { hostname, preview -> [String: Any] in

@@ -20,6 +20,8 @@ public struct Dashboard: Sendable {
     /// The running server's status, for host health, uptake, reports and expiry; nil where there is none.
     public let status: @Sendable () -> ServerStatus?
     public let sessions: DashboardSessions
+    /// Shared with the admin API, so that neither a page nor the API starts live-chain checks faster than it.
+    public let previews: ChangeRequestPreviews
     /// Told of every error no rule expected (answered 500 without its text).
     public let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void
 
@@ -31,8 +33,10 @@ public struct Dashboard: Sendable {
     public init(
         admin: Admin, throttle: AuthenticationThrottle, liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings,
         status: @escaping @Sendable () -> ServerStatus?, sessions: DashboardSessions = DashboardSessions(),
+        previews: ChangeRequestPreviews = ChangeRequestPreviews(),
         onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in }
     ) {
+        self.previews = previews
         self.admin = admin
         self.throttle = throttle
         self.liveCheck = liveCheck
@@ -158,7 +162,7 @@ public struct Dashboard: Sendable {
         if changeRequest.state == .open {
             // A request whose host was removed since cannot be previewed, but must still be shown and rejectable.
             do {
-                previews = try await admin.preview(changeRequest, liveCheck: liveCheck)
+                previews = try await self.previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck)
             } catch let error as AdminError {
                 previewFailure = error.description
             } catch let error as StoreError {

@@ -205,15 +205,42 @@ extension PinStore {
     public func setRequiresReview(_ required: Bool, for customer: CustomerName, actor: String) throws {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
-            let owner = try change.customer(customer)
-            if required {
-                try db.execute("INSERT INTO review_required (customer_id, since, set_by) VALUES (?, ?, ?) ON CONFLICT (customer_id) DO NOTHING",
-                               [owner.id, change.now, actor])
-            } else {
-                try db.execute("DELETE FROM review_required WHERE customer_id = ?", [owner.id])
-            }
-            try change.recordSettingChange(of: owner, .reviewRequirementChanged, required ? "pin edits now need a second admin's approval" : "pin edits no longer need review")
+            try change.setRequiresReview(required, of: try change.customer(customer))
         }
+    }
+
+    /// Changes whether a customer serves legacy clients and whether its edits need review, in one transaction;
+    /// nil keeps a setting. Returns whether anything changed; a setting it already has is not written.
+    ///
+    /// - Throws: `StoreError.customerNotFound`.
+    public func updateCustomerSettings(_ name: CustomerName, servesLegacyClients: Bool?, requiresReview: Bool?, actor: String) throws -> Bool {
+        try database.write { db in
+            let change = try ChangeRecorder(db, actor: actor, now: clock())
+            let customer = try change.customer(name)
+            var changed = false
+            if let serves = servesLegacyClients {
+                changed = try change.setServesLegacyClients(serves, of: customer)
+            }
+            if let required = requiresReview,
+               (try db.fetchValue(Int64.self, "SELECT customer_id FROM review_required WHERE customer_id = ?", [customer.id]) != nil) != required {
+                try change.setRequiresReview(required, of: customer)
+                changed = true
+            }
+            return changed
+        }
+    }
+
+}
+
+extension ChangeRecorder {
+    func setRequiresReview(_ required: Bool, of owner: CustomerRow) throws {
+        if required {
+            try db.execute("INSERT INTO review_required (customer_id, since, set_by) VALUES (?, ?, ?) ON CONFLICT (customer_id) DO NOTHING",
+                           [owner.id, now, actor])
+        } else {
+            try db.execute("DELETE FROM review_required WHERE customer_id = ?", [owner.id])
+        }
+        try recordSettingChange(of: owner, .reviewRequirementChanged, required ? "pin edits now need a second admin's approval" : "pin edits no longer need review")
     }
 }
 

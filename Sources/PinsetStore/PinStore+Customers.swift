@@ -58,12 +58,7 @@ extension PinStore {
     public func setServesLegacyClients(_ serves: Bool, for name: CustomerName, actor: String) throws -> Bool {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
-            let customer = try change.customer(name)
-            guard customer.servesLegacyClients != serves else { return false }
-            try db.execute("UPDATE customer SET legacy_clients = ? WHERE id = ?", [serves, customer.id])
-            // Only which pin edits are refused changes; bundles stay the same.
-            try change.recordSettingChange(of: customer, .customerUpdated, "legacy clients \(Self.onOff(customer.servesLegacyClients)) -> \(Self.onOff(serves))")
-            return true
+            return try change.setServesLegacyClients(serves, of: try change.customer(name))
         }
     }
 
@@ -85,5 +80,16 @@ extension PinStore {
                 version: 0
             )
         }
+    }
+}
+
+extension ChangeRecorder {
+    /// Returns `false` when the customer already had this setting; then nothing is written.
+    func setServesLegacyClients(_ serves: Bool, of customer: CustomerRow) throws -> Bool {
+        guard customer.servesLegacyClients != serves else { return false }
+        try db.execute("UPDATE customer SET legacy_clients = ? WHERE id = ?", [serves, customer.id])
+        // Only which pin edits are refused changes; bundles stay the same.
+        try recordSettingChange(of: customer, .customerUpdated, "legacy clients \(PinStore.onOff(customer.servesLegacyClients)) -> \(PinStore.onOff(serves))")
+        return true
     }
 }

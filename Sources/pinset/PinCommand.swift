@@ -125,9 +125,10 @@ struct PinCommand: AsyncParsableCommand {
             if let client {
                 // Certificates as they are, so the server records their hashes and expiry; keys by their SPKI hash.
                 let hashesToSend = try hashes.map { try SHA256Fingerprint(base64: $0).base64 }
-                    + pins.filter { $0.source.kind == .publicKey }.compactMap { $0.spkiSHA256?.base64 }
                 let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: [
-                    "hashes": hashesToSend, "certificates": certificatesToSend, "reason": credentials.requestReason ?? "",
+                    "hashes": hashesToSend, "certificates": certificatesToSend,
+                    "publicKeys": pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) },
+                    "reason": credentials.requestReason ?? "",
                     "expiresInHours": credentials.requestExpiresIn,
                 ])
                 return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)

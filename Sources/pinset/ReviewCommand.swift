@@ -27,7 +27,7 @@ struct ReviewCommand: AsyncParsableCommand {
             let requests: [[String: Any]]
             let applications: [[String: Any]]
             let viewerName: String
-            if let client = try remote.client(credentials, for: "review list") {
+            if let client = try remote.client(credentials, for: "review list", tokenActsLocally: true) {
                 let filter = customer.map { "customer=\(urlComponent($0.rawValue))&" } ?? ""
                 requests = try await client.call("GET", "/change-requests?\(filter)all=\(all)").list()
                 applications = try await client.call("GET", "/break-glass?\(filter)all=\(all)").list()
@@ -60,7 +60,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let document: [String: Any]
-            if let client = try remote.client(credentials, for: "review show", localOnly: reach.given) {
+            if let client = try remote.client(credentials, for: "review show", localOnly: reach.given, tokenActsLocally: true) {
                 document = try await client.call("GET", "/change-requests/\(id)").object()
             } else {
                 let admin = try options.openAdmin()
@@ -88,7 +88,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let applied: [String: Any]
-            if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given) {
+            if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given, tokenActsLocally: true) {
                 let body: [String: Any] = skip.skipsCheck ? ["skipLiveCheck": true, "reason": skip.reason ?? ""] : [:]
                 applied = try await client.call("POST", "/change-requests/\(id)/approve", json: body).object()
             } else {
@@ -112,7 +112,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let rejected: [String: Any]
-            if let client = try remote.client(credentials, for: "review reject") {
+            if let client = try remote.client(credentials, for: "review reject", tokenActsLocally: true) {
                 rejected = try await client.call("POST", "/change-requests/\(id)/reject", json: ["note": note]).object()
             } else {
                 let admin = try options.openAdmin()
@@ -139,7 +139,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let applied: [String: Any]
-            if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given) {
+            if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given, tokenActsLocally: true) {
                 applied = try await client.call("POST", "/change-requests/\(id)/break-glass", json: ["reason": reason]).object()
             } else {
                 let admin = try options.openAdmin()
@@ -163,7 +163,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let event: [String: Any]
-            if let client = try remote.client(credentials, for: "review acknowledge") {
+            if let client = try remote.client(credentials, for: "review acknowledge", tokenActsLocally: true) {
                 event = try await client.call("POST", "/break-glass/\(id)/acknowledge", json: ["note": note]).object()
             } else {
                 let admin = try options.openAdmin()

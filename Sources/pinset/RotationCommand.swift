@@ -88,25 +88,38 @@ struct RotationCommand: AsyncParsableCommand {
             }
             let document: [String: Any]
             if let client = try remote.client(credentials, for: "rotation add-next") {
-                // Keys travel as their SPKI hashes; a certificate as it is, for the server to read its key.
-                document = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/next-keys", json: [
-                    "hashes": pins.filter { $0.source.kind != .certificate }.compactMap { $0.spkiSHA256?.base64 },
-                    "certificates": try certificates.map { path in
-                        try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path)[0].serializeAsPEM().pemString
-                    },
-                    "reason": reason, "label": label,
-                ]).object()
+                let body = try Self.requestBody(pins: pins, hashes: hashes, certificates: certificates, reason: reason, label: label)
+                document = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/next-keys", json: body).object()
             } else {
                 document = AdminDocuments.nextKeys(try options.openAdmin().addNextKeys(pins, for: host, of: customer, reason: reason))
             }
             if options.json {
                 try Output.json(document)
             } else {
-                for key in document["added"] as? [String] ?? [] { print("added   \(key) (next)") }
-                for key in document["marked"] as? [String] ?? [] { print("marked  \(key) (next)") }
-                for key in document["alreadyNext"] as? [String] ?? [] { print("present \(key) (already next)") }
+                for key in document["added"] as? [String] ?? [] { Output.line("added   \(key) (next)") }
+                for key in document["marked"] as? [String] ?? [] { Output.line("marked  \(key) (next)") }
+                for key in document["alreadyNext"] as? [String] ?? [] { Output.line("present \(key) (already next)") }
                 Output.note("Apps receive it with version \(Output.text(document["version"])). 'pinset rotation status \(customer) \(host)' says when a renewal may use it.")
             }
+        }
+
+        /// The API request: keys travel whole (legacy clients match an RSA key itself), a certificate as it is,
+        /// `--hash` as a hash. Built before any `await`: in an async function this code crashed the optimizer.
+        static func requestBody(pins: [Pin], hashes: [String], certificates: [String], reason: String, label: String) throws -> [String: Any] {
+            var certificatePEMs: [String] = []
+            for path in certificates {
+                guard let certificate = try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path).first else {
+                    throw CLIError("\(path) holds no certificate. Give the certificate that carries the next key.")
+                }
+                certificatePEMs.append(try certificate.serializeAsPEM().pemString)
+            }
+            var keys: [String] = []
+            for pin in pins where pin.source.kind == .publicKey || pin.source.kind == .certificateRequest {
+                if let info = pin.subjectPublicKeyInfo { keys.append(publicKeyPEM(info)) }
+            }
+            var hashList: [String] = []
+            for hash in hashes { hashList.append(try SHA256Fingerprint(base64: hash).base64) }
+            return ["hashes": hashList, "publicKeys": keys, "certificates": certificatePEMs, "reason": reason, "label": label]
         }
     }
 
@@ -243,8 +256,8 @@ struct RotationCommand: AsyncParsableCommand {
                 Output.note("Nothing to do: \(host) serves a pinned key, and every other pin is a next key or kept.")
                 return
             }
-            for key in promoted { print("live    \(key) (was next)") }
-            for pin in retired { print("retired \(pin)") }
+            for key in promoted { Output.line("live    \(key) (was next)") }
+            for pin in retired { Output.line("retired \(pin)") }
             let next = remaining.filter { ($0["next"] as? Bool) == true }.count
             Output.note("\(host) of '\(customer)' now has \(remaining.count) pin\(remaining.count == 1 ? "" : "s"), \(next) of them next (version \(Output.text(result["version"]))).")
         }

@@ -18,13 +18,18 @@ struct ServerOptions: ParsableArguments {
     /// The API client, or nil for local mode. With a server, the token is required and live-chain options that
     /// only local mode uses are refused rather than ignored.
     func client(_ credentials: AdminCredentialOptions, for command: String, localOnly: [(name: String, given: Bool)] = []) throws -> AdminAPIClient? {
-        try client(credentials.tokenOptions, for: command, localOnly: localOnly)
+        try client(credentials.tokenOptions, for: command, localOnly: localOnly, tokenActsLocally: true)
     }
 
-    func client(_ credentials: AdminTokenOptions, for command: String, localOnly: [(name: String, given: Bool)] = []) throws -> AdminAPIClient? {
+    /// - Parameter tokenActsLocally: whether the command acts as the token's admin on this host's database too
+    ///   (review and pin edits); where it does not, a token file without a server is refused, not ignored.
+    func client(_ credentials: AdminTokenOptions, for command: String, localOnly: [(name: String, given: Bool)] = [], tokenActsLocally: Bool = false) throws -> AdminAPIClient? {
         let url = server ?? ProcessInfo.processInfo.environment[Self.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
         guard let url else {
             if serverCa != nil { throw AdminError("--server-ca goes with --server (or $\(Self.environmentVariable)); without a server, the command runs on this host's database.") }
+            if credentials.tokenFile != nil && !tokenActsLocally {
+                throw AdminError("'pinset \(command)' acts as the token's admin only through a server: give --server URL (or $\(Self.environmentVariable)). On this host's database it runs with full rights under --actor, so leave out --token-file.")
+            }
             return nil
         }
         if let option = localOnly.first(where: \.given) {
@@ -35,6 +40,16 @@ struct ServerOptions: ParsableArguments {
         }
         return try AdminAPIClient(server: url, caFile: serverCa, token: token)
     }
+}
+
+/// A public key as PEM, for the API to read the key itself (legacy clients match an RSA key, not its hash).
+func publicKeyPEM(_ subjectPublicKeyInfo: [UInt8]) -> String {
+    let base64 = Data(subjectPublicKeyInfo).base64EncodedString()
+    let lines = stride(from: 0, to: base64.count, by: 64).map { offset -> String in
+        let start = base64.index(base64.startIndex, offsetBy: offset)
+        return String(base64[start..<(base64.index(start, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex)])
+    }
+    return "-----BEGIN PUBLIC KEY-----\n" + lines.joined(separator: "\n") + "\n-----END PUBLIC KEY-----\n"
 }
 
 /// Percent-encodes one path segment or query value.

@@ -60,7 +60,7 @@ import Testing
     /// acme (review required) with one unmonitored host; alice edits and reviews acme, bob reviews acme, carol
     /// reviews globex, dave views acme. The API allows three failed authentications a minute per address unless
     /// told otherwise.
-    static func deploy(_ backend: Backend, failedAuthenticationsPerMinute: Int = 3) throws -> Deployment {
+    static func deploy(_ backend: Backend, failedAuthenticationsPerMinute: Int = 3, refusalsPerAdminPerMinute: Int = 20) throws -> Deployment {
         let databaseURL = backend == .postgreSQL ? try SharedTestPostgres.freshDatabase() : nil
         let environment = backend == .postgreSQL ? SharedTestPostgres.environment : [:]
         let cli = try PinsetCLI.initialized(databaseURL: databaseURL, environment: environment)
@@ -83,7 +83,8 @@ import Testing
         }
         let apiPort = try FreePort.pick()
         let server = try RunningServer(cli: cli, extraConfiguration: [
-            "api": ["host": "127.0.0.1", "port": apiPort, "failedAuthenticationsPerMinute": failedAuthenticationsPerMinute], "resignIntervalSeconds": 5,
+            "api": ["host": "127.0.0.1", "port": apiPort, "failedAuthenticationsPerMinute": failedAuthenticationsPerMinute,
+                    "refusalsPerAdminPerMinute": refusalsPerAdminPerMinute], "resignIntervalSeconds": 5,
         ])
         let postgres = try databaseURL.map { url in (url: url, port: try SharedTestPostgres.server().port, environment: environment) }
         return Deployment(cli: cli, server: server, apiPort: apiPort, tokens: tokens, postgres: postgres)
@@ -335,7 +336,12 @@ import Testing
             ("POST", "/api/v1/customers/acme/identity", "alice", #"{"keyType": "p256", "replaceTrustAnchor": true}"#, 403, "identities are an operator's"),
             ("POST", "/api/v1/customers/acme/identity", nil, #"{"keyType": "p256"}"#, 409, "a new trust anchor needs replaceTrustAnchor"),
             ("POST", "/api/v1/customers/acme/identity", nil, #"{"keyType": "dsa"}"#, 400, "no such key type"),
-            ("POST", host + "/complete-rotation", "alice", #"{"reason": "renewed"}"#, 409, "the live chain cannot be fetched"),
+            ("POST", host + "/complete-rotation", "alice", #"{"reason": "renewed"}"#, 403, "retiring pins unreviewed is an operator's"),
+            ("POST", host + "/complete-rotation", nil, #"{"reason": "renewed"}"#, 409, "the live chain cannot be fetched"),
+            ("PATCH", host, "alice", #"{"port": 8443}"#, 403, "a host's settings on a customer that requires review are an operator's"),
+            ("PATCH", host, "alice", #"{"unmonitored": "no checks, please"}"#, 403, "fewer live checks, unreviewed"),
+            ("PATCH", host, nil, #"{"unmonitored": "line\nbreak"}"#, 400, "a control character in the reason"),
+            ("POST", host + "/next-keys", nil, #"{"hashes": ["\#(spare)"], "reason": "next", "label": "a\u001b[2Jb"}"#, 400, "a control character in the label"),
             ("POST", host + "/complete-rotation", "dave", #"{"reason": "renewed"}"#, 403, "a viewer completes nothing"),
         ] as [(String, String, String?, String?, Int, String)] {
             let answer = admin.map { try? deployment.call(method, path, as: $0, json: body) } ?? (try? asOps(method, path, body))
@@ -343,14 +349,17 @@ import Testing
         }
         #expect(try deployment.databaseState() == before)
 
-        // An editor moves an unmonitored host to another port (no live chain to check) and has it monitored again.
-        let moved = try deployment.call("PATCH", host, as: "alice", json: #"{"port": 8443}"#)
-        #expect(moved.status == 200 && (moved.document as? [String: Any])?["port"] as? Int == 8443 && (moved.document as? [String: Any])?["changed"] as? Bool == true,
-                "\(String(describing: moved.document))")
-        #expect(try deployment.call("PATCH", host, as: "alice", json: #"{"monitored": true}"#).status == 200)
-        let checked = try deployment.call("PATCH", host, as: "alice", json: #"{"port": 9443}"#)
+        // An editor may only add checks: the host is monitored again. Then its new port is checked against a live
+        // chain, which cannot be reached; unmonitored, an operator moves it.
+        let monitored = try deployment.call("PATCH", host, as: "alice", json: #"{"monitored": true}"#)
+        #expect(monitored.status == 200 && (monitored.document as? [String: Any])?["changed"] as? Bool == true, "\(String(describing: monitored.document))")
+        let checked = try asOps("PATCH", host, #"{"port": 9443}"#)
         #expect(checked.status == 409 && ((checked.document as? [String: Any])?["error"] as? [String: Any])?["message"].map { "\($0)" }?.contains("live chain") == true,
                 "a monitored host's new port is checked against its live chain, which cannot be reached: \(String(describing: checked.document))")
+        #expect(try asOps("PATCH", host, #"{"unmonitored": "example host, not reachable from tests"}"#).status == 200)
+        let moved = try asOps("PATCH", host, #"{"port": 8443}"#)
+        #expect(moved.status == 200 && (moved.document as? [String: Any])?["port"] as? Int == 8443 && (moved.document as? [String: Any])?["changed"] as? Bool == true,
+                "\(String(describing: moved.document))")
 
         // An operator pins a next key; a viewer sees whether it may go live.
         let next = try asOps("POST", host + "/next-keys", #"{"hashes": ["\#(spare)"], "reason": "key of the renewal after next"}"#)
@@ -372,7 +381,7 @@ import Testing
         #expect(try asOps("DELETE", host + "?allowLastHost=true").status == 200)
         let audit = try asOps("GET", "/api/v1/customers/acme/audit?limit=10")
         let actors = (audit.document as? [[String: Any]])?.compactMap { $0["actor"] as? String } ?? []
-        #expect(Array(actors.prefix(5)) == ["ops", "ops", "ops", "alice", "alice"], "removal, identity and next key by ops; port and monitoring by alice: \(actors)")
+        #expect(Array(actors.prefix(6)) == ["ops", "ops", "ops", "ops", "ops", "alice"], "removal, identity, next key, port and monitoring off by ops; monitoring on by alice: \(actors)")
         let removed = try asOps("DELETE", "/api/v1/customers/acme")
         #expect(removed.status == 200 && (removed.document as? [String: Any])?["ownKeyKept"] as? Bool == true, "\(String(describing: removed.document))")
         #expect(try deployment.call("GET", "/api/v1/customers/acme", as: "dave").status == 404)
@@ -401,6 +410,23 @@ import Testing
         // The tokens never reach the log.
         let log = deployment.server.process.stdout + deployment.server.process.stderr
         #expect(!deployment.tokens.values.contains { log.contains($0) } && !log.contains(wrong))
+    }
+
+    /// A token probing for access it lacks (roles, customers it may not see) is slowed down and logged, per admin:
+    /// its holder alone is throttled, from any address, and other admins are not.
+    @Test func anAdminRefusedTooOftenIsThrottledAndLogged() throws {
+        let deployment = try Self.deploy(.sqlite, refusalsPerAdminPerMinute: 3)
+        defer { deployment.stop() }
+        #expect(try deployment.call("POST", "/api/v1/change-requests/1/approve", as: "dave", json: "{}").status == 404, "no request 1")
+        #expect(try deployment.call("GET", "/api/v1/customers/globex", as: "dave").status == 404, "not dave's customer")
+        #expect(try deployment.call("POST", "/api/v1/customers", as: "dave", json: #"{"name": "initech"}"#).status == 403)
+        let throttled = try deployment.call("GET", "/api/v1/customers/acme", as: "dave", from: "127.0.0.2")
+        #expect(throttled.status == 429 && Int(throttled.headers["retry-after"] ?? "") ?? 0 > 0, "dave, from any address: \(String(describing: throttled.document))")
+        #expect(try deployment.call("GET", "/api/v1/customers/acme", as: "bob").status == 200, "another admin is not affected")
+        #expect(try deployment.call("GET", "/api/v1/me", as: "alice").status == 200)
+        let log = deployment.server.process.stdout + deployment.server.process.stderr
+        #expect(log.contains("refused too often") && log.contains("dave"), "\(log.suffix(2000))")
+        #expect(!deployment.tokens.values.contains { log.contains($0) })
     }
 
     @Test func offLoopbackTheAPIServesOnlyTLSWithAPrivateKey() throws {
@@ -439,7 +465,7 @@ import Testing
     /// List allows, cannot be written as a JSON schema, and such requests are rightly refused with 400.
     @Test func theServerAnswersAsItsOpenAPIDocumentSays() throws {
         // schemathesis sends wrong tokens on purpose, many a minute.
-        let deployment = try Self.deploy(.sqlite, failedAuthenticationsPerMinute: 1000)
+        let deployment = try Self.deploy(.sqlite, failedAuthenticationsPerMinute: 1000, refusalsPerAdminPerMinute: 1000)
         defer { deployment.stop() }
         let operatorToken = try deployment.cli.run(["admin", "add", "ops", "--role", "operator"]).status == 0
             ? deployment.cli.run(["admin", "token", "ops", "--label", "schemathesis"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) : ""

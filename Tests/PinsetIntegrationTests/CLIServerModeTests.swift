@@ -172,6 +172,8 @@ import Testing
             ("alice", ["host", "update", "acme", "api.example.test", "--port", "8443", "--connect-to", "127.0.0.1"], "applies only without --server"),
             ("alice", ["rotation", "add-next", "acme", "api.example.test", "--hash", spare, "--reason", "next renewal"], "requires review"),
             ("alice", ["rotation", "complete", "acme", "api.example.test", "--reason", "renewed", "--ca-file", cli.directory.file("ca.pem")], "applies only without --server"),
+            ("alice", ["rotation", "complete", "acme", "api.example.test", "--reason", "renewed"], "requires review"),
+            ("alice", ["host", "update", "acme", "api.example.test", "--unmonitored", "no checks"], "requires review"),
             ("alice", ["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"], "HTTP 403"),
             ("olga", ["customer", "identity", "rotate", "acme", "--key-type", "p256"], "trust anchor"),
             ("olga", ["customer", "identity", "rotate", "acme", "--import-key", cli.directory.file("ca.key"), "--import-certificate", cli.directory.file("ca.pem")], "applies only without --server"),
@@ -189,19 +191,28 @@ import Testing
         #expect(added.status == 0 && added.stderr.contains("Added customer 'initech' (its pin edits need a second admin)"), "\(added.combined)")
         let host = try remote("alice", ["host", "add", "acme", "www.example.test"] + viaServer)
         #expect(host.status == 0 && host.stderr.contains("Added www.example.test:443 to 'acme'"), "\(host.combined)")
-        let unmonitored = try remote("alice", ["host", "update", "acme", "www.example.test", "--unmonitored", "staging only"] + viaServer)
+        let unmonitored = try asOlga(["host", "update", "acme", "www.example.test", "--unmonitored", "staging only"])
         #expect(unmonitored.status == 0 && unmonitored.stderr.contains("Updated www.example.test"), "\(unmonitored.combined)")
-        let moved = try remote("alice", ["host", "update", "acme", "www.example.test", "--port", "8443"] + viaServer)
+        let moved = try asOlga(["host", "update", "acme", "www.example.test", "--port", "8443"])
         #expect(moved.status == 0 && moved.stderr.contains("Updated www.example.test"), "an unmonitored host's port needs no live chain: \(moved.combined)")
         #expect(try asOlga(["host", "remove", "acme", "www.example.test"]).status == 0)
         let next = try asOlga(["rotation", "add-next", "acme", "api.example.test", "--hash", spare, "--reason", "next renewal"])
         #expect(next.status == 0 && next.stdoutText.contains("added   \(spare) (next)"), "\(next.combined)")
+        // A next key given as a public key reaches the server whole: legacy clients match an RSA key itself.
+        let nextKey = cli.directory.file("next-rsa.pem"), nextPublic = cli.directory.file("next-rsa.pub")
+        #expect(try ProcessRunner.run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", nextKey]).status == 0)
+        #expect(try ProcessRunner.run("openssl", ["pkey", "-in", nextKey, "-pubout", "-out", nextPublic]).status == 0)
+        let keyed = try asOlga(["rotation", "add-next", "acme", "api.example.test", "--public-key", nextPublic, "--reason", "RSA key of the renewal after"])
+        #expect(keyed.status == 0, "\(keyed.combined)")
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["pin", "list", "acme", "api.example.test", "--json"]).stdout)) as? [String: Any])
+        let nextPins = ((listed["hosts"] as? [[String: Any]])?.first?["pins"] as? [[String: Any]])?.filter { ($0["next"] as? Bool) == true } ?? []
+        #expect(nextPins.count == 2 && nextPins.contains { ($0["hasPublicKey"] as? Bool) == true && ($0["legacyUse"] as? [String]) == ["pk"] }, "\(nextPins)")
         let localStatus = try cli.run(["rotation", "status", "acme"])
         let remoteStatus = try remote("dave", ["rotation", "status", "acme"] + viaServer)
         #expect(localStatus.status == 3 && remoteStatus.status == 3 && remoteStatus.stdoutText == localStatus.stdoutText && remoteStatus.stdoutText.contains(spare),
                 "\(remoteStatus.combined)\n---\n\(localStatus.combined)")
-        let complete = try remote("alice", ["rotation", "complete", "acme", "api.example.test", "--reason", "renewal checked"] + viaServer)
-        #expect(complete.status == 0 && complete.stderr.contains("Nothing to do"), "the live key is pinned and the spare is next: \(complete.combined)")
+        let complete = try asOlga(["rotation", "complete", "acme", "api.example.test", "--reason", "renewal checked"])
+        #expect(complete.status == 0 && complete.stderr.contains("Nothing to do"), "the live key is pinned and the spares are next: \(complete.combined)")
         let rotated = try asOlga(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"])
         #expect(rotated.status == 0 && rotated.stderr.contains("made on the server"), "\(rotated.combined)")
         let shown = try cli.run(["customer", "identity", "show", "acme"])
@@ -211,9 +222,13 @@ import Testing
         #expect(legacy.status == 0 && legacy.stderr.contains("'globex' now serves legacy clients"), "\(legacy.combined)")
         let gone = try asOlga(["customer", "remove", "globex"])
         #expect(gone.status == 0 && gone.stderr.contains("Removed customer 'globex'"), "\(gone.combined)")
-        // Newest first: the identity, the next key and the host's removal by olga; its port, monitoring and addition
+        // Newest first: the identity, two next keys, the host's removal, its port and monitoring by olga; its addition
         // by alice (a completion that changed nothing is not an entry).
-        let actors = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["log", "--customer", "acme", "--limit", "6", "--json"]).stdout)) as? [[String: Any]])
-        #expect(actors.compactMap { $0["actor"] as? String } == ["olga", "olga", "olga", "alice", "alice", "alice"], "\(actors)")
+        let actors = try #require(try JSONSerialization.jsonObject(with: Data(try cli.run(["log", "--customer", "acme", "--limit", "7", "--json"]).stdout)) as? [[String: Any]])
+        #expect(actors.compactMap { $0["actor"] as? String } == ["olga", "olga", "olga", "olga", "olga", "olga", "alice"], "\(actors)")
+        // On the server host, a token file acts only where the command acts as a named admin there; elsewhere it
+        // is refused rather than ignored.
+        let ignored = try cli.run(["customer", "list", "--token-file", olgaToken])
+        #expect(ignored.status != 0 && ignored.stderr.contains("acts as the token's admin only through a server"), "\(ignored.combined)")
     }
 }

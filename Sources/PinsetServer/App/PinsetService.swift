@@ -186,8 +186,16 @@ public final class PinsetService: Sendable {
             let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void = { [logger] request, error in
                 logger.error("Admin API request failed", metadata: ["method": "\(request.method)", "path": "\(request.path)", "error": "\(error)"])
             }
-            let api = AdminAPI(admin: admin, throttle: throttle, liveCheck: liveCheck, onUnexpectedError: onUnexpectedError, status: { reporter.status() })
-            let dashboard = Dashboard(admin: admin, throttle: throttle, liveCheck: liveCheck, status: { reporter.status() }, onUnexpectedError: onUnexpectedError)
+            let refusals = AuthenticationThrottle(failuresPerMinute: settings.refusalsPerAdminPerMinute)
+            let previews = ChangeRequestPreviews()
+            let onRefusalLimit: @Sendable (String, String) -> Void = { [logger] name, address in
+                logger.warning("Admin API: an admin was refused too often and is throttled for a minute; a stolen token probing for access looks like this",
+                               metadata: ["admin": "\(name)", "address": "\(address)", "limit": "\(settings.refusalsPerAdminPerMinute) per minute"])
+            }
+            let api = AdminAPI(admin: admin, throttle: throttle, refusals: refusals, onRefusalLimit: onRefusalLimit, liveCheck: liveCheck,
+                               onUnexpectedError: onUnexpectedError, status: { reporter.status() }, previews: previews)
+            let dashboard = Dashboard(admin: admin, throttle: throttle, liveCheck: liveCheck, status: { reporter.status() }, previews: previews,
+                                      onUnexpectedError: onUnexpectedError)
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
             apiServer = try AdminAPIServer(
                 respond: { request in

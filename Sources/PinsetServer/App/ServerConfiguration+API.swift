@@ -14,8 +14,11 @@ extension ServerConfiguration {
         public var privateKey: String?
         /// Failed authentications an address may make in a minute before it is refused for the rest of it.
         public var failedAuthenticationsPerMinute = 10
+        /// Refusals (a missing role, something not visible) an authenticated admin may meet in a minute before that
+        /// admin is refused for the rest of it.
+        public var refusalsPerAdminPerMinute = 20
 
-        public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute"]
+        public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute", "refusalsPerAdminPerMinute"]
 
         static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
             for key in object.keys.sorted() where !keys.contains(key) && !key.hasPrefix("_") {
@@ -37,6 +40,7 @@ extension ServerConfiguration {
                 throw ConfigurationError(message: "\(origin): the admin API listens on \(api.host) without TLS; give it 'certificate' and 'privateKey', or listen on 127.0.0.1: tokens must not cross a network in plain text.")
             }
             if let v = try reader.integer("failedAuthenticationsPerMinute", in: 1...1000) { api.failedAuthenticationsPerMinute = v }
+            if let v = try reader.integer("refusalsPerAdminPerMinute", in: 1...1000) { api.refusalsPerAdminPerMinute = v }
             return api
         }
     }
