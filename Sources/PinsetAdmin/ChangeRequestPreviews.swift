@@ -5,7 +5,8 @@ import PinsetStore
 /// The live-chain checks of open change requests as readers see them (the admin API's GET of a request, the
 /// dashboard's request page): one check per request at a time, its result reused for `maximumAge` seconds, so that
 /// readers reloading a page, or a viewer's token in a loop, cannot make the server connect out to the hosts again
-/// and again. Approving never reads from here: it checks the live chains again itself.
+/// and again. A check that failed is not reused. Approving never reads from here: it checks the live chains again
+/// itself.
 public final class ChangeRequestPreviews: Sendable {
     public typealias Previews = [(hostname: Hostname, preview: HostEditPreview)]
 
@@ -32,6 +33,14 @@ public final class ChangeRequestPreviews: Sendable {
             table[request.id] = (now, check)
             return check
         }
-        return try await check.value
+        do {
+            return try await check.value
+        } catch {
+            // Only a result is reused: a check that failed (a busy database, say) is made again by the next reader.
+            entries.withLock { table in
+                if let entry = table[request.id], entry.check == check { table[request.id] = nil }
+            }
+            throw error
+        }
     }
 }

@@ -55,6 +55,7 @@ public struct AdminAPI: Sendable {
 
     public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
         var caller: AdminAccount?
+        var countsAsRefusal = true
         let response: AdminAPIResponse
         do {
             let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0).removingPercentEncoding ?? "" }
@@ -73,6 +74,7 @@ public struct AdminAPI: Sendable {
             response = try await self.route(request, route, by: account)
         } catch let failure as APIFailure {
             response = failure.response
+            countsAsRefusal = failure.countsAsRefusal
         } catch let error as AdminError {
             response = APIFailure(error).response
         } catch let error as StoreError {
@@ -84,7 +86,7 @@ public struct AdminAPI: Sendable {
             onUnexpectedError(request, error)
             response = APIFailure(500, "The request failed on the server. The server's log has the detail.").response
         }
-        if let caller, response.status == 403 || response.status == 404 {
+        if let caller, countsAsRefusal, response.status == 403 || response.status == 404 {
             let key = Self.refusalKey(caller)
             refusals.recordFailure(from: key)
             if refusals.retryAfter(for: key) != nil { onRefusalLimit(caller.name, request.remoteAddress) }
@@ -277,7 +279,10 @@ public struct AdminAPI: Sendable {
             if let allowed = Self.allowedMethod(route) {
                 throw APIFailure(405, "\(request.path) takes \(allowed) only.", headers: [("Allow", allowed)])
             }
-            throw APIFailure(404, "No such endpoint: \(request.method) \(request.path). The endpoints are described at \(Self.prefix)/openapi.json.")
+            // Not counted against the admin: an endpoint this server lacks (a newer client, say) reveals nothing.
+            var missing = APIFailure(404, "No such endpoint: \(request.method) \(request.path). The endpoints are described at \(Self.prefix)/openapi.json.")
+            missing.countsAsRefusal = false
+            throw missing
         }
     }
 
@@ -436,6 +441,8 @@ struct APIFailure: Error {
     let status: Int
     let message: String
     var headers: [(name: String, value: String)] = []
+    /// Whether a 403 or 404 counts against the admin's refusal limit.
+    var countsAsRefusal = true
 
     init(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) {
         self.status = status

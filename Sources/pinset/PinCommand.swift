@@ -125,12 +125,14 @@ struct PinCommand: AsyncParsableCommand {
             if let client {
                 // Certificates as they are, so the server records their hashes and expiry; keys by their SPKI hash.
                 let hashesToSend = try hashes.map { try SHA256Fingerprint(base64: $0).base64 }
-                let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: [
-                    "hashes": hashesToSend, "certificates": certificatesToSend,
-                    "publicKeys": pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) },
-                    "reason": credentials.requestReason ?? "",
+                var body: [String: Any] = [
+                    "hashes": hashesToSend, "certificates": certificatesToSend, "reason": credentials.requestReason ?? "",
                     "expiresInHours": credentials.requestExpiresIn,
-                ])
+                ]
+                // Only when there are any: a server from before keys travelled whole refuses the field.
+                let keys = pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) }
+                if !keys.isEmpty { body["publicKeys"] = keys }
+                let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: body)
                 return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .addPins(pins))

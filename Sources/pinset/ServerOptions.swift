@@ -27,8 +27,13 @@ struct ServerOptions: ParsableArguments {
         let url = server ?? ProcessInfo.processInfo.environment[Self.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
         guard let url else {
             if serverCa != nil { throw AdminError("--server-ca goes with --server (or $\(Self.environmentVariable)); without a server, the command runs on this host's database.") }
-            if credentials.tokenFile != nil && !tokenActsLocally {
-                throw AdminError("'pinset \(command)' acts as the token's admin only through a server: give --server URL (or $\(Self.environmentVariable)). On this host's database it runs with full rights under --actor, so leave out --token-file.")
+            if !tokenActsLocally {
+                if credentials.tokenFile != nil {
+                    throw AdminError("'pinset \(command)' acts as the token's admin only through a server: give --server URL (or $\(Self.environmentVariable)). On this host's database it runs with full rights under --actor, so leave out --token-file.")
+                }
+                if ProcessInfo.processInfo.environment[AdminTokenOptions.environmentVariable].map({ !$0.isEmpty }) == true {
+                    Output.warn("$\(AdminTokenOptions.environmentVariable) is set, but 'pinset \(command)' without --server runs on this host's database with full rights under --actor, not as the token's admin.")
+                }
             }
             return nil
         }

@@ -71,4 +71,28 @@ import Testing
         _ = try await previews.previews(of: requests[0], admin: fixture.admin, liveCheck: liveCheck, now: now.addingTimeInterval(3))
         #expect(counter.count.withLock { $0 } == 4, "the oldest entry made room for the third, so it is checked again")
     }
+
+    @Test func aFailedCheckIsMadeAgainByTheNextReader() async throws {
+        let fixture = try AdminFixture()
+        defer { fixture.remove() }
+        let store = fixture.admin.store
+        let customer = try CustomerName("acme"), host = try Hostname("api.example.com"), other = try Hostname("www.example.com")
+        try store.addCustomer(customer, servesLegacyClients: false, actor: "test")
+        try store.addHost(other, port: 443, includeSubdomains: false, to: customer, actor: "test")
+        let pin = try PinMaterial.pin(base64SPKIHash: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        // A request for a host that is not there (yet): its check fails.
+        try store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
+        let request = try store.createChangeRequest(for: customer, edits: [PinEdit(hostname: host, operation: .addPins([pin]))],
+                                                    reason: "backup key", lifetime: 3600, author: "alice")
+        try store.removeHost(host, from: customer, actor: "test")
+        let previews = ChangeRequestPreviews(maximumAge: 30)
+        let now = Date()
+        await #expect(throws: (any Error).self) {
+            try await previews.previews(of: request, admin: fixture.admin, liveCheck: { _ in LiveCheckSettings() }, now: now)
+        }
+        try store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
+        _ = try store.setUnmonitored(host, of: customer, reason: "not reachable from tests", actor: "test")
+        let again = try await previews.previews(of: request, admin: fixture.admin, liveCheck: { _ in LiveCheckSettings() }, now: now.addingTimeInterval(1))
+        #expect(again.first?.hostname == host, "the failure was not reused")
+    }
 }

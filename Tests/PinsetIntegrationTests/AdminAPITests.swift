@@ -417,6 +417,10 @@ import Testing
     @Test func anAdminRefusedTooOftenIsThrottledAndLogged() throws {
         let deployment = try Self.deploy(.sqlite, refusalsPerAdminPerMinute: 3)
         defer { deployment.stop() }
+        for _ in 0..<5 {
+            #expect(try deployment.call("GET", "/api/v1/customers/acme/certificates", as: "dave").status == 404, "an endpoint this server lacks")
+        }
+        #expect(try deployment.call("GET", "/api/v1/customers/acme", as: "dave").status == 200, "a missing endpoint reveals nothing and is not counted")
         #expect(try deployment.call("POST", "/api/v1/change-requests/1/approve", as: "dave", json: "{}").status == 404, "no request 1")
         #expect(try deployment.call("GET", "/api/v1/customers/globex", as: "dave").status == 404, "not dave's customer")
         #expect(try deployment.call("POST", "/api/v1/customers", as: "dave", json: #"{"name": "initech"}"#).status == 403)
