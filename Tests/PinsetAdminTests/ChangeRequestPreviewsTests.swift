@@ -10,25 +10,35 @@ import Testing
     /// Counts how often a check asked for the settings to reach a host: once per host per check.
     final class Counter: Sendable {
         let count = LockedValue(0)
+
+        var liveCheck: @Sendable (Hostname) -> LiveCheckSettings {
+            { _ in
+                self.count.withLock { $0 += 1 }
+                return LiveCheckSettings()
+            }
+        }
+    }
+
+    /// A customer with one host that is unmonitored: its check needs no network, but asks for its settings all
+    /// the same.
+    static func unmonitoredHost() throws -> (AdminFixture, CustomerName, Hostname) {
+        let fixture = try AdminFixture()
+        let customer = try CustomerName("acme"), host = try Hostname("api.example.com")
+        try fixture.admin.store.addCustomer(customer, servesLegacyClients: false, actor: "test")
+        try fixture.admin.store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
+        _ = try fixture.admin.store.setUnmonitored(host, of: customer, reason: "not reachable from tests", actor: "test")
+        return (fixture, customer, host)
     }
 
     @Test func concurrentAndRepeatedReadersShareOneCheckUntilItIsOld() async throws {
-        let fixture = try AdminFixture()
+        let (fixture, customer, host) = try Self.unmonitoredHost()
         defer { fixture.remove() }
         let store = fixture.admin.store
-        let customer = try CustomerName("acme"), host = try Hostname("api.example.com")
-        try store.addCustomer(customer, servesLegacyClients: false, actor: "test")
-        try store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
-        // Unmonitored: the check needs no network, but asks for its settings all the same.
-        _ = try store.setUnmonitored(host, of: customer, reason: "not reachable from tests", actor: "test")
         let pin = try PinMaterial.pin(base64SPKIHash: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
         let request = try store.createChangeRequest(for: customer, edits: [PinEdit(hostname: host, operation: .addPins([pin]))],
                                                     reason: "backup key", lifetime: 3600, author: "alice")
         let counter = Counter()
-        let liveCheck: @Sendable (Hostname) -> LiveCheckSettings = { _ in
-            counter.count.withLock { $0 += 1 }
-            return LiveCheckSettings()
-        }
+        let liveCheck = counter.liveCheck
         let previews = ChangeRequestPreviews(maximumAge: 30)
         let start = Date()
         try await withThrowingTaskGroup(of: Int.self) { group in
@@ -45,18 +55,11 @@ import Testing
     }
 
     @Test func theTableStaysBounded() async throws {
-        let fixture = try AdminFixture()
+        let (fixture, customer, host) = try Self.unmonitoredHost()
         defer { fixture.remove() }
         let store = fixture.admin.store
-        let customer = try CustomerName("acme"), host = try Hostname("api.example.com")
-        try store.addCustomer(customer, servesLegacyClients: false, actor: "test")
-        try store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
-        _ = try store.setUnmonitored(host, of: customer, reason: "not reachable from tests", actor: "test")
         let counter = Counter()
-        let liveCheck: @Sendable (Hostname) -> LiveCheckSettings = { _ in
-            counter.count.withLock { $0 += 1 }
-            return LiveCheckSettings()
-        }
+        let liveCheck = counter.liveCheck
         let previews = ChangeRequestPreviews(maximumAge: 30, maximumEntries: 2)
         var requests: [ChangeRequest] = []
         for index in 0..<3 {
