@@ -177,7 +177,7 @@ let package = Package(
                 "PinsetStatus",
                 "PinsetStore",
             ],
-            resources: [.embedInCode("Resources/dashboard.css")],
+            resources: [.embedInCode("Resources/dashboard.css"), .embedInCode("Resources/favicon.ico")],
             swiftSettings: strictSwift6
         ),
         // The `/status` document: one Codable type that the server encodes and `pinset status` decodes.

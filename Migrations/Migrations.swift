@@ -34,6 +34,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_sql),
         SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_sql),
         SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_sql),
+        SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -48,5 +49,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0009_key_rotation", bytes: PackageResources._009_key_rotation_pg_sql),
         SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_pg_sql),
         SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_pg_sql),
+        SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_pg_sql),
     ]
 }

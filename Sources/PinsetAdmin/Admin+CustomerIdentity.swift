@@ -59,6 +59,11 @@ extension Admin {
         of name: CustomerName, to new: SigningIdentity, replaceTrustAnchor: Bool, now: Date = Date()
     ) throws -> CustomerName {
         let (customer, signer, _) = try store.signerAssignment(of: name)
+        do {
+            try new.requireRemainingValidity(at: now, schedule: signingSchedule)
+        } catch {
+            throw AdminError("The new identity of '\(customer)': \(error)")
+        }
         let locations = dataDirectory.signingIdentityLocations
         let current = SigningIdentityDirectory(locations: locations).identity(for: customer, signer: signer, now: now, bundleExpires: now)
         let sameAnchor = (try? current.get().anchorDER) == new.anchorDER

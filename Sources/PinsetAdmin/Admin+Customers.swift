@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 import PinsetSigning
 import PinsetStore
@@ -12,6 +13,11 @@ extension Admin {
         guard let own = ownIdentity else {
             try store.addCustomer(customer, servesLegacyClients: servesLegacyClients, actor: actor)
             return nil
+        }
+        do {
+            try own.requireRemainingValidity(at: Date(), schedule: signingSchedule)
+        } catch {
+            throw AdminError("The identity of '\(customer)': \(error)")
         }
         let files = CustomerIdentityFiles(locations: dataDirectory.signingIdentityLocations, customer: customer)
         let created = try files.create(own)

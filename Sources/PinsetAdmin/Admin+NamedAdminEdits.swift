@@ -9,7 +9,7 @@ import PinsetStore
 extension Admin {
     /// This library acting for `account`: what it writes is audited under the admin's name.
     func acting(as account: AdminAccount) -> Admin {
-        Admin(store: store, dataDirectory: dataDirectory, actor: account.name)
+        Admin(store: store, dataDirectory: dataDirectory, actor: account.name, signingSchedule: signingSchedule)
     }
 
     /// Adds a customer, as an operator. Pin edits of a customer made this way need a second admin unless
@@ -39,11 +39,22 @@ extension Admin {
     }
 
     /// What a pin edit would do, without storing anything: the pins added and removed, and how the result fares
-    /// against the host's live chain now. For an admin who may edit the customer (the check connects to the host).
+    /// against the host's live chain now. For an admin who may edit the customer (the check connects to the host,
+    /// charged to the admin's budget unless a recent check of the same result is reused).
+    ///
+    /// - Throws: `AdminError` when the address policy refuses where a host's name leads: the dry run made no
+    ///   connection and cannot say anything about the chain.
     public func previewPinEdits(_ edits: [PinEdit], for customer: CustomerName, by account: AdminAccount, liveCheck: LiveCheckSettings) async throws -> [(hostname: Hostname, preview: HostEditPreview)] {
         _ = try pinSet(of: customer, visibleTo: account)
         try account.require(account.mayEdit(customer), "preview pin edits", customer)
-        return try await previews(of: edits, for: customer) { _ in liveCheck }
+        let settings = liveCheck.started(by: account)
+        let previews = try await previews(of: edits, for: customer) { _ in settings }
+        for (hostname, preview) in previews {
+            if case .unreachable(let endpoint, let reason) = preview.outcome, reason.kind == .addressNotAllowed {
+                throw AdminError("Refused: the dry run of \(hostname) was not checked. \(reason.told(toOperator: settings.toldInFull, endpoint: endpoint))")
+            }
+        }
+        return previews
     }
 
     /// Raises the revocation floor of a customer's signing identity (nil: the default identity), as an operator.
@@ -116,7 +127,7 @@ extension Admin {
             return try store.setUnmonitored(hostname, of: customer, reason: nil, actor: account.name)
         }
         let newPort = port.map { UInt16($0) }
-        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck)
+        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck.started(by: account))
         let checked = try await liveGuard.check { current in
             HostEdit.settings(of: current, port: newPort, includeSubdomains: includeSubdomains)
         }
@@ -149,7 +160,7 @@ extension Admin {
         return try acting(as: account).addNextKeys(pins, for: hostname, of: customer, reason: reason)
     }
 
-    /// Finishes a host's renewal (``completeRotation(of:of:keep:reason:caFile:connectTo:beforeWrite:)``), as an
+    /// Finishes a host's renewal (``completeRotation(of:of:keep:reason:caFile:connectTo:addressPolicy:toldInFull:beforeWrite:)``), as an
     /// editor; on a customer that requires review, as an operator, since it removes pins unreviewed (only those
     /// the validated live chain shows unused, but which keys stay is the point of review).
     public func completeRotation(
@@ -159,7 +170,12 @@ extension Admin {
         try account.require(account.mayEdit(customer), "complete rotations", customer)
         let what = "complete the rotation of \(hostname)", why = "it retires pins without a reviewer seeing which"
         try requireOperatorWhereReviewed(customer, account, what, because: why)
-        return try await acting(as: account).completeRotation(of: hostname, of: customer, keep: keep, reason: reason, caFile: liveCheck.caFile, connectTo: liveCheck.connectTo) {
+        let settings = liveCheck.started(by: account)
+        try settings.spendBudget()
+        return try await acting(as: account).completeRotation(
+            of: hostname, of: customer, keep: keep, reason: reason, caFile: settings.caFile, connectTo: settings.connectTo,
+            addressPolicy: settings.addressPolicy, toldInFull: settings.toldInFull
+        ) {
             // The chain was fetched over the network: the admin's roles and the review rule are read again.
             try requireStill(account) { current in
                 try current.require(current.mayEdit(customer), "complete rotations", customer)
@@ -219,7 +235,10 @@ extension Admin {
         guard account.isOperator else {
             throw AdminError("Admin \(account.name) may not replace the signing identity of '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
         }
-        guard (1...36_500).contains(validityDays) else { throw AdminError("The validity must be from 1 to 36500 days, not \(validityDays).") }
+        let shortest = signingSchedule.minimumValidityDays
+        guard (shortest...36_500).contains(validityDays) else {
+            throw InputError("The validity must be from \(shortest) to 36500 days, not \(validityDays): an identity must stay valid for at least \(signingSchedule.minimumDescription), or the server stops signing with it before its bundles expire.")
+        }
         let commonName = commonName ?? customer.rawValue
         guard (1...64).contains(commonName.count), !commonName.unicodeScalars.contains(where: TerminalText.needsEscaping) else {
             throw AdminError("The common name must be 1 to 64 printable characters.")

@@ -49,13 +49,13 @@ extension Admin {
         try author.require(author.mayEdit(customer), "edit pins", customer)
         guard let hostname = edits.first?.hostname else { throw AdminError("The edit changes nothing. Give pins to add or remove.") }
         if try store.requiresReview(customer) {
-            return .requested(try store.createChangeRequest(for: customer, edits: edits, reason: reason, lifetime: lifetime, author: author.name))
+            return .requested(try store.createChangeRequest(for: customer, edits: edits, reason: reason, lifetime: lifetime, author: author.name, authorToken: author.token))
         }
         guard edits.allSatisfy({ $0.hostname == hostname }), edits.count == 1 else {
             throw AdminError("A direct edit changes one host in one step; make a change request for several.")
         }
         let edit = edits[0]
-        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck)
+        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck.started(by: author))
         let record = try await liveGuard.check { edit.applied(to: $0) }?.record
         // Review may have been turned on while the live chain was fetched: the store checks again in the write.
         let text = try PinStore.validatedReviewText(reason, what: "reason", required: false)
@@ -137,20 +137,22 @@ extension Admin {
         case .open: break
         case .expired: throw AdminError("Change request \(id) expired at \(AdminDocuments.date(request.expiresAt)) and can no longer be approved. Make a new request if the edit is still wanted.")
         case .applied, .rejected: throw AdminError("Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
+        case .voided: throw AdminError("Change request \(id) was \(request.voidReason ?? "voided"). Nothing was changed. An editor can make the edit again.")
         }
         // Before any host is contacted; the store checks it again inside the write.
-        try store.requireEnabledAuthor(of: request)
+        try store.requireAuthorStillMayPropose(request) { author, customer in author.mayEdit(customer) }
         var records: [Hostname: LiveCheckRecord] = [:]
         for hostname in request.hostnames {
-            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname))
+            let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname).started(by: admin))
             if let permitted = try await liveGuard.check({ PinEdit.applied(request.edits, for: hostname, to: $0) }) {
                 records[hostname] = permitted.record
             }
         }
         let breaksGlass = breakGlassReason != nil
-        return try store.applyChangeRequest(id, approver: admin.name, liveChecks: records, breakGlassReason: breakGlassReason) { account, customer in
-            breaksGlass ? account.isOperator : account.mayReview(customer)
-        }
+        return try store.applyChangeRequest(
+            id, approver: admin.name, liveChecks: records, breakGlassReason: breakGlassReason,
+            approverMay: { account, customer in breaksGlass ? account.isOperator : account.mayReview(customer) },
+            authorMay: { author, customer in author.mayEdit(customer) })
     }
 
     /// Break-glass applications `viewer` may see: of customers it has any role for (every one for an operator).
@@ -167,10 +169,14 @@ extension Admin {
     }
 
     /// Acknowledges a break-glass application as `admin`: an operator, or a reviewer of its customer, other than
-    /// the operator who applied it.
+    /// the operator who applied it and the author of the request it applied.
     public func acknowledgeBreakGlass(_ id: Int64, by admin: AdminAccount, note: String) throws -> BreakGlassEvent {
         guard let event = try store.breakGlassEvent(id), admin.mayView(event) else {
             throw AdminError("There is no break-glass application \(id) that \(admin.name) may see. List them with 'pinset review list'.", kind: .notFound)
+        }
+        if event.involves(admin.name) {
+            let part = event.appliedBy.lowercased() == admin.name.lowercased() ? "applied it" : "wrote change request \(event.changeRequestID), which it applied"
+            throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): \(admin.name) \(part). An acknowledgement is a second look; an operator or a reviewer of '\(event.customer)' who took no part in it must give it.", kind: .refused)
         }
         guard admin.mayAcknowledge(event) else {
             throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): an operator or a reviewer of '\(event.customer)' must.", kind: .forbidden)

@@ -42,11 +42,15 @@ extension Admin {
     /// - Throws: `AdminError` when the chain cannot be fetched or validated, when the host covers its subdomains
     ///   (which may serve other keys: retire by hand there), when a kept hash is not a pin of the host, or the
     ///   store's refusal.
-    /// - Parameter beforeWrite: run after the chain was fetched, just before the write (a named admin's roles are
-    ///   read again there).
+    /// - Parameters:
+    ///   - addressPolicy: where the host's name may lead (the server's checks); nil: anywhere (the local CLI).
+    ///   - toldInFull: whether a chain that could not be fetched is told in detail (not to a non-operator through
+    ///     the server: ``LiveChainError/told(toOperator:endpoint:)``).
+    ///   - beforeWrite: run after the chain was fetched, just before the write (a named admin's roles are read again
+    ///     there).
     public func completeRotation(
         of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, caFile: String?, connectTo: String?,
-        beforeWrite: () throws -> Void = {}
+        addressPolicy: OutboundAddressPolicy? = nil, toldInFull: Bool = true, beforeWrite: () throws -> Void = {}
     ) async throws -> RotationCompletion {
         guard let host = try store.rotationHosts(of: customer).first(where: { $0.hostname == hostname }) else {
             if try store.pinSet(for: customer) == nil {
@@ -63,12 +67,13 @@ extension Admin {
         let endpoint = "\(hostname.rawValue):\(host.port)"
         var live: [LiveCertificate]
         do {
-            let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(endpoint: endpoint, caFile: caFile, connectTo: connectTo)
+            let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(endpoint: endpoint, caFile: caFile, connectTo: connectTo, addressPolicy: addressPolicy)
             let presentedDER = try presented.map { try PinMaterial.derBytes(of: $0) }
             let anchors = try path.map { try PinMaterial.derBytes(of: $0) }.filter { !presentedDER.contains($0) }
             live = try LiveCertificate.chain(fromDER: presentedDER + anchors)
         } catch {
-            throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(error) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
+            let reason = (error as? LiveChainError)?.told(toOperator: toldInFull, endpoint: endpoint) ?? "\(error)"
+            throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(reason) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
         }
         try beforeWrite()
         return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, expected: host.pins.map(\.pin), reason: reason, actor: actor)

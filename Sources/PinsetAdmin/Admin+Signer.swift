@@ -70,6 +70,11 @@ extension Admin {
         } catch {
             throw AdminError("\(certificatePath): \(error.message) Nothing was changed.")
         }
+        do {
+            try identity.requireRemainingValidity(at: now, schedule: signingSchedule)
+        } catch {
+            throw AdminError("\(certificatePath): \(error)")
+        }
         // Installed, it would stop this identity's signing: the server never signs below the floor.
         if let problem = identity.revocationFloorProblem(try store.signersNotBefore(of: target.customer)) {
             throw AdminError("\(certificatePath): \(problem) Nothing was changed.")

@@ -29,10 +29,10 @@ extension AdminAccount {
         isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(mayView) == true)
     }
 
-    /// An operator, or a reviewer of the application's customer while it exists; never checked here against who
-    /// applied it, which the store refuses.
+    /// An operator, or a reviewer of the application's customer while it exists, who neither applied it nor wrote
+    /// the request it applied (the store checks that again inside the write).
     public func mayAcknowledge(_ event: BreakGlassEvent) -> Bool {
-        isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(mayReview) == true)
+        !event.involves(name) && (isOperator || (!event.customerRemoved && (try? CustomerName(event.customer)).map(mayReview) == true))
     }
 
     func require(_ allowed: Bool, _ what: String, _ customer: CustomerName) throws(AdminError) {

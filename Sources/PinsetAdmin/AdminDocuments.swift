@@ -32,6 +32,8 @@ public enum AdminDocuments {
         if let decidedAt = request.decidedAt { document["decidedAt"] = date(decidedAt) }
         if let note = request.decisionNote { document["decisionNote"] = note }
         if let version = request.appliedVersion { document["appliedVersion"] = version }
+        if let label = request.authorTokenLabel { document["authorToken"] = label }
+        if let reason = request.voidReason { document["voidReason"] = reason }
         return document
     }
 
@@ -40,6 +42,7 @@ public enum AdminDocuments {
             "id": event.id, "changeRequest": event.changeRequestID, "customer": event.customer, "appliedBy": event.appliedBy,
             "reason": event.reason, "appliedAt": date(event.appliedAt), "appliedVersion": event.appliedVersion, "acknowledged": event.isAcknowledged,
         ]
+        if let author = event.requestAuthor { document["requestAuthor"] = author }
         if let by = event.acknowledgedBy { document["acknowledgedBy"] = by }
         if let at = event.acknowledgedAt { document["acknowledgedAt"] = date(at) }
         if let note = event.acknowledgement { document["acknowledgement"] = note }
@@ -112,9 +115,10 @@ public enum AdminDocuments {
         return object
     }
 
-    /// How the pins of `hostname` after an edit fare against its live chain.
-    public static func liveCheck(_ hostname: Hostname, _ outcome: LiveEditCheck.Outcome) -> [String: Any] {
-        var document: [String: Any] = ["hostname": hostname.rawValue, "permitsEdit": outcome.permitsEdit, "summary": describe(outcome)]
+    /// How the pins of `hostname` after an edit fare against its live chain, for an operator or another admin (who is
+    /// told one wording for every chain that could not be fetched: ``LiveChainError/told(toOperator:endpoint:)``).
+    public static func liveCheck(_ hostname: Hostname, _ outcome: LiveEditCheck.Outcome, toOperator: Bool) -> [String: Any] {
+        var document: [String: Any] = ["hostname": hostname.rawValue, "permitsEdit": outcome.permitsEdit, "summary": describe(outcome, toOperator: toOperator)]
         if case .checked(let endpoint, let check) = outcome {
             document["endpoint"] = endpoint
             document["state"] = check.state.rawValue
@@ -123,13 +127,13 @@ public enum AdminDocuments {
         return document
     }
 
-    public static func describe(_ outcome: LiveEditCheck.Outcome) -> String {
+    public static func describe(_ outcome: LiveEditCheck.Outcome, toOperator: Bool) -> String {
         switch outcome {
         case .checked(let endpoint, let check):
             check.fails ? "would be refused: no pin would match the chain \(endpoint) serves" : "\(check.state.rawValue) (the chain \(endpoint) serves)"
         case .unmonitored(let reason): "not checked: the host is unmonitored (\(reason))"
         case .overridden(let reason): "not checked: \(reason)"
-        case .unreachable(let endpoint, let reason): "could not be checked at \(endpoint): \(reason)"
+        case .unreachable(let endpoint, let reason): "could not be checked at \(endpoint): \(reason.told(toOperator: toOperator, endpoint: endpoint))"
         }
     }
 

@@ -14,13 +14,18 @@ public struct AdminError: Error, CustomStringConvertible, Sendable {
         case forbidden
         /// The thing asked for does not exist, or the admin may not see it.
         case notFound
+        /// The admin asked for more than its share in a while (``LiveCheckBudget``); `retryAfterSeconds` says when to try again.
+        case throttled
     }
 
     public let description: String
     public let kind: Kind
+    /// For `throttled`: the seconds until the admin may try again.
+    public let retryAfterSeconds: Int?
 
-    public init(_ message: String, kind: Kind = .refused) {
+    public init(_ message: String, kind: Kind = .refused, retryAfterSeconds: Int? = nil) {
         description = TerminalText.escape(message)
         self.kind = kind
+        self.retryAfterSeconds = retryAfterSeconds
     }
 }

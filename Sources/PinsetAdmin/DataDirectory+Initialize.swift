@@ -8,7 +8,8 @@ extension DataDirectory {
     /// `imported` gives a key and certificate file). Refuses to replace an existing signing key, which would
     /// strand every app that embeds its certificate.
     public func initialize(
-        keyType: SigningKeyType, commonName: String, validityDays: Int, imported: (key: String, certificate: String)? = nil
+        keyType: SigningKeyType, commonName: String, validityDays: Int, imported: (key: String, certificate: String)? = nil,
+        schedule: SigningSchedule = .default
     ) throws -> SigningIdentity {
         // A directory another user can write would let them swap the database the key signs.
         let location = try storeLocation()
@@ -24,6 +25,7 @@ extension DataDirectory {
         } else {
             identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
         }
+        try identity.requireRemainingValidity(at: Date(), schedule: schedule)
         try AtomicFile.createDirectory(path, mode: 0o700)
         // Another user may have created the directory since the check (under /tmp, say): check what is there now.
         try DataDirectoryPolicy.check(directory: path, databasePath: location.filePath)

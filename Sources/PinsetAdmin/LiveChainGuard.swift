@@ -11,11 +11,41 @@ public struct LiveCheckSettings: Sendable {
     public var caFile: String?
     /// Reach the host at this `ADDRESS[:PORT]` while sending and validating its name.
     public var connectTo: String?
+    /// Which addresses the host's name may lead to: the server's policy for checks admins start through it; nil for
+    /// a command an admin runs on their own machine, which connects wherever the name resolves.
+    public var addressPolicy: OutboundAddressPolicy?
+    /// The admin on whose behalf the server checks (``started(by:)``): charged to `budget`, and told why a chain
+    /// could not be fetched only as an operator. Nil: the local CLI, whose user sees everything.
+    public var startedBy: AdminAccount?
+    /// Checks each admin may start in a minute; nil: no limit (the local CLI).
+    public var budget: LiveCheckBudget?
+    /// Where dry runs and previews reuse a recent check of the same result; nil: every preview checks.
+    public var recentChecks: RecentLiveChecks?
+    /// Told the full reason of every check that could not fetch a chain, with the admin who started it: the server
+    /// logs it, since admins other than operators are told only that the fetch failed.
+    public var onFailure: (@Sendable (_ endpoint: String, _ reason: String, _ admin: String?) -> Void)?
 
-    public init(overrideReason: String? = nil, caFile: String? = nil, connectTo: String? = nil) {
+    public init(overrideReason: String? = nil, caFile: String? = nil, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil) {
         self.overrideReason = overrideReason
         self.caFile = caFile
         self.connectTo = connectTo
+        self.addressPolicy = addressPolicy
+    }
+
+    /// These settings for a check `account` starts.
+    public func started(by account: AdminAccount) -> LiveCheckSettings {
+        var settings = self
+        settings.startedBy = account
+        return settings
+    }
+
+    /// Whether a failure is told in full: to an operator, and to the local CLI's user.
+    public var toldInFull: Bool { startedBy?.isOperator ?? true }
+
+    /// Counts a check about to connect out against the budget of the admin who starts it.
+    func spendBudget() throws {
+        guard let budget, let startedBy else { return }
+        try budget.spend(by: startedBy.name)
     }
 }
 
@@ -85,25 +115,40 @@ public struct LiveChainGuard: Sendable {
             throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.")
         }
         let (result, edit) = change(current)
-        return HostEditPreview(edit: edit, outcome: try await run(result))
+        return HostEditPreview(edit: edit, outcome: try await run(result, reusable: true))
     }
 
     /// A host being added, checked without committing it.
     public func previewNewHost(_ host: HostPins) async throws -> HostEditPreview {
-        HostEditPreview(edit: HostEdit(added: host.pins), outcome: try await run(host))
+        HostEditPreview(edit: HostEdit(added: host.pins), outcome: try await run(host, reusable: true))
     }
 
     private func currentHost() throws -> HostPins? {
         try store.pinSet(for: customer)?.hosts.first(where: { $0.hostname == hostname })
     }
 
-    /// A store that cannot say whether the host is unmonitored fails the edit rather than guessing.
-    private func run(_ result: HostPins) async throws -> LiveEditCheck.Outcome {
-        let unmonitored = settings.overrideReason == nil
-            ? try store.unmonitoredHosts(of: customer).first(where: { $0.hostname == hostname })?.reason : nil
-        return await LiveEditCheck.run(
-            result, overrideReason: settings.overrideReason, unmonitoredReason: unmonitored, caFile: settings.caFile, connectTo: settings.connectTo
-        )
+    /// A store that cannot say whether the host is unmonitored fails the edit rather than guessing. A check that
+    /// connects out is charged to the budget of the admin who starts it; a preview (`reusable`) first looks for a
+    /// recent check of the same result.
+    private func run(_ result: HostPins, reusable: Bool = false) async throws -> LiveEditCheck.Outcome {
+        if let reason = settings.overrideReason { return .overridden(reason: reason) }
+        if let reason = try store.unmonitoredHosts(of: customer).first(where: { $0.hostname == hostname })?.reason {
+            return .unmonitored(reason: reason)
+        }
+        let settings = self.settings
+        let check: @Sendable () async -> LiveEditCheck.Outcome = {
+            let outcome = await LiveEditCheck.run(
+                result, overrideReason: nil, unmonitoredReason: nil, caFile: settings.caFile, connectTo: settings.connectTo, addressPolicy: settings.addressPolicy
+            )
+            if case .unreachable(let endpoint, let reason) = outcome { settings.onFailure?(endpoint, reason.description, settings.startedBy?.name) }
+            return outcome
+        }
+        if reusable, let recentChecks = settings.recentChecks {
+            let key = RecentLiveChecks.Key(customer: customer, host: result, caFile: settings.caFile, connectTo: settings.connectTo, addressPolicy: settings.addressPolicy)
+            return try await recentChecks.outcome(for: key, beforeStarting: { try settings.spendBudget() }, check: check)
+        }
+        try settings.spendBudget()
+        return await check()
     }
 
     /// Runs the check on `result`; returns its outcome, or throws why the edit is refused.
@@ -112,8 +157,8 @@ public struct LiveChainGuard: Sendable {
         switch outcome {
         case .overridden, .unmonitored:
             return outcome
-        case .unreachable(_, let reason):
-            throw AdminError("Refused: the pins of \(hostname) after this edit could not be checked against its live chain. \(reason) Nothing was changed. If the host is not reachable from here, mark it with 'pinset host update \(customer) \(hostname) --unmonitored REASON', or pass --skip-live-check --reason TEXT.")
+        case .unreachable(let endpoint, let reason):
+            throw AdminError("Refused: the pins of \(hostname) after this edit could not be checked against its live chain. \(reason.told(toOperator: settings.toldInFull, endpoint: endpoint)) Nothing was changed. If the host is not reachable from here, mark it with 'pinset host update \(customer) \(hostname) --unmonitored REASON', or pass --skip-live-check --reason TEXT.")
         case .checked(let endpoint, let check) where check.fails:
             throw AdminError("Refused: after this edit no pin of \(hostname) would match any certificate of the chain \(endpoint) serves, so apps would fail to connect. Live chain SPKI SHA-256: "
                 + check.chain.map { "\($0.role) \($0.spkiSHA256.base64) (\($0.subject))" }.joined(separator: ", ")

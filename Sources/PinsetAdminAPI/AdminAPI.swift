@@ -11,8 +11,9 @@ import PinsetStore
 ///
 /// Every refusal is an error document `{"error": {"status", "message"}}` with a status that says its kind: 400 bad
 /// input, 401 no valid token, 403 a role is missing, 404 not there (or not visible to this admin), 409 refused by
-/// a rule (not open, changed since the check, a live chain the result would not match), 429 too many failed
-/// authentications from this address.
+/// a rule (not open, changed since the check, a live chain the result would not match, a host whose name leads only
+/// to addresses the server does not check), 429 too many failed authentications from this address, or too many
+/// live-chain checks started by this admin (``LiveCheckBudget``, with Retry-After).
 public struct AdminAPI: Sendable {
     public let admin: Admin
     public let throttle: AuthenticationThrottle
@@ -136,10 +137,8 @@ public struct AdminAPI: Sendable {
                 return value
             } ?? RotationGate.defaultMinimumShare
             let hostname = try request.query["hostname"].map { try Hostname($0) }
-            let key = try request.query["key"].map { text -> SHA256Fingerprint in
-                guard hostname != nil else { throw APIFailure(400, "'key' asks about one host's key: give 'hostname' too.") }
-                return try SHA256Fingerprint(base64: text)
-            }
+            // Without 'hostname', each host's verdict is about this key: where it may go live, and where it is no next key.
+            let key = try request.query["key"].map { try SHA256Fingerprint(base64: $0) }
             let readiness = try admin.rotationReadiness(of: try CustomerName(route[1]), hostname: hostname, key: key, visibleTo: caller, gate: RotationGate(minimumShare: share))
             return try json(200, readiness.map(AdminDocuments.rotation))
         case ("GET", 3, "customers") where route[2] == "reports":
@@ -239,7 +238,9 @@ public struct AdminAPI: Sendable {
             let changeRequest = try admin.changeRequest(try requestID(route[1]), visibleTo: caller)
             var document = AdminDocuments.changeRequest(changeRequest)
             if changeRequest.state == .open {
-                document["liveCheck"] = try await previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck).map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
+                document["liveCheck"] = try await previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck, by: caller).map {
+                    AdminDocuments.liveCheck($0.hostname, $0.preview.outcome, toOperator: caller.isOperator)
+                }
             }
             return try json(200, document)
         case ("POST", 3, "change-requests") where route[2] == "approve":
@@ -304,8 +305,10 @@ public struct AdminAPI: Sendable {
     private func proposePinEdit(_ request: AdminAPIRequest, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {
         let body = try JSONBody(request, allowed: ["hashes", "certificates", "publicKeys", "remove", "allowLastPin", "reason", "expiresInHours", "dryRun"])
         let dryRun = try body.bool("dryRun") ?? false
-        // Asked for every edit, also on a customer without review: the API never changes pins without a why.
-        let reason = dryRun ? "" : try PinStore.validatedReviewText(try body.string("reason") ?? "", what: "reason", required: true)
+        // Asked for every edit, also on a customer without review: the API never changes pins without a why. A dry run
+        // needs none, but one given is held to the same rules, as the OpenAPI document states them.
+        let givenReason = try body.string("reason")
+        let reason = dryRun && givenReason == nil ? "" : try PinStore.validatedReviewText(givenReason ?? "", what: "reason", required: true)
         let hours = try body.integer("expiresInHours", in: 1...720) ?? 72
         var edits: [PinEdit] = []
         var pins: [Pin] = []
@@ -330,7 +333,7 @@ public struct AdminAPI: Sendable {
         if dryRun {
             let previews = try await admin.previewPinEdits(edits, for: customer, by: author, liveCheck: liveCheck(hostname))
             return try json(200, ["dryRun": true, "hosts": previews.map { hostname, preview -> [String: Any] in
-                var document = AdminDocuments.liveCheck(hostname, preview.outcome)
+                var document = AdminDocuments.liveCheck(hostname, preview.outcome, toOperator: author.isOperator)
                 document["add"] = preview.edit.added.map(\.displayName)
                 document["remove"] = preview.edit.removed.map(\.displayName)
                 return document
@@ -345,25 +348,21 @@ public struct AdminAPI: Sendable {
         }
     }
 
-    /// The caller's admin, or a refusal: 401, or 429 for an address with too many failed authentications. A valid
-    /// token is accepted from any address, so that guesses from an address an admin shares (a proxy, a NAT) cannot
-    /// lock that admin out; a throttled address learns nothing from its guesses but 429.
+    /// The caller's admin, or a refusal: 401, or 429 for an address with too many failed authentications, by the
+    /// rule the dashboard's login follows too (``AuthenticationThrottle/authenticate(_:from:with:)``): a valid token
+    /// is accepted from any address.
     private func authenticate(_ request: AdminAPIRequest) throws -> AdminAccount {
-        let retryAfter = throttle.retryAfter(for: request.remoteAddress)
-        func refuse(_ message: String, challenge: String) -> APIFailure {
-            if let seconds = retryAfter {
-                return APIFailure(429, "Too many failed authentications from this address; try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
-            }
-            return APIFailure(401, message, headers: [("WWW-Authenticate", challenge)])
-        }
-        guard let header = request.header("Authorization"), header.lowercased().hasPrefix("bearer ") else {
-            throw refuse("Authenticate with 'Authorization: Bearer <token>', a token made by 'pinset admin token NAME'.", challenge: "Bearer")
-        }
-        do {
-            return try admin.authenticate(try AdminToken(parsing: String(header.dropFirst(7))))
-        } catch let error as AdminError {
-            throttle.recordFailure(from: request.remoteAddress)
-            throw refuse(error.description, challenge: "Bearer error=\"invalid_token\"")
+        let header = request.header("Authorization")
+        let bearer = header.flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil }
+        switch try throttle.authenticate(bearer, from: request.remoteAddress, with: admin) {
+        case .authenticated(let account, _):
+            return account
+        case .refused(let message, let retryAfter?):
+            throw APIFailure(429, message, headers: [("Retry-After", String(retryAfter))])
+        case .refused(_, nil) where bearer == nil:
+            throw APIFailure(401, "Authenticate with 'Authorization: Bearer <token>', a token made by 'pinset admin token NAME'.", headers: [("WWW-Authenticate", "Bearer")])
+        case .refused(let message, nil):
+            throw APIFailure(401, message, headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
         }
     }
 
@@ -422,6 +421,7 @@ public enum AdminHTTPStatus {
         case .forbidden: 403
         case .notFound: 404
         case .refused: 409
+        case .throttled: 429
         }
     }
 
@@ -452,7 +452,7 @@ struct APIFailure: Error {
 
     init(_ error: AdminError) {
         let status = AdminHTTPStatus.of(error)
-        self.init(status, error.description, headers: status == 401 ? [("WWW-Authenticate", "Bearer")] : [])
+        self.init(status, error.description, headers: status == 401 ? [("WWW-Authenticate", "Bearer")] : error.retryAfterSeconds.map { [("Retry-After", String($0))] } ?? [])
     }
 
     init(_ error: StoreError) {
@@ -475,9 +475,7 @@ struct JSONBody {
             object = [:]
             return
         }
-        guard request.header("Content-Type")?.lowercased().hasPrefix("application/json") == true else {
-            throw APIFailure(415, "Send the body as JSON with 'Content-Type: application/json'.")
-        }
+        try Self.requireJSONMediaType(request)
         guard request.body.count <= AdminAPI.maximumBodyBytes else { throw APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes.") }
         let bytes = request.body
         let value: JSONValue
@@ -492,6 +490,29 @@ struct JSONBody {
             throw APIFailure(400, "Unknown field '\(unknown)'; this endpoint takes \(allowed.sorted().joined(separator: ", ")).")
         }
         self.object = object
+    }
+
+    /// One `Content-Type` field naming `application/json` (any case), whose parameters, if any, are well formed
+    /// and whose charset, if given, is UTF-8 (RFC 8259 §8.1). `application/jsonx`, `application/json-seq` or
+    /// `text/json` are other media types and are refused, as a body in another charset would be misread.
+    private static func requireJSONMediaType(_ request: AdminAPIRequest) throws {
+        let fields = request.headers.filter { $0.name.lowercased() == "content-type" }.map(\.value)
+        let instruction = "send the body as JSON with 'Content-Type: application/json'"
+        guard let field = fields.first else { throw APIFailure(415, "The request has no Content-Type; \(instruction).") }
+        guard fields.count == 1 else {
+            throw APIFailure(415, "The request has \(fields.count) Content-Type fields; send one: 'Content-Type: application/json'.")
+        }
+        let shown = "'\(TerminalText.escape(String(field.prefix(100))))'"
+        guard let mediaType = MediaType(field) else {
+            throw APIFailure(415, "The Content-Type \(shown) is not a valid media type (RFC 9110 §8.3.1); \(instruction).")
+        }
+        guard mediaType.type == "application", mediaType.subtype == "json" else {
+            throw APIFailure(415, "The body is sent as '\(mediaType.type)/\(mediaType.subtype)', which this API does not read; \(instruction).")
+        }
+        let charsets = mediaType.values(of: "charset")
+        guard charsets.count <= 1, charsets.allSatisfy({ $0.lowercased() == "utf-8" }) else {
+            throw APIFailure(415, "JSON bodies are read as UTF-8 only, and the Content-Type \(shown) names another charset; send 'charset=utf-8' or no charset.")
+        }
     }
 
     /// A field is given with a value or left out: `null` is neither, and is refused rather than guessed at.

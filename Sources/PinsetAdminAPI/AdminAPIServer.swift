@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -9,6 +10,11 @@ import PinsetFileSystem
 /// Serves ``AdminAPI`` (and whatever else answers on the admin listener, such as the dashboard) over HTTP/1.1 on
 /// SwiftNIO: over TLS with the configured certificate and key, or in plain text on a loopback address only. Few
 /// connections and small bodies: it is for a team's admins, not for apps.
+///
+/// Connections are admitted by ``AdminConnectionAdmission`` with ``connectionLimits``: whoever holds slots without
+/// serving an authenticated request gives way to a new connection, so that floods of idle or trickling
+/// connections cannot keep an admin out. Whether a request is authenticated is decided when its head arrives, by
+/// `isAuthenticated`, with reading paused until it answers.
 public final class AdminAPIServer: Sendable {
     public struct TLSFiles: Sendable {
         public var certificateChainPath: String
@@ -22,29 +28,43 @@ public final class AdminAPIServer: Sendable {
 
     /// Answers one request.
     public typealias Responder = @Sendable (AdminAPIRequest) async -> AdminAPIResponse
+    /// The admin whose valid credentials a request's head (given with an empty body: none of it has been read)
+    /// carries, or nil. It only decides which slots the connection may hold: it must not count failures or change
+    /// anything, since the responder authenticates (and throttles) the whole request again.
+    public typealias CredentialCheck = @Sendable (AdminAPIRequest) async -> String?
 
     private let respond: Responder
+    private let isAuthenticated: CredentialCheck
     private let host: String
     private let requestedPort: Int
     private let tls: NIOSSLContext?
     private let logger: Logger
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let channel = LockedValue<(any Channel)?>(nil)
-    /// Connections open at once, and from one address; more are closed on accept.
+    /// Connections open at once.
     public static let maximumConnections = 64
+    /// Connections of one client address at once, an IPv6 address counting by its /64.
     public static let maximumConnectionsPerAddress = 8
-    private let connections = LockedValue<[String: Int]>([:])
+    /// Slots held only by connections serving an authenticated request: the others hold at most
+    /// `maximumConnections - reservedForAuthenticatedRequests`.
+    public static let reservedForAuthenticatedRequests = 16
+    static let connectionLimits = AdminConnectionAdmission.Limits(
+        total: maximumConnections, perAddress: maximumConnectionsPerAddress, reservedForAuthenticated: reservedForAuthenticatedRequests
+    )
+    private let connections: AdminConnectionTable
 
     /// - Throws: when `tls` is nil and `host` is not a loopback address, or the TLS files do not load.
-    public convenience init(api: AdminAPI, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
-        try self.init(respond: { await api.respond(to: $0) }, host: host, port: port, tls: tls, logger: logger)
+    public convenience init(api: AdminAPI, isAuthenticated: @escaping CredentialCheck, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
+        try self.init(respond: { await api.respond(to: $0) }, isAuthenticated: isAuthenticated, host: host, port: port, tls: tls, logger: logger)
     }
 
-    public init(respond: @escaping Responder, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
+    public init(respond: @escaping Responder, isAuthenticated: @escaping CredentialCheck, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
         if tls == nil && !Self.isLoopback(host) {
             throw AdminAPIConfigurationError("The admin API listens on \(host) without TLS. Give it 'certificate' and 'privateKey' files, or listen on 127.0.0.1 or ::1: tokens must not cross a network in plain text.")
         }
         self.respond = respond
+        self.isAuthenticated = isAuthenticated
+        self.connections = AdminConnectionTable(limits: Self.connectionLimits, logger: logger)
         self.host = host
         self.requestedPort = port
         self.logger = logger
@@ -77,6 +97,7 @@ public final class AdminAPIServer: Sendable {
     @discardableResult
     public func start() throws -> Int {
         let respond = self.respond
+        let isAuthenticated = self.isAuthenticated
         let tls = self.tls
         let connections = self.connections
         let bootstrap = ServerBootstrap(group: group)
@@ -84,23 +105,15 @@ public final class AdminAPIServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 let remote = channel.remoteAddress?.ipAddress ?? "unknown"
-                let admitted = connections.withLock { open -> Bool in
-                    guard open.values.reduce(0, +) < Self.maximumConnections, open[remote, default: 0] < Self.maximumConnectionsPerAddress else { return false }
-                    open[remote, default: 0] += 1
-                    return true
-                }
-                guard admitted else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in
-                    connections.withLock { open in
-                        open[remote, default: 1] -= 1
-                        if open[remote] == 0 { open[remote] = nil }
-                    }
-                }
+                guard let id = connections.admit(channel, address: remote) else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.remove(id) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
-                    try pipeline.addHandler(AdminAPIHandler(respond: respond, remoteAddress: remote, overTLS: tls != nil))
+                    try pipeline.addHandler(AdminAPIHandler(
+                        respond: respond, isAuthenticated: isAuthenticated, connection: id, connections: connections, remoteAddress: remote, overTLS: tls != nil
+                    ))
                 }
             }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
@@ -125,16 +138,22 @@ public struct AdminAPIConfigurationError: Error, CustomStringConvertible, Sendab
     init(_ description: String) { self.description = description }
 }
 
-/// One connection: reads a request (head and body, the body bounded), answers it through ``AdminAPI``, one at a
-/// time.
+/// One connection: reads a request (head and body, the body bounded), answers it through the responder, one at a
+/// time, and tells ``AdminConnectionTable`` where it is, so that admission knows whom it may evict.
 final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let respond: AdminAPIServer.Responder
+    private let isAuthenticated: AdminAPIServer.CredentialCheck
+    private let connection: UInt64
+    private let connections: AdminConnectionTable
     private let remoteAddress: String
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
+    /// While the head's credentials are checked: the parts the decoder had already read, handled once the check
+    /// answers, so that the connection's phase is settled before any of its body counts.
+    private var heldParts: [HTTPServerRequestPart]?
     /// Closes the connection when a request is not complete in time (a trickle of bytes does not extend it), or
     /// when an idle connection sends no new request.
     private var deadline: Scheduled<Void>?
@@ -145,9 +164,13 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Over TLS, browsers are told to use nothing else for this host (the dashboard's cookies go with it).
     private let overTLS: Bool
 
-    init(respond: @escaping AdminAPIServer.Responder, remoteAddress: String, overTLS: Bool) {
+    init(respond: @escaping AdminAPIServer.Responder, isAuthenticated: @escaping AdminAPIServer.CredentialCheck, connection: UInt64,
+         connections: AdminConnectionTable, remoteAddress: String, overTLS: Bool) {
         self.overTLS = overTLS
         self.respond = respond
+        self.isAuthenticated = isAuthenticated
+        self.connection = connection
+        self.connections = connections
         self.remoteAddress = remoteAddress
     }
 
@@ -168,17 +191,35 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if heldParts != nil {
+            heldParts?.append(part)
+        } else {
+            handle(part, context: context)
+        }
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let head):
-            self.head = head
             body = []
             arm(Self.requestDeadline, context: context)
+            if Self.announcesTooLargeABody(head) {
+                // Refused before a byte of the body is read: no reason to wait for it, or to let it hold the slot.
+                self.head = nil
+                context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
+                write(Self.tooLarge.response, version: head.version, keepAlive: false, context: context)
+                return
+            }
+            self.head = head
+            checkCredentials(of: head, context: context)
         case .body(var buffer):
             guard self.head != nil else { return }
             if body.count + buffer.readableBytes > AdminAPI.maximumBodyBytes {
                 // Answered at once and closed: the rest of the body is never read.
                 self.head = nil
-                write(APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes.").response, version: .http1_1, keepAlive: false, context: context)
+                context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
+                write(Self.tooLarge.response, version: .http1_1, keepAlive: false, context: context)
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
                 body += bytes
             }
@@ -205,10 +246,63 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// Pauses reading, asks `isAuthenticated` about the head off the event loop, settles the connection's phase with
+    /// the answer, then handles what arrived meanwhile and reads on.
+    private func checkCredentials(of head: HTTPRequestHead, context: ChannelHandlerContext) {
+        heldParts = []
+        connections.enter(.checkingCredentials, id: connection)
+        context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
+        let request = AdminAPIRequest(
+            method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: [], remoteAddress: remoteAddress
+        )
+        let isAuthenticated = self.isAuthenticated
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        Task {
+            let authenticated = await isAuthenticated(request)
+            bound.eventLoop.execute {
+                let (handler, context) = bound.value
+                handler.credentialsChecked(authenticated, context: context)
+            }
+        }
+    }
+
+    private func credentialsChecked(_ authenticated: String?, context: ChannelHandlerContext) {
+        let held = heldParts ?? []
+        heldParts = nil
+        guard context.channel.isActive else { return }
+        connections.enter(authenticated == nil ? .unauthenticatedRequest : .authenticatedRequest, id: connection, admin: authenticated)
+        var requestComplete = false
+        for part in held {
+            if heldParts != nil {
+                heldParts?.append(part)
+                continue
+            }
+            if case .end = part { requestComplete = true }
+            handle(part, context: context)
+        }
+        // Reading resumes for the rest of the body; once the request is complete, the answer's write resumes it.
+        if !requestComplete && head != nil && heldParts == nil {
+            context.channel.setOption(.autoRead, value: true).whenComplete { _ in }
+            context.read()
+        }
+    }
+
+    private static let tooLarge = APIFailure(413, "The body is larger than \(AdminAPI.maximumBodyBytes) bytes; send at most that much (the admin API's documents are small).")
+
+    /// A `Content-Length` above the limit, or one too long to be a number at all.
+    static func announcesTooLargeABody(_ head: HTTPRequestHead) -> Bool {
+        head.headers["Content-Length"].contains { value in
+            let digits = value.trimmingCharacters(in: .whitespaces)
+            guard !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }) else { return false }
+            return Int(digits).map { $0 > AdminAPI.maximumBodyBytes } ?? true
+        }
+    }
+
     private func write(_ response: AdminAPIResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
         var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         headers.add(name: "Content-Length", value: String(response.body.count))
-        headers.add(name: "Cache-Control", value: "no-store")
+        // Nothing is cached unless the answer says otherwise (only the dashboard's icon does).
+        if !headers.contains(name: "Cache-Control") { headers.add(name: "Cache-Control", value: "no-store") }
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         if overTLS { headers.add(name: "Strict-Transport-Security", value: "max-age=31536000") }
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
@@ -217,7 +311,10 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         buffer.writeBytes(response.body)
         context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         let channel = context.channel
-        if keepAlive { arm(Self.idleDeadline, context: context) }
+        if keepAlive {
+            arm(Self.idleDeadline, context: context)
+            connections.enter(.idle, id: connection)
+        }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             if keepAlive {
                 channel.setOption(.autoRead, value: true).whenComplete { _ in }
@@ -227,5 +324,60 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
     }
+}
 
+/// The admin listener's connections: ``AdminConnectionAdmission`` under a lock, with the channel of each admitted
+/// connection so that an eviction can close it.
+final class AdminConnectionTable: Sendable {
+    private struct State {
+        var admission: AdminConnectionAdmission
+        var channels: [UInt64: any Channel] = [:]
+        var refusedSinceWarning = 0
+        var lastWarning: NIODeadline?
+    }
+
+    private let state: LockedValue<State>
+    private let logger: Logger
+
+    init(limits: AdminConnectionAdmission.Limits, logger: Logger) {
+        state = LockedValue(State(admission: AdminConnectionAdmission(limits: limits)))
+        self.logger = logger
+    }
+
+    /// Counts `channel` and returns its id, closing the connections it evicts; nil when it must be refused.
+    func admit(_ channel: any Channel, address: String) -> UInt64? {
+        let now = NIODeadline.now()
+        let (id, evicted, warning) = state.withLock { state -> (UInt64?, [any Channel], String?) in
+            switch state.admission.admit(address: address) {
+            case .admitted(let id, let evicting):
+                state.channels[id] = channel
+                return (id, evicting.compactMap { state.channels.removeValue(forKey: $0) }, nil)
+            case .refused(let refusal):
+                state.refusedSinceWarning += 1
+                // A flood refused connection by connection would flood the log too: one line a minute at most.
+                if let last = state.lastWarning, now - last < .minutes(1) { return (nil, [], nil) }
+                state.lastWarning = now
+                defer { state.refusedSinceWarning = 0 }
+                let reason = switch refusal {
+                case .addressFull: "\(address) (counted as \(ClientAddress.key(for: address))) already holds \(state.admission.limits.perAddress) connections, none of which may give way (each serves an authenticated request or has its credentials checked)"
+                case .listenerFull: "every slot a new connection may take is held by a connection serving an authenticated request or having its credentials checked"
+                }
+                return (nil, [], "\(state.refusedSinceWarning) connection(s) refused since the last such line; the last because \(reason)")
+            }
+        }
+        for channel in evicted { channel.close(promise: nil) }
+        if let warning { logger.warning("Admin listener full", metadata: ["detail": "\(warning)"]) }
+        return id
+    }
+
+    func enter(_ phase: AdminConnectionAdmission.Phase, id: UInt64, admin: String? = nil) {
+        state.withLock { _ = $0.admission.enter(phase, id: id, admin: admin) }
+    }
+
+    func remove(_ id: UInt64) {
+        state.withLock { state in
+            state.admission.remove(id)
+            state.channels[id] = nil
+        }
+    }
 }

@@ -1,11 +1,10 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import PinsetCore
 
-/// Failed authentications per client address in a sliding minute: past the limit, the address is refused (429)
-/// before its token is even looked at, so a guesser gets a few tries a minute instead of thousands a second. IPv6
+/// Failed authentications per client address in a sliding minute: past the limit, every token from the address
+/// that does not authenticate is answered 429, so a guesser learns nothing from its tries for the rest of the
+/// minute, while a valid token is still accepted (``authenticate(_:from:with:)``, the one rule of the API and the
+/// dashboard). IPv6
 /// addresses count per /64, the block one subscriber is usually given, so a guesser cannot rotate through its own
 /// block for fresh tries. The table is bounded: when full, the address that failed longest ago is forgotten.
 public final class AuthenticationThrottle: Sendable {
@@ -42,15 +41,8 @@ public final class AuthenticationThrottle: Sendable {
         }
     }
 
-    /// What failures are counted under: an IPv4 address as it is, an IPv6 address by its /64 (an IPv4-mapped one
-    /// as its IPv4 address).
+    /// What failures are counted under: ``ClientAddress/key(for:)``, as the admin listener's connections are.
     static func key(for address: String) -> String {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let parsed = address.withCString { inet_pton(AF_INET6, $0, &bytes) }
-        guard parsed == 1 else { return address }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
-            return bytes[12...].map { String($0) }.joined(separator: ".")
-        }
-        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+        ClientAddress.key(for: address)
     }
 }

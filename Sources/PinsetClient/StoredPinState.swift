@@ -101,6 +101,7 @@ struct StoredPinState {
     }
 
     static func write(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, acceptedAt: Date, configuration: PinsetClientConfiguration) throws(PinUpdateError) {
+        try requirePrivateDirectory(configuration.stateDirectory)
         do {
             try AtomicFile.createDirectory(configuration.stateDirectory, mode: 0o700)
             try AtomicFile.write(encode(pinSet, floorSource: floorSource, acceptedAt: acceptedAt), to: configuration.stateFilePath, mode: 0o600)
@@ -109,8 +110,26 @@ struct StoredPinState {
         }
     }
 
+    /// Throws unless the state directory, when it exists, is owned by the running user (or root) and writable by
+    /// no one else: whoever else can write it can replace the last good pins with an older genuine bundle (and
+    /// `pinset client` keeps its trust certificates there). Missing directories are created 0700 by `write`.
+    static func requirePrivateDirectory(_ directory: String) throws(PinUpdateError) {
+        do {
+            try FileTrust.checkIfPresent(directory, as: .directory)
+        } catch let refusal as FileTrust.Refusal {
+            throw PinUpdateError(.storage, "the state directory is not private to this app. \(refusal)")
+        } catch {
+            throw PinUpdateError(.storage, "the state directory could not be checked: \(error)")
+        }
+    }
+
     static func load(configuration: PinsetClientConfiguration) async -> LoadOutcome {
         let path = configuration.stateFilePath
+        do {
+            try requirePrivateDirectory(configuration.stateDirectory)
+        } catch {
+            return .rejected(error)
+        }
         guard AtomicFile.exists(path) else { return .missing }
         let bytes: [UInt8]
         do {

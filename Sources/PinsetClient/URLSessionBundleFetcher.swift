@@ -13,7 +13,9 @@ import FoundationNetworking
 ///   is bounded by the limit plus one network read;
 /// - a non-200 status cancels the transfer at once (its body is never read), and redirects are not followed,
 ///   so a 3xx surfaces as `.httpStatus`;
-/// - the whole exchange, connection included, is bounded by `timeout`; task cancellation cancels it too.
+/// - the whole exchange, connection included, is bounded by `timeout` as a deadline: a server that trickles
+///   the head or the body byte by byte is cut off when it passes, however steadily the bytes come (URLSession's
+///   own timeouts restart with every byte received on Linux); task cancellation cancels it too.
 ///
 /// Thread-safe: a stateless value; concurrent fetches use separate sessions.
 public struct URLSessionBundleFetcher: BundleFetcher {
@@ -38,13 +40,21 @@ public struct URLSessionBundleFetcher: BundleFetcher {
         // The session retains its delegate until invalidated; this breaks the cycle once the task has ended.
         defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request)
+        let deadline = PinUpdateError(
+            .transport, "the exchange with \(url.absoluteString) did not complete within the fetch timeout of \(Self.describe(timeout)); the transfer was cut off"
+        )
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FetchedBundle, any Error>) in
-                collector.start(task, continuation: continuation)
+                collector.start(task, continuation: continuation, deadline: .now() + seconds, deadlineError: deadline)
             }
         } onCancel: {
             collector.cancel(PinUpdateError(.transport, "the fetch was cancelled"))
         }
+    }
+
+    private static func describe(_ timeout: Duration) -> String {
+        let seconds = timeout.timeInterval
+        return seconds == seconds.rounded() ? "\(Int64(seconds)) s" : "\(seconds) s"
     }
 }
 
@@ -62,22 +72,30 @@ final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked S
     private var task: URLSessionDataTask?
     private var continuation: CheckedContinuation<FetchedBundle, any Error>?
     private var finished = false
+    /// Also what URLSession's own timeouts report: whichever fires first, the caller reads the same reason.
+    private var deadlineError: PinUpdateError?
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    func start(_ task: URLSessionDataTask, continuation: CheckedContinuation<FetchedBundle, any Error>) {
+    /// Starts `task`, failing the fetch with `deadlineError` if it has not completed by `deadline`.
+    func start(
+        _ task: URLSessionDataTask, continuation: CheckedContinuation<FetchedBundle, any Error>, deadline: DispatchTime, deadlineError: PinUpdateError
+    ) {
         let cancelledEarly: (any Error)? = lock.withLock {
             self.task = task
             self.continuation = continuation
+            self.deadlineError = deadlineError
             return outcome
         }
         if let cancelledEarly {
             finish(.failure(cancelledEarly))
-        } else {
-            task.resume()
+            return
         }
+        // Weak: a fetch that completed in time releases the collector, and the timer then finds nothing to cancel.
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in self?.cancel(deadlineError) }
+        task.resume()
     }
 
     /// Stops the transfer and fails the fetch with `error`, unless it has already completed.
@@ -145,6 +163,7 @@ final class LimitedBodyCollector: NSObject, URLSessionDataDelegate, @unchecked S
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let result: Result<FetchedBundle, any Error> = lock.withLock {
             if let outcome { return .failure(outcome) }
+            if let error, (error as NSError).code == NSURLErrorTimedOut, let deadlineError { return .failure(deadlineError) }
             if let error { return .failure(PinUpdateError(.transport, "the request failed: \(error.localizedDescription)")) }
             guard let statusCode else { return .failure(PinUpdateError(.transport, "the server sent no response")) }
             return .success(FetchedBundle(statusCode: statusCode, body: body, serverDate: serverDate))

@@ -7,7 +7,8 @@ import Foundation
 /// `port`, `noted-hostname`, `include-subdomains`, `validated-certificate-chain` (PEM certificates, leaf first),
 /// `known-pins` (`pin-sha256="<base64>"`) and `validation-result` are required; `app-platform`,
 /// `app-platform-version`, `trustkit-version`, `enforce-pinning`, `date-time` (kept as text: TrustKit writes
-/// `yyyy-MM-ddTHH:mm:ssZ` in UTC, TrustKit-Android the device's time with a `+HHMM` offset),
+/// `yyyy-MM-ddTHH:mm:ssZ` in UTC; TrustKit-Android the same shape in the device's local time, its `Z` a literal
+/// letter that `android.text.format.DateFormat` leaves as it is, so it names no zone),
 /// `known-pins-expiration-date` (`yyyy-MM-dd`) and `pinset-version` may be absent or null (older TrustKit
 /// releases send no platform fields). Other members, such as TrustKit-Android's `served-certificate-chain`, are
 /// ignored. See ``parse(_:)`` for the limits.

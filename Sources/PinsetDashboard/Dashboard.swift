@@ -29,6 +29,9 @@ public struct Dashboard: Sendable {
     static let sessionCookie = "__Host-pinset_session"
     static let loginCookie = "__Host-pinset_login"
     static let stylesheet: [UInt8] = PackageResources.dashboard_css
+    /// Browsers ask for `/favicon.ico` on every origin: served, not 404, and cacheable for a day.
+    static let favicon: [UInt8] = PackageResources.favicon_ico
+    static let faviconPath = "/favicon.ico"
 
     public init(
         admin: Admin, throttle: AuthenticationThrottle, liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings,
@@ -47,7 +50,7 @@ public struct Dashboard: Sendable {
 
     /// Whether the dashboard answers this path rather than the API.
     public static func serves(_ path: Substring) -> Bool {
-        path == "/" || path == prefix || path.hasPrefix(prefix + "/")
+        path == "/" || path == prefix || path.hasPrefix(prefix + "/") || path == faviconPath
     }
 
     public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
@@ -82,6 +85,14 @@ public struct Dashboard: Sendable {
     private func route(_ request: AdminAPIRequest) async throws -> AdminAPIResponse {
         let path = request.path
         if path == "/" || path == Self.prefix { return Self.redirect(Self.prefix + "/") }
+        if path == Self.faviconPath {
+            guard request.method == "GET" else {
+                var refused = Self.page(status: 405, DashboardPages.refusal(DashboardRefusal(405, "\(Self.faviconPath) is only read, with GET.")))
+                refused.headers.append(("Allow", "GET"))
+                return refused
+            }
+            return AdminAPIResponse(status: 200, headers: [("Content-Type", "image/x-icon"), ("Cache-Control", "public, max-age=86400")], body: Self.favicon)
+        }
         // Only the entry pages may be opened from another site's link: no other page reflects anything to one.
         if request.method == "GET", let site = request.header("Sec-Fetch-Site"), site == "cross-site" || site == "same-site",
            path != Self.prefix + "/", path != Self.prefix + "/login" {
@@ -162,7 +173,7 @@ public struct Dashboard: Sendable {
         if changeRequest.state == .open {
             // A request whose host was removed since cannot be previewed, but must still be shown and rejectable.
             do {
-                previews = try await self.previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck)
+                previews = try await self.previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck, by: context.viewer)
             } catch let error as AdminError {
                 previewFailure = error.description
             } catch let error as StoreError {
@@ -177,7 +188,8 @@ public struct Dashboard: Sendable {
     // MARK: Sessions
 
     /// Logs in with an admin token: the form must carry the login cookie's value (a page of another site cannot
-    /// log a browser in as its own admin), and failures count against the address like the API's.
+    /// log a browser in as its own admin), and the token is taken by the API's rule: failures count against the
+    /// address, and a valid token is accepted from a throttled one.
     private func logIn(_ request: AdminAPIRequest) throws -> AdminAPIResponse {
         try requireSameOrigin(request)
         let form = try FormBody(request)
@@ -188,20 +200,21 @@ public struct Dashboard: Sendable {
             let formToken = Base64URL.random(byteCount: 32)
             return Self.page(status: status, DashboardPages.login(formToken: formToken, message: message), cookies: [Self.cookie(Self.loginCookie, formToken, maxAge: 600)])
         }
-        if let seconds = throttle.retryAfter(for: request.remoteAddress) {
-            return retry("Too many failed logins from this address; try again in \(seconds) s.", status: 429)
-        }
-        let token: AdminToken
-        do {
-            token = try AdminToken(parsing: form["token"] ?? "")
-            _ = try admin.authenticate(token)
-        } catch let error as AdminError {
-            throttle.recordFailure(from: request.remoteAddress)
-            return retry(error.description, status: 401)
+        let presented = form["token"].flatMap { $0.isEmpty ? nil : $0 }
+        let tokenDigest: SHA256Fingerprint
+        switch try throttle.authenticate(presented, from: request.remoteAddress, with: admin) {
+        case .authenticated(_, let digest):
+            tokenDigest = digest
+        case .refused(let message, let retryAfter?):
+            var response = retry(message, status: 429)
+            response.headers.append(("Retry-After", String(retryAfter)))
+            return response
+        case .refused(let message, nil):
+            return retry(message, status: 401)
         }
         // A session the browser still holds ends: one browser, one session.
         if let previous = Self.cookies(request)[Self.sessionCookie] { sessions.end(id: previous) }
-        let (id, _) = sessions.create(tokenDigest: token.sha256)
+        let (id, _) = sessions.create(tokenDigest: tokenDigest)
         return Self.redirect(Self.prefix + "/", cookies: [
             Self.cookie(Self.loginCookie, "", maxAge: 0), Self.cookie(Self.sessionCookie, id, maxAge: Int(DashboardSessions.absoluteLifetime)),
         ])
@@ -339,7 +352,8 @@ enum ConstantTime {
     }
 }
 
-/// An `application/x-www-form-urlencoded` body.
+/// An `application/x-www-form-urlencoded` body. A field that does not decode to UTF-8 text is refused, never read
+/// as empty: a note would otherwise be stored blank without a word.
 struct FormBody {
     private var fields: [String: String] = [:]
 
@@ -348,12 +362,24 @@ struct FormBody {
         guard request.header("Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
             throw DashboardRefusal(415, "The dashboard takes forms ('application/x-www-form-urlencoded') only.")
         }
-        for pair in String(decoding: request.body, as: UTF8.self).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String { String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
-            let name = decode(parts[0])
-            if fields[name] == nil { fields[name] = parts.count > 1 ? decode(parts[1]) : "" }
+        guard let body = String(validating: request.body, as: UTF8.self) else {
+            throw Self.notText("The form")
         }
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]) else { throw Self.notText("A field name of the form") }
+            guard let value = parts.count > 1 ? Self.decode(parts[1]) : "" else { throw Self.notText("The form's field '\(name)'") }
+            if fields[name] == nil { fields[name] = value }
+        }
+    }
+
+    /// nil for a malformed percent-escape, or escapes whose bytes are not UTF-8.
+    private static func decode(_ text: Substring) -> String? {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    private static func notText(_ what: String) -> DashboardRefusal {
+        DashboardRefusal(400, "\(what) is not UTF-8 text (percent-escapes must decode to UTF-8), so it cannot be read. Nothing was changed; go back, type the text again in the dashboard's page and send it.")
     }
 
     subscript(_ name: String) -> String? { fields[name] }

@@ -59,11 +59,13 @@ enum DashboardPages {
         \(breakGlassBanner(context, breakGlass))
         \(server)
         <h1>Customers</h1>
+        \(scrolling("Customers", """
         <table id="customers">
         <thead><tr><th>Customer</th><th>Version</th><th>Hosts</th><th>Pins</th><th>Host health</th><th>Next keys</th>
         <th>Uptake of latest</th><th>Pin failures (1 h)</th><th>Signer expires</th><th>Root expires</th><th>Change requests</th></tr></thead>
         <tbody>\(rows)</tbody>
         </table>
+        """))
         \(more)
         <h2>Open change requests</h2>
         \(requestTable(requests.filter { $0.state == .open }))
@@ -89,9 +91,43 @@ enum DashboardPages {
         return "\(safe > 0 ? HTML("<span class=\"good\">\(safe) ready</span> ") : "")\(waiting > 0 ? HTML("<span class=\"warn\">\(waiting) waiting</span>") : "")"
     }
 
+    /// The share of fetches on the latest version; fetches that sent no version are counted, never hidden behind
+    /// "no fetches" (legacy clients never send one).
     static func uptake(_ health: CustomerHealth?) -> HTML {
-        guard let health, let share = health.shareOnLatest else { return "<span class=\"muted\">no fetches</span>" }
-        return "\(RotationGate.percent(share)) of \(health.fetches)"
+        guard let health else { return "<span class=\"muted\">no server status</span>" }
+        if let share = health.shareOnLatest { return "\(RotationGate.percent(share)) of \(fetchCount(health.fetches))" }
+        if health.fetches == 0 { return "<span class=\"muted\">no fetches</span>" }
+        if health.latestVersion == nil { return "<span class=\"warn\">\(fetchCount(health.fetches)), no version served now</span>" }
+        return "<span class=\"muted\">\(fetchCount(health.fetches)), none reported a version</span>"
+    }
+
+    static func fetchCount(_ fetches: Int) -> String {
+        fetches == 1 ? "1 fetch" : "\(fetches) fetches"
+    }
+
+    /// A next-key verdict in words; the code stays in `data-verdict`.
+    static func nextKey(_ verdict: RotationGate.Readiness.Verdict?) -> HTML {
+        switch verdict {
+        case .safe: "<span class=\"good\" data-verdict=\"safe\">a next key may go live now</span>"
+        case .notYet: "<span class=\"warn\" data-verdict=\"not-yet\">next key pinned, not yet safe to go live</span>"
+        case .noNextKey, nil: "<span class=\"muted\" data-verdict=\"no-next-key\">no next key pinned</span>"
+        }
+    }
+
+    /// Whether the key a failing host served is a current pin, in words.
+    static func keyPinned(_ state: PinFailureSummary.KeyPinned) -> HTML {
+        switch state {
+        case .yes: "yes"
+        case .no: "<span class=\"bad\">no: not a current pin</span>"
+        case .hostNotPinned: "<span class=\"muted\">host not pinned now</span>"
+        case .noCertificate: "<span class=\"muted\">no certificate reported</span>"
+        }
+    }
+
+    /// A table in a container that scrolls sideways on a narrow screen, so that the page itself never does;
+    /// focusable, so that it scrolls from the keyboard too.
+    static func scrolling(_ label: String, _ table: HTML) -> HTML {
+        "<div class=\"table-scroll\" role=\"region\" aria-label=\"\(label)\" tabindex=\"0\">\(table)</div>"
     }
 
     static func failures(_ health: CustomerHealth?) -> HTML {
@@ -109,11 +145,12 @@ enum DashboardPages {
         guard !events.isEmpty else { return "" }
         let items: [HTML] = events.map { event in
             // Offered to whoever may acknowledge it, except who applied it (the store refuses that too).
-            let acknowledge: HTML = context.viewer.mayAcknowledge(event) && event.appliedBy.lowercased() != context.viewer.name.lowercased()
+            let acknowledge: HTML = context.viewer.mayAcknowledge(event)
                 ? """
                   <form class="inline" method="post" action="/dashboard/break-glass/\(event.id)/acknowledge">
                   <input type="hidden" name="csrf" value="\(context.csrfToken)">
-                  <input type="text" name="note" placeholder="What you checked (audit log)" maxlength="500">
+                  <label for="acknowledge-note-\(event.id)">What you checked (goes to the audit log)</label>
+                  <input type="text" id="acknowledge-note-\(event.id)" name="note" maxlength="500">
                   <button type="submit" class="secondary" id="acknowledge-\(event.id)">Acknowledge</button></form>
                   """
                 : ""
@@ -138,10 +175,10 @@ enum DashboardPages {
             <td>\(AdminDocuments.date(request.createdAt))</td><td>\(AdminDocuments.date(request.expiresAt))</td></tr>
             """
         }
-        return """
+        return scrolling("Change requests", """
         <table class="requests"><thead><tr><th>Request</th><th>Customer</th><th>State</th><th>Author</th><th>Reason</th><th>Opened</th><th>Expires</th></tr></thead>
         <tbody>\(rows)</tbody></table>
-        """
+        """)
     }
 
     // MARK: One customer
@@ -164,12 +201,27 @@ enum DashboardPages {
             let pins: [HTML] = host.pins.map { pin in "<div><code class=\"hash\">\(pin.displayName)</code> \(pin.label)</div>" }
             return """
             <tr data-host="\(host.hostname.rawValue)"><td>\(host.hostname.rawValue):\(Int(host.port))\(host.includeSubdomains ? " (and subdomains)" : "")</td>
-            <td>\(state)</td><td>\(verdicts[host.hostname]?.rawValue ?? "no-next-key")</td><td>\(pins)</td></tr>
+            <td>\(state)</td><td>\(nextKey(verdicts[host.hostname]))</td><td>\(pins)</td></tr>
             """
         }
+        // One row per host, result and served key, then the reports that got no row of their own: together they
+        // add up to every report counted.
         let reportRows: [HTML] = reports.rows.map { row in
-            "<tr><td>\(row.hostname)</td><td>\(AdminDocuments.resultName(row.validationResult))</td><td>\(row.reports)</td><td>\(AdminDocuments.date(row.lastHour))</td></tr>"
+            let served: HTML = row.leafSPKISHA256.map { "<code class=\"hash\">\($0)</code>" } ?? "<span class=\"muted\">none</span>"
+            return """
+            <tr data-report-host="\(row.hostname)"><td>\(row.hostname)</td><td>\(AdminDocuments.resultName(row.validationResult))</td><td>\(served)</td>
+            <td>\(keyPinned(row.keyPinned))</td><td>\(row.reports)</td><td>\(AdminDocuments.date(row.lastHour))</td></tr>
+            """
+        } + reports.buckets.map { bucket in
+            let what: HTML = bucket.bucket == PinFailureBucketSummary.unpublishedHost
+                ? "<span class=\"muted\">hosts \(name) does not publish (no pins)</span>"
+                : "<span class=\"muted\">other kinds, after an hour reached its row limit</span>"
+            return """
+            <tr data-report-bucket="\(bucket.bucket)"><td>\(what)</td><td>\(bucket.bucket)</td><td></td><td></td>
+            <td>\(bucket.reports)</td><td>\(AdminDocuments.date(bucket.lastHour))</td></tr>
+            """
         }
+        let reportTotal = reports.rows.reduce(0) { $0 + $1.reports } + reports.buckets.reduce(0) { $0 + $1.reports }
         let auditRows: [HTML] = audit.map { entry in
             "<tr><td>\(AdminDocuments.date(entry.at))</td><td>\(entry.actor)</td><td>\(entry.action.rawValue)</td><td>\(entry.details)</td></tr>"
         }
@@ -186,18 +238,22 @@ enum DashboardPages {
         <dl>
         <dt>Content version</dt><dd>\(pinSet.version)</dd>
         <dt>Review</dt><dd>\(requiresReview ? "every edit needs a second admin" : "edits apply at once")</dd>
-        <dt>Uptake of latest</dt><dd>\(uptake(health))</dd>
-        <dt>Pin failures (1 h)</dt><dd>\(failures(health))</dd>
+        <dt>Uptake of latest</dt><dd id="uptake">\(uptake(health))</dd>
+        <dt>Pin failures (1 h)</dt><dd id="failures-last-hour">\(failures(health))</dd>
         \(identity)
         </dl>
         <h2>Hosts</h2>
-        <table id="hosts"><thead><tr><th>Host</th><th>Live chain</th><th>Next key</th><th>Pins</th></tr></thead><tbody>\(hosts)</tbody></table>
+        \(scrolling("Hosts", "<table id=\"hosts\"><thead><tr><th>Host</th><th>Live chain</th><th>Next key</th><th>Pins</th></tr></thead><tbody>\(hosts)</tbody></table>"))
         <h2>Change requests</h2>
         \(requestTable(requests))
         <h2>Pin failures reported in the last 24 hours</h2>
-        \(reportRows.isEmpty ? HTML("<p class=\"muted\">None.</p>") : HTML("<table><thead><tr><th>Host</th><th>Result</th><th>Reports</th><th>Last hour</th></tr></thead><tbody>\(reportRows)</tbody></table>"))
+        \(reportRows.isEmpty ? HTML("<p class=\"muted\">None.</p>") : scrolling("Pin failures", """
+        <table id="reports"><thead><tr><th>Host</th><th>Result</th><th>Served key</th><th>Served key pinned now</th><th>Reports</th><th>Last hour</th></tr></thead>
+        <tbody>\(reportRows)</tbody>
+        <tfoot><tr><th colspan="4">All reports</th><td id="reports-total">\(reportTotal)</td><td></td></tr></tfoot></table>
+        """))
         <h2>Recent changes</h2>
-        <table><thead><tr><th>At</th><th>By</th><th>Action</th><th>Details</th></tr></thead><tbody>\(auditRows)</tbody></table>
+        \(scrolling("Recent changes", "<table><thead><tr><th>At</th><th>By</th><th>Action</th><th>Details</th></tr></thead><tbody>\(auditRows)</tbody></table>"))
         """)
     }
 
@@ -215,7 +271,7 @@ enum DashboardPages {
             let outcome = preview.outcome
             return """
             <tr data-host="\(hostname.rawValue)"><td>\(hostname.rawValue)</td><td>\(added)\(removed)</td>
-            <td class="\(outcome.permitsEdit ? "good" : "bad")">\(AdminDocuments.describe(outcome))</td></tr>
+            <td class="\(outcome.permitsEdit ? "good" : "bad")">\(AdminDocuments.describe(outcome, toOperator: viewer.isOperator))</td></tr>
             """
         }
         let edits: [HTML] = request.edits.map { edit in
@@ -237,7 +293,8 @@ enum DashboardPages {
                 actions.append("""
                 <form class="inline" method="post" action="/dashboard/requests/\(request.id)/reject">
                 <input type="hidden" name="csrf" value="\(context.csrfToken)">
-                <input type="text" name="note" placeholder="Why (goes to the audit log)" maxlength="500">
+                <label for="reject-note">Why (goes to the audit log)</label>
+                <input type="text" id="reject-note" name="note" maxlength="500">
                 <button type="submit" class="danger" id="reject">\(isAuthor ? "Withdraw" : "Reject")</button></form>
                 """)
             }
@@ -268,7 +325,7 @@ enum DashboardPages {
         </dl>
         <h2>Edits</h2>
         <ul>\(edits)</ul>
-        \(hosts.isEmpty ? HTML("") : HTML("<h2>Pins after approval, checked against the live chain now</h2><table id=\"preview\"><thead><tr><th>Host</th><th>Change</th><th>Live chain</th></tr></thead><tbody>\(hosts)</tbody></table>"))
+        \(hosts.isEmpty ? HTML("") : HTML("<h2>Pins after approval, checked against the live chain now</h2>\(scrolling("Pins after approval", "<table id=\"preview\"><thead><tr><th>Host</th><th>Change</th><th>Live chain</th></tr></thead><tbody>\(hosts)</tbody></table>"))"))
         \(previewFailure.map { HTML("<div class=\"banner warn\" id=\"preview-failure\">The live-chain check of the result could not run: \($0)</div>") } ?? "")
         <div id="actions">\(actions)</div>
         """)
@@ -278,9 +335,8 @@ enum DashboardPages {
 
     static func login(formToken: String, message: String?) -> HTML {
         """
-        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pinset dashboard: log in</title>
-        <link rel="stylesheet" href="/dashboard/style.css"></head><body>
-        <div class="login"><h1>Pinset dashboard</h1>
+        \(head(title: "Pinset dashboard: log in"))<body>
+        <main class="login"><h1>Pinset dashboard</h1>
         \(message.map { HTML("<div class=\"banner bad\" id=\"refusal\">\($0)</div>") } ?? "")
         <form method="post" action="/dashboard/login">
         <input type="hidden" name="form" value="\(formToken)">
@@ -288,23 +344,45 @@ enum DashboardPages {
         <input type="password" id="token" name="token" autocomplete="off" required>
         <p class="muted">The token <code>pinset admin token NAME</code> printed for you. The session ends after 30 idle minutes, and when the token is revoked.</p>
         <button type="submit" id="login">Log in</button>
-        </form></div></body></html>
+        </form></main></body></html>
         """
     }
 
     static func refusal(_ refusal: DashboardRefusal) -> HTML {
-        """
-        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pinset dashboard: \(refusal.status)</title>
-        <link rel="stylesheet" href="/dashboard/style.css"></head><body><main>
+        let heading = refusalHeading(refusal.status)
+        return """
+        \(head(title: "Pinset dashboard: \(heading)"))<body><main>
+        <h1>\(heading)</h1>
         <div class="banner bad" id="refusal">\(refusal.message)</div>
         <p><a href="/dashboard/">Back to the dashboard</a></p></main></body></html>
         """
     }
 
+    static func refusalHeading(_ status: Int) -> String {
+        switch status {
+        case 400: "The request could not be read"
+        case 401: "Not logged in"
+        case 404: "Not found"
+        case 409: "Not possible now"
+        case 415: "Not a form"
+        case 429: "Too many tries"
+        case 500..<600: "The server could not answer"
+        default: "Refused"
+        }
+    }
+
+    /// Every page's head: it fits a phone's width, and loads nothing but the dashboard's own stylesheet and icon.
+    static func head(title: String) -> HTML {
+        """
+        <!doctype html><html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1"><title>\(title)</title>
+        <link rel="icon" href="/favicon.ico"><link rel="stylesheet" href="/dashboard/style.css"></head>
+        """
+    }
+
     static func layout(_ context: Context, title: String, body: HTML) -> HTML {
         """
-        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pinset: \(title)</title>
-        <link rel="stylesheet" href="/dashboard/style.css"></head><body>
+        \(head(title: "Pinset: \(title)"))<body>
         <header><a href="/dashboard/">Pinset</a>
         <span class="who" id="who">\(context.viewer.name) (\(context.viewer.grants.map(\.description).joined(separator: ", ")))</span>
         <form method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="\(context.csrfToken)"><button type="submit" class="secondary">Log out</button></form>

@@ -62,6 +62,14 @@ public final class DashboardSessions: Sendable {
         }
     }
 
+    /// The token digest of a cookie's live session, changing nothing: no idle clock restarted, nothing forgotten.
+    public func tokenDigest(ofSession id: String, now: Date = Date()) -> SHA256Fingerprint? {
+        let key = Self.key(id)
+        return sessions.withLock { table in
+            table[key].flatMap { Self.isExpired($0, now: now) ? nil : $0.tokenDigest }
+        }
+    }
+
     func end(id: String) {
         let key = Self.key(id)
         sessions.withLock { $0[key] = nil }

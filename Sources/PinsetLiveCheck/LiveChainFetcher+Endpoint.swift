@@ -14,14 +14,19 @@ extension LiveChainFetcher {
     /// when given.
     ///
     /// - Throws: `LiveChainError` saying what failed and, for a chain that does not validate, how to get past it.
-    public static func fetchChain(endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil) async throws(LiveChainError) -> [Certificate] {
-        try await fetchValidatedChain(endpoint: endpoint, caFile: caFile, verify: verify, connectTo: connectTo).presented
+    public static func fetchChain(
+        endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil
+    ) async throws(LiveChainError) -> [Certificate] {
+        try await fetchValidatedChain(endpoint: endpoint, caFile: caFile, verify: verify, connectTo: connectTo, addressPolicy: addressPolicy).presented
     }
 
     /// The chain of `endpoint` and the validated path to its trust anchor (see
-    /// ``LiveChainFetcher/fetchValidatedChain(host:port:connectTo:verify:)``), for a one-off check.
-    public static func fetchValidatedChain(endpoint: String, caFile: String?, verify: Bool = true, connectTo: String? = nil) async throws(LiveChainError) -> (presented: [Certificate], validatedPath: [Certificate]) {
-        let fetcher = LiveChainFetcher(roots: try roots(caFile: caFile))
+    /// ``LiveChainFetcher/fetchValidatedChain(host:port:connectTo:verify:)``), for a one-off check; `addressPolicy`
+    /// judges where the host's name leads (nil: anywhere, for a command run on an admin's own machine).
+    public static func fetchValidatedChain(
+        endpoint: String, caFile: String?, verify: Bool = true, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil
+    ) async throws(LiveChainError) -> (presented: [Certificate], validatedPath: [Certificate]) {
+        let fetcher = LiveChainFetcher(roots: try roots(caFile: caFile), addressPolicy: addressPolicy)
         let target: ConnectTarget?
         do {
             target = try connectTo.map { try ConnectTarget.parse($0) }

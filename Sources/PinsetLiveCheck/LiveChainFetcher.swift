@@ -10,8 +10,8 @@ import X509
 ///
 /// Unless told not to, the chain is validated like a client would (RFC 5280 path to a trusted root and the
 /// host name), so a pin is never recorded from, or checked against, an interceptor's certificate by accident.
-/// Connecting and the handshake together take at most `timeout`; cancelling the calling task ends the wait
-/// for the connection or the handshake at once.
+/// Resolving the name (where an ``OutboundAddressPolicy`` judges its addresses), connecting and the handshake
+/// together take at most `timeout`; cancelling the calling task ends the wait for any of them at once.
 public struct LiveChainFetcher: Sendable {
     public static let defaultTimeout = Duration.seconds(10)
 
@@ -39,11 +39,15 @@ public struct LiveChainFetcher: Sendable {
     public var timeout: Duration
     /// Runs the connections; `nil` makes a one-thread group per fetch (one-off commands).
     public var group: (any EventLoopGroup)?
+    /// Which addresses a host name may lead to (the server's checks); nil connects wherever the name resolves (a
+    /// command an admin runs on their own machine). A `connectTo` target is configuration, never judged by it.
+    public var addressPolicy: OutboundAddressPolicy?
 
-    public init(roots: TrustRoots = .system, timeout: Duration = defaultTimeout, group: (any EventLoopGroup)? = nil) {
+    public init(roots: TrustRoots = .system, timeout: Duration = defaultTimeout, group: (any EventLoopGroup)? = nil, addressPolicy: OutboundAddressPolicy? = nil) {
         self.roots = roots
         self.timeout = timeout
         self.group = group
+        self.addressPolicy = addressPolicy
     }
 
     /// The chain `host` presents on `port` (reached at `connectTo` when given), validated unless `verify` is false.
@@ -72,7 +76,17 @@ public struct LiveChainFetcher: Sendable {
             activeGroup = made
         }
         defer { ownGroup?.shutdownGracefully { _ in } }
-        let chain = try await handshake(host: host, address: address, port: addressPort, endpoint: shownEndpoint, group: activeGroup)
+        let started = ContinuousClock.now
+        // The addresses judged are the ones connected to: a name is resolved once, so a second answer (DNS
+        // rebinding) cannot lead the connection elsewhere.
+        var checkedAddresses: [SocketAddress]?
+        if let addressPolicy, connectTo == nil {
+            checkedAddresses = try await Self.permittedAddresses(of: host, port: port, policy: addressPolicy, endpoint: shownEndpoint, timeout: timeout)
+        }
+        // One bound for resolving, connecting and the handshake together.
+        let remaining = checkedAddresses == nil ? timeout : max(timeout - (ContinuousClock.now - started), .milliseconds(1))
+        let chain = try await handshake(host: host, address: address, port: addressPort, endpoint: shownEndpoint, group: activeGroup,
+                                        checkedAddresses: checkedAddresses, timeout: remaining)
         guard verify else { return (chain, []) }
         let path = try await validate(leaf: chain[0], intermediates: Array(chain.dropFirst()), host: host, endpoint: shownEndpoint)
         return (chain, path)
@@ -82,8 +96,10 @@ public struct LiveChainFetcher: Sendable {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    private func handshake(host: String, address: String, port: Int, endpoint: String, group: any EventLoopGroup) async throws(LiveChainError) -> [Certificate] {
-        let timeout = TimeAmount.nanoseconds(Int64(self.timeout.components.seconds) * 1_000_000_000 + self.timeout.components.attoseconds / 1_000_000_000)
+    private func handshake(
+        host: String, address: String, port: Int, endpoint: String, group: any EventLoopGroup, checkedAddresses: [SocketAddress]?, timeout bound: Duration
+    ) async throws(LiveChainError) -> [Certificate] {
+        let timeout = TimeAmount.nanoseconds(Int64(bound.components.seconds) * 1_000_000_000 + bound.components.attoseconds / 1_000_000_000)
         let started = NIODeadline.now()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .noHostnameVerification
@@ -95,7 +111,7 @@ public struct LiveChainFetcher: Sendable {
         }
         let presented = group.next().makePromise(of: [NIOSSLCertificate].self)
         let isIPAddress = Self.isIPAddress(host)
-        let bootstrap = ClientBootstrap(group: group)
+        var bootstrap = ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -111,6 +127,7 @@ public struct LiveChainFetcher: Sendable {
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
+        if let checkedAddresses { bootstrap = bootstrap.resolver(CheckedAddressResolver(addresses: checkedAddresses, loop: group.next())) }
         let channel: any Channel
         do {
             let connecting = bootstrap.connect(host: address, port: port)
@@ -129,7 +146,7 @@ public struct LiveChainFetcher: Sendable {
             throw LiveChainError("Could not connect to \(endpoint): \(error). Check the host, port and that the server is up.")
         }
         // One bound for connecting and the handshake together.
-        let seconds = Double(timeout.nanoseconds) / 1e9
+        let seconds = Double(self.timeout.components.seconds) + Double(self.timeout.components.attoseconds) / 1e18
         let deadline = channel.eventLoop.scheduleTask(deadline: started + timeout) {
             presented.fail(LiveChainError("\(endpoint) did not complete a TLS handshake within \(seconds) s."))
         }

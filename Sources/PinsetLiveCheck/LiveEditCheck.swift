@@ -12,8 +12,8 @@ public enum LiveEditCheck {
         case overridden(reason: String)
         /// The host is marked unmonitored: its chain is not checked.
         case unmonitored(reason: String)
-        /// The chain could not be fetched or did not validate.
-        case unreachable(endpoint: String, reason: String)
+        /// The chain could not be fetched or did not validate, or the address policy refused the host's addresses.
+        case unreachable(endpoint: String, reason: LiveChainError)
         /// The chain was fetched and the pins compared with it.
         case checked(endpoint: String, check: LiveChainCheck)
 
@@ -43,6 +43,17 @@ public enum LiveEditCheck {
                     + ")"
             }
         }
+
+        /// Whether the address policy refused the host's addresses (no connection was made).
+        public var isAddressRefusal: Bool {
+            if case .unreachable(_, let reason) = self { reason.kind == .addressNotAllowed } else { false }
+        }
+
+        /// What a failed fetch says to an admin who is (or is not) an operator: ``LiveChainError/told(toOperator:endpoint:)``.
+        public func failureText(toOperator: Bool) -> String? {
+            guard case .unreachable(let endpoint, let reason) = self else { return nil }
+            return reason.told(toOperator: toOperator, endpoint: endpoint)
+        }
     }
 
     /// Checks `host` as the edit would leave it.
@@ -52,18 +63,22 @@ public enum LiveEditCheck {
     ///   - unmonitoredReason: the reason the host is marked unmonitored, if it is.
     ///   - caFile: roots to validate the chain against instead of the system's.
     ///   - connectTo: where to reach the host while sending and validating its name.
+    ///   - addressPolicy: which addresses the host's name may lead to; nil for a check an admin runs on their own machine.
     public static func run(
-        _ host: HostPins, overrideReason: String?, unmonitoredReason: String?, caFile: String?, connectTo: String?, now: Date = Date()
+        _ host: HostPins, overrideReason: String?, unmonitoredReason: String?, caFile: String?, connectTo: String?,
+        addressPolicy: OutboundAddressPolicy? = nil, now: Date = Date()
     ) async -> Outcome {
         if let overrideReason { return .overridden(reason: overrideReason) }
         if let unmonitoredReason { return .unmonitored(reason: unmonitoredReason) }
         let endpoint = "\(host.hostname.rawValue):\(host.port)"
         do {
-            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true, connectTo: connectTo)
+            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true, connectTo: connectTo, addressPolicy: addressPolicy)
             let live = try LiveCertificate.chain(fromDER: chain.map { try PinMaterial.derBytes(of: $0) })
             return .checked(endpoint: endpoint, check: LiveChainCheck(pins: host.pins, chain: live, now: now))
+        } catch let error as LiveChainError {
+            return .unreachable(endpoint: endpoint, reason: error)
         } catch {
-            return .unreachable(endpoint: endpoint, reason: "\(error)")
+            return .unreachable(endpoint: endpoint, reason: LiveChainError("The chain \(endpoint) presented could not be read: \(error)."))
         }
     }
 }

@@ -99,12 +99,13 @@ extension SigningIdentity {
     }
 
     /// Warnings for certificates of the chain that expire soon: the trust anchor within
-    /// `anchorExpiryWarningInterval`, any other within `expiryWarningInterval` of `now`.
-    public func expiryWarnings(at now: Date) -> [String] {
+    /// `anchorExpiryWarningInterval`, any other within `expiryWarningInterval` of the moment the server stops
+    /// signing with it, `lead` before its expiry (the bundle lifetime: no bundle may outlive its signer).
+    public func expiryWarnings(at now: Date, stopsSigningBefore lead: TimeInterval = SigningSchedule.default.minimumRemainingValidity) -> [String] {
         let anchor = trustAnchor
         return chain.enumerated().compactMap { index, certificate in
             let remaining = certificate.notValidAfter.timeIntervalSince(now)
-            let threshold = certificate == anchor ? Self.anchorExpiryWarningInterval : Self.expiryWarningInterval
+            let threshold = (certificate == anchor ? Self.anchorExpiryWarningInterval : Self.expiryWarningInterval) + lead
             guard remaining < threshold else { return nil }
             let name = Self.describe(certificate, index: index)
             guard remaining > 0 else {
@@ -114,7 +115,9 @@ extension SigningIdentity {
             let consequence = certificate == anchor
                 ? "every app that embeds it rejects all bundles after that; ship apps with a new anchor well before"
                 : "bundles are rejected after that unless it is replaced"
-            return "\(name) expires on \(Self.format(certificate.notValidAfter)), in \(days) day\(days == 1 ? "" : "s"): \(consequence)."
+            let stop = certificate.notValidAfter.addingTimeInterval(-lead)
+            let stops = lead > 0 ? " The server stops signing with it from \(Self.format(stop)), \(Int(lead)) s before, so that no bundle outlives it." : ""
+            return "\(name) expires on \(Self.format(certificate.notValidAfter)), in \(days) day\(days == 1 ? "" : "s"): \(consequence).\(stops)"
         }
     }
 

@@ -64,8 +64,8 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         }
 
         /// The cheap comparison first: the full chain walk runs only within the longest warning interval.
-        func warnings(at now: Date) -> [String] {
-            window.upperBound.timeIntervalSince(now) < SigningIdentity.anchorExpiryWarningInterval ? identity.expiryWarnings(at: now) : []
+        func warnings(at now: Date, stopsSigningBefore lead: TimeInterval) -> [String] {
+            window.upperBound.timeIntervalSince(now) < SigningIdentity.anchorExpiryWarningInterval + lead ? identity.expiryWarnings(at: now, stopsSigningBefore: lead) : []
         }
     }
 
@@ -129,11 +129,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
         }
         // Listed even when it cannot sign (its expiry is then what the operator looks for) or signs no one.
         if case .success(let checked) = loadedDefault {
-            figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultHeader?.signersNotBefore))
+            figures.append(.init(customer: nil, identity: checked.identity, signersNotBefore: defaultHeader?.signersNotBefore, stopsSigningBefore: bundleExpires.timeIntervalSince(now)))
         }
         // Warned about even while no customer uses it: it signs the next customer added.
         if case .success(let checked) = defaultResult ?? loadedDefault {
-            warnings += checked.warnings(at: now).map { "default signing identity: \($0)" }
+            warnings += checked.warnings(at: now, stopsSigningBefore: bundleExpires.timeIntervalSince(now)).map { "default signing identity: \($0)" }
         }
         var signers: [Result<SigningIdentity, SigningIdentityFailure>] = []
         signers.reserveCapacity(headers.count)
@@ -148,11 +148,11 @@ public final class SigningIdentityDirectory: @unchecked Sendable {
                 case .failure(let problem):
                     signers.append(.failure(SigningIdentityFailure(customer: header.customer, signer: .customerOwn, reason: problem.reason)))
                 case .success(let checked):
-                    figures.append(.init(customer: header.customer, identity: checked.identity, signersNotBefore: header.signersNotBefore))
+                    figures.append(.init(customer: header.customer, identity: checked.identity, signersNotBefore: header.signersNotBefore, stopsSigningBefore: bundleExpires.timeIntervalSince(now)))
                     if let problem = checked.problem(at: now, bundleExpires: bundleExpires, signersNotBefore: header.signersNotBefore) {
                         signers.append(.failure(SigningIdentityFailure(customer: header.customer, signer: .customerOwn, reason: problem)))
                     } else {
-                        warnings += checked.warnings(at: now).map { "customer '\(header.customer)': \($0)" }
+                        warnings += checked.warnings(at: now, stopsSigningBefore: bundleExpires.timeIntervalSince(now)).map { "customer '\(header.customer)': \($0)" }
                         expiry.include(checked.identity)
                         signers.append(.success(checked.identity))
                     }

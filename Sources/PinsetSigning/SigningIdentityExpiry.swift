@@ -30,12 +30,14 @@ public struct SigningIdentityExpiry: Hashable, Sendable {
         /// The identity's revocation floor (Unix seconds), if set.
         public let signersNotBefore: Int64?
 
-        public init(customer: CustomerName?, identity: SigningIdentity, signersNotBefore: Int64?) {
+        /// - Parameter lead: how long before a certificate's expiry the server stops signing with it (the bundle
+        ///   lifetime): the warnings start that much earlier.
+        public init(customer: CustomerName?, identity: SigningIdentity, signersNotBefore: Int64?, stopsSigningBefore lead: TimeInterval = 0) {
             self.customer = customer
             self.signerNotAfter = identity.certificate.notValidAfter
             self.rootNotAfter = identity.trustAnchor.notValidAfter
-            self.signerWarningInterval = identity.intermediates.isEmpty ? SigningIdentity.anchorExpiryWarningInterval : SigningIdentity.expiryWarningInterval
-            self.rootWarningInterval = SigningIdentity.anchorExpiryWarningInterval
+            self.signerWarningInterval = (identity.intermediates.isEmpty ? SigningIdentity.anchorExpiryWarningInterval : SigningIdentity.expiryWarningInterval) + lead
+            self.rootWarningInterval = SigningIdentity.anchorExpiryWarningInterval + lead
             self.signersNotBefore = signersNotBefore
         }
     }

@@ -41,6 +41,11 @@ struct ChangeRecorder {
         return customer
     }
 
+    /// The customer with this id, or nil.
+    func customer(id: Int64) throws -> CustomerRow? {
+        try db.fetchOne("SELECT \(StoredRows.customerColumns) FROM customer WHERE id = ?", [id]) { try StoredRows.customerRow($0) }
+    }
+
     /// The host's id and current settings, or `StoreError.hostNotFound`.
     func host(_ hostname: Hostname, of customer: CustomerRow) throws -> (id: Int64, host: HostPins) {
         guard let found = try existingHost(hostname, of: customer) else {

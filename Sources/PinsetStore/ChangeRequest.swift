@@ -33,6 +33,9 @@ public struct ChangeRequest: Sendable, Hashable {
         case open, applied, rejected
         /// Open, but past its expiry: it can be rejected, never approved.
         case expired
+        /// Closed without a decision on the edit: the token that made it was revoked (stored as rejected, with the
+        /// reason in ``ChangeRequest/voidReason``).
+        case voided
     }
 
     public var id: Int64
@@ -50,6 +53,11 @@ public struct ChangeRequest: Sendable, Hashable {
     public var decisionNote: String?
     /// The customer's version once the request was applied.
     public var appliedVersion: Int64?
+    /// The label of the token the author made the request with; nil for one made without a token (on the server's
+    /// host) or before tokens were recorded.
+    public var authorTokenLabel: String?
+    /// Why the request was voided, when it was.
+    public var voidReason: String?
 
     /// The request as a decision leaves it.
     func decided(_ state: State, by admin: String, at time: Date, note: String? = nil, appliedVersion: Int64? = nil) -> ChangeRequest {

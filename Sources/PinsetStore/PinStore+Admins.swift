@@ -60,8 +60,28 @@ public struct AdminAccount: Sendable, Hashable {
     public var disabledAt: Date?
     /// Tokens that still authenticate (not revoked, not expired when read).
     public var activeTokens: Int
+    /// The token this account was authenticated with, when it was (``PinStore/admin(authenticatedBy:at:)``): what
+    /// change requests record, so that revoking the token voids them.
+    public var token: AdminTokenReference? = nil
 
     public var isDisabled: Bool { disabledAt != nil }
+}
+
+/// One admin token as requests record it: the SHA-256 it is stored under, and the label it was given.
+public struct AdminTokenReference: Sendable, Hashable {
+    public var sha256: SHA256Fingerprint
+    public var label: String
+
+    public init(sha256: SHA256Fingerprint, label: String) {
+        self.sha256 = sha256
+        self.label = label
+    }
+}
+
+/// What revoking tokens did: how many were revoked, and the open change requests they had made, now voided.
+public struct AdminTokenRevocation: Sendable, Hashable {
+    public var revokedTokens: Int
+    public var voidedRequests: [Int64]
 }
 
 extension PinStore {
@@ -158,23 +178,58 @@ extension PinStore {
         }
     }
 
-    /// Revokes the admin's tokens (those labelled `label`, or all). Returns how many were revoked.
+    /// Revokes the admin's tokens (those labelled `label`, or all), and voids the open change requests they made in
+    /// the same transaction: a token is revoked because it may be in the wrong hands, and what it asked for must not
+    /// be approved afterwards by a reviewer who trusts the author's name.
     @discardableResult
-    public func revokeAdminTokens(of admin: String, label: String?, actor: String) throws -> Int {
+    public func revokeAdminTokens(of admin: String, label: String?, actor: String) throws -> AdminTokenRevocation {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
-            var sql = "UPDATE admin_token SET revoked_at = ? WHERE admin_name = ? AND revoked_at IS NULL"
-            var arguments: [any SQLArgument] = [change.now, admin]
+            var filter = "admin_name = ? AND revoked_at IS NULL"
+            var arguments: [any SQLArgument] = [admin]
             if let label {
-                sql += " AND label = ?"
+                filter += " AND label = ?"
                 arguments.append(label)
             }
-            let count = try db.execute(sql, arguments)
-            guard count > 0 else {
+            var revoked: [(sha256: [UInt8], label: String)] = []
+            try db.forEachRow("SELECT token_sha256, label FROM admin_token WHERE \(filter)", arguments) { row in
+                revoked.append((try row.decode(atIndex: 0), try row.decode(atIndex: 1)))
+            }
+            guard !revoked.isEmpty else {
                 throw StoreError(.adminNotFound, "Admin '\(TerminalText.escape(admin))' has no unrevoked token\(label.map { " labelled '\(TerminalText.escape($0))'" } ?? ""). List admins with 'pinset admin list'.")
             }
-            try change.recordDeploymentChange(.adminTokensRevoked, "revoked \(count) token(s) of admin \(admin)" + (label.map { " labelled '\($0)'" } ?? ""))
-            return count
+            try db.execute("UPDATE admin_token SET revoked_at = ? WHERE \(filter)", [change.now] + arguments)
+            try change.recordDeploymentChange(.adminTokensRevoked, "revoked \(revoked.count) token(s) of admin \(admin)" + (label.map { " labelled '\($0)'" } ?? ""))
+            var voided: [Int64] = []
+            // The admin's open requests that record no token (made before tokens were recorded) may have been made with
+            // any of its tokens, this one too: they are voided with it rather than left approvable.
+            let unrecorded = (
+                sql: "SELECT id, customer_id, author FROM change_request WHERE lower(author) = lower(?) AND author_token_sha256 IS NULL AND state = 'open' ORDER BY id",
+                arguments: [admin] as [any SQLArgument],
+                reason: "voided: it records no token, and a token of \(admin) ('\(revoked.map(\.label).joined(separator: "', '"))') was revoked by \(actor)"
+            )
+            let recorded = revoked.map { token in (
+                sql: "SELECT id, customer_id, author FROM change_request WHERE author_token_sha256 = ? AND state = 'open' ORDER BY id",
+                arguments: [token.sha256] as [any SQLArgument],
+                reason: "voided: the token '\(token.label)' of \(admin) that made it was revoked by \(actor)"
+            ) }
+            for (sql, arguments, reason) in recorded + [unrecorded] {
+                var requests: [(id: Int64, customerID: Int64, author: String)] = []
+                try db.forEachRow(sql, arguments) { row in
+                    requests.append((try row.decode(atIndex: 0), try row.decode(atIndex: 1), try row.decode(atIndex: 2)))
+                }
+                for request in requests {
+                    try db.execute("""
+                        UPDATE change_request SET state = 'rejected', decided_by = ?, decided_at = ?, decision_note = ?, void_reason = ?
+                        WHERE id = ? AND state = 'open'
+                        """, [actor, change.now, reason, reason, request.id])
+                    if let owner = try change.customer(id: request.customerID) {
+                        try change.recordSettingChange(of: owner, .changeRejected, "change request \(request.id) by \(request.author) \(reason)")
+                    }
+                    voided.append(request.id)
+                }
+            }
+            return AdminTokenRevocation(revokedTokens: revoked.count, voidedRequests: voided.sorted())
         }
     }
 
@@ -182,13 +237,15 @@ extension PinStore {
     /// so no stored secret is compared byte by byte in the program.
     public func admin(authenticatedBy sha256: SHA256Fingerprint, at now: Date = Date()) throws -> AdminAccount? {
         try database.read { db in
-            guard let name = try db.fetchValue(String.self, """
-                SELECT admin_account.name FROM admin_token JOIN admin_account ON admin_token.admin_name = admin_account.name
+            guard let (name, label) = try db.fetchOne("""
+                SELECT admin_account.name, admin_token.label FROM admin_token JOIN admin_account ON admin_token.admin_name = admin_account.name
                 WHERE admin_token.token_sha256 = ? AND admin_token.revoked_at IS NULL
                   AND (admin_token.expires_at IS NULL OR admin_token.expires_at > ?) AND admin_account.disabled_at IS NULL
-                """, [sha256.bytes, now])
+                """, [sha256.bytes, now], { row -> (String, String) in (try row.decode(atIndex: 0), try row.decode(atIndex: 1)) }),
+                var account = try Self.admins(db, named: name, at: now).first
             else { return nil }
-            return try Self.admins(db, named: name, at: now).first
+            account.token = AdminTokenReference(sha256: sha256, label: label)
+            return account
         }
     }
 

@@ -11,6 +11,8 @@ public struct BreakGlassEvent: Sendable, Hashable {
     /// operators see (and acknowledge) the record.
     public var customerRemoved: Bool
     public var appliedBy: String
+    /// Who wrote the change request it applied; nil for a record from before authors were kept.
+    public var requestAuthor: String?
     public var reason: String
     public var appliedAt: Date
     public var appliedVersion: Int64
@@ -19,6 +21,12 @@ public struct BreakGlassEvent: Sendable, Hashable {
     public var acknowledgement: String?
 
     public var isAcknowledged: Bool { acknowledgedAt != nil }
+
+    /// Whether `admin` took part in the edit, as the operator who applied it or the author of its request: an
+    /// acknowledgement is the second look, so it must come from someone else.
+    public func involves(_ admin: String) -> Bool {
+        appliedBy.lowercased() == admin.lowercased() || requestAuthor?.lowercased() == admin.lowercased()
+    }
 }
 
 extension PinStore {
@@ -37,8 +45,8 @@ extension PinStore {
         try database.read { db in try db.fetchOne("\(Self.breakGlassSelect) WHERE id = ?", [id], Self.breakGlassEvent) }
     }
 
-    /// Records that `actor` has looked at a break-glass application. The operator who applied it cannot: the
-    /// point is that a second person sees every unreviewed edit.
+    /// Records that `actor` has looked at a break-glass application. Neither the operator who applied it nor the
+    /// author of the request it applied can: the point is that a second person sees every unreviewed edit.
     ///
     /// `actorMay` is asked, inside the transaction, whether the actor's account as stored now may acknowledge it:
     /// roles taken away meanwhile stop the write.
@@ -52,8 +60,9 @@ extension PinStore {
             if let by = event.acknowledgedBy {
                 throw StoreError(.changeRequestRefused, "Break-glass application \(id) was acknowledged by \(by) already. Nothing was changed.")
             }
-            guard event.appliedBy.lowercased() != actor.lowercased() else {
-                throw StoreError(.changeRequestRefused, "Break-glass application \(id) was made by \(actor); another admin must acknowledge it.")
+            guard !event.involves(actor) else {
+                let role = event.appliedBy.lowercased() == actor.lowercased() ? "applied by" : "of a change request written by"
+                throw StoreError(.changeRequestRefused, "Break-glass application \(id) was \(role) \(actor); an admin who took no part in it must acknowledge it. Nothing was changed.")
             }
             guard let account = try Self.admins(db, named: actor, at: change.now).first, actorMay(account, event) else {
                 throw StoreError(.changeRequestRefused, "\(actor) may no longer acknowledge break-glass application \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
@@ -77,7 +86,7 @@ extension PinStore {
 
     private static let breakGlassSelect = """
         SELECT id, change_request_id, customer, applied_by, reason, applied_at, applied_version, acknowledged_by, acknowledged_at, acknowledgement,
-               customer_id IS NULL
+               customer_id IS NULL, request_author
         FROM break_glass
         """
 
@@ -85,7 +94,7 @@ extension PinStore {
         BreakGlassEvent(
             id: try row.decode(atIndex: 0), changeRequestID: try row.decode(atIndex: 1), customer: try row.decode(atIndex: 2),
             customerRemoved: try row.decode(atIndex: 10),
-            appliedBy: try row.decode(atIndex: 3), reason: try row.decode(atIndex: 4), appliedAt: try row.decode(atIndex: 5),
+            appliedBy: try row.decode(atIndex: 3), requestAuthor: try row.decode(atIndex: 11), reason: try row.decode(atIndex: 4), appliedAt: try row.decode(atIndex: 5),
             appliedVersion: try row.decode(atIndex: 6), acknowledgedBy: try row.decode(atIndex: 7), acknowledgedAt: try row.decode(atIndex: 8),
             acknowledgement: try row.decode(atIndex: 9)
         )

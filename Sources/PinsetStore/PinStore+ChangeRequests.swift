@@ -8,9 +8,10 @@ extension PinStore {
     public static let maximumOpenRequestsPerAuthor = 50
 
     /// Stores a pin edit for review. The hosts must exist and the pins' key material must match their hashes;
-    /// nothing of the pin set changes, so the content version stays.
+    /// nothing of the pin set changes, so the content version stays. `authorToken`, the token the author
+    /// authenticated with, is recorded and must still be unrevoked inside the write: revoking it voids the request.
     public func createChangeRequest(
-        for customer: CustomerName, edits: [PinEdit], reason: String, lifetime: TimeInterval, author: String
+        for customer: CustomerName, edits: [PinEdit], reason: String, lifetime: TimeInterval, author: String, authorToken: AdminTokenReference? = nil
     ) throws -> ChangeRequest {
         let reason = try Self.validatedReviewText(reason, what: "reason", required: true)
         guard !edits.isEmpty else { throw StoreError(.invalidInput, "The change request edits nothing. Give pins to add or remove.") }
@@ -33,14 +34,25 @@ extension PinStore {
             guard open < Self.maximumOpenRequestsPerAuthor else {
                 throw StoreError(.changeRequestRefused, "\(author) has \(open) change requests open, the most one admin may have. Nothing was stored. Withdraw some ('pinset review reject ID') or wait for reviewers.")
             }
+            if let authorToken {
+                // A token revoked while the request was being read and checked must not leave a request behind.
+                let valid = try db.fetchValue(Int64.self, """
+                    SELECT count(*) FROM admin_token WHERE token_sha256 = ? AND lower(admin_name) = lower(?) AND revoked_at IS NULL
+                      AND (expires_at IS NULL OR expires_at > ?)
+                    """, [authorToken.sha256.bytes, author, change.now]) ?? 0
+                guard valid > 0 else {
+                    throw StoreError(.changeRequestRefused, "The token '\(authorToken.label)' of \(author) was revoked or expired meanwhile. Nothing was stored.")
+                }
+            }
             let expires = change.now.addingTimeInterval(lifetime)
             let id = try db.insertReturningID("""
-                INSERT INTO change_request (customer_id, author, reason, operations, base_version, created_at, expires_at, state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 'open')
-                """, [owner.id, author, reason, operations, owner.version, change.now, expires])
-            try change.recordSettingChange(of: owner, .changeRequested, "change request \(id): " + edits.map(\.summary).joined(separator: "; ") + "; reason: \(reason)")
+                INSERT INTO change_request (customer_id, author, reason, operations, base_version, created_at, expires_at, state, author_token_sha256, author_token_label)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)
+                """, [owner.id, author, reason, operations, owner.version, change.now, expires, authorToken?.sha256.bytes, authorToken?.label])
+            let token = authorToken.map { " (token '\($0.label)')" } ?? ""
+            try change.recordSettingChange(of: owner, .changeRequested, "change request \(id)\(token): " + edits.map(\.summary).joined(separator: "; ") + "; reason: \(reason)")
             return ChangeRequest(id: id, customer: owner.name, author: author, reason: reason, edits: edits, baseVersion: owner.version,
-                                 createdAt: change.now, expiresAt: expires, state: .open)
+                                 createdAt: change.now, expiresAt: expires, state: .open, authorTokenLabel: authorToken?.label)
         }
     }
 
@@ -99,21 +111,27 @@ extension PinStore {
     /// `approverMay` is asked, inside the transaction, whether the approver's account as stored now may still apply
     /// the request, and the author must still be an enabled admin: roles taken away, or an admin disabled, while
     /// the live chains were checked stop the write.
-    /// Refuses a request whose author is no longer an enabled admin (a stolen token, someone who left): the one
-    /// rule, checked early by the admin library (before any live chain is fetched) and again inside the write.
-    public func requireEnabledAuthor(of request: ChangeRequest) throws {
-        try database.read { db in try Self.requireEnabledAuthor(of: request, db, now: clock()) }
+    /// Refuses a request whose author is no longer an enabled admin (a stolen token, someone who left), or no
+    /// longer holds a role that may propose it (`authorMay`, asked with the author's account as stored now): the
+    /// one rule, checked early by the admin library (before any live chain is fetched) and again inside the write.
+    public func requireAuthorStillMayPropose(_ request: ChangeRequest, authorMay: (AdminAccount, CustomerName) -> Bool) throws {
+        try database.read { db in try Self.requireAuthorStillMayPropose(request, db, now: clock(), authorMay: authorMay) }
     }
 
-    private static func requireEnabledAuthor(of request: ChangeRequest, _ db: any StoreConnection, now: Date) throws {
+    private static func requireAuthorStillMayPropose(
+        _ request: ChangeRequest, _ db: any StoreConnection, now: Date, authorMay: (AdminAccount, CustomerName) -> Bool
+    ) throws {
         guard let author = try admins(db, named: request.author, at: now).first, author.disabledAt == nil else {
             throw StoreError(.changeRequestRefused, "Change request \(request.id) was made by \(request.author), who is no longer an enabled admin. Nothing was changed. Reject it; another editor can make the edit again.")
+        }
+        guard authorMay(author, request.customer) else {
+            throw StoreError(.changeRequestRefused, "Change request \(request.id) was made by \(request.author), who may no longer propose pin edits of '\(request.customer)' (roles now: \(author.grants.map(\.description).joined(separator: ", "))). Nothing was changed. Reject it; an editor of the customer can make the edit again.")
         }
     }
 
     public func applyChangeRequest(
         _ id: Int64, approver: String, liveChecks: [Hostname: LiveCheckRecord], breakGlassReason: String? = nil,
-        approverMay: (AdminAccount, CustomerName) -> Bool
+        approverMay: (AdminAccount, CustomerName) -> Bool, authorMay: (AdminAccount, CustomerName) -> Bool
     ) throws -> ChangeRequest {
         let breakGlassReason = try breakGlassReason.map { try Self.validatedReviewText($0, what: "break-glass reason", required: true) }
         return try database.write { db in
@@ -125,7 +143,7 @@ extension PinStore {
             guard let account = try Self.admins(db, named: approver, at: change.now).first, approverMay(account, request.customer) else {
                 throw StoreError(.changeRequestRefused, "\(approver) may no longer apply change request \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
             }
-            try Self.requireEnabledAuthor(of: request, db, now: change.now)
+            try Self.requireAuthorStillMayPropose(request, db, now: change.now, authorMay: authorMay)
             let owner = try change.customer(request.customer)
             // Reviewed against the pin set it was made for: any later change of the customer (another request, a
             // direct edit, a restore) may have removed on purpose what this request would bring back.
@@ -160,9 +178,9 @@ extension PinStore {
             guard updated == 1 else { throw StoreError(.changeRequestRefused, "Change request \(id) was decided meanwhile. Nothing was changed.") }
             if let breakGlassReason {
                 try db.execute("""
-                    INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, [id, request.customer.rawValue, owner.id, approver, breakGlassReason, change.now, version])
+                    INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version, request_author)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [id, request.customer.rawValue, owner.id, approver, breakGlassReason, change.now, version, request.author])
                 try db.execute("UPDATE change_request SET decision_note = ? WHERE id = ?", ["break-glass: \(breakGlassReason)", id])
                 return request.decided(.applied, by: approver, at: change.now, note: "break-glass: \(breakGlassReason)", appliedVersion: version)
             }
@@ -199,30 +217,35 @@ extension PinStore {
             throw StoreError(.changeRequestRefused, "Change request \(id) expired at \(StoredDate.format(request.expiresAt)) UTC and can no longer be approved. Make a new request if the edit is still wanted.")
         case .applied, .rejected:
             throw StoreError(.changeRequestRefused, "Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
+        case .voided:
+            throw StoreError(.changeRequestRefused, "Change request \(id) was \(request.voidReason ?? "voided"). Nothing was changed. An editor can make the edit again.")
         }
     }
 
     private static let changeRequestSelect = """
         SELECT change_request.id, customer.name, change_request.author, change_request.reason, change_request.operations,
                change_request.base_version, change_request.created_at, change_request.expires_at, change_request.state,
-               change_request.decided_by, change_request.decided_at, change_request.decision_note, change_request.applied_version
+               change_request.decided_by, change_request.decided_at, change_request.decision_note, change_request.applied_version,
+               change_request.author_token_label, change_request.void_reason
         FROM change_request JOIN customer ON change_request.customer_id = customer.id
         """
 
     private static func changeRequest(_ row: any StoreRow, now: Date) throws -> ChangeRequest {
         let id: Int64 = try row.decode(atIndex: 0)
         let stored: String = try row.decode(atIndex: 8)
-        guard var state = ChangeRequest.State(rawValue: stored), state != .expired else {
+        guard var state = ChangeRequest.State(rawValue: stored), state != .expired, state != .voided else {
             throw StoreError(.corruptData, "Change request \(id) has the unknown state '\(stored)'.")
         }
         let expiresAt: Date = try row.decode(atIndex: 7)
+        let voidReason: String? = try row.decode(atIndex: 14)
         if state == .open && expiresAt <= now { state = .expired }
+        if state == .rejected && voidReason != nil { state = .voided }
         return ChangeRequest(
             id: id, customer: try StoredRows.customerName(row.decode(atIndex: 1)), author: try row.decode(atIndex: 2),
             reason: try row.decode(atIndex: 3), edits: try StoredPinEdits.decode(row.decode(atIndex: 4), request: id),
             baseVersion: try row.decode(atIndex: 5), createdAt: try row.decode(atIndex: 6), expiresAt: expiresAt, state: state,
             decidedBy: try row.decode(atIndex: 9), decidedAt: try row.decode(atIndex: 10), decisionNote: try row.decode(atIndex: 11),
-            appliedVersion: try row.decode(atIndex: 12)
+            appliedVersion: try row.decode(atIndex: 12), authorTokenLabel: try row.decode(atIndex: 13), voidReason: voidReason
         )
     }
 }

@@ -133,9 +133,9 @@ extension PinStore {
                 // restored customer of its name, unless its customer had been removed (then operators alone see it).
                 let owner: [any SQLArgument] = record.customerRemoved ? [] : [record.customer]
                 try db.execute("""
-                    INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version)
-                    VALUES (0, ?, \(record.customerRemoved ? "NULL" : "(SELECT id FROM customer WHERE name = ?)"), ?, ?, ?, ?)
-                    """, [record.customer] + owner + [record.appliedBy, record.reason, record.appliedAt, record.appliedVersion])
+                    INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version, request_author)
+                    VALUES (0, ?, \(record.customerRemoved ? "NULL" : "(SELECT id FROM customer WHERE name = ?)"), ?, ?, ?, ?, ?)
+                    """, [record.customer] + owner + [record.appliedBy, record.reason, record.appliedAt, record.appliedVersion, record.requestAuthor])
                 try change.recordDeploymentChange(.restored, "customer \(record.customer): an edit applied without review (change request \(record.changeRequestID) of the replaced database, by \(record.appliedBy), at \(record.appliedAt)) stays unacknowledged after the restore")
             }
             var raised: [RestoreReport.Customer] = []

@@ -9,7 +9,7 @@ extension PinStore {
     /// The revocation floor (Unix seconds) of `customer`'s own signing identity or, with `nil`, of the
     /// deployment's default identity; `nil` while none is set.
     ///
-    /// - Throws: `StoreError.customerNotFound`; `invalidInput` when the customer signs with the default identity.
+    /// - Throws: `StoreError.customerNotFound`; `revocationFloorRefused` when the customer signs with the default identity.
     public func signersNotBefore(of customer: CustomerName?) throws -> Int64? {
         try database.read { db in try Self.currentFloor(db, customer: customer).floor }
     }
@@ -21,9 +21,9 @@ extension PinStore {
     /// A floor equal to the current one changes nothing and returns no customers.
     ///
     /// - Returns: the customers whose version was raised.
-    /// - Throws: `StoreError` `invalidInput` for a negative floor, a floor below the current one (a floor never
-    ///   goes down: clients that accepted it keep it) or a customer that signs with the default identity;
-    ///   `customerNotFound`.
+    /// - Throws: `StoreError` `invalidInput` for a negative floor; `revocationFloorRefused` for a floor below the
+    ///   current one (a floor never goes down: clients that accepted it keep it) or a customer that signs with the
+    ///   default identity; `customerNotFound`.
     @discardableResult
     public func raiseSignersNotBefore(to floor: Int64, for customer: CustomerName?, details: String, actor: String) throws -> [CustomerName] {
         guard floor >= 0 else {
@@ -33,7 +33,7 @@ extension PinStore {
             let change = try ChangeRecorder(db, actor: actor, now: clock())
             let (current, customerID) = try Self.currentFloor(db, customer: customer)
             if let current, floor < current {
-                throw StoreError(.invalidInput, "The revocation floor of \(Self.identityLabel(customer)) is \(current) (\(Self.format(current))); \(floor) (\(Self.format(floor))) would lower it, and a floor never goes down: clients that accepted it keep refusing older signers. Nothing was changed.")
+                throw StoreError(.revocationFloorRefused, "The revocation floor of \(Self.identityLabel(customer)) is \(current) (\(Self.format(current))); \(floor) (\(Self.format(floor))) would lower it, and a floor never goes down: clients that accepted it keep refusing older signers. Nothing was changed.")
             }
             if floor == current { return [] }
             if let customerID {
@@ -67,7 +67,7 @@ extension PinStore {
         }
         guard let row else { throw StoreError.customerNotFound(customer.rawValue) }
         guard row.hasOwnIdentity else {
-            throw StoreError(.invalidInput, "Customer '\(customer)' signs with the deployment's default identity, whose revocation floor applies to it. Leave out --customer to set that one.")
+            throw StoreError(.revocationFloorRefused, "Customer '\(customer)' signs with the deployment's default identity, whose revocation floor applies to it. Leave out --customer to set that one.")
         }
         return (row.floor, row.customerID)
     }

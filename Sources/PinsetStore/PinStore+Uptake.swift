@@ -13,12 +13,15 @@ public struct ServingTimes: Hashable, Sendable {
     /// How long an instance that cannot read the database goes on re-signing what it read last
     /// (`maxContentStalenessSeconds`): bundles without a change can be signed that much later.
     public var contentStalenessSeconds: Int64
+    /// How long the bundles the instance signs stay valid; nil when not reported.
+    public var bundleLifetimeSeconds: Int64?
 
-    public init(resignIntervalSeconds: Int64, freshnessWindowSeconds: Int64, maxAgeSeconds: Int64, contentStalenessSeconds: Int64 = 0) {
+    public init(resignIntervalSeconds: Int64, freshnessWindowSeconds: Int64, maxAgeSeconds: Int64, contentStalenessSeconds: Int64 = 0, bundleLifetimeSeconds: Int64? = nil) {
         self.resignIntervalSeconds = resignIntervalSeconds
         self.freshnessWindowSeconds = freshnessWindowSeconds
         self.maxAgeSeconds = maxAgeSeconds
         self.contentStalenessSeconds = contentStalenessSeconds
+        self.bundleLifetimeSeconds = bundleLifetimeSeconds
     }
 
     /// After a change, the longest time an app may go on accepting a bundle signed before it.
@@ -32,7 +35,8 @@ public struct ServingTimes: Hashable, Sendable {
                 resignIntervalSeconds: max(result.resignIntervalSeconds, next.resignIntervalSeconds),
                 freshnessWindowSeconds: max(result.freshnessWindowSeconds, next.freshnessWindowSeconds),
                 maxAgeSeconds: max(result.maxAgeSeconds, next.maxAgeSeconds),
-                contentStalenessSeconds: max(result.contentStalenessSeconds, next.contentStalenessSeconds)
+                contentStalenessSeconds: max(result.contentStalenessSeconds, next.contentStalenessSeconds),
+                bundleLifetimeSeconds: [result.bundleLifetimeSeconds, next.bundleLifetimeSeconds].compactMap { $0 }.max()
             )
         }
     }
@@ -102,11 +106,11 @@ extension PinStore {
             try db.execute("DELETE FROM uptake_instance WHERE valid_until < ?", [snapshot.takenAt])
             try db.execute("""
                 INSERT INTO uptake_instance (instance, window_seconds, resign_interval_seconds, freshness_window_seconds, max_age_seconds,
-                                             content_staleness_seconds, taken_at, valid_until)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                                             content_staleness_seconds, taken_at, valid_until, bundle_lifetime_seconds)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [snapshot.instance, snapshot.windowSeconds, snapshot.servingTimes.resignIntervalSeconds,
                       snapshot.servingTimes.freshnessWindowSeconds, snapshot.servingTimes.maxAgeSeconds,
-                      snapshot.servingTimes.contentStalenessSeconds, snapshot.takenAt, snapshot.validUntil])
+                      snapshot.servingTimes.contentStalenessSeconds, snapshot.takenAt, snapshot.validUntil, snapshot.servingTimes.bundleLifetimeSeconds])
             guard !snapshot.fetches.isEmpty else { return }
             var ids: [String: Int64] = [:]
             try db.forEachRow("SELECT name, id FROM customer", []) { row in
@@ -137,6 +141,21 @@ extension PinStore {
     public func removeUptakeSnapshot(instance: String) throws {
         try database.write { db in
             _ = try db.execute("DELETE FROM uptake_instance WHERE instance = ?", [instance])
+        }
+    }
+
+    /// The longest bundle lifetime and re-sign interval among the server instances whose shared figures are still
+    /// valid at `now`: what an identity made or installed now must outlive. nil when no running instance reported
+    /// its bundle lifetime.
+    public func runningSigningTimes(at now: Date) throws -> (bundleLifetimeSeconds: Int64, resignIntervalSeconds: Int64)? {
+        try database.read { db in
+            try db.fetchOne("""
+                SELECT max(bundle_lifetime_seconds), max(resign_interval_seconds) FROM uptake_instance
+                WHERE valid_until >= ? AND bundle_lifetime_seconds IS NOT NULL
+                """, [now]) { row -> (Int64, Int64)? in
+                guard let lifetime: Int64 = try row.decode(atIndex: 0), let interval: Int64 = try row.decode(atIndex: 1) else { return nil }
+                return (lifetime, interval)
+            } ?? nil
         }
     }
 

@@ -46,6 +46,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case changeRequestNotFound
         /// The change request is no longer open (applied, rejected or expired), or its author tried to approve it.
         case changeRequestRefused
+        /// The revocation floor cannot be set as asked in the current state: it would go down (floors only rise),
+        /// or the customer signs with the default identity, whose floor applies to it.
+        case revocationFloorRefused
     }
 
     public let code: Code

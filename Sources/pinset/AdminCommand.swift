@@ -111,8 +111,13 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "Revoke only the tokens with this label.") var label: String?
 
         func run() async throws {
-            let count = try options.openStore().revokeAdminTokens(of: name, label: label, actor: options.resolvedActor)
+            let revocation = try options.openStore().revokeAdminTokens(of: name, label: label, actor: options.resolvedActor)
+            let count = revocation.revokedTokens
             Output.note("Revoked \(count) token\(count == 1 ? "" : "s") of \(name).")
+            if !revocation.voidedRequests.isEmpty {
+                let ids = revocation.voidedRequests.map(String.init).joined(separator: ", ")
+                Output.note("Voided the open change request\(revocation.voidedRequests.count == 1 ? "" : "s") \(ids) made with \(count == 1 ? "it" : "them"): none can be approved now ('pinset review list --all' shows them as voided).")
+            }
         }
     }
 

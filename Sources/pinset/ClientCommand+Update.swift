@@ -24,6 +24,15 @@ extension ClientCommand {
         @Option(help: ArgumentHelp("A signed bundle shipped with the app, seeded before the update (as an app seeds on first launch).", valueName: "file"))
         var seed: String?
 
+        @Option(help: ArgumentHelp("Seconds the whole download may take, connection, headers and body together, from 1 to 600.", valueName: "seconds"))
+        var timeout: Int = 30
+
+        func validate() throws {
+            guard (1...600).contains(timeout) else {
+                throw ValidationError("--timeout \(timeout) is out of range; give whole seconds from 1 to 600 (default 30).")
+            }
+        }
+
         func run() async throws {
             let setup = try ClientSetup.resolve(state, server: server)
             guard !setup.settings.server.isEmpty else {
@@ -31,7 +40,9 @@ extension ClientCommand {
             }
             try setup.record()
             let fetcher = DateRecordingFetcher()
-            let updater = PinsetUpdater(configuration: setup.configuration, fetcher: fetcher)
+            var configuration = setup.configuration
+            configuration.fetchTimeout = .seconds(timeout)
+            let updater = PinsetUpdater(configuration: configuration, fetcher: fetcher)
             await updater.loadStoredPins()
             if let seed {
                 let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: seed)))

@@ -11,6 +11,12 @@ struct ClientSetup {
 
     /// - Parameter server: `--server`, which only `client update` takes.
     static func resolve(_ options: ClientStateOptions, server: String? = nil) throws -> ClientSetup {
+        // Whoever can write the directory chooses the trust certificates recorded in it: checked before reading.
+        do {
+            try FileTrust.checkIfPresent(options.stateDir, as: .directory)
+        } catch let refusal as FileTrust.Refusal {
+            throw CLIError("--state-dir must be private to you (like an app's storage). \(refusal)")
+        }
         let recorded = try ClientSettings.load(from: options.stateDir)
         guard let customerText = options.customer ?? recorded?.customer else {
             throw CLIError("No customer: \(ClientSettings.path(in: options.stateDir)) does not exist yet. Run 'pinset client update --server URL --customer NAME --trust CERT --state-dir \(options.stateDir)' first.")

@@ -69,9 +69,16 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// The admin operations on the existing database, by the resolved actor.
+    /// The admin operations on the existing database, by the resolved actor. Identities made or installed must
+    /// outlive the bundles of the servers running on this database (as they shared them), or of the defaults.
     func openAdmin() throws -> Admin {
-        Admin(store: try openStore(), dataDirectory: dataDirectory, actor: resolvedActor)
+        let store = try openStore()
+        var schedule = SigningSchedule.default
+        if let running = try store.runningSigningTimes(at: Date()) {
+            schedule = SigningSchedule(bundleLifetimeSeconds: max(schedule.bundleLifetimeSeconds, running.bundleLifetimeSeconds),
+                                       resignIntervalSeconds: max(schedule.resignIntervalSeconds, running.resignIntervalSeconds))
+        }
+        return Admin(store: store, dataDirectory: dataDirectory, actor: resolvedActor, signingSchedule: schedule)
     }
 
     /// Refuses a data directory or database file that another user owns or can write.

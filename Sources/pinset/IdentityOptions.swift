@@ -53,6 +53,7 @@ struct IdentityOptions: ParsableArguments {
         if let problem = identity.validityProblem(at: now, bundleExpires: now) {
             throw CLIError("The certificate cannot sign bundles: \(problem)")
         }
+        try identity.requireRemainingValidity(at: now, schedule: .default)
         for warning in identity.expiryWarnings(at: now) { Output.warn(warning) }
         return identity
     }

@@ -68,7 +68,7 @@ struct ReviewCommand: AsyncParsableCommand {
                 let request = try admin.changeRequest(id, visibleTo: viewer)
                 var local = AdminDocuments.changeRequest(request)
                 if request.state == .open {
-                    local["liveCheck"] = try await admin.preview(request) { _ in reach.settings() }.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome) }
+                    local["liveCheck"] = try await admin.preview(request) { _ in reach.settings() }.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome, toOperator: true) }
                 }
                 document = local
             }

@@ -22,7 +22,8 @@ enum ReviewPrinter {
 
     static func request(_ request: [String: Any]) {
         Output.line("change request \(text(request["id"])) for '\(text(request["customer"]))': \(text(request["state"]))")
-        Output.line("author: \(text(request["author"])); made \(text(request["createdAt"])) at version \(text(request["baseVersion"])); expires \(text(request["expiresAt"]))")
+        let token = (request["authorToken"] as? String).map { " with token '\(text($0))'" } ?? ""
+        Output.line("author: \(text(request["author"]))\(token); made \(text(request["createdAt"])) at version \(text(request["baseVersion"])); expires \(text(request["expiresAt"]))")
         Output.line("reason: \(text(request["reason"]))")
         for edit in edits(request) { Output.line(edit) }
         for check in request["liveCheck"] as? [[String: Any]] ?? [] {

@@ -35,6 +35,10 @@ struct RootIssueCommand: AsyncParsableCommand {
         let root = try SigningRoot.load(from: SigningRootLocations(directory: rootDir))
         let csr = try SignerRequest.parseRequest(try AtomicFile.read(request, limit: 1024 * 1024), origin: request)
         let certificate = try root.issue(for: csr, policy: SignerCertificatePolicy(validityDays: days, allowLongValidity: allowLongValidity))
+        // Written out, a signer that expires within a bundle lifetime would only be refused at 'signer install'.
+        let now = Date()
+        try SigningSchedule.default.requireRemainingValidity(of: certificate, role: "signer certificate", at: now)
+        try SigningSchedule.default.requireRemainingValidity(of: root.certificate, role: "root certificate", at: now)
         let pem = try certificate.serializeAsPEM().pemString + "\n"
         let fingerprint = SHA256Fingerprint(of: try PinMaterial.derBytes(of: certificate)).hex
         if let out {

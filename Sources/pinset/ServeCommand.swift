@@ -17,7 +17,8 @@ struct ServeCommand: AsyncParsableCommand {
             development key; a new ./.pinset-data also gets a demo customer, and the commands to try are \
             printed. Otherwise the data directory must already hold a key and a database: production \
             deployments run 'pinset init' once and keep the key.
-            SIGTERM or SIGINT: stop accepting, finish in-flight responses, exit 0.
+            SIGTERM or SIGINT: stop accepting, finish in-flight responses, write the access-log lines still \
+            waiting, exit 0. SIGHUP: open the access-log file again (after logrotate moved it).
             """
     )
 
@@ -37,6 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(help: "text or json.") var logFormat: String?
     @Flag(inversion: .prefixedNo, help: "Log one line per request.") var accessLog: Bool?
+    @Option(help: ArgumentHelp("Append the access log to this file (reopened on SIGHUP) instead of standard output.", valueName: "file")) var accessLogFile: String?
 
     func run() async throws {
         let settings = try resolvedConfiguration()
@@ -63,9 +65,18 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("pinset reports listening on \(reports.host):\(reportsPort)\n".utf8))
         }
         if let demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
+        let hangup = HangupSignal { [logger] in
+            do {
+                try service.reopenAccessLog()
+                if let file = settings.accessLogFile, settings.accessLog { logger.info("Reopened the access log", metadata: ["file": "\(file)"]) }
+            } catch {
+                logger.error("Could not reopen the access log; lines go on into the file it had", metadata: ["error": "\(error)"])
+            }
+        }
         let signal = await TerminationSignal.wait()
         logger.info("Received \(signal)")
         await service.shutdown()
+        hangup.cancel()
     }
 
     func resolvedConfiguration() throws -> ServerConfiguration {
@@ -106,9 +117,29 @@ struct ServeCommand: AsyncParsableCommand {
             settings.logFormat = format
         }
         if let accessLog { settings.accessLog = accessLog }
+        if let accessLogFile {
+            guard !accessLogFile.isEmpty else { throw ArgumentParser.ValidationError("--access-log-file is empty; give the path of the file to append to.") }
+            settings.accessLogFile = accessLogFile
+        }
         settings.applyCredentials(environment: ProcessInfo.processInfo.environment)
         try settings.validate(origin: "the command line")
         return settings
+    }
+}
+
+/// Calls `onSignal` on every SIGHUP until cancelled: logrotate's request to reopen log files.
+final class HangupSignal {
+    private let source: any DispatchSourceSignal
+
+    init(_ onSignal: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "pinset.hangup"))
+        source.setEventHandler(handler: onSignal)
+        source.resume()
+    }
+
+    func cancel() {
+        source.cancel()
     }
 }
 

@@ -28,6 +28,57 @@ struct StoredStateTests {
         #expect(restarted.evaluator.pinSet?.payload == accepted.payload)
     }
 
+    /// A state directory another local user can write (or owns) lets that user put back an older genuine bundle:
+    /// it is neither read nor written, and the refusal says how to fix it. A new one is made 0700.
+    @Test(arguments: [0o777 as mode_t, 0o770, 0o722]) func aStateDirectoryOthersCanWriteIsRefused(mode: mode_t) async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 3))
+        #expect(chmod(fixture.configuration.stateDirectory, mode) == 0)
+        let stored = try #require(fixture.stateFileBytes())
+
+        let restarted = fixture.makeUpdater()
+        guard case .rejected(let loadError) = await restarted.loadStoredPins() else {
+            Issue.record("pins were read from a directory others can write")
+            return
+        }
+        #expect(loadError.code == .storage && loadError.reason.contains("chmod 700"), "\(loadError.reason)")
+        let error = try await #require(throws: PinUpdateError.self) { try await fixture.update(restarted, with: try fixture.payload(version: 4)) }
+        #expect(error.code == .storage, "\(error)")
+        #expect(error.reason.contains("group or others can write it (mode \(String(mode, radix: 8)))") && error.reason.contains("chmod 700"), "\(error.reason)")
+        #expect(fixture.stateFileBytes() == stored, "nothing was written into it")
+
+        // Fixed as the message says, it is used again.
+        #expect(chmod(fixture.configuration.stateDirectory, 0o700) == 0)
+        #expect(try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 4)).version == 4)
+    }
+
+    /// Handing the directory to another user needs root (as in CI).
+    @Test(.enabled(if: geteuid() == 0)) func aStateDirectoryOwnedByAnotherUserIsRefused() async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 3))
+        let nobody: uid_t = getpwnam("nobody")?.pointee.pw_uid ?? 65534
+        #expect(chown(fixture.configuration.stateDirectory, nobody, getegid()) == 0)
+        guard case .rejected(let error) = await fixture.makeUpdater().loadStoredPins() else {
+            Issue.record("pins were read from a directory another user owns")
+            return
+        }
+        #expect(error.code == .storage && error.reason.contains("owned by 'nobody'") && error.reason.contains("chown"), "\(error.reason)")
+    }
+
+    @Test func aNewStateDirectoryIsPrivate() async throws {
+        var fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        fixture.configuration.stateDirectory = fixture.directory.file("app/data/state")
+        try await fixture.update(fixture.makeUpdater(), with: try fixture.payload(version: 3))
+        for path in ["app", "app/data", "app/data/state"] {
+            var info = stat()
+            #expect(stat(fixture.directory.file(path), &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o700, "\(path): \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
     @Test func missingStateIsReportedAsMissing() async throws {
         let fixture = try ClientFixture()
         defer { fixture.directory.remove() }

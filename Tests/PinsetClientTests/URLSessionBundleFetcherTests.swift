@@ -116,4 +116,30 @@ struct URLSessionBundleFetcherTests {
         }
         #expect(error.code == .transport)
     }
+
+    /// The fetch timeout is a deadline on the whole exchange: a server sending one byte a second, in the head or
+    /// in the body, never idles long enough for a per-read timeout, and is cut off when the deadline passes.
+    @Test(arguments: [false, true]) func aTricklingServerIsCutOffAtTheFetchTimeout(headFirst: Bool) async throws {
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        // 60 bytes of body at one a second: a minute or more, against a 2 s bound.
+        let body = [UInt8](repeating: UInt8(ascii: "A"), count: 60)
+        let response = CannedHTTPServer.response(status: "200 OK", headers: ["Content-Length: \(body.count)"], body: body)
+        let head = response.count - body.count
+        try await withEventLoopGroup { group in
+            let server = try await CannedHTTPServer(group: group, response: response, trickleInterval: .seconds(1), trickleAfter: headFirst ? head : 0)
+            var configuration = try configuration(fixture, port: server.port)
+            configuration.fetchTimeout = .seconds(2)
+            let updater = PinsetUpdater(configuration: configuration)
+            let started = ContinuousClock.now
+            let error = try await #require(throws: PinUpdateError.self) { try await updater.update() }
+            let elapsed = ContinuousClock.now - started
+            await server.close()
+            #expect(error.code == .transport)
+            #expect(error.reason.contains("fetch timeout of 2 s"), "\(error.reason)")
+            // Well before the trickle would end (over 60 s); generous for a loaded machine.
+            #expect(elapsed < .seconds(40), "\(elapsed)")
+            #expect(await updater.currentPinSet == nil)
+        }
+    }
 }

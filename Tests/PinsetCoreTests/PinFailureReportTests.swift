@@ -32,6 +32,17 @@ import Testing
         #expect(report.enforcePinning == nil)
     }
 
+    /// TrustKit-Android writes the device's local time followed by a literal `Z`: read, and kept as sent, not
+    /// taken for UTC.
+    @Test func aTrustKitAndroidReportKeepsItsLocalTimeAsSent() throws {
+        var failure = TrustKitWireReport.Failure(validatedChain: [Self.leaf.certificateDER])
+        failure.date = Date(timeIntervalSince1970: 1_795_000_000)
+        let report = try PinFailureReport.parse(TrustKitWireReport.android(failure, timeZone: TimeZone(secondsFromGMT: -5 * 3600)!))
+        #expect(report.dateTime == "2026-11-18T06:06:40Z")
+        #expect(report.appPlatform == "ANDROID")
+        #expect(try report.leafSPKISHA256() == Self.leaf.spkiSHA256)
+    }
+
     @Test func pinsetsOwnReportRoundTripsThroughJSON() throws {
         let report = PinFailureReport(
             appBundleID: "com.example.app", appVersion: "1.0", appVendorID: "install-1", hostname: "api.example.com", port: 8443,

@@ -121,11 +121,14 @@ import Testing
     @Test func certificatesExpiringBeforeTheBundleAreRefusedAndSoonWarned() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
-        #expect(try cli.run(["customer", "add", "short", "--key-type", "p256", "--validity-days", "1"]).status == 0)
+        // Shorter than a bundle lifetime and a re-sign interval with the defaults: refused outright.
+        let refused = try cli.run(["customer", "add", "short", "--key-type", "p256", "--validity-days", "1"])
+        #expect(refused.status != 0 && refused.stderr.contains("at least 2 days"), "\(refused.combined)")
+        #expect(try cli.run(["customer", "add", "short", "--key-type", "p256", "--validity-days", "2"]).status == 0)
         #expect(try cli.run(["customer", "add", "soon", "--key-type", "p256", "--validity-days", "10"]).status == 0)
         #expect(try cli.run(["customer", "add", "plain"]).status == 0)
-        // Bundles valid for two days would outlive the one-day certificate.
-        let server = try RunningServer(cli: cli, extraConfiguration: ["bundleLifetimeSeconds": 172_800])
+        // Bundles valid for three days would outlive the two-day certificate.
+        let server = try RunningServer(cli: cli, extraConfiguration: ["bundleLifetimeSeconds": 3 * 86_400])
         defer { server.stop() }
         #expect(try CurlResponse.get("\(server.baseURL)/short.json.signed", in: cli.directory).status == 503)
         #expect(try CurlResponse.get("\(server.baseURL)/plain.json.signed", in: cli.directory).status == 200)
@@ -134,6 +137,12 @@ import Testing
         #expect(failures.first?["customer"] as? String == "short")
         #expect((failures.first?["reason"] as? String)?.contains("before the bundles' expiry") == true)
         #expect(failures.count == 1)
+        // With that server running, the CLI holds new identities to its bundle lifetime, as it shares it through the
+        // database: two days no longer suffice.
+        // (The server wrote its figures when it started, before the requests above.)
+        let later = try cli.run(["customer", "add", "later", "--key-type", "p256", "--validity-days", "2"])
+        #expect(later.status != 0 && later.stderr.contains("a bundle lifetime of 259200 s") && later.stderr.contains("at least 4 days"), "\(later.combined)")
+        #expect(try cli.run(["customer", "add", "later", "--key-type", "p256", "--validity-days", "4"]).status == 0)
         // Ten days left: still signed, with a warning ahead of expiry.
         #expect(try CurlResponse.get("\(server.baseURL)/soon.json.signed", in: cli.directory).status == 200)
         let warnings = try #require(report["warnings"] as? [String])
@@ -156,6 +165,13 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("--replace-trust-anchor"))
         #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/customers/acme/signing-key.pem"))
+
+        // One that would expire before the bundles it signs would be accepted, then leave the customer unsigned.
+        let dump = try cli.databaseDump()
+        let tooShort = try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor", "--validity-days", "1"])
+        #expect(tooShort.status != 0 && tooShort.stderr.contains("at least 86700 s") && tooShort.stderr.contains("at least 2 days"), "\(tooShort.combined)")
+        #expect(!FileManager.default.fileExists(atPath: "\(cli.dataDir)/customers/acme/signing-key.pem"))
+        #expect(try cli.databaseDump() == dump)
 
         let before = try #require(try cli.run(["customer", "list", "--json"]).stdoutText.data(using: .utf8))
         let rotated = try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"])

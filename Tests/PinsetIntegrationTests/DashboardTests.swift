@@ -59,6 +59,7 @@ import Testing
             "monitoring": ["intervalSeconds": 1, "timeoutSeconds": 0.8, "concurrency": 1, "caFile": served.ca, "expiryWarningDays": 7,
                            "connectTo": ["api.example.test": "127.0.0.1"]],
             "resignIntervalSeconds": 5,
+            "reports": ["host": "127.0.0.1", "port": 0, "flushIntervalSeconds": 0.1],
         ])
         let deployment = Deployment(team: team, server: server, liveHost: liveHost, apiPort: apiPort)
         let failing = try MonitoringTests.waitForMonitoring(server, in: cli.directory) { MonitoringTests.counts($0)["matches-nothing"] == 1 }
@@ -185,9 +186,10 @@ import Testing
         defer { deployment.stop() }
         let jar = deployment.cli.directory.file("cookies.txt")
         let ca = deployment.team.served.ca
-        func curl(_ path: String, _ extra: [String] = []) throws -> CurlResponse {
+        /// From `address`: curl binds it as the source, so the server sees each test address as a client of its own.
+        func curl(_ path: String, _ extra: [String] = [], from address: String = "127.0.0.1") throws -> CurlResponse {
             try CurlResponse.get("https://api.example.test:\(deployment.apiPort)/dashboard\(path)", [
-                "--resolve", "api.example.test:\(deployment.apiPort):127.0.0.1", "--cacert", ca, "-b", jar, "-c", jar,
+                "--resolve", "api.example.test:\(deployment.apiPort):127.0.0.1", "--cacert", ca, "-b", jar, "-c", jar, "--interface", address,
             ] + extra, in: deployment.cli.directory)
         }
         func field(_ name: String, in response: CurlResponse) -> String? {
@@ -195,9 +197,17 @@ import Testing
             guard let range = page.range(of: "name=\"\(name)\" value=\"") else { return nil }
             return String(page[range.upperBound...].prefix { $0 != "\"" })
         }
-        func logIn(_ admin: String) throws -> CurlResponse {
-            let form = try curl("/login")
-            return try curl("/login", ["--data-urlencode", "form=\(field("form", in: form) ?? "")", "--data-urlencode", "token=\(try deployment.token(admin))"])
+        func logIn(_ admin: String, from address: String = "127.0.0.1") throws -> CurlResponse {
+            try logIn(token: try deployment.token(admin), from: address)
+        }
+        func logIn(token: String, from address: String) throws -> CurlResponse {
+            let form = try curl("/login", from: address)
+            return try curl("/login", ["--data-urlencode", "form=\(field("form", in: form) ?? "")", "--data-urlencode", "token=\(token)"], from: address)
+        }
+        func api(_ token: String, from address: String) throws -> CurlResponse {
+            try CurlResponse.get("https://api.example.test:\(deployment.apiPort)/api/v1/me", [
+                "--resolve", "api.example.test:\(deployment.apiPort):127.0.0.1", "--cacert", ca, "--interface", address, "-H", "Authorization: Bearer \(token)",
+            ], in: deployment.cli.directory)
         }
 
         // Every answer forbids scripts, framing and foreign form targets.
@@ -230,6 +240,15 @@ import Testing
             #expect(refused.status == 403 && page.contains(why) && page.contains("Nothing was changed"), "\(why): \(refused.status) \(page)")
         }
         // Logging out needs the token too, and a page of another site cannot be opened inside a session.
+        // A note that is not UTF-8 text is refused with a page that says so, not stored as an empty note.
+        let notText = try deployment.cli.directory.write("not-utf8.form", Array("csrf=\(csrf)&note=".utf8) + [0xC0, 0xAF, 0x20])
+        for body in [["--data", "csrf=\(csrf)&note=%FF%FEkey+checked"], ["--data-binary", "@\(notText)"]] {
+            for action in ["/requests/2/reject", "/break-glass/1/acknowledge"] {
+                let refused = try curl(action, body + ["-H", "Content-Type: application/x-www-form-urlencoded"])
+                let page = String(decoding: refused.body, as: UTF8.self)
+                #expect(refused.status == 400 && page.contains("is not UTF-8 text") && page.contains("Nothing was changed") && page.contains("<h1>"), "\(action): \(refused.status) \(page)")
+            }
+        }
         #expect(try curl("/logout", ["--data", "csrf=wrong"]).status == 403)
         #expect(try curl("/requests/2", ["-H", "Sec-Fetch-Site: cross-site"]).status == 403)
         #expect(try curl("/requests/2").status == 200, "still logged in")
@@ -268,11 +287,146 @@ import Testing
         #expect(revoked.status == 0, "\(revoked.combined)")
         #expect(try curl("/").status == 303)
 
-        // Failed logins count per address like failed API tokens: three a minute, then 429 even for a valid token.
-        for _ in 0..<3 {
-            let form = try curl("/login")
-            #expect(try curl("/login", ["--data-urlencode", "form=\(field("form", in: form) ?? "")", "--data-urlencode", "token=pinset_\(String(repeating: "Z", count: 43))"]).status == 401)
+        // One rule for logins and API calls (three failures a minute here, from 127.0.0.7 shared with a guesser):
+        // failures count per address whichever door they came through; past the limit a wrong token gets 429 at
+        // both, and a valid one is still accepted at both, so guesses from a shared address lock no admin out.
+        let shared = "127.0.0.7", elsewhere = "127.0.0.8"
+        let wrong = "pinset_\(String(repeating: "Z", count: 43))"
+        let alice = try deployment.token("alice")
+        try FileManager.default.removeItem(atPath: jar)
+        for _ in 0..<2 { #expect(try logIn(token: wrong, from: shared).status == 401) }
+        #expect(try api(wrong, from: shared).status == 401)
+        let throttledLogin = try logIn(token: wrong, from: shared)
+        let throttledCall = try api(wrong, from: shared)
+        #expect(throttledLogin.status == 429 && throttledCall.status == 429, "\(throttledLogin.status) \(throttledCall.status)")
+        #expect(throttledLogin.headers["retry-after"] != nil && throttledCall.headers["retry-after"] != nil, "\(throttledLogin.headers)")
+        #expect(String(decoding: throttledLogin.body, as: UTF8.self).contains("Too many failed authentications from this address"))
+        #expect(try api(wrong, from: elsewhere).status == 401, "another address is not throttled")
+        #expect(try api(alice, from: shared).status == 200, "the API takes a valid token from the throttled address")
+        let validLogin = try logIn(token: alice, from: shared)
+        #expect(validLogin.status == 303 && validLogin.headers["location"] == "/dashboard/", "the dashboard takes it too: \(validLogin.status)")
+        #expect(try curl("/", from: shared).status == 200)
+        #expect(try logIn(token: wrong, from: shared).status == 429, "a wrong token from that address is still refused")
+        #expect(try api(wrong, from: shared).status == 429)
+    }
+
+    /// axe-core's own file, as the `axe-playwright-python` package ships it (scripts/install-dependencies).
+    static func axeSource() throws -> String {
+        let found = try ProcessRunner.run("python3", ["-c", "import importlib.util; print(importlib.util.find_spec('axe_playwright_python').submodule_search_locations[0])"])
+        let directory = found.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard found.status == 0, !directory.isEmpty else { throw Failure("axe-core is not installed (scripts/install-dependencies): \(found.combined)") }
+        return try String(contentsOfFile: "\(directory)/axe.min.js", encoding: .utf8)
+    }
+
+    /// axe-core's WCAG 2 A and AA rules and its best practices, run on the page the browser shows: each violation
+    /// as "rule: the elements it found".
+    static func accessibilityViolations(in browser: HeadlessChromium, axe: String) throws -> [String] {
+        _ = try browser.execute(axe + "\n;return typeof window.axe;")
+        let found = try browser.executeAsync("""
+            const done = arguments[arguments.length - 1];
+            window.axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}})
+              .then(result => done(result.violations.map(v => v.id + ": " + v.nodes.map(n => n.target.join(" ")).join(", "))))
+              .catch(error => done(["axe failed: " + error]));
+            """)
+        guard let violations = found as? [String] else { throw Failure("axe-core returned \(String(describing: found))") }
+        return violations
+    }
+
+    /// The dashboard as people use it: the figures add up and say what they count, a report row shows the key the
+    /// host served, codes read as words, every page has its landmarks and labels, a phone-wide window never scrolls
+    /// sideways, axe-core finds nothing, and the icon every browser asks for is there.
+    @Test func thePagesSayWhatTheyCountAndFitANarrowScreen() async throws {
+        let deployment = try Self.deploy()
+        defer { deployment.stop() }
+        let cli = deployment.cli
+        let server = deployment.server
+        let axe = try Self.axeSource()
+
+        // Fetches that send no version header (legacy clients, first launches, curl).
+        for _ in 0..<4 {
+            #expect(try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory).status == 200)
         }
-        #expect(try logIn("alice").status == 429)
+        // Reports: two installations saw the renewed key, one the key pinned now (an app with an older pin set), all
+        // for the same host with the same result; two for a host acme does not publish.
+        let reportsPort = try ReportsListenerTests.waitForReportsPort(of: server)
+        let renewedPEM = try String(contentsOfFile: cli.directory.file("renewed.pem"), encoding: .utf8)
+        let pinnedPEM = try String(contentsOfFile: deployment.team.served.leaf.cert, encoding: .utf8)
+        let reports: [(pem: String, host: String)] = [(renewedPEM, "api.example.test"), (renewedPEM, "api.example.test"), (pinnedPEM, "api.example.test"),
+                                                     (renewedPEM, "elsewhere.example.org"), (renewedPEM, "elsewhere.example.org")]
+        for (index, report) in reports.enumerated() {
+            let body = TrustKitReportFixture.json(leafPEM: report.pem, hostname: report.host, vendorID: "install-\(index)")
+            #expect(try ReportsListenerTests.post(body, port: reportsPort) == 202)
+        }
+        var status: [String: Any] = [:]
+        for attempt in 0..<100 {
+            if attempt > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            status = try JSONSerialization.jsonObject(with: Data(try CurlResponse.get("\(server.baseURL)/status", in: cli.directory).body)) as? [String: Any] ?? [:]
+            if ((status["reports"] as? [String: Any])?["failuresLastHour"] as? [String: Int])?["acme"] == reports.count { break }
+        }
+        let uptake = try #require(((status["uptake"] as? [String: Any])?["customers"] as? [String: Any])?["acme"] as? [String: Any], "\(status)")
+        let fetches = try #require(uptake["fetches"] as? Int)
+        #expect(fetches >= 4 && uptake["fetchesReportingVersion"] as? Int == 0, "\(uptake)")
+        #expect(((status["reports"] as? [String: Any])?["failuresLastHour"] as? [String: Int])?["acme"] == reports.count, "\(status)")
+
+        // The icon: served from the dashboard's own origin, cacheable, under the same CSP.
+        let icon = try CurlResponse.get("https://api.example.test:\(deployment.apiPort)/favicon.ico", [
+            "--resolve", "api.example.test:\(deployment.apiPort):127.0.0.1", "--cacert", deployment.team.served.ca,
+        ], in: cli.directory)
+        #expect(icon.status == 200 && icon.headers["content-type"] == "image/x-icon" && icon.body.starts(with: [0, 0, 1, 0]), "\(icon.status) \(icon.headers)")
+        #expect(icon.headers["cache-control"] == "public, max-age=86400" && icon.headers["content-security-policy"]?.contains("default-src 'none'") == true, "\(icon.headers)")
+
+        let browser = try HeadlessChromium(in: cli.directory)
+        defer { browser.quit() }
+        try browser.resize(width: 600, height: 900)
+        /// The page never scrolls sideways at this width; a table wider than the screen scrolls inside its container.
+        func fitsTheWindow(_ name: String) throws {
+            let widths = try browser.execute("return [document.documentElement.scrollWidth, document.documentElement.clientWidth];") as? [Int] ?? []
+            #expect(widths.count == 2 && widths[1] <= 600 && widths[1] > 500 && widths[0] <= widths[1], "\(name): scrollWidth, clientWidth \(widths)")
+            try browser.screenshot("600px-\(name)")
+            let violations = try Self.accessibilityViolations(in: browser, axe: axe)
+            #expect(violations.isEmpty, "axe-core on \(name): \(violations)")
+        }
+
+        // The login page: a main landmark around the form, a labelled token field.
+        try browser.open("\(deployment.dashboard)/login")
+        #expect(try browser.exists("meta[name=viewport][content='width=device-width, initial-scale=1']"))
+        #expect(try browser.exists("main h1") && browser.exists("main label[for=token]"))
+        try fitsTheWindow("login")
+        try browser.type(try deployment.token("bob"), into: "#token")
+        try browser.click("#login")
+        #expect(try browser.text("#who").hasPrefix("bob"))
+
+        // The overview: the fetches that reported no version are counted, not "no fetches".
+        let row = try browser.text("tr[data-customer=acme]")
+        #expect(row.contains("\(fetches) fetches, none reported a version") && !row.contains("no fetches"), "\(row)")
+        try fitsTheWindow("overview")
+
+        // The customer: the summary's pin failures add up to the table, which lists the unpublished-host bucket and
+        // tells the two api.example.test rows apart by the key each saw served; next keys in words.
+        try browser.open("\(deployment.dashboard)/customers/acme")
+        #expect(try browser.text("#uptake").contains("\(fetches) fetches, none reported a version"))
+        #expect(try browser.text("#failures-last-hour") == String(reports.count))
+        #expect(try browser.text("#reports-total") == String(reports.count))
+        let renewedPin = try CLIPinSourceTests.opensslPin(certificate: cli.directory.file("renewed.pem"))
+        let rows = try browser.execute("return Array.from(document.querySelectorAll('#reports tbody tr')).map(r => r.innerText);") as? [String] ?? []
+        #expect(rows.count == 3, "\(rows)")
+        #expect(rows.contains { $0.contains("api.example.test") && $0.contains(renewedPin) && $0.contains("no: not a current pin") && $0.contains("\t2\t") }, "\(rows)")
+        #expect(rows.contains { $0.contains("api.example.test") && $0.contains(deployment.team.served.leafPin) && $0.contains("yes") && $0.contains("\t1\t") }, "\(rows)")
+        #expect(rows.contains { $0.contains("unpublished-host") && $0.contains("does not publish") && $0.contains("\t2\t") }, "\(rows)")
+        #expect(try browser.text("#reports thead").contains("Served key"))
+        let host = try browser.text("#hosts tr[data-host='api.example.test']")
+        #expect(host.contains("no next key pinned") && !host.contains("no-next-key"), "\(host)")
+        try fitsTheWindow("customer")
+
+        // The request: its note fields have labels, not only a placeholder.
+        try browser.open("\(deployment.dashboard)/requests/2")
+        #expect(try browser.text("label[for=reject-note]").contains("Why"))
+        #expect(try !browser.exists("input[placeholder]"))
+        try fitsTheWindow("request")
+
+        // A page that is not there: a heading that says so.
+        try browser.open("\(deployment.dashboard)/nothing-here")
+        #expect(try browser.text("main h1") == "Not found")
+        try fitsTheWindow("not-found")
     }
 }

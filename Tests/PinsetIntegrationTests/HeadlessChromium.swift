@@ -80,6 +80,22 @@ final class HeadlessChromium {
         _ = try command("POST", "element/\(try element(selector))/click", [:])
     }
 
+    /// Runs `script` as the body of a function in the page (WebDriver's script execution, which the page's CSP does
+    /// not govern) and returns what it returns.
+    func execute(_ script: String, _ arguments: [Any] = []) throws -> Any? {
+        try command("POST", "execute/sync", ["script": script, "args": arguments])
+    }
+
+    /// Like ``execute(_:_:)`` for a script that finishes by calling the function passed as its last argument.
+    func executeAsync(_ script: String, _ arguments: [Any] = []) throws -> Any? {
+        try command("POST", "execute/async", ["script": script, "args": arguments])
+    }
+
+    /// Resizes the window, so that the page lays out at `width` CSS pixels.
+    func resize(width: Int, height: Int) throws {
+        _ = try command("POST", "window/rect", ["width": width, "height": height])
+    }
+
     /// The browser's cookies for the current page, as it stored them (flags included).
     func cookies() throws -> [[String: Any]] {
         try command("GET", "cookie") as? [[String: Any]] ?? []
@@ -118,8 +134,12 @@ final class HeadlessChromium {
 
     private static func send(_ method: String, _ url: String, _ body: [String: Any]?, timeout: Int) throws -> Any? {
         var arguments = ["-sS", "--max-time", String(timeout), "-X", method]
+        // From a file: a script (axe-core's is 570 KB) does not fit in an argument.
+        let bodyFile = FileManager.default.temporaryDirectory.appendingPathComponent("webdriver-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: bodyFile) }
         if let body {
-            arguments += ["-H", "Content-Type: application/json", "--data-binary", String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)]
+            try JSONSerialization.data(withJSONObject: body).write(to: bodyFile)
+            arguments += ["-H", "Content-Type: application/json", "--data-binary", "@\(bodyFile.path)"]
         }
         let result = try ProcessRunner.run("curl", arguments + [url], timeout: TimeInterval(timeout + 5))
         guard result.status == 0 else { throw Failure("WebDriver \(method) \(url): \(result.stderr)") }

@@ -153,15 +153,20 @@ import Testing
         }
     }
 
-    @Test func shortValidityOfANewAnchorIsAWarning() throws {
+    /// An anchor that expires within a bundle lifetime and a re-sign interval would be accepted and then never
+    /// sign: refused, with the minimum, before anything is written. A short one that can sign is a warning.
+    @Test func aNewAnchorShorterThanABundleLifetimeIsRefusedAndAShortOneIsAWarning() throws {
         let cli = try PinsetCLI()
         defer { cli.remove() }
-        let result = try cli.run(["init", "--validity-days", "1", "--json"])
+        let refused = try cli.run(["init", "--validity-days", "1", "--json"])
+        #expect(refused.status != 0 && refused.stderr.contains("at least 86700 s") && refused.stderr.contains("at least 2 days"), "\(refused.combined)")
+        #expect(!FileManager.default.fileExists(atPath: cli.dataDir), "nothing is written for a refused identity")
+        let result = try cli.run(["init", "--validity-days", "30", "--json"])
         #expect(result.status == 0, "\(result.combined)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
         let warnings = try #require(object["warnings"] as? [String])
         #expect(warnings.count == 1)
-        #expect(warnings.first?.contains("in 1 day") == true, "\(warnings)")
+        #expect(warnings.first?.contains("in 30 days") == true, "\(warnings)")
         let normal = try PinsetCLI()
         defer { normal.remove() }
         let long = try normal.run(["init"])

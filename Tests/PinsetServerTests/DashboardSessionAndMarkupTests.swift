@@ -1,10 +1,14 @@
 import Foundation
+import PinsetAdmin
+import PinsetAdminAPI
 import PinsetCore
 @testable import PinsetDashboard
+import PinsetStatus
 import Testing
 
-/// The dashboard's two local guarantees: text never becomes markup, and sessions end when they should and cannot
-/// be pushed out by another admin's logins.
+/// The dashboard's local guarantees: text never becomes markup, a form that is not UTF-8 text is refused rather
+/// than read as empty, sessions end when they should and cannot be pushed out by another admin's logins, and the
+/// pages say what they mean to a person on any screen.
 struct DashboardSessionAndMarkupTests {
     /// Sequences that are one grapheme cluster with a markup character inside: escaping by Character misses them.
     static let clustered = [
@@ -65,5 +69,72 @@ struct DashboardSessionAndMarkupTests {
         #expect(sessions.session(id: victim, now: start.addingTimeInterval(10)) != nil)
         #expect(sessions.session(id: flooded.last!, now: start.addingTimeInterval(10)) != nil)
         #expect(sessions.session(id: flooded.first!, now: start.addingTimeInterval(10)) == nil)
+    }
+
+    static func form(_ body: [UInt8]) -> AdminAPIRequest {
+        AdminAPIRequest(method: "POST", target: "/dashboard/requests/1/reject", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                        body: body, remoteAddress: "127.0.0.1")
+    }
+
+    @Test(arguments: [
+        Array("csrf=t&note=%FF%FE".utf8),          // escapes of bytes that are not UTF-8
+        Array("csrf=t&note=caf%C3".utf8),          // a character cut short
+        Array("csrf=t&note=100%".utf8),            // a malformed escape
+        Array("csrf=t&note=".utf8) + [0xC0, 0xAF], // raw bytes that are not UTF-8
+    ])
+    func aFormThatIsNotUTF8TextIsRefusedNotReadAsEmpty(_ body: [UInt8]) throws {
+        let refusal = try #require(throws: DashboardRefusal.self) { try FormBody(Self.form(body)) }
+        #expect(refusal.status == 400)
+        #expect(refusal.message.contains("is not UTF-8 text") && refusal.message.contains("Nothing was changed"), "\(refusal.message)")
+    }
+
+    @Test func aFormOfUTF8TextIsRead() throws {
+        let form = try FormBody(Self.form(Array("csrf=t&note=caf%C3%A9+ok&note=second".utf8)))
+        #expect(form["note"] == "café ok", "the first of a repeated field")
+        #expect(form["csrf"] == "t")
+    }
+
+    static func health(fetches: Int, shareOnLatest: Double?, latestVersion: Int64?) throws -> CustomerHealth {
+        var document: [String: Any] = ["customer": "acme", "served": true, "monitoringEnabled": false, "hosts": [], "failingHosts": 0,
+                                       "fetches": fetches, "breakGlass": []]
+        if let shareOnLatest { document["shareOnLatest"] = shareOnLatest }
+        if let latestVersion { document["latestVersion"] = latestVersion }
+        return try JSONDecoder().decode(CustomerHealth.self, from: JSONSerialization.data(withJSONObject: document))
+    }
+
+    @Test func uptakeCountsTheFetchesThatReportedNoVersion() throws {
+        #expect(DashboardPages.uptake(try Self.health(fetches: 93, shareOnLatest: nil, latestVersion: 4)).rendered.contains("93 fetches, none reported a version"))
+        #expect(DashboardPages.uptake(try Self.health(fetches: 1, shareOnLatest: nil, latestVersion: 4)).rendered.contains("1 fetch, none reported a version"))
+        #expect(DashboardPages.uptake(try Self.health(fetches: 0, shareOnLatest: nil, latestVersion: 4)).rendered.contains("no fetches"))
+        #expect(DashboardPages.uptake(try Self.health(fetches: 7, shareOnLatest: nil, latestVersion: nil)).rendered.contains("7 fetches, no version served now"))
+        #expect(!DashboardPages.uptake(try Self.health(fetches: 10, shareOnLatest: 0.5, latestVersion: 4)).rendered.contains("none reported"))
+        #expect(DashboardPages.uptake(nil).rendered.contains("no server status"))
+    }
+
+    @Test func nextKeyVerdictsAreWordsWithTheirCodeKeptAside() {
+        let words = [RotationGate.Readiness.Verdict.safe, .notYet, .noNextKey].map { DashboardPages.nextKey($0).rendered }
+        #expect(words[2].contains(">no next key pinned<") && words[2].contains("data-verdict=\"no-next-key\""), "\(words[2])")
+        #expect(words[1].contains(">next key pinned, not yet safe to go live<"))
+        #expect(words[0].contains(">a next key may go live now<"))
+        #expect(DashboardPages.nextKey(nil).rendered == words[2], "a host the gate did not judge has no next key")
+    }
+
+    @Test func everyPageFitsANarrowScreenAndHasItsLandmarks() {
+        let login = DashboardPages.login(formToken: "t", message: nil).rendered
+        let notFound = DashboardPages.refusal(DashboardRefusal(404, "There is no such page: GET /dashboard/nothing.")).rendered
+        for page in [login, notFound] {
+            #expect(page.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
+            #expect(page.contains("<link rel=\"icon\" href=\"/favicon.ico\">"))
+        }
+        #expect(login.contains("<main class=\"login\">") && login.contains("</main>"))
+        #expect(notFound.contains("<h1>Not found</h1>"), "\(notFound)")
+        #expect(!login.contains("style="), "the CSP allows no inline style")
+    }
+
+    @Test func theIconIsAnICOFileWithAPNGInside() {
+        let icon = Dashboard.favicon
+        #expect(icon.starts(with: [0, 0, 1, 0, 1, 0]), "an ICO header with one image")
+        #expect(icon[22...].starts(with: [0x89, 0x50, 0x4E, 0x47]), "the image is a PNG")
+        #expect(Dashboard.serves("/favicon.ico"))
     }
 }

@@ -88,6 +88,25 @@ struct PinsetRequestHandlerTests {
         }
     }
 
+    /// RFC 9110 §5.3: repeated field lines are one comma-separated list, so a tag on any line matches.
+    @Test func everyIfNoneMatchLineIsPartOfTheList() throws {
+        let handler = try Self.handler(now: Self.signedAt + 10)
+        let etag = try #require(header(handler.handle(Self.get("/acme.json.signed")), "ETag"))
+        let matching: [[String]] = [["\"a\"", etag], ["\"a\"", "\"b\", W/\(etag)"], [etag, "\"a\""], ["\"a\"", "", etag]]
+        for lines in matching {
+            let request = Self.get("/acme.json.signed", headers: lines.map { ("If-None-Match", $0) })
+            #expect(handler.handle(request).status == .notModified, "If-None-Match lines: \(lines)")
+        }
+        for lines in [["\"a\"", "\"b\""], ["\"a\"", ""], ["", "\(etag)x"]] {
+            let request = Self.get("/acme.json.signed", headers: lines.map { ("If-None-Match", $0) })
+            #expect(handler.handle(request).status == .ok, "If-None-Match lines: \(lines)")
+        }
+        // A non-matching list on any line still outranks If-Modified-Since (RFC 9110 §13.2.2).
+        let since = String(decoding: HTTPDate.imfFixdate(unixSeconds: Self.signedAt), as: UTF8.self)
+        let stale = Self.get("/acme.json.signed", headers: [("If-None-Match", "\"a\""), ("If-None-Match", "\"b\""), ("If-Modified-Since", since)])
+        #expect(handler.handle(stale).status == .ok)
+    }
+
     @Test func notModifiedCarriesValidatorsButNoRepresentation() throws {
         let handler = try Self.handler(now: Self.signedAt + 10)
         let full = handler.handle(Self.get("/acme.json.signed"))

@@ -30,4 +30,18 @@ struct TransportNotModifiedTests {
         #expect(again.body == full.body)
         await server.shutdown(gracePeriod: .seconds(1))
     }
+
+    /// The tag on the second of two If-None-Match lines, sent as raw bytes on one socket, gets the 304.
+    @Test func theSecondIfNoneMatchLineCounts() async throws {
+        let handler = try PinsetRequestHandlerTests.handler(now: PinsetRequestHandlerTests.signedAt + 10)
+        let (server, port) = try startTransportServer(handler: handler)
+        let client = try TransportTestClient(port: port)
+        try client.send("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n")
+        let etag = try #require(try client.readResponse().header("ETag"))
+        try client.send("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"old\"\r\nIf-None-Match: \(etag)\r\n\r\n")
+        #expect(try client.readResponse(timeout: .seconds(5)).status == 304)
+        try client.send("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"old\"\r\nIf-None-Match: \"older\"\r\n\r\n")
+        #expect(try client.readResponse(timeout: .seconds(5)).status == 200)
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
 }

@@ -34,11 +34,11 @@ struct BreakGlassStoreTests {
         let request = try request(fixture, author: "olga")
 
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "  ", approverMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "  ", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged, "without a reason, the author is still refused")
 
-        let applied = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage, no reviewer reachable", approverMay: { _, _ in true })
+        let applied = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage, no reviewer reachable", approverMay: { _, _ in true }, authorMay: { _, _ in true })
         #expect(applied.state == .applied && applied.decidedBy == "olga" && applied.decisionNote == "break-glass: outage, no reviewer reachable")
         #expect(try fixture.store.pinSet(for: acme)?.version == applied.appliedVersion)
         let entry = try #require(try fixture.store.auditLog(customer: acme, limit: 1).first)
@@ -52,7 +52,7 @@ struct BreakGlassStoreTests {
         // The operator cannot acknowledge their own; a replay of the application changes nothing.
         let applyOnce = try dump(fixture.store)
         #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "OLGA", actorMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "again", approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "again", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(throws: StoreError(.changeRequestNotFound, "")) { try fixture.store.acknowledgeBreakGlass(event.id + 1, note: "", actor: "bob", actorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == applyOnce)
 
@@ -95,17 +95,89 @@ struct BreakGlassStoreTests {
         }
         try fixture.store.updateAdmin("bob", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "olga")
         var unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
 
         try fixture.store.updateAdmin("bob", grants: [AdminGrant(role: .reviewer, customer: acme)], disabled: nil, actor: "olga")
         try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "olga")
         unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
 
         try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "olga")
-        #expect(try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview).state == .applied)
+        #expect(try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }).state == .applied)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func theAuthorOfARequestAppliedByBreakGlassCannotAcknowledgeIt(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        // alice is made a reviewer too, so that only the rule about the author stands in her way.
+        try fixture.store.updateAdmin("alice", grants: [AdminGrant(role: .editor, customer: acme), AdminGrant(role: .reviewer, customer: acme)], disabled: nil, actor: "root")
+        let request = try request(fixture, author: "alice")
+        _ = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage", approverMay: { _, _ in true }, authorMay: { _, _ in true })
+        let event = try #require(try fixture.store.breakGlassEvents().first)
+        #expect(event.requestAuthor == "alice" && event.involves("ALICE") && event.involves("olga") && !event.involves("bob"))
+
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "looks fine to me", actor: "Alice", actorMay: { _, _ in true }) }
+        #expect(try dump(fixture.store) == unchanged, "the author's acknowledgement changes nothing")
+        #expect(try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "bob", actorMay: { _, _ in true }).acknowledgedBy == "bob")
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func revokingATokenVoidsTheOpenRequestsItMadeAndThoseThatRecordNoToken(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let laptop = AdminTokenReference(sha256: SHA256Fingerprint(of: Array("laptop token".utf8)), label: "laptop")
+        let ci = AdminTokenReference(sha256: SHA256Fingerprint(of: Array("ci token".utf8)), label: "ci")
+        try fixture.store.addAdminToken(sha256: laptop.sha256, of: "alice", label: laptop.label, expiresAt: nil, actor: "root")
+        try fixture.store.addAdminToken(sha256: ci.sha256, of: "alice", label: ci.label, expiresAt: nil, actor: "root")
+        func propose(_ byte: UInt8, with token: AdminTokenReference?) throws -> ChangeRequest {
+            try fixture.store.createChangeRequest(for: acme, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(byte)]))],
+                                                  reason: "new key", lifetime: 3600, author: "alice", authorToken: token)
+        }
+        let stolen = try propose(3, with: laptop)
+        let other = try propose(4, with: ci)
+        let tokenless = try propose(5, with: nil)
+        #expect(try fixture.store.changeRequest(stolen.id)?.authorTokenLabel == "laptop")
+        #expect(try fixture.store.admin(authenticatedBy: laptop.sha256)?.token == laptop, "an authenticated account says which token it used")
+
+        let revocation = try fixture.store.revokeAdminTokens(of: "alice", label: "laptop", actor: "olga")
+        // A request that records no token (made before tokens were recorded) may have come from the revoked one.
+        #expect(revocation == AdminTokenRevocation(revokedTokens: 1, voidedRequests: [stolen.id, tokenless.id]))
+        let voided = try #require(try fixture.store.changeRequest(stolen.id))
+        #expect(voided.state == .voided && voided.decidedBy == "olga" && voided.voidReason?.contains("token 'laptop' of alice") == true)
+        #expect(try fixture.store.changeRequest(tokenless.id)?.voidReason?.contains("records no token") == true)
+        #expect(try fixture.store.changeRequest(other.id)?.state == .open, "a request made with another token stays open")
+        #expect(!(try fixture.store.changeRequests()).contains { $0.id == stolen.id }, "a voided request is no longer listed as open")
+        #expect(try fixture.store.changeRequests(includeDecided: true).first { $0.id == stolen.id }?.state == .voided)
+        let audit = try fixture.store.auditLog(customer: acme, limit: 2)
+        #expect(audit.contains { $0.actor == "olga" && $0.details.contains("change request \(stolen.id) by alice voided") }, "\(audit.map(\.details))")
+
+        // Neither approval nor break-glass nor a new request with the revoked token gets through.
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(stolen.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(stolen.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { _ = try propose(6, with: laptop) }
+        #expect(try dump(fixture.store) == unchanged)
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aRequestWhoseAuthorLostTheRoleToProposeItIsNotApplied(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let request = try request(fixture, author: "alice")
+        let mayEdit: (AdminAccount, CustomerName) -> Bool = { account, customer in
+            account.grants.contains { ($0.role == .editor || $0.role == .operator) && $0.covers(customer) }
+        }
+        try fixture.store.updateAdmin("alice", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "olga")
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.requireAuthorStillMayPropose(request, authorMay: mayEdit) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: mayEdit) }
+        #expect(try dump(fixture.store) == unchanged)
+        try fixture.store.updateAdmin("alice", grants: [AdminGrant(role: .editor, customer: acme)], disabled: nil, actor: "olga")
+        #expect(try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: mayEdit).state == .applied)
     }
 
     @Test(arguments: StoreBackend.allCases)

@@ -42,11 +42,11 @@ struct ChangeRequestStoreTests {
 
         // Its author cannot approve it; the database stays as it was.
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "Alice", liveChecks: [:], approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "Alice", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
 
         fixture.clock.advance(by: 60)
-        let applied = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true })
+        let applied = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true })
         #expect(applied.state == .applied && applied.decidedBy == "bob")
         let after = try #require(try fixture.store.pinSet(for: acme))
         #expect(after.version == applied.appliedVersion && after.version > before.version)
@@ -56,7 +56,7 @@ struct ChangeRequestStoreTests {
 
         // A replayed approval changes nothing.
         let applyOnce = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "carol", liveChecks: [:], approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "carol", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.rejectChangeRequest(request.id, note: "late", actor: "carol") }
         #expect(try dump(fixture.store) == applyOnce)
         #expect(try fixture.store.changeRequests(of: acme).isEmpty)
@@ -71,11 +71,11 @@ struct ChangeRequestStoreTests {
         fixture.clock.advance(by: 3600)
         #expect(try fixture.store.changeRequest(request.id)?.state == .expired)
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
         let rejected = try fixture.store.rejectChangeRequest(request.id, note: "stale", actor: "bob")
         #expect(rejected.state == .rejected && rejected.decisionNote == "stale")
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
     }
 
     @Test(arguments: StoreBackend.allCases)
@@ -89,7 +89,7 @@ struct ChangeRequestStoreTests {
         try fixture.store.addPins([try Sample.hashPin(4)], to: api, of: acme, actor: "root")
         let unchanged = try dump(fixture.store)
         let error = #expect(throws: StoreError(.changeRequestRefused, "")) {
-            try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "checked")], approverMay: { _, _ in true })
+            try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "checked")], approverMay: { _, _ in true }, authorMay: { _, _ in true })
         }
         #expect(error?.message.contains("the pins changed since it was reviewed") == true)
         #expect(try dump(fixture.store) == unchanged)
@@ -103,7 +103,7 @@ struct ChangeRequestStoreTests {
         let edits = try addition(3) + [PinEdit(hostname: api, operation: .removePin(try Sample.hashPin(1).spkiSHA256!, allowLastPin: false))]
         let request = try fixture.store.createChangeRequest(for: acme, edits: edits, reason: "swap a key", lifetime: 3600, author: "alice")
         let checked = try #require(try fixture.store.pinSet(for: acme)?.hosts.first)
-        let applied = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "live chain matches")], approverMay: { _, _ in true })
+        let applied = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "live chain matches")], approverMay: { _, _ in true }, authorMay: { _, _ in true })
         #expect(applied.state == .applied)
         #expect(Set(try #require(try fixture.store.pinSet(for: acme)).hosts[0].pins.compactMap(\.spkiSHA256)) == [try Sample.hashPin(2).spkiSHA256!, try Sample.hashPin(3).spkiSHA256!])
         #expect(try fixture.store.auditLog(customer: acme, limit: 2).allSatisfy { $0.details.contains("live chain matches; change request") })
@@ -133,7 +133,7 @@ struct ChangeRequestStoreTests {
         let edits = try addition(3) + [PinEdit(hostname: api, operation: .removePin(try Sample.hashPin(9).spkiSHA256!, allowLastPin: false))]
         let request = try fixture.store.createChangeRequest(for: acme, edits: edits, reason: "r", lifetime: 3600, author: "alice")
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.pinNotFound, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }) }
+        #expect(throws: StoreError(.pinNotFound, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
     }
 
@@ -183,7 +183,7 @@ struct ChangeRequestStoreTests {
         try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "root")
         #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start) == nil, "disabled")
         try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "root")
-        #expect(try fixture.store.revokeAdminTokens(of: "alice", label: "laptop", actor: "root") == 1)
+        #expect(try fixture.store.revokeAdminTokens(of: "alice", label: "laptop", actor: "root").revokedTokens == 1)
         #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start) == nil, "revoked")
         #expect(try fixture.store.admins(at: StoreFixture.start).first { $0.name == "alice" }?.activeTokens == 1)
 

@@ -98,9 +98,8 @@ import Testing
         try fixture.store.setRequiresReview(true, for: acme, actor: Sample.actor)
         let request = try fixture.store.createChangeRequest(for: acme, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(3)]))],
                                                             reason: "urgent", lifetime: 3600, author: "olga")
-        _ = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage") { account, _ in
-            account.grants.contains { $0.role == .operator }
-        }
+        _ = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage",
+                                                 approverMay: { account, _ in account.grants.contains { $0.role == .operator } }, authorMay: { _, _ in true })
         let before = try fixture.store.breakGlassEvents()
         #expect(before.count == 1)
         try fixture.store.pool.close()

@@ -48,14 +48,14 @@ import Testing
         let store = fixture.store
         try store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor)
         let before = try dump(store)
-        #expect(throws: StoreError(.invalidInput, "")) {
+        #expect(throws: StoreError(.revocationFloorRefused, "")) {
             try store.raiseSignersNotBefore(to: 1_799_999_999, for: nil, details: "test", actor: Sample.actor)
         }
         #expect(throws: StoreError(.invalidInput, "")) {
             try store.raiseSignersNotBefore(to: -1, for: nil, details: "test", actor: Sample.actor)
         }
         // A customer signed by the default identity has no floor of its own to set.
-        #expect(throws: StoreError(.invalidInput, "")) {
+        #expect(throws: StoreError(.revocationFloorRefused, "")) {
             try store.raiseSignersNotBefore(to: 1_900_000_000, for: acme, details: "test", actor: Sample.actor)
         }
         #expect(throws: StoreError(.customerNotFound, "")) {

@@ -68,7 +68,8 @@ public enum TrustKitWireReport {
 
     /// TrustKit-Android 1.1.5: members in `toJson()`'s insertion order (Android's `org.json` keeps it), `port`
     /// always 0 (the library's own comment says it is not returned), `date-time` as `DateFormat.format(
-    /// "yyyy-MM-dd'T'HH:mm:ssZ")` in the device's zone, PEM as `"-----BEGIN CERTIFICATE-----\n" +
+    /// "yyyy-MM-dd'T'HH:mm:ssZ")` of `android.text.format.DateFormat`, which has no `Z` field: the device's local
+    /// time followed by a literal `Z`, PEM as `"-----BEGIN CERTIFICATE-----\n" +
     /// Base64.encodeToString(der, Base64.DEFAULT) + "-----END CERTIFICATE-----\n"` (76-column lines, each ending
     /// in LF), and `org.json`'s escaping (`/` as `\/`, no spaces).
     public static func android(_ failure: Failure, timeZone: TimeZone = TimeZone(secondsFromGMT: 3600)!) -> [UInt8] {
@@ -76,7 +77,7 @@ public enum TrustKitWireReport {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ssZ"
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
         let members: [(String, OrgJSON)] = [
             ("app-bundle-id", .string("com.example.app")),
             ("app-version", .string("42")),

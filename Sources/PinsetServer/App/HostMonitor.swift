@@ -58,7 +58,10 @@ public final class HostMonitor: Sendable {
         self.configuration = configuration
         self.source = source
         self.checker = HostChecker(
-            fetcher: LiveChainFetcher(roots: roots, timeout: .milliseconds(Int64(configuration.timeoutSeconds * 1000)), group: group),
+            // The hosts were named by admins: where their names lead is judged as for the checks admins start.
+            fetcher: LiveChainFetcher(
+                roots: roots, timeout: .milliseconds(Int64(configuration.timeoutSeconds * 1000)), group: group, addressPolicy: configuration.addressPolicy
+            ),
             connectTo: configuration.connectTo,
             expiryWarningDays: configuration.expiryWarningDays
         )
@@ -130,7 +133,7 @@ public final class HostMonitor: Sendable {
     /// the database does not answer, and must not hold one of the few threads Swift concurrency shares. A
     /// stopped monitor stops waiting for the read at once; the read finishes on its queue unobserved.
     private func readJobs() async throws -> [HostCheckJob] {
-        let pending = PendingRead()
+        let pending = OnceResumedContinuation<[HostCheckJob]>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard pending.install(continuation) else { return }
@@ -153,36 +156,5 @@ public final class HostMonitor: Sendable {
         } else {
             logger.notice("Monitored host changed state", metadata: metadata)
         }
-    }
-}
-
-/// A continuation resumed exactly once: by the store's answer or by cancellation, whichever comes first.
-private final class PendingRead: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<[HostCheckJob], any Error>?
-        var finished: Result<[HostCheckJob], any Error>?
-    }
-
-    private let state = LockedValue(State())
-
-    /// Keeps `continuation` for `resume`; returns false (having resumed it) if the read is already over.
-    func install(_ continuation: CheckedContinuation<[HostCheckJob], any Error>) -> Bool {
-        let finished = state.withLock { state -> Result<[HostCheckJob], any Error>? in
-            if state.finished == nil { state.continuation = continuation }
-            return state.finished
-        }
-        guard let finished else { return true }
-        continuation.resume(with: finished)
-        return false
-    }
-
-    func resume(with result: Result<[HostCheckJob], any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<[HostCheckJob], any Error>? in
-            guard state.finished == nil else { return nil }
-            state.finished = result
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(with: result)
     }
 }

@@ -62,6 +62,12 @@ public struct LineLogHandler: LogHandler {
         return line
     }
 
+    /// Writes a block of whole lines (the access log's) to standard output under the lock every line takes, so that
+    /// no other log line lands inside the block.
+    static func writeToStandardOutput(_ bytes: UnsafeRawBufferPointer) {
+        output.withLock { _ in AccessLog.writeAll(bytes, to: STDOUT_FILENO) }
+    }
+
     /// A key or value as one logfmt token.
     static func field(_ value: String) -> String {
         let plain = !value.isEmpty && !value.unicodeScalars.contains {

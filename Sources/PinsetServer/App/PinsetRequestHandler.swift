@@ -128,11 +128,12 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         ], body: bundle.bytes)
     }
 
-    /// The preconditions of RFC 9110 §13.2.2 that can answer 304: the first If-None-Match field when present
-    /// (step 3), and only without it If-Modified-Since (step 4), for GET and HEAD, when the bundle was signed no
-    /// later than the date given (§13.1.3). An invalid or repeated date is ignored, as is the date of a bundle
-    /// that shares its signing second with another one (``SignedBundle/lastModifiedIsValidator``). If-None-Match
-    /// is read in place: most origin traffic behind a CDN is revalidation, and a 304 must not cost more than the
+    /// The preconditions of RFC 9110 §13.2.2 that can answer 304: If-None-Match when present (step 3), and only
+    /// without it If-Modified-Since (step 4), for GET and HEAD, when the bundle was signed no later than the date
+    /// given (§13.1.3). An invalid or repeated date is ignored, as is the date of a bundle that shares its signing
+    /// second with another one (``SignedBundle/lastModifiedIsValidator``). Several If-None-Match field lines are
+    /// one comma-separated list (RFC 9110 §5.3), so the bundle is not modified when any line matches. The lines
+    /// are read in place: most origin traffic behind a CDN is revalidation, and a 304 must not cost more than the
     /// 200 it saves.
     static func isNotModified(_ request: HTTPRequestHead, bundle: SignedBundle) -> Bool {
         var present = false
@@ -140,7 +141,7 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         request.forEachValue(ofHeader: "If-None-Match") { condition in
             present = true
             result = matches(condition, etag: bundle.etag)
-            return false
+            return !result
         }
         if present { return result }
         guard request.method == .get || request.method == .head, bundle.lastModifiedIsValidator,

@@ -21,6 +21,8 @@ public final class PinsetService: Sendable {
     public let uptakeSharing: UptakeSharing
     private let server: SocketServer
     private let adminServer: SocketServer?
+    /// Where the public and admin listeners log each request, when the access log is on.
+    private let accessLog: AccessLog?
     /// The pin-failure reports listener, when configured.
     private let reportsServer: SocketServer?
     /// Scheduled live-chain checks, when configured.
@@ -61,7 +63,8 @@ public final class PinsetService: Sendable {
                 resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up)),
                 freshnessWindowSeconds: configuration.freshnessWindowSeconds,
                 maxAgeSeconds: PinsetRequestHandler.longestMaxAge(freshnessWindow: configuration.freshnessWindowSeconds),
-                contentStalenessSeconds: Int64(configuration.maxContentStalenessSeconds.rounded(.up))
+                contentStalenessSeconds: Int64(configuration.maxContentStalenessSeconds.rounded(.up)),
+                bundleLifetimeSeconds: configuration.bundleLifetimeSeconds
             ),
             interval: .milliseconds(Int64(configuration.uptakeSnapshotIntervalSeconds * 1000)), logger: logger
         )
@@ -98,14 +101,12 @@ public final class PinsetService: Sendable {
         transport.proxyProtocol = configuration.proxyProtocol
         transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
-        let accessLogger = configuration.accessLog ? logger : nil
+        let accessLog = configuration.accessLog
+            ? try AccessLog(destination: configuration.accessLogFile.map { .file($0) } ?? .standardOutput, format: configuration.logFormat)
+            : nil
+        self.accessLog = accessLog
         let onRequest: @Sendable (AccessLogEntry) -> Void = { entry in
             metrics?.recordRequest(status: entry.status, bodyBytes: entry.bodyBytes, duration: entry.duration)
-            accessLogger?.info("request", metadata: [
-                "remote": "\(entry.remoteAddress)", "method": "\(entry.method)", "target": "\(entry.target)",
-                "status": "\(entry.status)", "bytes": "\(entry.bodyBytes)", "duration_us": "\(entry.duration.microseconds)",
-                "user_agent": "\(entry.userAgent ?? "-")",
-            ])
         }
         var listeners: [any BackgroundService] = []
         if let admin = configuration.admin {
@@ -116,7 +117,7 @@ public final class PinsetService: Sendable {
             adminTransport.maxConnections = 64
             adminTransport.workerQueues = 1
             adminTransport.proxyProtocol = false
-            let adminServer = SocketServer(configuration: adminTransport, handler: handler(.adminOnly), onRequest: onRequest)
+            let adminServer = SocketServer(configuration: adminTransport, handler: handler(.adminOnly), onRequest: onRequest, accessLog: accessLog)
             self.adminServer = adminServer
             // Started before the public listener: a failure to bind it ends `serve` (the caller exits) before
             // anything serves.
@@ -130,6 +131,7 @@ public final class PinsetService: Sendable {
             configuration: transport,
             handler: handler(configuration.admin == nil ? .all : .publicOnly),
             onRequest: onRequest,
+            accessLog: accessLog,
             onConnectionLimit: { metrics?.recordConnectionLimit($0) }
         )
         self.server = server
@@ -177,11 +179,26 @@ public final class PinsetService: Sendable {
             // Approvals reach and validate hosts as the monitor does.
             let caFile = configuration.monitoring?.caFile
             let connectTo = configuration.monitoring?.connectTo ?? ConnectToMap()
-            let admin = Admin(store: store, dataDirectory: configuration.files, actor: "admin-api")
+            let admin = Admin(store: store, dataDirectory: configuration.files, actor: "admin-api", signingSchedule: SigningSchedule(
+                bundleLifetimeSeconds: configuration.bundleLifetimeSeconds, resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up))))
             // One throttle: failed logins to the dashboard and failed API tokens count against the same address.
             let throttle = AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute)
+            // Host names are chosen by admins: the addresses they lead to are judged as the monitor's are, each admin's
+            // checks are budgeted, and a dry run or preview of a result checked moments ago reuses that check.
+            let addressPolicy = configuration.monitoring?.addressPolicy ?? OutboundAddressPolicy()
+            let budget = LiveCheckBudget(checksPerMinute: settings.liveChecksPerAdminPerMinute)
+            let recentChecks = RecentLiveChecks()
+            let onLiveCheckFailure: @Sendable (String, String, String?) -> Void = { [logger] endpoint, reason, admin in
+                logger.notice("Live-chain check started through the admin API failed", metadata: [
+                    "endpoint": "\(endpoint)", "admin": "\(admin ?? "-")", "reason": "\(reason)",
+                ])
+            }
             let liveCheck: @Sendable (Hostname) -> LiveCheckSettings = { hostname in
-                LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description)
+                var settings = LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description, addressPolicy: addressPolicy)
+                settings.budget = budget
+                settings.recentChecks = recentChecks
+                settings.onFailure = onLiveCheckFailure
+                return settings
             }
             let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void = { [logger] request, error in
                 logger.error("Admin API request failed", metadata: ["method": "\(request.method)", "path": "\(request.path)", "error": "\(error)"])
@@ -200,6 +217,18 @@ public final class PinsetService: Sendable {
             apiServer = try AdminAPIServer(
                 respond: { request in
                     Dashboard.serves(request.path) ? await dashboard.respond(to: request) : await api.respond(to: request)
+                },
+                // Which connections hold the slots reserved for admins: a valid bearer token or dashboard session
+                // in the head. Nothing is counted here; the responder authenticates and throttles the request.
+                isAuthenticated: { head in
+                    // An address past its failed-authentication limit gets no database lookup here (its tries are
+                    // looked up once, by the responder): its requests are served, but hold no reserved slot.
+                    guard throttle.retryAfter(for: head.remoteAddress) == nil else { return nil }
+                    if let header = head.header("Authorization"), header.lowercased().hasPrefix("bearer "),
+                       let token = try? AdminToken(parsing: String(header.dropFirst(7))), let account = try? admin.authenticate(token) {
+                        return account.name
+                    }
+                    return dashboard.sessionAdmin(head)
                 },
                 host: settings.host, port: settings.port, tls: tls, logger: logger
             )
@@ -245,6 +274,14 @@ public final class PinsetService: Sendable {
     /// How long shutdown may spend writing pending report counts: with the reports listener's own second and the
     /// public listener's grace period running beside it, well inside systemd's `TimeoutStopSec=20s`.
     public static let reportWriteDeadline: Duration = .seconds(8)
+
+    /// Opens the access-log file again under its name (after logrotate moved it away; `pinset serve` does this on
+    /// SIGHUP). Nothing to do when the access log is off or goes to standard output.
+    ///
+    /// - Throws: when the file cannot be opened; logging goes on into the file it had.
+    public func reopenAccessLog() throws {
+        try accessLog?.reopen()
+    }
 
     /// Stops accepting, finishes in-flight responses, writes pending report counts, stops monitoring and
     /// re-signing: everything that started, in reverse order.

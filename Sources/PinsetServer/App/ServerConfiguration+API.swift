@@ -1,3 +1,4 @@
+import PinsetAdmin
 import PinsetAdminAPI
 import PinsetCore
 
@@ -5,8 +6,8 @@ extension ServerConfiguration {
     /// The admin API's listener: `{"host": "127.0.0.1", "port": 9443, "certificate": "api.crt", "privateKey":
     /// "api.key"}`. Without a certificate and key it listens on loopback only. Absent: no admin API.
     ///
-    /// Approvals check live chains the way the monitor does: with the `monitoring` section's `caFile` and
-    /// `connectTo` when it has them.
+    /// Approvals check live chains the way the monitor does: with the `monitoring` section's `caFile`, `connectTo`
+    /// and `allowedAddresses` when it has them, and at most `liveChecksPerAdminPerMinute` checks per admin.
     public struct API: Sendable, Equatable {
         public var host = "127.0.0.1"
         public var port = 9443
@@ -17,8 +18,10 @@ extension ServerConfiguration {
         /// Refusals (a missing role, something not visible) an authenticated admin may meet in a minute before that
         /// admin is refused for the rest of it.
         public var refusalsPerAdminPerMinute = 20
+        /// Live-chain checks (dry runs, previews, edits, approvals) an admin may start in a minute; each connects out.
+        public var liveChecksPerAdminPerMinute = LiveCheckBudget.defaultChecksPerMinute
 
-        public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute", "refusalsPerAdminPerMinute"]
+        public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute", "refusalsPerAdminPerMinute", "liveChecksPerAdminPerMinute"]
 
         static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
             for key in object.keys.sorted() where !keys.contains(key) && !key.hasPrefix("_") {
@@ -41,6 +44,7 @@ extension ServerConfiguration {
             }
             if let v = try reader.integer("failedAuthenticationsPerMinute", in: 1...1000) { api.failedAuthenticationsPerMinute = v }
             if let v = try reader.integer("refusalsPerAdminPerMinute", in: 1...1000) { api.refusalsPerAdminPerMinute = v }
+            if let v = try reader.integer("liveChecksPerAdminPerMinute", in: 1...1000) { api.liveChecksPerAdminPerMinute = v }
             return api
         }
     }

@@ -6,7 +6,11 @@ extension ServerConfiguration {
     /// Absent from the configuration: no monitoring.
     ///
     /// `{"intervalSeconds": 300, "concurrency": 8, "timeoutSeconds": 10, "expiryWarningDays": 30,
-    ///   "caFile": null, "connectTo": {"api.example.com": "10.0.0.5:443"}}`
+    ///   "caFile": null, "connectTo": {"api.example.com": "10.0.0.5:443"}, "allowedAddresses": ["10.0.0.0/8"]}`
+    ///
+    /// Its `caFile`, `connectTo` and `allowedAddresses` apply to every live-chain check the server makes: the
+    /// monitor's, and those admins start through the admin API and the dashboard. Without the section those use the
+    /// system's roots, no `connectTo` and no allowed special-purpose block.`
     public struct Monitoring: Sendable, Equatable {
         /// Seconds from the start of one pass to the start of the next (a pass that takes longer is followed
         /// at once by the next).
@@ -19,12 +23,19 @@ extension ServerConfiguration {
         public var expiryWarningDays = 30
         /// CA certificates to validate live chains against instead of the system store.
         public var caFile: String?
-        /// Hosts reached at another address (origin checks, split-horizon DNS): see ``ConnectToMap``.
+        /// Hosts reached at another address (origin checks, split-horizon DNS): see ``ConnectToMap``. A target is the
+        /// operator's own choice and is connected to whatever its address (``allowedAddresses`` does not judge it).
         public var connectTo = ConnectToMap()
+        /// Special-purpose blocks (loopback, private, link-local …) a host's name may lead to: every other such
+        /// address is refused (``OutboundAddressPolicy``). Empty by default: only public addresses are checked.
+        public var allowedAddresses: [IPAddressRange] = []
 
         public init() {}
 
-        public static let keys = ["intervalSeconds", "concurrency", "timeoutSeconds", "expiryWarningDays", "caFile", "connectTo"]
+        public static let keys = ["intervalSeconds", "concurrency", "timeoutSeconds", "expiryWarningDays", "caFile", "connectTo", "allowedAddresses"]
+
+        /// Where the server's live-chain checks may connect.
+        public var addressPolicy: OutboundAddressPolicy { OutboundAddressPolicy(allowed: allowedAddresses) }
 
         static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
             for key in object.keys.sorted() where !keys.contains(key) && !key.hasPrefix("_") {
@@ -52,10 +63,32 @@ extension ServerConfiguration {
                     }
                 }
             }
+            monitoring.allowedAddresses = try allowedAddresses(object["allowedAddresses"], origin: origin)
             if monitoring.timeoutSeconds >= monitoring.intervalSeconds {
                 throw ConfigurationError(message: "\(origin): 'timeoutSeconds' (\(monitoring.timeoutSeconds)) must be shorter than 'intervalSeconds' (\(monitoring.intervalSeconds)), or one slow host would hold every pass.")
             }
             return monitoring
+        }
+
+        private static func allowedAddresses(_ value: JSONValue?, origin: String) throws(ConfigurationError) -> [IPAddressRange] {
+            let example = "[\"127.0.0.0/8\", \"10.0.0.0/8\", \"fd00::/8\"]"
+            guard let value else { return [] }
+            if case .null = value { return [] }
+            guard case .array(let entries) = value else {
+                throw ConfigurationError(message: "\(origin): 'allowedAddresses' must be a list of address blocks such as \(example), but it is \(value.summary).")
+            }
+            var ranges: [IPAddressRange] = []
+            for (index, entry) in entries.enumerated() {
+                guard case .string(let text) = entry else {
+                    throw ConfigurationError(message: "\(origin): 'allowedAddresses' entry \(index + 1) must be a string such as \"10.0.0.0/8\", but it is \(entry.summary).")
+                }
+                do {
+                    ranges.append(try IPAddressRange(parsing: text))
+                } catch {
+                    throw ConfigurationError(message: "\(origin): 'allowedAddresses' entry \(index + 1): \(error)")
+                }
+            }
+            return ranges
         }
     }
 }

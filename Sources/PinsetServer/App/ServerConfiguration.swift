@@ -44,6 +44,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .text
     public var accessLog = true
+    /// Where the access log goes when it is on: this file (appended to, reopened on SIGHUP) or, when nil, standard
+    /// output with the other log lines.
+    public var accessLogFile: String?
     public var metricsEnabled = true
     /// How far back the uptake figures count fetches (in `/status`, `/metrics` and the shared figures the rotation
     /// gate reads): whole minutes, 60 to 3600 seconds.
@@ -98,7 +101,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
-        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog",
+        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog", "accessLogFile",
         "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api",
     ]
 }
@@ -187,6 +190,12 @@ extension ServerConfiguration {
         }
         if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
         if let v = try reader.bool("accessLog") { config.accessLog = v }
+        if let v = try reader.string("accessLogFile") {
+            guard !v.isEmpty else {
+                throw ConfigurationError(message: "\(origin): 'accessLogFile' is empty; give the path of the file to append to, or null for standard output.")
+            }
+            config.accessLogFile = v
+        }
         if let v = try reader.bool("metricsEnabled") { config.metricsEnabled = v }
         if let object = try reader.object("monitoring", example: "{\"intervalSeconds\": 300, \"concurrency\": 8}") {
             config.monitoring = try Monitoring.parse(object, origin: "\(origin): 'monitoring'")

@@ -30,12 +30,14 @@ public final class SocketServer: Sendable {
     public let configuration: SocketServerConfiguration
     private let handler: any HTTPRequestHandler
     private let onRequest: @Sendable (AccessLogEntry) -> Void
+    private let accessLog: AccessLog?
     private let counter: ConnectionCounter
     private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     private let state = LockedValue(State.idle)
 
     /// - Parameters:
     ///   - onRequest: called for every response, including protocol errors, on the loop thread that sent it.
+    ///   - accessLog: where every response is logged, a line each, written in blocks per loop thread.
     ///   - onConnectionCountChange: called with the number of open connections after changes, on a private serial
     ///     queue; bursts of changes are coalesced into one call with the count as it then is.
     ///   - onConnectionLimit: called for each connection refused by a limit and each eviction, on the loop thread
@@ -44,6 +46,7 @@ public final class SocketServer: Sendable {
         configuration: SocketServerConfiguration = SocketServerConfiguration(),
         handler: any HTTPRequestHandler,
         onRequest: @escaping @Sendable (AccessLogEntry) -> Void = { _ in },
+        accessLog: AccessLog? = nil,
         onConnectionCountChange: (@Sendable (Int) -> Void)? = nil,
         onConnectionLimit: (@Sendable (ConnectionLimitEvent) -> Void)? = nil
     ) {
@@ -53,6 +56,7 @@ public final class SocketServer: Sendable {
         self.configuration = configuration
         self.handler = handler
         self.onRequest = onRequest
+        self.accessLog = accessLog
         self.counter = ConnectionCounter(onChange: onConnectionCountChange)
     }
 
@@ -80,7 +84,7 @@ public final class SocketServer: Sendable {
             do throws(SocketServerError) {
                 for index in 0..<max(1, configuration.workerQueues) {
                     workers.append(try TransportWorker(index: index, configuration: configuration, handler: handler, onRequest: onRequest,
-                                                       counter: counter, admission: admission, onLimit: onLimit))
+                                                       accessLog: accessLog, counter: counter, admission: admission, onLimit: onLimit))
                 }
             } catch {
                 close(fd)

@@ -160,7 +160,7 @@ final class TransportConnection: @unchecked Sendable {
                 headArrived()
                 let response = worker.handler.handle(request, from: remoteAddress)
                 let summary = machine.respond(response, to: request, now: now)
-                worker.onRequest(AccessLogEntry(
+                worker.record(AccessLogEntry(
                     remoteAddress: remoteAddress, request: request, status: summary.status.code,
                     bodyBytes: summary.bodyBytes, duration: .now - now.instant))
             case .rejected(let error, let summary):
@@ -185,7 +185,7 @@ final class TransportConnection: @unchecked Sendable {
 
     private func log(method: String, target: String, summary: HTTPResponseEncoder.Summary, userAgent: String?,
                      since start: ContinuousClock.Instant) {
-        worker.onRequest(AccessLogEntry(
+        worker.record(AccessLogEntry(
             remoteAddress: remoteAddress, method: method, target: target, status: summary.status.code,
             bodyBytes: summary.bodyBytes, duration: .now - start, userAgent: userAgent))
     }

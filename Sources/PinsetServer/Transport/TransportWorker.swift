@@ -9,6 +9,8 @@ import PinsetHTTP
 final class TransportWorker: @unchecked Sendable {
     let handler: any HTTPRequestHandler
     let onRequest: @Sendable (AccessLogEntry) -> Void
+    /// This loop's access-log lines, written in blocks; nil with the access log off.
+    private let accessLog: AccessLogBuffer?
     let machineConfiguration: HTTPConnectionStateMachine.Configuration
     let lingerTimeout: Duration
     /// Receive buffer shared by the connections of this worker; valid because they run one at a time on `queue`.
@@ -26,9 +28,10 @@ final class TransportWorker: @unchecked Sendable {
     private var eventLoop: EventLoop!
 
     init(index: Int, configuration: SocketServerConfiguration, handler: any HTTPRequestHandler,
-         onRequest: @escaping @Sendable (AccessLogEntry) -> Void, counter: ConnectionCounter,
+         onRequest: @escaping @Sendable (AccessLogEntry) -> Void, accessLog: AccessLog?, counter: ConnectionCounter,
          admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) throws(SocketServerError) {
         self.onLimit = onLimit
+        self.accessLog = accessLog?.makeBuffer()
         self.proxyProtocol = configuration.proxyProtocol
         self.handler = handler
         self.onRequest = onRequest
@@ -112,13 +115,22 @@ final class TransportWorker: @unchecked Sendable {
         for connection in connections.values { connection.closeNow() }
     }
 
-    /// Ends the loop; its thread exits once the current events and tasks have run. Loop thread only.
+    /// Ends the loop; its thread exits once the current events and tasks have run. Loop thread only. The access-log
+    /// lines still waiting are written first: every request answered before the stop is in the log.
     func stop() {
+        accessLog?.flush()
         eventLoop.stop()
+    }
+
+    /// One answered request: counted (metrics) and logged. Loop thread only.
+    func record(_ entry: AccessLogEntry) {
+        onRequest(entry)
+        accessLog?.append(entry)
     }
 
     private func applyDeadlines() {
         let now = HTTPTime.now()
         for connection in connections.values { connection.checkTimeouts(now: now) }
+        accessLog?.flushIfDue(now: now.instant)
     }
 }

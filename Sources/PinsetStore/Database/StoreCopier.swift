@@ -37,11 +37,11 @@ enum StoreCopier {
         Table(name: "review_required", columns: ["customer_id", "since", "set_by"], generatesIDs: false),
         Table(name: "change_request", columns: [
             "id", "customer_id", "author", "reason", "operations", "base_version", "created_at", "expires_at", "state",
-            "decided_by", "decided_at", "decision_note", "applied_version",
+            "decided_by", "decided_at", "decision_note", "applied_version", "author_token_sha256", "author_token_label", "void_reason",
         ], generatesIDs: true),
         Table(name: "break_glass", columns: [
             "id", "change_request_id", "customer", "customer_id", "applied_by", "reason", "applied_at", "applied_version",
-            "acknowledged_by", "acknowledged_at", "acknowledgement",
+            "acknowledged_by", "acknowledged_at", "acknowledgement", "request_author",
         ], generatesIDs: true),
     ]
 

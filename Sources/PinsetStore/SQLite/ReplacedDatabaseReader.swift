@@ -26,11 +26,16 @@ enum ReplacedDatabaseReader {
         var appliedVersion: Int64
         /// Its customer was removed before the restore: it stays for operators only.
         var customerRemoved: Bool
+        /// Who wrote the request it applied, who may not acknowledge it either (nil in databases from before it was kept).
+        var requestAuthor: String?
 
-        static let select = """
-            SELECT change_request_id, customer, applied_by, reason, applied_at, applied_version, customer_id IS NULL
+        /// The query, for a database whose `break_glass` has the `request_author` column or not.
+        static func select(withRequestAuthor: Bool) -> String {
+            """
+            SELECT change_request_id, customer, applied_by, reason, applied_at, applied_version, customer_id IS NULL, \(withRequestAuthor ? "request_author" : "NULL")
             FROM break_glass WHERE acknowledged_at IS NULL ORDER BY id
             """
+        }
     }
 
     /// Revocation floors: the default identity's, and those of customers' own identities by lower-cased name.
@@ -71,9 +76,11 @@ enum ReplacedDatabaseReader {
                 var result = Result(versions: versions, changeCounter: counter, state: .read, signerFloors: try signerFloors(db))
                 // Absent from databases created before break-glass existed.
                 if try db.tableExists("break_glass") {
-                    result.unacknowledgedBreakGlass = try Row.fetchAll(db, sql: UnacknowledgedBreakGlass.select).map { row in
+                    let withRequestAuthor = try db.columns(in: "break_glass").contains { $0.name == "request_author" }
+                    result.unacknowledgedBreakGlass = try Row.fetchAll(db, sql: UnacknowledgedBreakGlass.select(withRequestAuthor: withRequestAuthor)).map { row in
                         UnacknowledgedBreakGlass(
-                            changeRequestID: row[0], customer: row[1], appliedBy: row[2], reason: row[3], appliedAt: row[4], appliedVersion: row[5], customerRemoved: row[6]
+                            changeRequestID: row[0], customer: row[1], appliedBy: row[2], reason: row[3], appliedAt: row[4], appliedVersion: row[5], customerRemoved: row[6],
+                            requestAuthor: row[7]
                         )
                     }
                 }
@@ -138,11 +145,11 @@ enum ReplacedDatabaseReader {
                 }
                 let counter = try db.fetchValue(Int64.self, "SELECT value FROM change_counter WHERE id = 1") ?? 0
                 var breakGlass: [UnacknowledgedBreakGlass] = []
-                try db.forEachRow(UnacknowledgedBreakGlass.select, []) { row in
+                try db.forEachRow(UnacknowledgedBreakGlass.select(withRequestAuthor: true), []) { row in
                     breakGlass.append(UnacknowledgedBreakGlass(
                         changeRequestID: try row.decode(atIndex: 0), customer: try row.decode(atIndex: 1), appliedBy: try row.decode(atIndex: 2),
                         reason: try row.decode(atIndex: 3), appliedAt: try row.decode(atIndex: 4), appliedVersion: try row.decode(atIndex: 5),
-                        customerRemoved: try row.decode(atIndex: 6)
+                        customerRemoved: try row.decode(atIndex: 6), requestAuthor: try row.decode(atIndex: 7)
                     ))
                 }
                 return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass)

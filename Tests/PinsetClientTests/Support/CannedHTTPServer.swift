@@ -20,14 +20,16 @@ final class CannedHTTPServer: Sendable {
     /// Each request's header fields, as sent.
     var requestFields: [[String]] { log.all.map { Array($0.dropFirst()) } }
 
-    /// `response` is written verbatim: status line, headers, blank line, body.
-    init(group: any EventLoopGroup, response: [UInt8]) async throws {
+    /// `response` is written verbatim: status line, headers, blank line, body; all at once, or the first
+    /// `trickleAfter` bytes at once and then one byte every `trickleInterval` (a server that is never idle long
+    /// enough for a per-read timeout to fire).
+    init(group: any EventLoopGroup, response: [UInt8], trickleInterval: TimeAmount? = nil, trickleAfter: Int = 0) async throws {
         let log = RequestLog()
         channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Responder(response: response, log: log))
+                    try channel.pipeline.syncOperations.addHandler(Responder(response: response, log: log, trickle: trickleInterval.map { ($0, trickleAfter) }))
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -52,12 +54,23 @@ final class CannedHTTPServer: Sendable {
 
         let response: [UInt8]
         let log: RequestLog
+        let trickleSettings: (interval: TimeAmount, after: Int)?
         var received: [UInt8] = []
         var responded = false
+        var trickle: RepeatedTask?
+        /// Bytes of `response` written so far while trickling.
+        var trickled = 0
 
-        init(response: [UInt8], log: RequestLog) {
+        init(response: [UInt8], log: RequestLog, trickle: (interval: TimeAmount, after: Int)?) {
             self.response = response
             self.log = log
+            self.trickleSettings = trickle
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            trickle?.cancel()
+            trickle = nil
+            context.fireChannelInactive()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -67,9 +80,29 @@ final class CannedHTTPServer: Sendable {
             responded = true
             let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
             log.append(head.components(separatedBy: "\r\n"))
+            if let trickleSettings {
+                startTrickle(context: context, interval: trickleSettings.interval, after: trickleSettings.after)
+                return
+            }
             let context = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.value.writeAndFlush(wrapOutboundOut(context.value.channel.allocator.buffer(bytes: response)))
                 .whenComplete { _ in context.value.close(promise: nil) }
+        }
+
+        private func startTrickle(context: ChannelHandlerContext, interval: TimeAmount, after: Int) {
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            trickled = min(after, response.count)
+            if trickled > 0 { context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: response[..<trickled])), promise: nil) }
+            trickle = context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: interval) { task in
+                let (handler, context) = bound.value
+                guard handler.trickled < handler.response.count, context.channel.isActive else {
+                    task.cancel()
+                    context.close(promise: nil)
+                    return
+                }
+                context.writeAndFlush(handler.wrapOutboundOut(context.channel.allocator.buffer(bytes: handler.response[handler.trickled...handler.trickled])), promise: nil)
+                handler.trickled += 1
+            }
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -1,0 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The unit a client's address is counted in, wherever the admin listener counts clients: failed authentications
+/// and open connections alike.
+public enum ClientAddress {
+    /// An IPv4 address as it is, an IPv6 address by its /64 (the block one subscriber is usually given, so that
+    /// rotating through one's own block buys nothing), an IPv4-mapped IPv6 address as its IPv4 address.
+    public static func key(for address: String) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let parsed = address.withCString { inet_pton(AF_INET6, $0, &bytes) }
+        guard parsed == 1 else { return address }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+    }
+}

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// `pinset client update` against what an app's network and storage can hold: a trust server that trickles its
+/// answer, and a state directory other users can write.
+@Suite struct ClientCommandSafetyTests {
+    /// Answers each connection with the head of a 200 at once, then its 60 body bytes one a second: never idle for
+    /// more than a second, and done after a minute.
+    static let tricklingServer = """
+        import socket, sys, time
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", int(sys.argv[1])))
+        listener.listen()
+        while True:
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            try:
+                connection.send(b"HTTP/1.1 200 OK\\r\\nContent-Length: 60\\r\\n\\r\\n")
+                for byte in b"A" * 60:
+                    connection.send(bytes([byte]))
+                    time.sleep(1)
+            except OSError:
+                pass
+            connection.close()
+        """
+
+    @Test func theTimeoutBoundsTheWholeExchangeWithATricklingServer() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let script = try cli.directory.write("trickle.py", Self.tricklingServer)
+        let port = try FreePort.pick()
+        let server = try BackgroundProcess("python3", [script, String(port)], logDirectory: cli.directory.path, name: "trickle")
+        defer { server.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+
+        let state = cli.directory.file("app/state")
+        let started = Date()
+        let update = try cli.run([
+            "client", "update", "--server", "http://127.0.0.1:\(port)/", "--customer", "acme", "--trust", cli.trustCertificate,
+            "--state-dir", state, "--timeout", "2", "--json",
+        ])
+        let elapsed = Date().timeIntervalSince(started)
+        let document = try JSONSerialization.jsonObject(with: Data(update.stdout)) as? [String: Any]
+        #expect(update.status == 10, "transport: \(update.combined)")
+        #expect(document?["code"] as? String == "transport" && (document?["reason"] as? String)?.contains("fetch timeout of 2 s") == true, "\(update.combined)")
+        // Long before the trickle ends (a minute); generous for a loaded machine.
+        #expect(elapsed < 40, "\(elapsed) s")
+
+        // The state directory it made for the app's settings is private, as an app's storage is.
+        var info = stat()
+        #expect(stat(state, &info) == 0 && info.st_mode & 0o777 == 0o700, "\(String(info.st_mode & 0o777, radix: 8))")
+        #expect(try cli.run(["client", "update", "--state-dir", state, "--timeout", "0"]).stderr.contains("--timeout 0 is out of range"))
+    }
+
+    /// Whoever can write the state directory chooses the trust certificates recorded in it: a directory group or
+    /// others can write is refused before anything is read from it or written to it, with the command that fixes it.
+    @Test(arguments: [0o777 as mode_t, 0o775]) func aStateDirectoryOthersCanWriteIsRefused(mode: mode_t) throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let state = cli.directory.file("shared-state")
+        #expect(mkdir(state, 0o700) == 0 && chmod(state, mode) == 0)
+        let arguments = ["--customer", "acme", "--trust", cli.trustCertificate, "--state-dir", state]
+        for command in [["update", "--server", "http://127.0.0.1:9/"], ["show"]] {
+            let refused = try cli.run(["client"] + command + arguments)
+            #expect(refused.status == 1, "\(refused.combined)")
+            #expect(refused.stderr.contains("group or others can write it (mode \(String(mode, radix: 8)))") && refused.stderr.contains("chmod 700 \(state)"),
+                    "\(refused.stderr)")
+        }
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: state)) == [], "nothing was written into it")
+
+        #expect(chmod(state, 0o700) == 0)
+        let fixed = try cli.run(["client", "update", "--server", "http://127.0.0.1:9/", "--timeout", "5"] + arguments)
+        #expect(fixed.status == 10, "past the directory check, the unreachable server is what fails: \(fixed.combined)")
+    }
+}
