@@ -321,15 +321,18 @@ import Testing
         #expect(without.status != 0 && without.combined.contains("signing-key.pem"), "\(without.combined)")
     }
 
-    /// A signer whose certificate ends before the bundles would: the server never signs with it, `/readyz` and
-    /// `/status` say why, the last good bundle is still served, and a proper signer fixes it without a restart.
+    /// A signer whose certificate ends before the bundles would: `root issue` refuses one shorter than the
+    /// defaults allow, and `signer install` one shorter than the running server's bundles (as the server shares its
+    /// bundle lifetime through the database), changing nothing. Installed while no server ran, and then served by a
+    /// server with longer bundles, it never signs: `/readyz` and `/status` say why, and a proper signer fixes it
+    /// without a restart.
     @Test func aSignerThatExpiresBeforeTheBundleIsNotUsedAndReadinessSaysWhy() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         let rootDir = cli.directory.file("root")
         #expect(try pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
-        let server = try RunningServer(cli: cli, extraConfiguration: ["bundleLifetimeSeconds": 3 * 86_400])
+        var server = try RunningServer(cli: cli, extraConfiguration: ["bundleLifetimeSeconds": 3 * 86_400])
         defer { server.stop() }
         #expect(try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory).status == 200)
 
@@ -339,15 +342,23 @@ import Testing
         let tooShort = try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--days", "1", "--out", short])
         #expect(tooShort.status != 0 && tooShort.stderr.contains("at least 2 days") && !FileManager.default.fileExists(atPath: short), "\(tooShort.combined)")
         // Two days of validity against bundles that live three days (this server's setting): every bundle would
-        // outlive the certificate.
+        // outlive the certificate, and the running server's setting is known here.
         #expect(try pinset(cli, ["root", "issue", "\(cli.dataDir)/signer-request.csr", "--root-dir", rootDir, "--days", "2", "--out", short]).status == 0)
+        let signerFiles = ["signing-key.pem", "signing-key.pending.pem", "trust-cert.pem"].map { fileBytes("\(cli.dataDir)/\($0)") }
+        let dump = try cli.databaseDump()
+        let refused = try pinset(cli, ["signer", "install", short])
+        #expect(refused.status != 0 && refused.stderr.contains("a bundle lifetime of 259200 s") && refused.stderr.contains("at least 4 days"), "\(refused.combined)")
+        #expect(["signing-key.pem", "signing-key.pending.pem", "trust-cert.pem"].map { fileBytes("\(cli.dataDir)/\($0)") } == signerFiles)
+        #expect(try cli.databaseDump() == dump)
+        #expect(try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory).status == 200)
+
+        // Installed while no server runs (the defaults allow two days), then served with three-day bundles.
+        #expect(server.stop() == 0)
         let installed = try pinset(cli, ["signer", "install", short])
         #expect(installed.status == 0 && installed.stderr.contains("warning:"), "install warns of the near expiry: \(installed.combined)")
+        server = try RunningServer(cli: cli, extraConfiguration: ["bundleLifetimeSeconds": 3 * 86_400])
         try expectStopsSigning(server, cli, saying: "before the bundles' expiry")
-        let served = try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory)
-        #expect(served.status == 200, "the last good bundle is served while fresh")
-        let bundle = try cli.directory.write("served.json.signed", served.body)
-        #expect(try legacyVerifies(bundle, root: "\(rootDir)/root-cert.pem"))
+        #expect(try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory).status == 503, "nothing it signed is served")
 
         try issueAndInstall(cli, rootDir: rootDir)
         var readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
@@ -356,6 +367,10 @@ import Testing
             readiness = try CurlResponse.get("\(server.baseURL)/readyz", in: cli.directory)
         }
         #expect(readiness.status == 200, "a 30-day signer makes the server ready again without a restart")
+        let served = try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory)
+        let bundle = try cli.directory.write("served.json.signed", served.body)
+        let verifies = try legacyVerifies(bundle, root: "\(rootDir)/root-cert.pem")
+        #expect(served.status == 200 && verifies)
         #expect(server.stop() == 0)
     }
 
