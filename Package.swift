@@ -72,6 +72,7 @@ let package = Package(
         .target(
             name: "PinsetStore",
             dependencies: [
+                "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -82,6 +83,13 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift6
+        ),
+        // The admin API's contract: every operation (method, path, role, inputs and their limits) and the refusal
+        // document with its stable codes, declared once for the server, the client, the CLI, the dashboard and the
+        // OpenAPI document. No networking, no store.
+        .target(
+            name: "PinsetAdminContract",
             swiftSettings: strictSwift6
         ),
         // HTTP/1.1 protocol: request parser, response encoder, connection state machine. Bytes in, bytes out.
@@ -121,6 +129,7 @@ let package = Package(
         .target(
             name: "PinsetAdmin",
             dependencies: [
+                "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetPublishing",
                 "PinsetFileSystem",
@@ -137,6 +146,7 @@ let package = Package(
             name: "PinsetAdminAPI",
             dependencies: [
                 "PinsetAdmin",
+                "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
@@ -152,12 +162,13 @@ let package = Package(
             resources: [.embedInCode("Resources/openapi.json")],
             swiftSettings: strictSwift6
         ),
-        // The CLI's client of the admin API (`--server`): JSON over HTTP/1.1 and TLS on SwiftNIO.
+        // The CLI's client of the admin API (`--server`): the contract's operations as JSON over HTTP/1.1 and TLS on
+        // SwiftNIO. No server or store code.
         .target(
             name: "PinsetAdminClient",
             dependencies: [
-                "PinsetAdmin",
-                "PinsetAdminAPI",
+                "PinsetAdminContract",
+                "PinsetCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -171,7 +182,7 @@ let package = Package(
             name: "PinsetDashboard",
             dependencies: [
                 "PinsetAdmin",
-                "PinsetAdminAPI",
+                "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetLiveCheck",
                 "PinsetStatus",
@@ -193,6 +204,7 @@ let package = Package(
             dependencies: [
                 "CPinsetEpoll",
                 "PinsetAdmin",
+                "PinsetAdminContract",
                 "PinsetAdminAPI",
                 "PinsetDashboard",
                 "PinsetPublishing",
@@ -242,6 +254,7 @@ let package = Package(
             dependencies: [
                 "PinsetAdmin",
                 "PinsetAdminClient",
+                "PinsetAdminContract",
                 "PinsetPublishing",
                 "PinsetCore",
                 "PinsetSigning",
@@ -307,7 +320,13 @@ let package = Package(
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetAdminTests",
-            dependencies: ["PinsetAdmin", "PinsetCore", "PinsetLiveCheck", "PinsetSigning", "PinsetStore", "PinsetTestSupport"],
+            dependencies: ["PinsetAdmin", "PinsetAdminContract", "PinsetCore", "PinsetLiveCheck", "PinsetSigning", "PinsetStore", "PinsetTestSupport"],
+            swiftSettings: strictSwift6
+        ),
+        // The admin API in process, through the contract: every operation, role and refusal, and the OpenAPI document.
+        .testTarget(
+            name: "PinsetAdminAPITests",
+            dependencies: ["PinsetAdminAPI", "PinsetAdminContract", "PinsetAdmin", "PinsetCore", "PinsetStore", "PinsetTestSupport"],
             swiftSettings: strictSwift6
         ),
         .testTarget(
@@ -318,7 +337,7 @@ let package = Package(
         .testTarget(
             name: "PinsetServerTests",
             dependencies: ["PinsetServer", "PinsetPublishing", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
-                           "PinsetStatus", "PinsetAdminAPI", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
+                           "PinsetStatus", "PinsetAdmin", "PinsetAdminAPI", "PinsetAdminContract", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetLiveCheck
 import PinsetSigning
@@ -26,7 +27,7 @@ extension Admin {
     public func addHost(_ hostname: Hostname, port: Int, includeSubdomains: Bool, to customer: CustomerName, by account: AdminAccount) throws {
         _ = try pinSet(of: customer, visibleTo: account)
         try account.require(account.mayEdit(customer), "add hosts", customer)
-        guard (1...65535).contains(port) else { throw AdminError("The port \(port) is not one from 1 to 65535.") }
+        guard AdminLimits.ports.contains(port) else { throw AdminError("The port \(port) is not one from \(AdminLimits.ports.lowerBound) to \(AdminLimits.ports.upperBound).") }
         if includeSubdomains {
             try IncludeSubdomainsPolicy.check(hostname)
             // Pins later approved for this host then cover every name below it, and a change request shows its
@@ -113,7 +114,7 @@ extension Admin {
         if (unmonitored != nil || monitored) && (port != nil || includeSubdomains != nil) {
             throw AdminError("Change the monitoring and the port or include-subdomains setting in two requests: whether the new settings are checked against the live chain depends on the monitoring. Nothing was changed.")
         }
-        if let port, !(1...65535).contains(port) { throw AdminError("The port \(port) is not one from 1 to 65535.") }
+        if let port, !AdminLimits.ports.contains(port) { throw AdminError("The port \(port) is not one from \(AdminLimits.ports.lowerBound) to \(AdminLimits.ports.upperBound).") }
         if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname) }
         if !monitored {
             try requireOperatorWhereReviewed(customer, account, "change the settings of \(hostname)",
@@ -188,7 +189,7 @@ extension Admin {
     /// authenticated, the admin is judged by what it is now.
     private func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws {
         guard let current = try store.admins().first(where: { $0.name == account.name }), !current.isDisabled else {
-            throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", kind: .forbidden)
+            throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", kind: .forbidden, code: .notPermittedAnyMore)
         }
         try check(current)
     }
@@ -236,8 +237,9 @@ extension Admin {
             throw AdminError("Admin \(account.name) may not replace the signing identity of '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
         }
         let shortest = signingSchedule.minimumValidityDays
-        guard (shortest...36_500).contains(validityDays) else {
-            throw InputError("The validity must be from \(shortest) to 36500 days, not \(validityDays): an identity must stay valid for at least \(signingSchedule.minimumDescription), or the server stops signing with it before its bundles expire.")
+        let longest = AdminLimits.identityValidityDays.upperBound
+        guard (shortest...longest).contains(validityDays) else {
+            throw InputError("The validity must be from \(shortest) to \(longest) days, not \(validityDays): an identity must stay valid for at least \(signingSchedule.minimumDescription), or the server stops signing with it before its bundles expire.")
         }
         let commonName = commonName ?? customer.rawValue
         guard (1...64).contains(commonName.count), !commonName.unicodeScalars.contains(where: TerminalText.needsEscaping) else {

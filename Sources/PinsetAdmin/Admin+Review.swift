@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetLiveCheck
 import PinsetStore
@@ -110,7 +111,7 @@ extension Admin {
         let request = try changeRequest(id, visibleTo: reviewer)
         try reviewer.require(reviewer.mayReview(request.customer), "approve change requests", request.customer)
         guard request.author.lowercased() != reviewer.name.lowercased() else {
-            throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it. In an emergency an operator can apply it without review ('pinset review break-glass \(id) --reason …').")
+            throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it. In an emergency an operator can apply it without review ('pinset review break-glass \(id) --reason …').", code: .selfApproval)
         }
         return try await apply(request, by: reviewer, liveCheck: liveCheck, breakGlassReason: nil)
     }
@@ -135,9 +136,9 @@ extension Admin {
         let id = request.id
         switch request.state {
         case .open: break
-        case .expired: throw AdminError("Change request \(id) expired at \(AdminDocuments.date(request.expiresAt)) and can no longer be approved. Make a new request if the edit is still wanted.")
-        case .applied, .rejected: throw AdminError("Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
-        case .voided: throw AdminError("Change request \(id) was \(request.voidReason ?? "voided"). Nothing was changed. An editor can make the edit again.")
+        case .expired: throw AdminError("Change request \(id) expired at \(AdminDocuments.date(request.expiresAt)) and can no longer be approved. Make a new request if the edit is still wanted.", code: .notOpen)
+        case .applied, .rejected: throw AdminError("Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.", code: .notOpen)
+        case .voided: throw AdminError("Change request \(id) was \(request.voidReason ?? "voided"). Nothing was changed. An editor can make the edit again.", code: .notOpen)
         }
         // Before any host is contacted; the store checks it again inside the write.
         try store.requireAuthorStillMayPropose(request) { author, customer in author.mayEdit(customer) }
@@ -176,7 +177,7 @@ extension Admin {
         }
         if event.involves(admin.name) {
             let part = event.appliedBy.lowercased() == admin.name.lowercased() ? "applied it" : "wrote change request \(event.changeRequestID), which it applied"
-            throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): \(admin.name) \(part). An acknowledgement is a second look; an operator or a reviewer of '\(event.customer)' who took no part in it must give it.", kind: .refused)
+            throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): \(admin.name) \(part). An acknowledgement is a second look; an operator or a reviewer of '\(event.customer)' who took no part in it must give it.", kind: .refused, code: .selfApproval)
         }
         guard admin.mayAcknowledge(event) else {
             throw AdminError("Admin \(admin.name) may not acknowledge break-glass application \(id): an operator or a reviewer of '\(event.customer)' must.", kind: .forbidden)

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
 import PinsetSigning
@@ -102,7 +103,7 @@ extension Admin {
         let installed = identity.certificate.notBeforeUnixSeconds
         let floor = requestedFloor ?? installed
         guard floor <= installed else {
-            throw AdminError("The floor \(Self.describe(unixSeconds: floor)) is later than the notBefore \(Self.describe(unixSeconds: installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.")
+            throw AdminError("The floor \(Self.describe(unixSeconds: floor)) is later than the notBefore \(Self.describe(unixSeconds: installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.", code: .revocationFloorRefused)
         }
         let details = "signers valid from before \(Self.describe(unixSeconds: floor)) are revoked; installed signer \(identity.auditSummary)"
         let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: actor)

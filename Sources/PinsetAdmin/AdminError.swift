@@ -1,3 +1,4 @@
+import PinsetAdminContract
 import PinsetCore
 
 /// An admin operation refused or failed; the message says what was wrong and how to fix it. Messages quote
@@ -22,10 +23,23 @@ public struct AdminError: Error, CustomStringConvertible, Sendable {
     public let kind: Kind
     /// For `throttled`: the seconds until the admin may try again.
     public let retryAfterSeconds: Int?
+    /// The rule that refused, for programs: the kind's own code unless a more precise one is given.
+    public let code: AdminErrorCode
 
-    public init(_ message: String, kind: Kind = .refused, retryAfterSeconds: Int? = nil) {
+    public init(_ message: String, kind: Kind = .refused, code: AdminErrorCode? = nil, retryAfterSeconds: Int? = nil) {
         description = TerminalText.escape(message)
         self.kind = kind
         self.retryAfterSeconds = retryAfterSeconds
+        self.code = code ?? Self.code(of: kind)
+    }
+
+    private static func code(of kind: Kind) -> AdminErrorCode {
+        switch kind {
+        case .refused: .refused
+        case .unauthenticated: .unauthenticated
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .throttled: .throttled
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetStore
 
@@ -18,7 +19,7 @@ public struct SignerTarget: Sendable {
         }
         let (customer, signer, _) = try store.signerAssignment(of: try CustomerName(name))
         guard signer == .customerOwn else {
-            throw AdminError("Customer '\(customer)' signs with the deployment's default identity. Leave out --customer to work on that one, or give the customer its own identity first with 'pinset customer identity rotate'.")
+            throw AdminError("Customer '\(customer)' signs with the deployment's default identity. Leave out --customer to work on that one, or give the customer its own identity first with 'pinset customer identity rotate'.", code: .revocationFloorRefused)
         }
         let files = CustomerIdentityFiles(locations: dataDirectory.signingIdentityLocations, customer: customer)
         return SignerTarget(customer: customer, files: IdentityFileSet(

@@ -4,6 +4,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
 
@@ -59,7 +61,7 @@ public final class AdminAPIServer: Sendable {
     }
 
     public init(respond: @escaping Responder, isAuthenticated: @escaping CredentialCheck, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
-        if tls == nil && !Self.isLoopback(host) {
+        if tls == nil && !LoopbackHost.contains(host) {
             throw AdminAPIConfigurationError("The admin API listens on \(host) without TLS. Give it 'certificate' and 'privateKey' files, or listen on 127.0.0.1 or ::1: tokens must not cross a network in plain text.")
         }
         self.respond = respond
@@ -78,18 +80,6 @@ public final class AdminAPIServer: Sendable {
             self.tls = try NIOSSLContext(configuration: configuration)
         } else {
             self.tls = nil
-        }
-    }
-
-    /// `localhost`, or an IP address in 127.0.0.0/8 or ::1, parsed as an address: a name such as
-    /// `127.example.net` is not loopback.
-    public static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" { return true }
-        guard let address = try? SocketAddress(ipAddress: host, port: 0) else { return false }
-        switch address {
-        case .v4(let v4): return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
-        case .v6: return address.ipAddress == "::1"
-        default: return false
         }
     }
 

@@ -1,3 +1,5 @@
+import PinsetAdmin
+
 /// Which connections the admin listener holds, and which one gives way to a new one. Pure bookkeeping: the server
 /// keeps it under a lock and closes what it names.
 ///

@@ -3,42 +3,43 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import PinsetAdmin
-import PinsetAdminAPI
+import PinsetAdminContract
+import PinsetCore
 
-/// Calls a Pinset server's admin API as a named admin: one JSON request at a time over HTTP/1.1, on TLS verified
-/// against the system's roots or a given CA file. Plain HTTP only to a loopback address, as the server itself
-/// allows: a token must not cross a network in clear text.
+/// Calls a Pinset server's admin API as a named admin: the contract's operations (``AdminOperation``), one JSON
+/// request at a time over HTTP/1.1, on TLS verified against the system's roots or a given CA file. Plain HTTP only
+/// to a loopback address, as the server itself allows (``LoopbackHost``): a token must not cross a network in clear
+/// text.
 public struct AdminAPIClient: Sendable {
     public let server: URL
     private let host: String
     private let port: Int
     private let basePath: String
     private let tls: TLSConfiguration?
-    private let token: AdminToken
+    private let token: String
     /// A whole exchange, connect to last byte.
     public static let timeout: TimeAmount = .seconds(60)
     /// An answer larger than this is refused: the API's documents are small.
     public static let maximumResponseBytes = 16 * 1024 * 1024
 
-    public init(server text: String, caFile: String?, token: AdminToken) throws(AdminError) {
+    public init(server text: String, caFile: String?, token: String) throws(AdminAPIClientError) {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
-            throw AdminError("'\(text)' is not a server URL. Give the admin API's address, for example --server https://pinset.example.com:9443.")
+            throw AdminAPIClientError("'\(text)' is not a server URL. Give the admin API's address, for example --server https://pinset.example.com:9443.")
         }
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if scheme == "http" && !Self.isLoopback(bareHost) {
-            throw AdminError("--server \(text) is plain HTTP to another machine: the token would cross the network in clear text. Use https://, or a loopback address.")
+        if scheme == "http" && !LoopbackHost.contains(bareHost) {
+            throw AdminAPIClientError("--server \(text) is plain HTTP to another machine: the token would cross the network in clear text. Use https://, or a loopback address.")
         }
         if url.query != nil || url.user != nil {
-            throw AdminError("--server \(text) carries a query or credentials; give only scheme, host, port and path. The token comes from --token-file or $PINSET_ADMIN_TOKEN, never the URL.")
+            throw AdminAPIClientError("--server \(text) carries a query or credentials; give only scheme, host, port and path. The token comes from --token-file or $PINSET_ADMIN_TOKEN, never the URL.")
         }
         if caFile != nil && scheme == "http" {
-            throw AdminError("--server-ca is for an https:// server; \(text) is plain HTTP.")
+            throw AdminAPIClientError("--server-ca is for an https:// server; \(text) is plain HTTP.")
         }
         // The path as written (still percent-encoded), so that nothing decoded can reach the request line.
         let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
         if path.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw AdminError("--server \(text) contains spaces or control characters; give a plain URL such as https://pinset.example.com:9443.")
+            throw AdminAPIClientError("--server \(text) contains spaces or control characters; give a plain URL such as https://pinset.example.com:9443.")
         }
         self.server = url
         // Plain HTTP is allowed only to loopback: the name localhost is not left to a resolver to decide.
@@ -53,7 +54,7 @@ public struct AdminAPIClient: Sendable {
                 do {
                     configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
                 } catch {
-                    throw AdminError("Could not read the CA certificates in --server-ca \(caFile): \(error). Give a PEM file of the CA that issued the server's certificate.")
+                    throw AdminAPIClientError("Could not read the CA certificates in --server-ca \(caFile): \(error). Give a PEM file of the CA that issued the server's certificate.")
                 }
             }
             tls = configuration
@@ -62,53 +63,69 @@ public struct AdminAPIClient: Sendable {
         }
     }
 
-    /// The answer to one call: its status and the decoded JSON body.
-    public struct Answer: @unchecked Sendable {
+    /// The answer to one call: its status and its JSON body.
+    public struct Answer: Sendable {
         public let status: Int
-        public let document: Any?
+        public let body: [UInt8]
 
         /// The document as a JSON object, or an error: an answer of another shape is not taken as a result.
         public func object() throws -> [String: Any] {
-            guard let object = document as? [String: Any] else { throw AdminError("The admin API answered HTTP \(status) with a document that is not the object expected; is the server a Pinset of this version?") }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { throw Self.unexpected(status, "object") }
             return object
         }
 
         /// The document as a list of JSON objects, or an error.
         public func list() throws -> [[String: Any]] {
-            guard let list = document as? [[String: Any]] else { throw AdminError("The admin API answered HTTP \(status) with a document that is not the list expected; is the server a Pinset of this version?") }
+            guard let list = try? JSONSerialization.jsonObject(with: Data(body)) as? [[String: Any]] else { throw Self.unexpected(status, "list") }
             return list
+        }
+
+        /// The document as the contract's type for it, or an error.
+        public func decode<Document: Decodable>(_ type: Document.Type) throws -> Document {
+            do {
+                return try JSONDecoder().decode(type, from: Data(body))
+            } catch {
+                throw Self.unexpected(status, "document")
+            }
+        }
+
+        private static func unexpected(_ status: Int, _ shape: String) -> AdminAPIClientError {
+            AdminAPIClientError("The admin API answered HTTP \(status) with a document that is not the \(shape) expected; is the server a Pinset of this version?")
         }
     }
 
-    /// Sends `method path` (path under the API's `/api/v1`) with an optional JSON body. Throws ``AdminError`` with
-    /// the server's own message for a refusal, and for a server that cannot be reached or answers other than JSON.
-    public func call(_ method: String, _ path: String, json body: [String: Any]? = nil) async throws -> Answer {
+    /// Calls `operation` with its path parameters, query values (nil ones are left out) and JSON body. Throws
+    /// ``AdminAPIRefusal`` with the server's code and message for a refusal, and ``AdminAPIClientError`` for a server
+    /// that cannot be reached or answers other than JSON.
+    ///
+    /// - Precondition: the body's fields and the query's names are ones the operation declares.
+    public func call(
+        _ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = [], json body: [String: Any]? = nil
+    ) async throws -> Answer {
+        let declaredBody = Set(operation.body.map(\.name))
+        precondition(body.map { Set($0.keys).isSubset(of: declaredBody) } ?? true, "\(operation) declares no body field among \(body.map { Set($0.keys).subtracting(declaredBody).sorted() } ?? [])")
+        precondition(query.allSatisfy { name, _ in operation.query.contains { $0.name == name } }, "\(operation) declares the query \(operation.query.map(\.name))")
         let bodyBytes = try body.map { Array(try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys])) } ?? []
-        let target = basePath + "/api/v1" + path
+        let target = basePath + operation.target(parameters, query: query)
         let raw: (status: Int, body: [UInt8])
         do {
-            raw = try await exchange(method: method, target: target, body: bodyBytes)
-        } catch let error as AdminError {
+            raw = try await exchange(method: operation.method, target: target, body: bodyBytes)
+        } catch let error as AdminAPIClientError {
             throw error
         } catch {
-            throw AdminError("Could not reach the admin API at \(server.absoluteString): \(error). Is 'pinset serve' running there with an 'api' section, and does --server-ca name the CA of its certificate?")
+            throw AdminAPIClientError("Could not reach the admin API at \(server.absoluteString): \(error). Is 'pinset serve' running there with an 'api' section, and does --server-ca name the CA of its certificate?")
         }
-        let document = raw.body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(raw.body))
-        if (200..<300).contains(raw.status) && document == nil {
-            // Something else answered (a proxy, another service): nothing it says is taken as done.
-            throw AdminError("The server at \(server.absoluteString) answered HTTP \(raw.status) without a JSON document: it is not a Pinset admin API, or a proxy in between answered. Whether the request took effect is unknown; check with 'pinset review list' or the audit log.")
-        }
+        let isJSON = (try? JSONSerialization.jsonObject(with: Data(raw.body))) != nil
         guard (200..<300).contains(raw.status) else {
-            let message = ((document as? [String: Any])?["error"] as? [String: Any])?["message"] as? String
-            let kind: AdminError.Kind = switch raw.status {
-            case 401: .unauthenticated
-            case 403: .forbidden
-            case 404: .notFound
-            default: .refused
-            }
-            throw AdminError("The server refused: \(message ?? "HTTP status \(raw.status)") (HTTP \(raw.status))", kind: kind)
+            let refusal = (try? JSONDecoder().decode(AdminAPIError.self, from: Data(raw.body)))
+                ?? AdminAPIError(status: raw.status, code: .forStatus(raw.status), message: "HTTP status \(raw.status)")
+            throw AdminAPIRefusal(error: refusal)
         }
-        return Answer(status: raw.status, document: document)
+        if !isJSON {
+            // Something else answered (a proxy, another service): nothing it says is taken as done.
+            throw AdminAPIClientError("The server at \(server.absoluteString) answered HTTP \(raw.status) without a JSON document: it is not a Pinset admin API, or a proxy in between answered. Whether the request took effect is unknown; check with 'pinset review list' or the audit log.")
+        }
+        return Answer(status: raw.status, body: raw.body)
     }
 
     private func exchange(method: String, target: String, body: [UInt8]) async throws -> (status: Int, body: [UInt8]) {
@@ -127,9 +144,9 @@ public struct AdminAPIClient: Sendable {
                 }
             }
             .connect(host: host, port: port).get()
-        if tls == nil, let address = channel.remoteAddress?.ipAddress, !Self.isLoopback(address) {
+        if tls == nil, let address = channel.remoteAddress?.ipAddress, !LoopbackHost.contains(address) {
             try? await channel.close()
-            throw AdminError("\(host) resolved to \(address), which is not a loopback address: the token is not sent over plain HTTP to it.")
+            throw AdminAPIClientError("\(host) resolved to \(address), which is not a loopback address: the token is not sent over plain HTTP to it.")
         }
         // The collector joins only the connection that won: the request is sent on it alone, after this.
         let promise = channel.eventLoop.makePromise(of: (Int, [UInt8]).self)
@@ -148,7 +165,7 @@ public struct AdminAPIClient: Sendable {
         var headers = HTTPHeaders()
         let hostField = host.contains(":") ? "[\(host)]" : host
         headers.add(name: "Host", value: port == 443 || port == 80 ? hostField : "\(hostField):\(port)")
-        headers.add(name: "Authorization", value: "Bearer \(token.text)")
+        headers.add(name: "Authorization", value: "Bearer \(token)")
         headers.add(name: "Accept", value: "application/json")
         headers.add(name: "Connection", value: "close")
         headers.add(name: "Content-Length", value: String(body.count))
@@ -160,11 +177,6 @@ public struct AdminAPIClient: Sendable {
         let (status, bytes) = try await promise.futureResult.get()
         try? await channel.close()
         return (status, bytes)
-    }
-
-    /// The server's own rule for where plain HTTP may carry a token.
-    static func isLoopback(_ host: String) -> Bool {
-        AdminAPIServer.isLoopback(host)
     }
 
     static func isIPAddress(_ host: String) -> Bool {
@@ -193,7 +205,7 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
             status = Int(head.status.code)
         case .body(var buffer):
             guard body.count + buffer.readableBytes <= limit else {
-                finish(.failure(AdminError("The admin API's answer is larger than \(limit) bytes.")))
+                finish(.failure(AdminAPIClientError("The admin API's answer is larger than \(limit) bytes.")))
                 context.close(promise: nil)
                 return
             }
@@ -209,7 +221,7 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finish(.failure(AdminError("The admin API closed the connection, or did not answer within \(AdminAPIClient.timeout.nanoseconds / 1_000_000_000) s, before its answer was complete.")))
+        finish(.failure(AdminAPIClientError("The admin API closed the connection, or did not answer within \(AdminAPIClient.timeout.nanoseconds / 1_000_000_000) s, before its answer was complete.")))
         context.fireChannelInactive()
     }
 
@@ -217,5 +229,22 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
         guard !done else { return }
         done = true
         promise.completeWith(result)
+    }
+}
+
+/// The server refused a call: its status, its stable code and its message.
+public struct AdminAPIRefusal: Error, Sendable, CustomStringConvertible {
+    public let error: AdminAPIError
+
+    /// The server's message escaped: it reaches a terminal, and a server is no trusted source of control characters.
+    public var description: String { "The server refused: \(TerminalText.escape(error.message)) (HTTP \(error.status))" }
+}
+
+/// A call that got no answer from an admin API, or one that is not the API's.
+public struct AdminAPIClientError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ message: String) {
+        description = TerminalText.escape(message)
     }
 }

@@ -1,4 +1,4 @@
-import PinsetAdminAPI
+import PinsetAdminContract
 
 extension Dashboard {
     /// The admin of the live session whose cookie a request carries, while its token still authenticates: for the admin

@@ -1,6 +1,6 @@
 import Foundation
 import PinsetAdmin
-import PinsetAdminAPI
+import PinsetAdminContract
 import PinsetCore
 import PinsetLiveCheck
 import PinsetStatus
@@ -332,11 +332,12 @@ struct DashboardRefusal: Error {
     }
 
     init(_ error: AdminError) {
-        self.init(AdminHTTPStatus.of(error), error.description)
+        self.init(error.httpStatus, error.description)
     }
 
     init(_ error: StoreError) {
-        self.init(AdminHTTPStatus.of(error), error.message)
+        let refusal = AdminAPIError(error)
+        self.init(refusal.status, refusal.message)
     }
 }
 

@@ -1,21 +1,6 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
-
-/// What a named admin may do for a customer, or for all of them.
-public enum AdminRole: String, Sendable, Hashable, CaseIterable, Comparable {
-    /// Reads pins, requests, reports, uptake and the audit log.
-    case viewer
-    /// Proposes pin edits (applied at once on a customer that does not require review).
-    case editor
-    /// Approves or rejects other admins' change requests.
-    case reviewer
-    /// Deployment-wide: manages admins and review policy, and may apply an edit without review (break-glass).
-    case `operator`
-
-    public static func < (lhs: AdminRole, rhs: AdminRole) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-    }
-}
 
 /// One role of an admin: for one customer, or for every customer (`customer == nil`).
 public struct AdminGrant: Sendable, Hashable, CustomStringConvertible {
@@ -307,7 +292,7 @@ extension ChangeRecorder {
     func requireNoReview(of customer: CustomerName) throws {
         let owner = try self.customer(customer)
         if try db.fetchValue(Int64.self, "SELECT customer_id FROM review_required WHERE customer_id = ?", [owner.id]) != nil {
-            throw StoreError(.changeRequestRefused, "Pin edits of '\(owner.name)' by named admins need a second admin's approval now. Nothing was changed; make the edit again to open a change request.")
+            throw StoreError(.reviewRequired, "Pin edits of '\(owner.name)' by named admins need a second admin's approval now. Nothing was changed; make the edit again to open a change request.")
         }
     }
 }

@@ -58,19 +58,19 @@ extension PinStore {
                 throw StoreError(.changeRequestNotFound, "There is no break-glass application \(id). List them with 'pinset review list'.")
             }
             if let by = event.acknowledgedBy {
-                throw StoreError(.changeRequestRefused, "Break-glass application \(id) was acknowledged by \(by) already. Nothing was changed.")
+                throw StoreError(.notOpen, "Break-glass application \(id) was acknowledged by \(by) already. Nothing was changed.")
             }
             guard !event.involves(actor) else {
                 let role = event.appliedBy.lowercased() == actor.lowercased() ? "applied by" : "of a change request written by"
-                throw StoreError(.changeRequestRefused, "Break-glass application \(id) was \(role) \(actor); an admin who took no part in it must acknowledge it. Nothing was changed.")
+                throw StoreError(.selfApproval, "Break-glass application \(id) was \(role) \(actor); an admin who took no part in it must acknowledge it. Nothing was changed.")
             }
             guard let account = try Self.admins(db, named: actor, at: change.now).first, actorMay(account, event) else {
-                throw StoreError(.changeRequestRefused, "\(actor) may no longer acknowledge break-glass application \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
+                throw StoreError(.notPermittedAnyMore, "\(actor) may no longer acknowledge break-glass application \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
             }
             let updated = try db.execute("""
                 UPDATE break_glass SET acknowledged_by = ?, acknowledged_at = ?, acknowledgement = ? WHERE id = ? AND acknowledged_at IS NULL
                 """, [actor, change.now, note.isEmpty ? nil : note, id])
-            guard updated == 1 else { throw StoreError(.changeRequestRefused, "Break-glass application \(id) was acknowledged meanwhile. Nothing was changed.") }
+            guard updated == 1 else { throw StoreError(.notOpen, "Break-glass application \(id) was acknowledged meanwhile. Nothing was changed.") }
             let details = "break-glass application \(id) (change request \(event.changeRequestID) by \(event.appliedBy)) acknowledged" + (note.isEmpty ? "" : ": \(note)")
             if !event.customerRemoved, let customer = try? CustomerName(event.customer), let owner = try? change.customer(customer) {
                 try change.recordSettingChange(of: owner, .breakGlassAcknowledged, details)

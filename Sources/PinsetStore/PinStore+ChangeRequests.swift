@@ -1,9 +1,10 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 
 extension PinStore {
     /// The longest a change request may stay open.
-    public static let maximumChangeRequestLifetime: TimeInterval = 30 * 86_400
+    public static let maximumChangeRequestLifetime = TimeInterval(AdminLimits.changeRequestLifetimeHours.upperBound * 3600)
     /// The most requests one admin may have open at once: a stolen editor token cannot bury reviewers.
     public static let maximumOpenRequestsPerAuthor = 50
 
@@ -32,7 +33,7 @@ extension PinStore {
             let open = try db.fetchValue(Int64.self, "SELECT count(*) FROM change_request WHERE lower(author) = lower(?) AND state = 'open' AND expires_at > ?",
                                          [author, change.now]) ?? 0
             guard open < Self.maximumOpenRequestsPerAuthor else {
-                throw StoreError(.changeRequestRefused, "\(author) has \(open) change requests open, the most one admin may have. Nothing was stored. Withdraw some ('pinset review reject ID') or wait for reviewers.")
+                throw StoreError(.tooManyOpenRequests, "\(author) has \(open) change requests open, the most one admin may have. Nothing was stored. Withdraw some ('pinset review reject ID') or wait for reviewers.")
             }
             if let authorToken {
                 // A token revoked while the request was being read and checked must not leave a request behind.
@@ -41,7 +42,7 @@ extension PinStore {
                       AND (expires_at IS NULL OR expires_at > ?)
                     """, [authorToken.sha256.bytes, author, change.now]) ?? 0
                 guard valid > 0 else {
-                    throw StoreError(.changeRequestRefused, "The token '\(authorToken.label)' of \(author) was revoked or expired meanwhile. Nothing was stored.")
+                    throw StoreError(.notPermittedAnyMore, "The token '\(authorToken.label)' of \(author) was revoked or expired meanwhile. Nothing was stored.")
                 }
             }
             let expires = change.now.addingTimeInterval(lifetime)
@@ -101,7 +102,7 @@ extension PinStore {
     /// host the request edits (none for a host whose check was skipped); a host that changed since its check
     /// refuses the whole request, which then stays open.
     ///
-    /// - Throws: `StoreError.changeRequestNotFound`, `.changeRequestRefused` (not open, expired, or `approver` is
+    /// - Throws: `StoreError.changeRequestNotFound`, `.notOpen`, `.selfApproval`, `.stalePinSet`, `.notPermittedAnyMore` (not open, expired, or `approver` is
     ///   its author), `.changedSinceCheck`, or whatever the edits' own writes refuse.
     ///
     /// With `breakGlassReason`, `approver` is an operator applying the request without review (its own request
@@ -122,10 +123,10 @@ extension PinStore {
         _ request: ChangeRequest, _ db: any StoreConnection, now: Date, authorMay: (AdminAccount, CustomerName) -> Bool
     ) throws {
         guard let author = try admins(db, named: request.author, at: now).first, author.disabledAt == nil else {
-            throw StoreError(.changeRequestRefused, "Change request \(request.id) was made by \(request.author), who is no longer an enabled admin. Nothing was changed. Reject it; another editor can make the edit again.")
+            throw StoreError(.notPermittedAnyMore, "Change request \(request.id) was made by \(request.author), who is no longer an enabled admin. Nothing was changed. Reject it; another editor can make the edit again.")
         }
         guard authorMay(author, request.customer) else {
-            throw StoreError(.changeRequestRefused, "Change request \(request.id) was made by \(request.author), who may no longer propose pin edits of '\(request.customer)' (roles now: \(author.grants.map(\.description).joined(separator: ", "))). Nothing was changed. Reject it; an editor of the customer can make the edit again.")
+            throw StoreError(.notPermittedAnyMore, "Change request \(request.id) was made by \(request.author), who may no longer propose pin edits of '\(request.customer)' (roles now: \(author.grants.map(\.description).joined(separator: ", "))). Nothing was changed. Reject it; an editor of the customer can make the edit again.")
         }
     }
 
@@ -138,17 +139,17 @@ extension PinStore {
             let change = try ChangeRecorder(db, actor: approver, now: clock())
             let request = try Self.openRequest(id, db, now: change.now, forApproval: true)
             guard breakGlassReason != nil || request.author.lowercased() != approver.lowercased() else {
-                throw StoreError(.changeRequestRefused, "Change request \(id) was made by \(approver); another admin must approve it.")
+                throw StoreError(.selfApproval, "Change request \(id) was made by \(approver); another admin must approve it.")
             }
             guard let account = try Self.admins(db, named: approver, at: change.now).first, approverMay(account, request.customer) else {
-                throw StoreError(.changeRequestRefused, "\(approver) may no longer apply change request \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
+                throw StoreError(.notPermittedAnyMore, "\(approver) may no longer apply change request \(id): its roles changed, or it was disabled, meanwhile. Nothing was changed.")
             }
             try Self.requireAuthorStillMayPropose(request, db, now: change.now, authorMay: authorMay)
             let owner = try change.customer(request.customer)
             // Reviewed against the pin set it was made for: any later change of the customer (another request, a
             // direct edit, a restore) may have removed on purpose what this request would bring back.
             guard owner.version == request.baseVersion else {
-                throw StoreError(.changeRequestRefused, "Change request \(id) was made at version \(request.baseVersion) of '\(owner.name)', which is at version \(owner.version) now: the pins changed since it was reviewed. Nothing was changed. Reject it, and make the edit again if it is still wanted.")
+                throw StoreError(.stalePinSet, "Change request \(id) was made at version \(request.baseVersion) of '\(owner.name)', which is at version \(owner.version) now: the pins changed since it was reviewed. Nothing was changed. Reject it, and make the edit again if it is still wanted.")
             }
             // Each host is compared with its live-chain check once, before the first edit changes it.
             var notes: [Hostname: String] = [:]
@@ -175,7 +176,7 @@ extension PinStore {
             let updated = try db.execute("""
                 UPDATE change_request SET state = 'applied', decided_by = ?, decided_at = ?, applied_version = ? WHERE id = ? AND state = 'open'
                 """, [approver, change.now, version, id])
-            guard updated == 1 else { throw StoreError(.changeRequestRefused, "Change request \(id) was decided meanwhile. Nothing was changed.") }
+            guard updated == 1 else { throw StoreError(.notOpen, "Change request \(id) was decided meanwhile. Nothing was changed.") }
             if let breakGlassReason {
                 try db.execute("""
                     INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version, request_author)
@@ -214,11 +215,11 @@ extension PinStore {
         case .expired where !forApproval:
             return request
         case .expired:
-            throw StoreError(.changeRequestRefused, "Change request \(id) expired at \(StoredDate.format(request.expiresAt)) UTC and can no longer be approved. Make a new request if the edit is still wanted.")
+            throw StoreError(.notOpen, "Change request \(id) expired at \(StoredDate.format(request.expiresAt)) UTC and can no longer be approved. Make a new request if the edit is still wanted.")
         case .applied, .rejected:
-            throw StoreError(.changeRequestRefused, "Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
+            throw StoreError(.notOpen, "Change request \(id) was \(request.state.rawValue) by \(request.decidedBy ?? "?") already. Nothing was changed.")
         case .voided:
-            throw StoreError(.changeRequestRefused, "Change request \(id) was \(request.voidReason ?? "voided"). Nothing was changed. An editor can make the edit again.")
+            throw StoreError(.notOpen, "Change request \(id) was \(request.voidReason ?? "voided"). Nothing was changed. An editor can make the edit again.")
         }
     }
 

@@ -5,7 +5,7 @@
 /// ran the command. Two errors are equal when their codes are, so callers and tests match on `code` without
 /// depending on the wording.
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable {
+    public enum Code: String, Hashable, Sendable, CaseIterable {
         case customerNotFound
         case customerExists
         case hostNotFound
@@ -44,8 +44,20 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case adminExists
         /// No change request with that number (for that customer).
         case changeRequestNotFound
-        /// The change request is no longer open (applied, rejected or expired), or its author tried to approve it.
-        case changeRequestRefused
+        /// The change request or break-glass application was decided, expired or voided already.
+        case notOpen
+        /// An admin tried to approve its own change request, or to acknowledge a break-glass application it took
+        /// part in.
+        case selfApproval
+        /// The change request was made at a version of the pin set that has moved on since.
+        case stalePinSet
+        /// The author, approver or token no longer holds what the action needs: a role taken, an admin disabled, a
+        /// token revoked.
+        case notPermittedAnyMore
+        /// The author has as many open change requests as one admin may have.
+        case tooManyOpenRequests
+        /// Edits of the customer need a second admin's approval now: make the edit again as a change request.
+        case reviewRequired
         /// The revocation floor cannot be set as asked in the current state: it would go down (floors only rise),
         /// or the customer signs with the default identity, whose floor applies to it.
         case revocationFloorRefused

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
 import PinsetStore
@@ -51,12 +52,13 @@ struct AdminCredentialOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Why the edit is wanted, for the reviewer; needed when the customer requires review and the edit becomes a change request.", valueName: "text"))
     var requestReason: String?
 
-    @Option(help: ArgumentHelp("Hours until the change request expires unapproved (1 to 720).", valueName: "hours"))
-    var requestExpiresIn: Int = 72
+    @Option(help: ArgumentHelp("Hours until the change request expires unapproved (\(AdminLimits.changeRequestLifetimeHours.lowerBound) to \(AdminLimits.changeRequestLifetimeHours.upperBound)).", valueName: "hours"))
+    var requestExpiresIn: Int = AdminLimits.defaultChangeRequestLifetimeHours
 
     func validate() throws {
-        guard (1...720).contains(requestExpiresIn) else {
-            throw ValidationError("--request-expires-in is \(requestExpiresIn); give 1 to 720 hours.")
+        let range = AdminLimits.changeRequestLifetimeHours
+        guard range.contains(requestExpiresIn) else {
+            throw ValidationError("--request-expires-in is \(requestExpiresIn); give \(range.lowerBound) to \(range.upperBound) hours.")
         }
     }
 

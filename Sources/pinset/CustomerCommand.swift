@@ -1,5 +1,6 @@
 import ArgumentParser
 import PinsetAdmin
+import PinsetAdminContract
 import Foundation
 import PinsetCore
 import PinsetSigning
@@ -36,7 +37,7 @@ struct CustomerCommand: AsyncParsableCommand {
             if let client = try remote.client(credentials, for: "customer add", localOnly: [
                 ("--key-type, --import-key and --import-certificate (a key is given over the API with 'customer identity rotate --server')", identity.givesIdentity),
             ]) {
-                let created = try await client.call("POST", "/customers", json: [
+                let created = try await client.call(.addCustomer, json: [
                     "name": customer.rawValue, "servesLegacyClients": legacyClients, "requiresReview": !withoutReview,
                 ]).object()
                 if options.json { return try Output.json(created) }
@@ -74,7 +75,7 @@ struct CustomerCommand: AsyncParsableCommand {
         func run() async throws {
             let customers: [[String: Any]]
             if let client = try remote.client(credentials, for: "customer list") {
-                customers = try await client.call("GET", "/customers").list()
+                customers = try await client.call(.listCustomers).list()
             } else {
                 let store = try options.openStore()
                 customers = try store.customers().map { AdminDocuments.customer($0, requiresReview: try store.requiresReview($0.name)) }
@@ -125,7 +126,7 @@ struct CustomerCommand: AsyncParsableCommand {
             let customer = try CustomerName(name)
             let serves = legacyClients ?? false
             if let client = try remote.client(credentials, for: "customer update") {
-                let answer = try await client.call("PATCH", "/customers/\(urlComponent(customer.rawValue))", json: ["servesLegacyClients": serves]).object()
+                let answer = try await client.call(.updateCustomer, ["customer": customer.rawValue], json: ["servesLegacyClients": serves]).object()
                 if options.json { return try Output.json(answer) }
                 return Output.note((answer["changed"] as? Bool) == true
                     ? "'\(customer)' \(serves ? "now serves" : "no longer serves") legacy clients."
@@ -150,7 +151,7 @@ struct CustomerCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(name)
             if let client = try remote.client(credentials, for: "customer remove") {
-                let answer = try await client.call("DELETE", "/customers/\(urlComponent(customer.rawValue))").object()
+                let answer = try await client.call(.removeCustomer, ["customer": customer.rawValue]).object()
                 if options.json { return try Output.json(answer) }
                 Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
                 if (answer["ownKeyKept"] as? Bool) == true {
@@ -194,7 +195,7 @@ enum PinSetPrinter {
     /// A customer's pin set, from this host's database or through `remote`'s server.
     static func document(of customer: CustomerName, options: GlobalOptions, credentials: AdminTokenOptions, remote: ServerOptions, command: String) async throws -> [String: Any] {
         if let client = try remote.client(credentials, for: command) {
-            return try await client.call("GET", "/customers/\(urlComponent(customer.rawValue))").object()
+            return try await client.call(.getCustomer, ["customer": customer.rawValue]).object()
         }
         return AdminDocuments.pinSet(try options.openAdmin().pinSetView(of: customer))
     }

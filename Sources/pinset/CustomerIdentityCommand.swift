@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetSigning
 import PinsetStore
@@ -24,7 +25,7 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
             let customer = try CustomerName(name)
             let report: [String: Any]
             if let client = try remote.client(credentials, for: "customer identity show") {
-                report = try await client.call("GET", "/customers/\(urlComponent(customer.rawValue))/identity").object()
+                report = try await client.call(.getIdentity, ["customer": customer.rawValue]).object()
             } else {
                 report = AdminDocuments.identity(try options.openAdmin().customerIdentity(of: customer), includeFiles: true)
             }
@@ -77,7 +78,7 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
                 let customer = try CustomerName(name)
                 var body: [String: Any] = ["keyType": identity.keyType ?? "", "validityDays": identity.validityDays, "replaceTrustAnchor": replaceTrustAnchor]
                 if let commonName = identity.commonName { body["commonName"] = commonName }
-                let report = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/identity", json: body).object()
+                let report = try await client.call(.rotateIdentity, ["customer": customer.rawValue], json: body).object()
                 if options.json { return try Output.json(report) }
                 Output.note("Customer '\(customer)' now signs with a new \(Output.text(report["keyType"])) key made on the server. The next signing pass publishes a bundle signed with it.")
                 return Output.line(Output.text(report["anchorBase64"]))

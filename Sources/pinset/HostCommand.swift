@@ -1,5 +1,6 @@
 import ArgumentParser
 import PinsetAdmin
+import PinsetAdminContract
 import Foundation
 import PinsetCore
 import PinsetStore
@@ -42,7 +43,7 @@ struct HostCommand: AsyncParsableCommand {
                 ("--certificate (add the pins with 'pin add --server')", !certificates.isEmpty), ("--label", label != nil), ("--connect-to", connectTo != nil),
                 ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
             ]) {
-                let added = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts", json: [
+                let added = try await client.call(.addHost, ["customer": customer.rawValue], json: [
                     "hostname": host.spelling, "port": port, "includeSubdomains": includeSubdomains,
                 ]).object()
                 if options.json { return try Output.json(added) }
@@ -152,7 +153,7 @@ struct HostCommand: AsyncParsableCommand {
                 if let includeSubdomains { body["includeSubdomains"] = includeSubdomains }
                 if let unmonitored { body["unmonitored"] = unmonitored }
                 if monitored { body["monitored"] = true }
-                let answer = try await client.call("PATCH", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))", json: body).object()
+                let answer = try await client.call(.updateHost, ["customer": customer.rawValue, "hostname": host.rawValue], json: body).object()
                 if options.json { return try Output.json(answer) }
                 return Output.note((answer["changed"] as? Bool) == true ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
             }
@@ -189,7 +190,7 @@ struct HostCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             if let client = try remote.client(credentials, for: "host remove") {
-                let answer = try await client.call("DELETE", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))?allowLastHost=\(allowLastHost)").object()
+                let answer = try await client.call(.removeHost, ["customer": customer.rawValue, "hostname": host.rawValue], query: [("allowLastHost", String(allowLastHost))]).object()
                 if options.json { return try Output.json(answer) }
                 return Output.note("Removed \(host) from '\(customer)'.")
             }

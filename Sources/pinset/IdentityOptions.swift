@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetSigning
 
@@ -18,7 +19,7 @@ struct IdentityOptions: ParsableArguments {
     var commonName: String?
 
     @Option(help: "Validity of a new certificate in days. Apps reject bundles once it expires.")
-    var validityDays: Int = 7300
+    var validityDays: Int = AdminLimits.defaultIdentityValidityDays
 
     func validate() throws {
         if (importKey == nil) != (importCertificate == nil) {
@@ -30,8 +31,9 @@ struct IdentityOptions: ParsableArguments {
         if let keyType, SigningKeyType(argument: keyType) == nil {
             throw ArgumentParser.ValidationError("'\(keyType)' is not a key type. Use p256, p384, rsa2048, rsa3072 or rsa4096.")
         }
-        if !(1...36_500).contains(validityDays) {
-            throw ArgumentParser.ValidationError("--validity-days must be from 1 to 36500.")
+        let range = AdminLimits.identityValidityDays
+        if !range.contains(validityDays) {
+            throw ArgumentParser.ValidationError("--validity-days must be from \(range.lowerBound) to \(range.upperBound).")
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import PinsetAdmin
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
 import PinsetSigning
@@ -40,8 +41,9 @@ struct InitCommand: AsyncParsableCommand {
         if SigningKeyType(argument: keyType) == nil {
             throw ArgumentParser.ValidationError("'\(keyType)' is not a key type. Use p256, p384, rsa2048, rsa3072 or rsa4096.")
         }
-        if !(1...36_500).contains(validityDays) {
-            throw ArgumentParser.ValidationError("--validity-days must be from 1 to 36500.")
+        let range = AdminLimits.identityValidityDays
+        if !range.contains(validityDays) {
+            throw ArgumentParser.ValidationError("--validity-days must be from \(range.lowerBound) to \(range.upperBound).")
         }
     }
 

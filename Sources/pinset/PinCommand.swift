@@ -1,5 +1,6 @@
 import ArgumentParser
 import PinsetAdmin
+import PinsetAdminContract
 import Foundation
 import PinsetCore
 import PinsetLiveCheck
@@ -132,7 +133,7 @@ struct PinCommand: AsyncParsableCommand {
                 // Only when there are any: a server from before keys travelled whole refuses the field.
                 let keys = pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) }
                 if !keys.isEmpty { body["publicKeys"] = keys }
-                let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: body)
+                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], json: body)
                 return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .addPins(pins))
@@ -200,7 +201,7 @@ struct PinCommand: AsyncParsableCommand {
             default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
             }
             if let client {
-                let outcome = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/pins", json: [
+                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], json: [
                     "remove": fingerprint.base64, "allowLastPin": allowLastPin, "reason": credentials.requestReason ?? "",
                     "expiresInHours": credentials.requestExpiresIn,
                 ])

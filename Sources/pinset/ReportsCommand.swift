@@ -1,5 +1,6 @@
 import ArgumentParser
 import PinsetAdmin
+import PinsetAdminContract
 import Foundation
 import PinsetClient
 import PinsetCore
@@ -32,7 +33,7 @@ struct ReportsCommand: AsyncParsableCommand {
         let documents: [[String: Any]]
         if let client = try remote.client(credentials, for: "reports") {
             guard let name else { throw AdminError("'pinset reports --server' shows one customer's reports: give the CUSTOMER.") }
-            documents = try await client.call("GET", "/customers/\(urlComponent(name.rawValue))/reports?since=\(urlComponent(since))").list()
+            documents = try await client.call(.pinFailures, ["customer": name.rawValue], query: [("since", since)]).list()
         } else {
             documents = AdminDocuments.pinFailures(try options.openAdmin().pinFailureReport(of: name, window: window))
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetLiveCheck
 import PinsetStore
@@ -28,10 +29,10 @@ struct ReviewCommand: AsyncParsableCommand {
             let applications: [[String: Any]]
             let viewerName: String
             if let client = try remote.client(credentials, for: "review list", tokenActsLocally: true) {
-                let filter = customer.map { "customer=\(urlComponent($0.rawValue))&" } ?? ""
-                requests = try await client.call("GET", "/change-requests?\(filter)all=\(all)").list()
-                applications = try await client.call("GET", "/break-glass?\(filter)all=\(all)").list()
-                viewerName = try await client.call("GET", "/me").object()["name"] as? String ?? "this admin"
+                let filter: [(String, String?)] = [("customer", customer?.rawValue), ("all", String(all))]
+                requests = try await client.call(.listChangeRequests, query: filter).list()
+                applications = try await client.call(.listBreakGlass, query: filter).list()
+                viewerName = try await client.call(.me).object()["name"] as? String ?? "this admin"
             } else {
                 let admin = try options.openAdmin()
                 let viewer = try credentials.required(by: admin, for: "review list")
@@ -61,7 +62,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let document: [String: Any]
             if let client = try remote.client(credentials, for: "review show", localOnly: reach.given, tokenActsLocally: true) {
-                document = try await client.call("GET", "/change-requests/\(id)").object()
+                document = try await client.call(.getChangeRequest, ["id": String(id)]).object()
             } else {
                 let admin = try options.openAdmin()
                 let viewer = try credentials.required(by: admin, for: "review show")
@@ -90,7 +91,7 @@ struct ReviewCommand: AsyncParsableCommand {
             let applied: [String: Any]
             if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given, tokenActsLocally: true) {
                 let body: [String: Any] = skip.skipsCheck ? ["skipLiveCheck": true, "reason": skip.reason ?? ""] : [:]
-                applied = try await client.call("POST", "/change-requests/\(id)/approve", json: body).object()
+                applied = try await client.call(.approveChangeRequest, ["id": String(id)], json: body).object()
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review approve")
@@ -113,7 +114,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let rejected: [String: Any]
             if let client = try remote.client(credentials, for: "review reject", tokenActsLocally: true) {
-                rejected = try await client.call("POST", "/change-requests/\(id)/reject", json: ["note": note]).object()
+                rejected = try await client.call(.rejectChangeRequest, ["id": String(id)], json: ["note": note]).object()
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review reject")
@@ -140,7 +141,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let applied: [String: Any]
             if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given, tokenActsLocally: true) {
-                applied = try await client.call("POST", "/change-requests/\(id)/break-glass", json: ["reason": reason]).object()
+                applied = try await client.call(.breakGlass, ["id": String(id)], json: ["reason": reason]).object()
             } else {
                 let admin = try options.openAdmin()
                 let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
@@ -164,7 +165,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let event: [String: Any]
             if let client = try remote.client(credentials, for: "review acknowledge", tokenActsLocally: true) {
-                event = try await client.call("POST", "/break-glass/\(id)/acknowledge", json: ["note": note]).object()
+                event = try await client.call(.acknowledgeBreakGlass, ["id": String(id)], json: ["note": note]).object()
             } else {
                 let admin = try options.openAdmin()
                 let acknowledger = try credentials.required(by: admin, for: "review acknowledge")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
 import PinsetStore
@@ -89,7 +90,7 @@ struct RotationCommand: AsyncParsableCommand {
             let document: [String: Any]
             if let client = try remote.client(credentials, for: "rotation add-next") {
                 let body = try Self.requestBody(pins: pins, hashes: hashes, certificates: certificates, reason: reason, label: label)
-                document = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/next-keys", json: body).object()
+                document = try await client.call(.addNextKeys, ["customer": customer.rawValue, "hostname": host.rawValue], json: body).object()
             } else {
                 document = AdminDocuments.nextKeys(try options.openAdmin().addNextKeys(pins, for: host, of: customer, reason: reason))
             }
@@ -163,10 +164,9 @@ struct RotationCommand: AsyncParsableCommand {
             let readiness: [[String: Any]]
             if let client = try remote.client(credentials, for: "rotation status") {
                 guard let customer else { throw AdminError("'pinset rotation status --server' asks about one customer's hosts: give the CUSTOMER.") }
-                var query = "minimumShare=\(minimumShare)"
-                if let host { query += "&hostname=\(urlComponent(host.rawValue))" }
-                if let key { query += "&key=\(urlComponent(key.base64))" }
-                readiness = try await client.call("GET", "/customers/\(urlComponent(customer.rawValue))/rotation?\(query)").list()
+                readiness = try await client.call(.rotationReadiness, ["customer": customer.rawValue], query: [
+                    ("minimumShare", String(minimumShare)), ("hostname", host?.rawValue), ("key", key?.base64),
+                ]).list()
             } else {
                 readiness = try options.openAdmin().rotationReadiness(
                     customer: customer, hostname: host, key: key, gate: RotationGate(minimumShare: minimumShare)
@@ -242,7 +242,7 @@ struct RotationCommand: AsyncParsableCommand {
             let keep = Set(try kept.map { try SHA256Fingerprint(base64: $0) })
             let result: [String: Any]
             if let client = try remote.client(credentials, for: "rotation complete", localOnly: [("--connect-to", connectTo != nil), ("--ca-file", caFile != nil)]) {
-                result = try await client.call("POST", "/customers/\(urlComponent(customer.rawValue))/hosts/\(urlComponent(host.rawValue))/complete-rotation", json: [
+                result = try await client.call(.completeRotation, ["customer": customer.rawValue, "hostname": host.rawValue], json: [
                     "keep": keep.map(\.base64).sorted(), "reason": reason,
                 ]).object()
             } else {

@@ -43,7 +43,7 @@ struct ServerOptions: ParsableArguments {
         guard let token = try credentials.token() else {
             throw AdminError("'pinset \(command) --server' acts as a named admin: pass --token-file FILE or set \(AdminTokenOptions.environmentVariable) to the token 'pinset admin token NAME' made.")
         }
-        return try AdminAPIClient(server: url, caFile: serverCa, token: token)
+        return try AdminAPIClient(server: url, caFile: serverCa, token: token.text)
     }
 }
 
@@ -55,9 +55,4 @@ func publicKeyPEM(_ subjectPublicKeyInfo: [UInt8]) -> String {
         return String(base64[start..<(base64.index(start, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex)])
     }
     return "-----BEGIN PUBLIC KEY-----\n" + lines.joined(separator: "\n") + "\n-----END PUBLIC KEY-----\n"
-}
-
-/// Percent-encodes one path segment or query value.
-func urlComponent(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
 }

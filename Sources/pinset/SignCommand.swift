@@ -1,5 +1,6 @@
 import ArgumentParser
 import PinsetAdmin
+import PinsetAdminContract
 import Foundation
 import PinsetCore
 import PinsetStore
@@ -70,7 +71,7 @@ struct LogCommand: AsyncParsableCommand {
         let entries: [[String: Any]]
         if let client = try remote.client(credentials, for: "log") {
             guard let name else { throw AdminError("'pinset log --server' shows one customer's entries: give --customer NAME.") }
-            entries = try await client.call("GET", "/customers/\(urlComponent(name.rawValue))/audit?limit=\(min(limit, 1000))").list()
+            entries = try await client.call(.auditLog, ["customer": name.rawValue], query: [("limit", String(min(limit, AdminLimits.auditEntries.upperBound)))]).list()
         } else {
             entries = try options.openStore().auditLog(customer: name, limit: limit).map(AdminDocuments.audit)
         }

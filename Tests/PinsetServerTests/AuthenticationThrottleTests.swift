@@ -1,5 +1,5 @@
 import Foundation
-@testable import PinsetAdminAPI
+@testable import PinsetAdmin
 import Testing
 
 /// Failed admin API authentications are counted per IPv4 address and per IPv6 /64, so that rotating through the

@@ -1,6 +1,7 @@
 import Foundation
 import PinsetAdmin
 import PinsetAdminAPI
+import PinsetAdminContract
 import PinsetCore
 @testable import PinsetDashboard
 import PinsetStatus

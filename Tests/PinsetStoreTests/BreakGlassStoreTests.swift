@@ -35,7 +35,7 @@ struct BreakGlassStoreTests {
 
         let unchanged = try dump(fixture.store)
         #expect(throws: StoreError(.invalidInput, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "  ", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.selfApproval, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged, "without a reason, the author is still refused")
 
         let applied = try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage, no reviewer reachable", approverMay: { _, _ in true }, authorMay: { _, _ in true })
@@ -51,8 +51,8 @@ struct BreakGlassStoreTests {
 
         // The operator cannot acknowledge their own; a replay of the application changes nothing.
         let applyOnce = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "OLGA", actorMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "again", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.selfApproval, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "OLGA", actorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(request.id, approver: "olga", liveChecks: [:], breakGlassReason: "again", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(throws: StoreError(.changeRequestNotFound, "")) { try fixture.store.acknowledgeBreakGlass(event.id + 1, note: "", actor: "bob", actorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == applyOnce)
 
@@ -66,7 +66,7 @@ struct BreakGlassStoreTests {
         // The acknowledger's account is read again inside the write: a predicate that refuses it stops the write.
         let beforeRefusal = try dump(fixture.store)
         var asked: [String] = []
-        #expect(throws: StoreError(.changeRequestRefused, "")) {
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) {
             try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "bob") { account, _ in
                 asked.append(account.name)
                 return false
@@ -81,7 +81,7 @@ struct BreakGlassStoreTests {
         let audit = try #require(try fixture.store.auditLog(limit: 1).first)
         #expect(audit.actor == "bob" && audit.customer == "*" && audit.details.contains("break-glass application \(event.id)"), "\(audit.details)")
         let acknowledgedOnce = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "carol", actorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "carol", actorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == acknowledgedOnce)
     }
 
@@ -95,13 +95,13 @@ struct BreakGlassStoreTests {
         }
         try fixture.store.updateAdmin("bob", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "olga")
         var unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
 
         try fixture.store.updateAdmin("bob", grants: [AdminGrant(role: .reviewer, customer: acme)], disabled: nil, actor: "olga")
         try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "olga")
         unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
 
         try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "olga")
@@ -120,7 +120,7 @@ struct BreakGlassStoreTests {
         #expect(event.requestAuthor == "alice" && event.involves("ALICE") && event.involves("olga") && !event.involves("bob"))
 
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "looks fine to me", actor: "Alice", actorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.selfApproval, "")) { try fixture.store.acknowledgeBreakGlass(event.id, note: "looks fine to me", actor: "Alice", actorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged, "the author's acknowledgement changes nothing")
         #expect(try fixture.store.acknowledgeBreakGlass(event.id, note: "", actor: "bob", actorMay: { _, _ in true }).acknowledgedBy == "bob")
     }
@@ -157,9 +157,9 @@ struct BreakGlassStoreTests {
 
         // Neither approval nor break-glass nor a new request with the revoked token gets through.
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(stolen.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(stolen.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { _ = try propose(6, with: laptop) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(stolen.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(stolen.id, approver: "olga", liveChecks: [:], breakGlassReason: "outage", approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) { _ = try propose(6, with: laptop) }
         #expect(try dump(fixture.store) == unchanged)
     }
 
@@ -173,8 +173,8 @@ struct BreakGlassStoreTests {
         }
         try fixture.store.updateAdmin("alice", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "olga")
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.requireAuthorStillMayPropose(request, authorMay: mayEdit) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: mayEdit) }
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) { try fixture.store.requireAuthorStillMayPropose(request, authorMay: mayEdit) }
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: mayEdit) }
         #expect(try dump(fixture.store) == unchanged)
         try fixture.store.updateAdmin("alice", grants: [AdminGrant(role: .editor, customer: acme)], disabled: nil, actor: "olga")
         #expect(try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: mayEdit).state == .applied)
@@ -186,7 +186,7 @@ struct BreakGlassStoreTests {
         try setUp(fixture)
         for _ in 0..<PinStore.maximumOpenRequestsPerAuthor { _ = try request(fixture, author: "alice") }
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { _ = try request(fixture, author: "Alice") }
+        #expect(throws: StoreError(.tooManyOpenRequests, "")) { _ = try request(fixture, author: "Alice") }
         #expect(try dump(fixture.store) == unchanged)
         // Others are not held up by one author's flood, and expired requests no longer count.
         _ = try request(fixture, author: "olga")

@@ -42,7 +42,7 @@ struct ChangeRequestStoreTests {
 
         // Its author cannot approve it; the database stays as it was.
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "Alice", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.selfApproval, "")) { try fixture.store.applyChangeRequest(request.id, approver: "Alice", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
 
         fixture.clock.advance(by: 60)
@@ -56,8 +56,8 @@ struct ChangeRequestStoreTests {
 
         // A replayed approval changes nothing.
         let applyOnce = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "carol", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.rejectChangeRequest(request.id, note: "late", actor: "carol") }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(request.id, approver: "carol", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.rejectChangeRequest(request.id, note: "late", actor: "carol") }
         #expect(try dump(fixture.store) == applyOnce)
         #expect(try fixture.store.changeRequests(of: acme).isEmpty)
         #expect(try fixture.store.changeRequests(of: acme, includeDecided: true).first?.state == .applied)
@@ -71,11 +71,11 @@ struct ChangeRequestStoreTests {
         fixture.clock.advance(by: 3600)
         #expect(try fixture.store.changeRequest(request.id)?.state == .expired)
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
         #expect(try dump(fixture.store) == unchanged)
         let rejected = try fixture.store.rejectChangeRequest(request.id, note: "stale", actor: "bob")
         #expect(rejected.state == .rejected && rejected.decisionNote == "stale")
-        #expect(throws: StoreError(.changeRequestRefused, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true }) }
     }
 
     @Test(arguments: StoreBackend.allCases)
@@ -88,7 +88,7 @@ struct ChangeRequestStoreTests {
         // approval): what was reviewed is no longer what would be applied to.
         try fixture.store.addPins([try Sample.hashPin(4)], to: api, of: acme, actor: "root")
         let unchanged = try dump(fixture.store)
-        let error = #expect(throws: StoreError(.changeRequestRefused, "")) {
+        let error = #expect(throws: StoreError(.stalePinSet, "")) {
             try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [api: LiveCheckRecord(checkedHost: checked, auditNote: "checked")], approverMay: { _, _ in true }, authorMay: { _, _ in true })
         }
         #expect(error?.message.contains("the pins changed since it was reviewed") == true)
@@ -114,10 +114,10 @@ struct ChangeRequestStoreTests {
         let fixture = try StoreFixture(backend)
         try setUp(fixture)
         let unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.changeRequestRefused, "")) {
+        #expect(throws: StoreError(.reviewRequired, "")) {
             try fixture.store.addPins([try Sample.hashPin(3)], to: api, of: acme, unlessReviewRequired: true, actor: "alice")
         }
-        #expect(throws: StoreError(.changeRequestRefused, "")) {
+        #expect(throws: StoreError(.reviewRequired, "")) {
             try fixture.store.removePin(try Sample.hashPin(1).spkiSHA256!, from: api, of: acme, unlessReviewRequired: true, actor: "alice")
         }
         #expect(try dump(fixture.store) == unchanged)

@@ -1,4 +1,5 @@
 import PinsetAdminAPI
+import PinsetAdminContract
 import Dispatch
 import Logging
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PinsetAdmin
 import PinsetAdminAPI
+import PinsetAdminContract
 import PinsetDashboard
 import PinsetCore
 import PinsetHTTP

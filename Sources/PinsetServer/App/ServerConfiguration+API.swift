@@ -1,5 +1,6 @@
 import PinsetAdmin
 import PinsetAdminAPI
+import PinsetAdminContract
 import PinsetCore
 
 extension ServerConfiguration {
@@ -39,7 +40,7 @@ extension ServerConfiguration {
             if (api.certificate == nil) != (api.privateKey == nil) {
                 throw ConfigurationError(message: "\(origin): give both 'certificate' and 'privateKey' for TLS, or neither (loopback only).")
             }
-            if api.certificate == nil && !AdminAPIServer.isLoopback(api.host) {
+            if api.certificate == nil && !LoopbackHost.contains(api.host) {
                 throw ConfigurationError(message: "\(origin): the admin API listens on \(api.host) without TLS; give it 'certificate' and 'privateKey', or listen on 127.0.0.1: tokens must not cross a network in plain text.")
             }
             if let v = try reader.integer("failedAuthenticationsPerMinute", in: 1...1000) { api.failedAuthenticationsPerMinute = v }

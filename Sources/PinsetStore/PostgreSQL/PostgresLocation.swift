@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdminContract
 
 /// A PostgreSQL database as libpq users name it: `postgres://user@host:5432/database?sslmode=verify-full`.
 ///
@@ -118,12 +119,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             ?? Self.passwordFromFile(environment: environment, host: host, port: self.port, database: database, user: user)
     }
 
-    /// Only a literal loopback address or `localhost`: a name such as `127.db.example.com` is another host.
     static func isLoopback(_ host: String) -> Bool {
-        let lowered = host.lowercased()
-        if lowered == "localhost" || lowered == "::1" || lowered == "[::1]" { return true }
-        var address = in_addr()
-        return inet_pton(AF_INET, lowered, &address) == 1 && UInt32(bigEndian: address.s_addr) >> 24 == 127
+        LoopbackHost.contains(host)
     }
 
     /// `postgres://user@host:port/database`, without the password.

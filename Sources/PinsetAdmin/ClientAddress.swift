@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The unit a client's address is counted in, wherever the admin listener counts clients: failed authentications

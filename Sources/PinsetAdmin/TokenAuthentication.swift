@@ -1,4 +1,3 @@
-import PinsetAdmin
 import PinsetCore
 import PinsetStore
 

@@ -1,0 +1,223 @@
+import Foundation
+import PinsetAdminContract
+import PinsetCore
+
+/// A request's inputs, checked against its operation's declaration before any rule sees them: the path's
+/// parameters, the declared query parameters and the JSON body, each of its declared kind and within its limits.
+struct OperationInput {
+    let operation: AdminOperation
+    let parameters: [String: String]
+    let body: JSONBody
+    private let query: [String: String]
+
+    init(_ request: AdminAPIRequest, _ operation: AdminOperation, _ parameters: [String: String]) throws {
+        self.operation = operation
+        self.parameters = parameters
+        // Parameters no operation declares are ignored, as HTTP caches and proxies may add their own.
+        let given = request.query
+        var query: [String: String] = [:]
+        for field in operation.query {
+            guard let text = given[field.name] else { continue }
+            try Self.check(text, field)
+            query[field.name] = text
+        }
+        self.query = query
+        body = try JSONBody(request, fields: operation.body)
+    }
+
+    private static func check(_ text: String, _ field: AdminField) throws {
+        switch field.kind {
+        case .boolean:
+            guard text == "true" || text == "false" else { throw APIFailure(400, "'\(field.name)' is '\(TerminalText.escape(String(text.prefix(40))))'; give true or false.") }
+        case .integer(let range):
+            guard let value = Int(text), range.contains(value) else {
+                throw APIFailure(400, "'\(field.name)' must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+            }
+        case .number(let range):
+            guard let value = Double(text), value.isFinite, range.contains(value) else {
+                throw APIFailure(400, "'\(field.name)' must be a number from \(AdminField.format(range.lowerBound)) to \(AdminField.format(range.upperBound)).")
+            }
+        case .string, .strings:
+            break
+        }
+    }
+
+    func customer() throws -> CustomerName { try CustomerName(parameter("customer")) }
+
+    func hostname() throws -> Hostname { try Hostname(parameter("hostname")) }
+
+    /// A change request's or break-glass application's number: anything else names nothing there is.
+    func id() throws -> Int64 {
+        let text = parameter("id")
+        guard let id = Int64(text), id > 0 else {
+            throw APIFailure(404, "'\(TerminalText.escape(String(text.prefix(40))))' is not a number of a change request or break-glass application.", code: .notFound)
+        }
+        return id
+    }
+
+    private func parameter(_ name: String) -> String {
+        guard let value = parameters[name] else { preconditionFailure("\(operation) declares no path parameter '\(name)'") }
+        return value
+    }
+
+    func string(_ name: String) throws -> String? {
+        declared(name)
+        return query[name]
+    }
+
+    func bool(_ name: String) throws -> Bool? {
+        declared(name)
+        return query[name].map { $0 == "true" }
+    }
+
+    func integer(_ name: String) throws -> Int? {
+        declared(name)
+        return query[name].flatMap { Int($0) }
+    }
+
+    func number(_ name: String) throws -> Double? {
+        declared(name)
+        return query[name].flatMap { Double($0) }
+    }
+
+    private func declared(_ name: String) {
+        precondition(operation.query.contains { $0.name == name }, "\(operation) declares no query parameter '\(name)'")
+    }
+}
+
+/// A request's JSON object body, read strictly (`StrictJSONValidator`: no duplicate keys, UTF-8 only) and typed
+/// exactly (`JSONValue`: `"true"` is not true, `1` not a string): only the declared fields, each of its kind and
+/// within its limits, the required ones present.
+struct JSONBody {
+    private let object: [String: JSONValue]
+    private let fields: [String: AdminField]
+
+    init(_ request: AdminAPIRequest, fields declared: [AdminField]) throws {
+        fields = Dictionary(uniqueKeysWithValues: declared.map { ($0.name, $0) })
+        if request.body.isEmpty {
+            object = [:]
+        } else {
+            try Self.requireJSONMediaType(request)
+            guard request.body.count <= AdminLimits.maximumBodyBytes else {
+                throw APIFailure(413, "The body is larger than \(AdminLimits.maximumBodyBytes) bytes.")
+            }
+            let value: JSONValue
+            do {
+                _ = try StrictJSONValidator.validate(request.body)
+                value = try JSONDecoder().decode(JSONValue.self, from: Data(request.body))
+            } catch {
+                throw APIFailure(400, "The body is not valid JSON: \(error)")
+            }
+            guard case .object(let object) = value else { throw APIFailure(400, "The body must be a JSON object.") }
+            let fields = self.fields
+            if let unknown = object.keys.sorted().first(where: { fields[$0] == nil }) {
+                let names = declared.map(\.name).sorted()
+                throw APIFailure(400, names.isEmpty
+                    ? "Unknown field '\(TerminalText.escape(String(unknown.prefix(40))))'; this endpoint takes no body."
+                    : "Unknown field '\(TerminalText.escape(String(unknown.prefix(40))))'; this endpoint takes \(names.joined(separator: ", ")).")
+            }
+            self.object = object
+        }
+        for field in declared {
+            try check(field)
+        }
+    }
+
+    /// A field is given with a value or left out: `null` is neither, and is refused rather than guessed at.
+    private func check(_ field: AdminField) throws {
+        let key = field.name
+        guard let value = object[key] else {
+            if field.required { throw APIFailure(400, "Give '\(key)'\(field.hint.map { ": \($0)" } ?? "").") }
+            return
+        }
+        switch (field.kind, value) {
+        case (_, .null):
+            throw APIFailure(400, "'\(key)' is null; leave it out, or give it a value.")
+        case (.string, .string):
+            break
+        case (.string, _):
+            throw APIFailure(400, "'\(key)' must be a string.")
+        case (.strings(let maximumCount), .array(let values)) where values.count <= maximumCount:
+            guard values.allSatisfy({ if case .string = $0 { true } else { false } }) else {
+                throw APIFailure(400, "'\(key)' must be a list of strings.")
+            }
+        case (.strings(let maximumCount), _):
+            throw APIFailure(400, "'\(key)' must be a list of at most \(maximumCount) strings.")
+        case (.boolean, .bool):
+            break
+        case (.boolean, _):
+            throw APIFailure(400, "'\(key)' must be true or false.")
+        case (.integer(let range), .number(let number)) where Int(exactly: number).map(range.contains) == true:
+            break
+        case (.integer(let range), _):
+            throw APIFailure(400, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+        case (.number(let range), .number(let number)) where range.contains(number):
+            break
+        case (.number(let range), _):
+            throw APIFailure(400, "'\(key)' must be a number from \(AdminField.format(range.lowerBound)) to \(AdminField.format(range.upperBound)).")
+        }
+    }
+
+    /// One `Content-Type` field naming `application/json` (any case), whose parameters, if any, are well formed
+    /// and whose charset, if given, is UTF-8 (RFC 8259 §8.1). `application/jsonx`, `application/json-seq` or
+    /// `text/json` are other media types and are refused, as a body in another charset would be misread.
+    private static func requireJSONMediaType(_ request: AdminAPIRequest) throws {
+        let fields = request.headers.filter { $0.name.lowercased() == "content-type" }.map(\.value)
+        let instruction = "send the body as JSON with 'Content-Type: application/json'"
+        guard let field = fields.first else { throw APIFailure(415, "The request has no Content-Type; \(instruction).") }
+        guard fields.count == 1 else {
+            throw APIFailure(415, "The request has \(fields.count) Content-Type fields; send one: 'Content-Type: application/json'.")
+        }
+        let shown = "'\(TerminalText.escape(String(field.prefix(100))))'"
+        guard let mediaType = MediaType(field) else {
+            throw APIFailure(415, "The Content-Type \(shown) is not a valid media type (RFC 9110 §8.3.1); \(instruction).")
+        }
+        guard mediaType.type == "application", mediaType.subtype == "json" else {
+            throw APIFailure(415, "The body is sent as '\(mediaType.type)/\(mediaType.subtype)', which this API does not read; \(instruction).")
+        }
+        let charsets = mediaType.values(of: "charset")
+        guard charsets.count <= 1, charsets.allSatisfy({ $0.lowercased() == "utf-8" }) else {
+            throw APIFailure(415, "JSON bodies are read as UTF-8 only, and the Content-Type \(shown) names another charset; send 'charset=utf-8' or no charset.")
+        }
+    }
+
+    private func value(_ key: String) -> JSONValue? {
+        precondition(fields[key] != nil, "no declared body field '\(key)'")
+        return object[key]
+    }
+
+    func string(_ key: String) throws -> String? {
+        guard case .string(let text)? = value(key) else { return nil }
+        return text
+    }
+
+    /// A field the declaration requires, so present once the body is read.
+    func requiredString(_ key: String) throws -> String {
+        guard case .string(let text)? = value(key) else { throw APIFailure(400, "Give '\(key)'.") }
+        return text
+    }
+
+    func strings(_ key: String) throws -> [String] {
+        guard case .array(let values)? = value(key) else { return [] }
+        return values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard case .bool(let flag)? = value(key) else { return nil }
+        return flag
+    }
+
+    func integer(_ key: String) throws -> Int? {
+        guard case .number(let number)? = value(key) else { return nil }
+        return Int(exactly: number)
+    }
+
+    /// The pins the body's `hashes`, `certificates` and `publicKeys` give, by the rule every front end uses.
+    func pins(certificateKeys: PinMaterial.CertificateKeys, label: String?) throws -> [Pin] {
+        try PinMaterial.pins(
+            hashes: try strings("hashes"),
+            certificates: try strings("certificates").enumerated().map { ("certificates[\($0.offset)]", Array($0.element.utf8)) },
+            publicKeys: try strings("publicKeys").enumerated().map { ("publicKeys[\($0.offset)]", Array($0.element.utf8)) },
+            certificateKeys: certificateKeys, label: label, detail: "admin API")
+    }
+}
