@@ -232,7 +232,6 @@ let package = Package(
                 "PinsetCore",
                 "PinsetFileSystem",
                 "PinsetSigning",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -255,7 +254,6 @@ let package = Package(
                 "PinsetAdmin",
                 "PinsetAdminClient",
                 "PinsetAdminContract",
-                "PinsetPublishing",
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetStore",
@@ -267,9 +265,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strictSwift6
         ),
@@ -295,7 +290,6 @@ let package = Package(
             dependencies: [
                 "PinsetCore",
                 "PinsetSigning",
-                "PinsetFileSystem",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -25,18 +25,7 @@ extension Admin {
     /// Adds a host without pins to a customer, as an editor of it: nothing is published for the host until it has
     /// pins, which are then proposed as pin edits (and reviewed where the customer requires it).
     public func addHost(_ hostname: Hostname, port: Int, includeSubdomains: Bool, to customer: CustomerName, by account: AdminAccount) throws {
-        _ = try pinSet(of: customer, visibleTo: account)
-        try account.require(account.mayEdit(customer), "add hosts", customer)
-        guard AdminLimits.ports.contains(port) else { throw AdminError("The port \(port) is not one from \(AdminLimits.ports.lowerBound) to \(AdminLimits.ports.upperBound).") }
-        if includeSubdomains {
-            try IncludeSubdomainsPolicy.check(hostname)
-            // Pins later approved for this host then cover every name below it, and a change request shows its
-            // reviewer the pins, not this setting: on a customer that requires review, only an operator sets it.
-            if try store.requiresReview(customer) && !account.isOperator {
-                throw AdminError("Admin \(account.name) may not add a host with include-subdomains to '\(customer)', which requires review: the pins later approved for it would cover every subdomain, which a reviewer does not see in the request. Ask an operator to add it.", kind: .forbidden)
-            }
-        }
-        try store.addHost(hostname, port: UInt16(port), includeSubdomains: includeSubdomains, to: customer, actor: account.name)
+        try addHost(hostname, port: port, includeSubdomains: includeSubdomains, to: customer, by: .admin(account))
     }
 
     /// What a pin edit would do, without storing anything: the pins added and removed, and how the result fares
@@ -72,26 +61,13 @@ extension Admin {
     /// Changes a customer's settings, as an operator: whether its apps include legacy GCX clients, and whether
     /// its pin edits need a second admin. Returns whether anything changed.
     public func updateCustomer(_ customer: CustomerName, servesLegacyClients: Bool?, requiresReview: Bool?, by account: AdminAccount) throws -> Bool {
-        _ = try pinSet(of: customer, visibleTo: account)
-        guard account.isOperator else {
-            throw AdminError("Admin \(account.name) may not change the settings of '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
-        }
-        guard servesLegacyClients != nil || requiresReview != nil else {
-            throw AdminError("The update changes nothing: give 'servesLegacyClients' or 'requiresReview'.")
-        }
-        return try store.updateCustomerSettings(customer, servesLegacyClients: servesLegacyClients, requiresReview: requiresReview, actor: account.name)
+        try updateCustomer(customer, servesLegacyClients: servesLegacyClients, requiresReview: requiresReview, by: .admin(account))
     }
 
     /// Removes a customer with its hosts and pins, as an operator. Returns the signer it had: an own key stays in
     /// the data directory, since apps may still trust it.
     public func removeCustomer(_ customer: CustomerName, by account: AdminAccount) throws -> SignerAssignment {
-        _ = try pinSet(of: customer, visibleTo: account)
-        guard account.isOperator else {
-            throw AdminError("Admin \(account.name) may not remove customer '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
-        }
-        let (_, signer, _) = try store.signerAssignment(of: customer)
-        try store.removeCustomer(customer, actor: account.name)
-        return signer
+        try removeCustomer(customer, by: .admin(account)).signer
     }
 
     /// Changes a host's port or include-subdomains setting, as an editor, after the live-chain check of the host
@@ -114,42 +90,32 @@ extension Admin {
         if (unmonitored != nil || monitored) && (port != nil || includeSubdomains != nil) {
             throw AdminError("Change the monitoring and the port or include-subdomains setting in two requests: whether the new settings are checked against the live chain depends on the monitoring. Nothing was changed.")
         }
-        if let port, !AdminLimits.ports.contains(port) { throw AdminError("The port \(port) is not one from \(AdminLimits.ports.lowerBound) to \(AdminLimits.ports.upperBound).") }
+        if let port { try Self.checkPort(port) }
         if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname) }
-        if !monitored {
-            try requireOperatorWhereReviewed(customer, account, "change the settings of \(hostname)",
-                                             because: "its port, include-subdomains and monitoring decide what apps enforce and what a reviewer's live check shows")
+        if unmonitored != nil || monitored {
+            return try setUnmonitored(hostname, of: customer, reason: unmonitored, by: .admin(account))
         }
-        if let unmonitored {
-            let reason = try PinStore.validatedReviewText(unmonitored, what: "reason the host is unmonitored", required: true)
-            return try store.setUnmonitored(hostname, of: customer, reason: reason, actor: account.name)
-        }
-        if monitored {
-            return try store.setUnmonitored(hostname, of: customer, reason: nil, actor: account.name)
-        }
+        // Refused before the check connects out, rather than after.
+        try requireOperatorWhereReviewed(customer, .admin(account), "change the settings of \(hostname)", because: Self.hostSettingsNeedReview)
         let newPort = port.map { UInt16($0) }
-        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck.started(by: account))
-        let checked = try await liveGuard.check { current in
+        let checked = try await liveChainGuard(for: hostname, of: customer, settings: liveCheck.started(by: account)).check { current in
             HostEdit.settings(of: current, port: newPort, includeSubdomains: includeSubdomains)
         }
         guard let checked else {
             throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.", kind: .notFound)
         }
         // The check waited on the network: the admin's roles and the customer's review rule are read again.
-        try requireStill(account) { current in
+        let current = try requireStill(account) { current in
             try current.require(current.mayEdit(customer), "update hosts", customer)
-            try requireOperatorWhereReviewed(customer, current, "change the settings of \(hostname)", because: "review was turned on while the live chain was checked")
+            try requireOperatorWhereReviewed(customer, .admin(current), "change the settings of \(hostname)", because: "review was turned on while the live chain was checked")
         }
-        return try store.updateHost(hostname, of: customer, port: newPort, includeSubdomains: includeSubdomains, liveCheck: checked.record, actor: account.name)
+        return try updateHost(hostname, of: customer, port: port, includeSubdomains: includeSubdomains, checked: checked, by: .admin(current))
     }
 
     /// Removes a host and its pins, as an editor; on a customer that requires review, as an operator, since apps
     /// then stop pinning the host at all without a reviewer having seen it.
     public func removeHost(_ hostname: Hostname, from customer: CustomerName, allowLastHost: Bool, by account: AdminAccount) throws {
-        _ = try pinSet(of: customer, visibleTo: account)
-        try account.require(account.mayEdit(customer), "remove hosts", customer)
-        try requireOperatorWhereReviewed(customer, account, "remove \(hostname)", because: "apps would stop pinning it without a reviewer seeing it")
-        try store.removeHost(hostname, from: customer, allowRemovingLastHost: allowLastHost, actor: account.name)
+        try removeHost(hostname, from: customer, allowLastHost: allowLastHost, by: .admin(account))
     }
 
     /// Pins next keys for a host, as an editor; on a customer that requires review, as an operator, since a next
@@ -157,7 +123,7 @@ extension Admin {
     public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String, by account: AdminAccount) throws -> NextKeyChange {
         _ = try pinSet(of: customer, visibleTo: account)
         try account.require(account.mayEdit(customer), "pin next keys", customer)
-        try requireOperatorWhereReviewed(customer, account, "pin next keys for \(hostname)", because: "apps accept a next key from the next bundle on, without a reviewer having seen it")
+        try requireOperatorWhereReviewed(customer, .admin(account), "pin next keys for \(hostname)", because: "apps accept a next key from the next bundle on, without a reviewer having seen it")
         return try acting(as: account).addNextKeys(pins, for: hostname, of: customer, reason: reason)
     }
 
@@ -170,7 +136,7 @@ extension Admin {
         _ = try pinSet(of: customer, visibleTo: account)
         try account.require(account.mayEdit(customer), "complete rotations", customer)
         let what = "complete the rotation of \(hostname)", why = "it retires pins without a reviewer seeing which"
-        try requireOperatorWhereReviewed(customer, account, what, because: why)
+        try requireOperatorWhereReviewed(customer, .admin(account), what, because: why)
         let settings = liveCheck.started(by: account)
         try settings.spendBudget()
         return try await acting(as: account).completeRotation(
@@ -180,24 +146,20 @@ extension Admin {
             // The chain was fetched over the network: the admin's roles and the review rule are read again.
             try requireStill(account) { current in
                 try current.require(current.mayEdit(customer), "complete rotations", customer)
-                try requireOperatorWhereReviewed(customer, current, what, because: why)
+                try requireOperatorWhereReviewed(customer, .admin(current), what, because: why)
             }
         }
     }
 
     /// Runs `check` on `account` as the store has it now: disabled, removed or with other roles since it
-    /// authenticated, the admin is judged by what it is now.
-    private func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws {
+    /// authenticated, the admin is judged by what it is now. Returns the admin as it is now.
+    @discardableResult
+    private func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws -> AdminAccount {
         guard let current = try store.admins().first(where: { $0.name == account.name }), !current.isDisabled else {
             throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", kind: .forbidden, code: .notPermittedAnyMore)
         }
         try check(current)
-    }
-
-    /// On a customer that requires review, changes a request cannot carry past a reviewer are an operator's.
-    private func requireOperatorWhereReviewed(_ customer: CustomerName, _ account: AdminAccount, _ what: String, because why: String) throws {
-        guard !account.isOperator, try store.requiresReview(customer) else { return }
-        throw AdminError("Admin \(account.name) may not \(what) of '\(customer)', which requires review: \(why). Ask an operator.", kind: .forbidden)
+        return current
     }
 }
 

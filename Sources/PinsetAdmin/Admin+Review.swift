@@ -56,18 +56,10 @@ extension Admin {
             throw AdminError("A direct edit changes one host in one step; make a change request for several.")
         }
         let edit = edits[0]
-        let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: hostname, settings: liveCheck.started(by: author))
-        let record = try await liveGuard.check { edit.applied(to: $0) }?.record
+        let checked = try await liveChainGuard(for: hostname, of: customer, settings: liveCheck.started(by: author)).check { edit.applied(to: $0) }
         // Review may have been turned on while the live chain was fetched: the store checks again in the write.
         let text = try PinStore.validatedReviewText(reason, what: "reason", required: false)
-        let note = text.isEmpty ? nil : "reason: \(text)"
-        switch edit.operation {
-        case .addPins(let pins):
-            return .applied(try store.addPins(pins, to: hostname, of: customer, liveCheck: record, unlessReviewRequired: true, note: note, actor: author.name))
-        case .removePin(let fingerprint, let allowLastPin):
-            return .applied(try store.removePin(fingerprint, from: hostname, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: record,
-                                                unlessReviewRequired: true, note: note, actor: author.name))
-        }
+        return .applied(try applyPinEdit(edit, of: customer, checked: checked, note: text.isEmpty ? nil : "reason: \(text)", by: .admin(author)))
     }
 
     /// The requests `viewer` may see: of customers it has any role for.

@@ -1,10 +1,21 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 import PinsetLiveCheck
 import PinsetStore
 
 extension Admin {
     /// Pins keys for a host's next certificate (see `PinStore.markNextKeys`), recording `reason`.
+    /// The label of next keys, as every front end takes it: 'next key' when none is given; plain text of at most
+    /// ``AdminLimits/labelLength`` characters once white space at either end is trimmed.
+    public static func nextKeyLabel(_ text: String?) throws -> String {
+        let label = try PinStore.validatedReviewText(text ?? "next key", what: "label", required: true)
+        guard label.count <= AdminLimits.labelLength else {
+            throw InputError("The label is \(label.count) characters long; give at most \(AdminLimits.labelLength).")
+        }
+        return label
+    }
+
     public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String) throws -> NextKeyChange {
         try store.markNextKeys(pins, for: hostname, of: customer, reason: reason, actor: actor)
     }

@@ -80,7 +80,7 @@ public struct PermittedHostEdit: Sendable {
 /// edit, checks it against the live chain, and returns a `LiveCheckRecord`; the store then commits only if
 /// the host still has the pins and port that were checked.
 public struct LiveChainGuard: Sendable {
-    public let store: PinStore
+    let store: PinStore
     public let customer: CustomerName
     public let hostname: Hostname
     public let settings: LiveCheckSettings

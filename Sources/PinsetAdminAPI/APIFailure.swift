@@ -4,7 +4,7 @@ import PinsetAdminContract
 
 /// A refusal on its way to the caller: the contract's error document, the header fields that go with it, and
 /// whether it counts against the admin's refusal limit.
-struct APIFailure: Error {
+struct APIFailure: Error, CustomStringConvertible {
     var error: AdminAPIError
     var headers: [(name: String, value: String)] = []
     /// Whether a 403 or 404 counts against the admin's refusal limit.
@@ -26,6 +26,8 @@ struct APIFailure: Error {
     }
 
     var status: Int { error.status }
+
+    var description: String { "HTTP \(error.status) \(error.code): \(error.message)" }
 
     var response: AdminAPIResponse {
         let encoder = JSONEncoder()

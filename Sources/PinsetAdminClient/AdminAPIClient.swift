@@ -41,9 +41,13 @@ public struct AdminAPIClient: Sendable {
         if path.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw AdminAPIClientError("--server \(text) contains spaces or control characters; give a plain URL such as https://pinset.example.com:9443.")
         }
+        // The token goes into a header field: anything but visible ASCII would end it, or the request.
+        guard !token.isEmpty, token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            throw AdminAPIClientError("The admin token is empty or holds spaces or control characters; give the token 'pinset admin token NAME' printed, as it is.")
+        }
         self.server = url
         // Plain HTTP is allowed only to loopback: the name localhost is not left to a resolver to decide.
-        self.host = scheme == "http" && bareHost == "localhost" ? "127.0.0.1" : bareHost
+        self.host = scheme == "http" && bareHost.lowercased() == "localhost" ? "127.0.0.1" : bareHost
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
         self.basePath = path.hasSuffix("/") ? String(path.dropLast()) : path
         self.token = token
@@ -80,32 +84,35 @@ public struct AdminAPIClient: Sendable {
             return list
         }
 
-        /// The document as the contract's type for it, or an error.
-        public func decode<Document: Decodable>(_ type: Document.Type) throws -> Document {
-            do {
-                return try JSONDecoder().decode(type, from: Data(body))
-            } catch {
-                throw Self.unexpected(status, "document")
-            }
-        }
-
         private static func unexpected(_ status: Int, _ shape: String) -> AdminAPIClientError {
             AdminAPIClientError("The admin API answered HTTP \(status) with a document that is not the \(shape) expected; is the server a Pinset of this version?")
         }
     }
 
-    /// Calls `operation` with its path parameters, query values (nil ones are left out) and JSON body. Throws
-    /// ``AdminAPIRefusal`` with the server's code and message for a refusal, and ``AdminAPIClientError`` for a server
-    /// that cannot be reached or answers other than JSON.
+    /// Calls `operation` with its path parameters, query values (nil ones are left out) and the contract's body for it.
     ///
-    /// - Precondition: the body's fields and the query's names are ones the operation declares.
-    public func call(
-        _ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = [], json body: [String: Any]? = nil
+    /// - Precondition: `body` is the type the operation takes.
+    public func call<Body: AdminRequestBody>(
+        _ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = [], body: Body
     ) async throws -> Answer {
-        let declaredBody = Set(operation.body.map(\.name))
-        precondition(body.map { Set($0.keys).isSubset(of: declaredBody) } ?? true, "\(operation) declares no body field among \(body.map { Set($0.keys).subtracting(declaredBody).sorted() } ?? [])")
+        precondition(Body.operations.contains(operation), "\(operation) does not take \(Body.self)")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try await send(operation, parameters, query: query, body: Array(try encoder.encode(body)))
+    }
+
+    /// Calls `operation`, which takes no body, with its path parameters and query values (nil ones are left out).
+    public func call(_ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = []) async throws -> Answer {
+        precondition(operation.body.isEmpty, "\(operation) takes a body: give its AdminRequest")
+        return try await send(operation, parameters, query: query, body: [])
+    }
+
+    /// Sends one call. Throws ``AdminAPIRefusal`` with the server's code and message for a refusal, and
+    /// ``AdminAPIClientError`` for a server that cannot be reached or answers other than JSON.
+    ///
+    /// - Precondition: the query's names are ones the operation declares.
+    private func send(_ operation: AdminOperation, _ parameters: [String: String], query: [(String, String?)], body bodyBytes: [UInt8]) async throws -> Answer {
         precondition(query.allSatisfy { name, _ in operation.query.contains { $0.name == name } }, "\(operation) declares the query \(operation.query.map(\.name))")
-        let bodyBytes = try body.map { Array(try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys])) } ?? []
         let target = basePath + operation.target(parameters, query: query)
         let raw: (status: Int, body: [UInt8])
         do {

@@ -7,12 +7,11 @@ import Darwin
 /// Where a token may travel over plain HTTP: to this machine only. The server refuses to listen without TLS
 /// elsewhere, and the client refuses to send a token in clear text elsewhere, by this one rule.
 public enum LoopbackHost {
-    /// `localhost`, an address in 127.0.0.0/8, or `::1` (also in brackets). Only a literal address or that name: a
-    /// name such as `127.db.example.com` is another host.
+    /// `localhost` (any case), an address in 127.0.0.0/8, or `::1`. Only a literal address or that name: a name such
+    /// as `127.db.example.com` is another host, and a bracketed `[::1]` is a URL's spelling, not an address.
     public static func contains(_ host: String) -> Bool {
-        let lowered = host.lowercased()
-        if lowered == "localhost" { return true }
-        let address = lowered.hasPrefix("[") && lowered.hasSuffix("]") ? String(lowered.dropFirst().dropLast()) : lowered
+        let address = host.lowercased()
+        if address == "localhost" { return true }
         var v4 = in_addr()
         if address.withCString({ inet_pton(AF_INET, $0, &v4) }) == 1 {
             return UInt32(bigEndian: v4.s_addr) >> 24 == 127

@@ -31,7 +31,8 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             let grants = try roles.map { try AdminGrant(parsing: $0) }
-            try options.openStore().addAdmin(name, grants: grants, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            try admin.addAdmin(name, grants: grants, by: admin.localOperator)
             Output.note("Added admin \(name) (\(grants.map(\.description).joined(separator: ", "))). Give it a token with 'pinset admin token \(name) --label WHERE'.")
         }
     }
@@ -52,7 +53,8 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             let grants = roles.isEmpty ? nil : try roles.map { try AdminGrant(parsing: $0) }
-            try options.openStore().updateAdmin(name, grants: grants, disabled: disable ? true : (enable ? false : nil), actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            try admin.updateAdmin(name, grants: grants, disabled: disable ? true : (enable ? false : nil), by: admin.localOperator)
             Output.note("Updated admin \(name).")
         }
     }
@@ -62,7 +64,8 @@ struct AdminCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let admins = try options.openStore().admins()
+            let admin = try options.openAdmin()
+            let admins = try admin.admins(visibleTo: admin.localOperator)
             if options.json {
                 try Output.json(admins.map {
                     ["name": $0.name, "roles": $0.grants.map(\.description), "activeTokens": $0.activeTokens,
@@ -111,7 +114,8 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "Revoke only the tokens with this label.") var label: String?
 
         func run() async throws {
-            let revocation = try options.openStore().revokeAdminTokens(of: name, label: label, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            let revocation = try admin.revokeAdminTokens(of: name, label: label, by: admin.localOperator)
             let count = revocation.revokedTokens
             Output.note("Revoked \(count) token\(count == 1 ? "" : "s") of \(name).")
             if !revocation.voidedRequests.isEmpty {
@@ -132,7 +136,8 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(customer)
-            try options.openStore().setRequiresReview(required, for: customer, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            try admin.setRequiresReview(required, for: customer, by: admin.localOperator)
             Output.note(required ? "Pin edits of '\(customer)' by named admins now become change requests." : "Pin edits of '\(customer)' no longer need review.")
         }
     }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import PinsetStore
 
 /// `pinset store backup`.
 struct BackupCommand: AsyncParsableCommand {
@@ -39,10 +38,8 @@ struct BackupArguments: ParsableArguments {
 
     func run() throws {
         if deprecatedForce { Output.warn("--force is deprecated and will be removed in the next release; use --overwrite.") }
-        let store = try options.openStore()
-        let layout = options.dataDirectory
-        try store.backup(to: destination, replacingExisting: overwrite || deprecatedForce, protectedDirectories: [layout.path, layout.customerKeyDirectory])
-        let problems = try PinStore.open(path: destination, readOnly: true).integrityCheck()
-        Output.note("Backed up \(store.location) to \(destination) (integrity: \(problems.joined(separator: "; "))). Restore it with 'pinset store restore \(destination)'.")
+        let admin = try options.openAdmin()
+        let backup = try admin.backup(to: destination, replacingExisting: overwrite || deprecatedForce, by: admin.localOperator)
+        Output.note("Backed up \(backup.database) to \(destination) (integrity: \(backup.integrity.joined(separator: "; "))). Restore it with 'pinset store restore \(destination)'.")
     }
 }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
+import PinsetAdmin
 import PinsetCore
 import PinsetLiveCheck
-import PinsetStore
 
 /// `pinset check`: every monitored host's pins against the chain it serves now, once. Exits non-zero when any
 /// host matches nothing or cannot be checked, so it fits cron jobs and CI pipelines.
@@ -44,18 +44,8 @@ struct CheckCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try options.openStore()
-        let pinSets: [PinSet]
-        if let customer {
-            let name = try CustomerName(customer)
-            guard let pinSet = try store.pinSet(for: name) else {
-                throw CLIError("Customer '\(name)' does not exist. List customers with 'pinset customer list'.")
-            }
-            pinSets = [pinSet]
-        } else {
-            pinSets = try store.allPinSets()
-        }
-        let jobs = try store.monitoringJobs(for: pinSets)
+        let admin = try options.openAdmin()
+        let jobs = try admin.monitoringJobs(of: try customer.map { try CustomerName($0) }, visibleTo: admin.localOperator)
         let checker = HostChecker(
             fetcher: LiveChainFetcher(roots: try LiveChainFetcher.roots(caFile: caFile), timeout: .milliseconds(Int64(timeout * 1000))),
             connectTo: try connectToMap(),

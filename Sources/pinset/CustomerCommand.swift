@@ -4,7 +4,6 @@ import PinsetAdminContract
 import Foundation
 import PinsetCore
 import PinsetSigning
-import PinsetStore
 
 struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,9 +36,9 @@ struct CustomerCommand: AsyncParsableCommand {
             if let client = try remote.client(credentials, for: "customer add", localOnly: [
                 ("--key-type, --import-key and --import-certificate (a key is given over the API with 'customer identity rotate --server')", identity.givesIdentity),
             ]) {
-                let created = try await client.call(.addCustomer, json: [
-                    "name": customer.rawValue, "servesLegacyClients": legacyClients, "requiresReview": !withoutReview,
-                ]).object()
+                let created = try await client.call(.addCustomer, body: AdminRequest.AddCustomer(
+                    name: customer.rawValue, servesLegacyClients: legacyClients, requiresReview: !withoutReview
+                )).object()
                 if options.json { return try Output.json(created) }
                 let review = (created["requiresReview"] as? Bool) == true ? " (its pin edits need a second admin)" : ""
                 Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : "")\(review). Add hosts with 'pinset host add \(customer) <hostname>'.")
@@ -77,8 +76,10 @@ struct CustomerCommand: AsyncParsableCommand {
             if let client = try remote.client(credentials, for: "customer list") {
                 customers = try await client.call(.listCustomers).list()
             } else {
-                let store = try options.openStore()
-                customers = try store.customers().map { AdminDocuments.customer($0, requiresReview: try store.requiresReview($0.name)) }
+                let admin = try options.openAdmin()
+                customers = try admin.customers(visibleTo: admin.localOperator).map { summary in
+                    AdminDocuments.customer(summary, requiresReview: try admin.requiresReview(of: summary.name, visibleTo: admin.localOperator))
+                }
             }
             if options.json { return try Output.json(customers) }
             if customers.isEmpty { Output.note("No customers yet. Add one with 'pinset customer add <name>'.") }
@@ -126,18 +127,18 @@ struct CustomerCommand: AsyncParsableCommand {
             let customer = try CustomerName(name)
             let serves = legacyClients ?? false
             if let client = try remote.client(credentials, for: "customer update") {
-                let answer = try await client.call(.updateCustomer, ["customer": customer.rawValue], json: ["servesLegacyClients": serves]).object()
+                let answer = try await client.call(.updateCustomer, ["customer": customer.rawValue], body: AdminRequest.UpdateCustomer(servesLegacyClients: serves)).object()
                 if options.json { return try Output.json(answer) }
                 return Output.note((answer["changed"] as? Bool) == true
                     ? "'\(customer)' \(serves ? "now serves" : "no longer serves") legacy clients."
                     : "'\(customer)' already \(serves ? "serves" : "does not serve") legacy clients; nothing changed.")
             }
-            let store = try options.openStore()
-            let changed = try store.setServesLegacyClients(serves, for: customer, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            let changed = try admin.updateCustomer(customer, servesLegacyClients: serves, requiresReview: nil, by: admin.localOperator)
             Output.note(changed
                 ? "'\(customer)' \(serves ? "now serves" : "no longer serves") legacy clients."
                 : "'\(customer)' already \(serves ? "serves" : "does not serve") legacy clients; nothing changed.")
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
     }
 
@@ -159,9 +160,8 @@ struct CustomerCommand: AsyncParsableCommand {
                 }
                 return
             }
-            let store = try options.openStore()
-            let (stored, signer, _) = try store.signerAssignment(of: customer)
-            try store.removeCustomer(customer, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            let (stored, signer) = try admin.removeCustomer(customer, by: admin.localOperator)
             Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
             if signer == .customerOwn {
                 Output.note("Its own key stays in \(options.dataDirectory.signingIdentityLocations.directory(of: stored)): apps may still trust it. Back it up or delete it; move it away before adding a customer of that name with a new key.")

@@ -4,7 +4,6 @@ import PinsetAdmin
 import PinsetAdminContract
 import PinsetCore
 import PinsetSigning
-import PinsetStore
 
 /// `pinset customer identity show|rotate`: which key signs a customer's bundles.
 struct CustomerIdentityCommand: AsyncParsableCommand {
@@ -76,15 +75,15 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
             // Over the API the key is made on the server and never travels: an imported key stays a local operation.
             if let client = try remote.client(credentials, for: "customer identity rotate", localOnly: [("--import-key", identity.importKey != nil)]) {
                 let customer = try CustomerName(name)
-                var body: [String: Any] = ["keyType": identity.keyType ?? "", "validityDays": identity.validityDays, "replaceTrustAnchor": replaceTrustAnchor]
-                if let commonName = identity.commonName { body["commonName"] = commonName }
-                let report = try await client.call(.rotateIdentity, ["customer": customer.rawValue], json: body).object()
+                let body = AdminRequest.RotateIdentity(
+                    keyType: identity.keyType ?? "", commonName: identity.commonName, validityDays: identity.validityDays, replaceTrustAnchor: replaceTrustAnchor)
+                let report = try await client.call(.rotateIdentity, ["customer": customer.rawValue], body: body).object()
                 if options.json { return try Output.json(report) }
                 Output.note("Customer '\(customer)' now signs with a new \(Output.text(report["keyType"])) key made on the server. The next signing pass publishes a bundle signed with it.")
                 return Output.line(Output.text(report["anchorBase64"]))
             }
             let admin = try options.openAdmin()
-            let (customer, _, _) = try admin.store.signerAssignment(of: try CustomerName(name))
+            let (customer, _) = try admin.signerAssignment(of: try CustomerName(name), visibleTo: admin.localOperator)
             guard let new = try identity.makeIdentity(for: customer) else { return }
             try admin.rotateCustomerIdentity(of: customer, to: new, replaceTrustAnchor: replaceTrustAnchor)
             Output.note("Customer '\(customer)' now signs with \(new.auditSummary). The next signing pass publishes a bundle signed with it.")

@@ -3,7 +3,6 @@ import Foundation
 import PinsetAdmin
 import PinsetCore
 import PinsetFileSystem
-import PinsetSigning
 import PinsetStore
 
 /// Where a deployment's data lives; `serve` reads the same options, and lets its configuration file fill in
@@ -54,8 +53,9 @@ struct GlobalOptions: ParsableArguments {
             ?? ProcessInfo.processInfo.userName
     }
 
-    /// Opens the existing database; a missing SQLite file is an error that says to run `pinset init`.
-    func openStore() throws -> PinStore {
+    /// Opens the existing database; a missing SQLite file is an error that says to run `pinset init`. Only for
+    /// `openAdmin`: commands reach the database through the admin operations, which apply their rules.
+    private func openStore() throws -> PinStore {
         try checkTrust()
         let location = try dataDirectory.storeLocation()
         if let path = location.filePath, !FileManager.default.fileExists(atPath: path) {
@@ -69,16 +69,10 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// The admin operations on the existing database, by the resolved actor. Identities made or installed must
-    /// outlive the bundles of the servers running on this database (as they shared them), or of the defaults.
+    /// The admin operations on the existing database, with the resolved actor as their local operator
+    /// (`Admin.localOperator`).
     func openAdmin() throws -> Admin {
-        let store = try openStore()
-        var schedule = SigningSchedule.default
-        if let running = try store.runningSigningTimes(at: Date()) {
-            schedule = SigningSchedule(bundleLifetimeSeconds: max(schedule.bundleLifetimeSeconds, running.bundleLifetimeSeconds),
-                                       resignIntervalSeconds: max(schedule.resignIntervalSeconds, running.resignIntervalSeconds))
-        }
-        return Admin(store: store, dataDirectory: dataDirectory, actor: resolvedActor, signingSchedule: schedule)
+        try Admin.forLocalOperator(resolvedActor, store: try openStore(), dataDirectory: dataDirectory)
     }
 
     /// Refuses a data directory or database file that another user owns or can write.

@@ -3,7 +3,7 @@ import PinsetAdmin
 import PinsetAdminContract
 import Foundation
 import PinsetCore
-import PinsetStore
+import PinsetLiveCheck
 
 struct HostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,7 +17,7 @@ struct HostCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @Argument var customer: String
         @Argument(help: "DNS host name, e.g. api.example.com. Published with the case given here, which legacy GCX clients compare exactly.") var hostname: String
-        @Option(help: "TLS port.") var port: Int = 443
+        @Option(help: "TLS port.") var port: Int = AdminLimits.defaultPort
         @Flag(help: "Apply the pins to every subdomain too.") var includeSubdomains = false
         @Option(name: .customLong("certificate"), help: ArgumentHelp("Pin every certificate of this PEM or DER file in the same change (repeatable). A customer that serves legacy clients needs two such pins with the host.", valueName: "file"))
         var certificates: [String] = []
@@ -31,7 +31,7 @@ struct HostCommand: AsyncParsableCommand {
         @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func validate() throws {
-            guard (1...65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be from 1 to 65535, not \(port).") }
+            try HostCommand.validate(port: port)
         }
 
         func run() async throws {
@@ -43,9 +43,9 @@ struct HostCommand: AsyncParsableCommand {
                 ("--certificate (add the pins with 'pin add --server')", !certificates.isEmpty), ("--label", label != nil), ("--connect-to", connectTo != nil),
                 ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
             ]) {
-                let added = try await client.call(.addHost, ["customer": customer.rawValue], json: [
-                    "hostname": host.spelling, "port": port, "includeSubdomains": includeSubdomains,
-                ]).object()
+                let added = try await client.call(.addHost, ["customer": customer.rawValue], body: AdminRequest.AddHost(
+                    hostname: host.spelling, port: port, includeSubdomains: includeSubdomains
+                )).object()
                 if options.json { return try Output.json(added) }
                 Output.note("Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) --server ...'.")
                 return
@@ -53,29 +53,28 @@ struct HostCommand: AsyncParsableCommand {
             // Every input is read and validated before the database is touched.
             var pins: [Pin] = []
             for path in certificates {
-                for certificate in try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path) {
-                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: path), label: label))
-                }
+                pins += try PinFile.certificatePins(path, try PinCommand.Add.read(path), keys: .everyCertificate, label: label)
             }
-            let store = try options.openStore()
+            let admin = try options.openAdmin()
             // A host added with pins is checked like a pin edit; one added without pins pins nothing yet.
-            var note: String?
+            var checked: LiveEditCheck.Outcome?
             if !pins.isEmpty {
-                note = try await liveCheck.guardNewHost(
-                    LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo)),
+                checked = try await liveCheck.guardNewHost(
+                    admin.liveChainGuard(for: host, of: customer, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo)),
                     HostPins(hostname: host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins)
                 )
             } else if liveCheck.dryRun {
                 throw AdminError("--dry-run checks pins against the live chain; this host is added without pins. Give --certificate, or leave out --dry-run.")
             }
-            try store.addHost(host, port: UInt16(port), includeSubdomains: includeSubdomains, pins: pins, to: customer, liveCheckNote: note, actor: options.resolvedActor)
+            try admin.addHost(host, port: port, includeSubdomains: includeSubdomains, pins: pins, checked: checked, to: customer, by: admin.localOperator)
             Output.note(pins.isEmpty
                 ? "Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) ...'."
                 : "Added \(host):\(port) to '\(customer)' with \(Set(pins.map(\.spkiSHA256)).count) pin(s).")
             if host.hasMixedCase {
                 Output.note("Bundles publish it as '\(host.spelling)': Pinset clients match it ignoring case, legacy GCX clients only when the app connects to exactly '\(host.spelling)'.")
             }
-            if let pinSet = try store.pinSet(for: customer) {
+            // The host is added; a customer another process removed meanwhile only leaves out the notes.
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) {
                 if pins.isEmpty { Output.note(UnpublishedHostNote.text(for: host, in: pinSet)) }
                 PinSetPrinter.warnAboutBackupPins(pinSet)
             }
@@ -136,9 +135,7 @@ struct HostCommand: AsyncParsableCommand {
             if unmonitored != nil && monitored {
                 throw ArgumentParser.ValidationError("Give --unmonitored REASON or --monitored, not both.")
             }
-            if let port, !(1...65535).contains(port) {
-                throw ArgumentParser.ValidationError("--port must be from 1 to 65535, not \(port).")
-            }
+            if let port { try HostCommand.validate(port: port) }
         }
 
         func run() async throws {
@@ -148,31 +145,26 @@ struct HostCommand: AsyncParsableCommand {
             if let client = try remote.client(credentials, for: "host update", localOnly: [
                 ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
             ]) {
-                var body: [String: Any] = [:]
-                if let port { body["port"] = port }
-                if let includeSubdomains { body["includeSubdomains"] = includeSubdomains }
-                if let unmonitored { body["unmonitored"] = unmonitored }
-                if monitored { body["monitored"] = true }
-                let answer = try await client.call(.updateHost, ["customer": customer.rawValue, "hostname": host.rawValue], json: body).object()
+                let body = AdminRequest.UpdateHost(port: port, includeSubdomains: includeSubdomains, unmonitored: unmonitored, monitored: monitored ? true : nil)
+                let answer = try await client.call(.updateHost, ["customer": customer.rawValue, "hostname": host.rawValue], body: body).object()
                 if options.json { return try Output.json(answer) }
                 return Output.note((answer["changed"] as? Bool) == true ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
             }
-            let store = try options.openStore()
+            let admin = try options.openAdmin()
             if unmonitored != nil || monitored {
-                let changed = try store.setUnmonitored(host, of: customer, reason: unmonitored, actor: options.resolvedActor)
+                let changed = try admin.setUnmonitored(host, of: customer, reason: unmonitored, by: admin.localOperator)
                 Output.note(!changed ? "\(host) of '\(customer)' is already \(monitored ? "monitored" : "unmonitored"); nothing changed."
                     : monitored ? "\(host) of '\(customer)' is monitored: pin edits are checked against its live chain." : "\(host) of '\(customer)' is unmonitored: pin edits are not checked against its live chain.")
             }
             guard port != nil || includeSubdomains != nil else { return }
             let newPort = port.map { UInt16($0) }
-            let checked = try await liveCheck.guardEdit(LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))) { current in
+            let liveGuard = admin.liveChainGuard(for: host, of: customer, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
+            let checked = try await liveCheck.guardEdit(liveGuard) { current in
                 HostEdit.settings(of: current, port: newPort, includeSubdomains: includeSubdomains)
             }
-            let changed = try store.updateHost(
-                host, of: customer, port: newPort, includeSubdomains: includeSubdomains, liveCheck: checked, actor: options.resolvedActor
-            )
+            let changed = try admin.updateHost(host, of: customer, port: port, includeSubdomains: includeSubdomains, checked: checked, by: admin.localOperator)
             Output.note(changed ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
     }
 
@@ -194,10 +186,19 @@ struct HostCommand: AsyncParsableCommand {
                 if options.json { return try Output.json(answer) }
                 return Output.note("Removed \(host) from '\(customer)'.")
             }
-            let store = try options.openStore()
-            try store.removeHost(host, from: customer, allowRemovingLastHost: allowLastHost, actor: options.resolvedActor)
+            let admin = try options.openAdmin()
+            try admin.removeHost(host, from: customer, allowLastHost: allowLastHost, by: admin.localOperator)
             Output.note("Removed \(host) from '\(customer)'.")
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+        }
+    }
+}
+
+extension HostCommand {
+    /// The ports a host may have (the admin operations' range), told as the option's.
+    static func validate(port: Int) throws {
+        guard AdminLimits.ports.contains(port) else {
+            throw ArgumentParser.ValidationError("--port must be from \(AdminLimits.ports.lowerBound) to \(AdminLimits.ports.upperBound), not \(port).")
         }
     }
 }

@@ -4,7 +4,6 @@ import Foundation
 import PinsetCore
 import PinsetLiveCheck
 import PinsetSigning
-import PinsetStore
 
 /// `pinset import signer-py DIR`: moves a signer.py deployment into Pinset.
 struct ImportCommand: AsyncParsableCommand {

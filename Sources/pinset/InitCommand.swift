@@ -5,7 +5,6 @@ import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
 import PinsetSigning
-import PinsetStore
 
 struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,7 +3,6 @@ import Foundation
 import PinsetAdmin
 import PinsetCore
 import PinsetLiveCheck
-import PinsetStore
 
 /// How an edit of a host's pins is checked against the chain the host serves before it is committed.
 struct LiveCheckOptions: ParsableArguments {
@@ -26,22 +25,22 @@ struct LiveCheckOptions: ParsableArguments {
     }
 
     /// Checks an edit of an existing host: after `--dry-run`, prints the edit and exits (success when it would
-    /// go through); otherwise returns the record to commit with, or `nil` when the host does not exist.
+    /// go through); otherwise returns the permitted edit to commit with, or `nil` when the host does not exist.
     func guardEdit(
         _ liveGuard: LiveChainGuard, _ change: (HostPins) -> (result: HostPins, edit: HostEdit)
-    ) async throws -> LiveCheckRecord? {
+    ) async throws -> PermittedHostEdit? {
         if dryRun { try Self.finish(try await liveGuard.preview(change), hostname: liveGuard.hostname) }
         guard let permitted = try await liveGuard.check(change) else { return nil }
         Self.show(permitted.outcome, hostname: liveGuard.hostname)
-        return permitted.record
+        return permitted
     }
 
-    /// Checks the pins of a host being added; returns the note for its audit entry.
-    func guardNewHost(_ liveGuard: LiveChainGuard, _ host: HostPins) async throws -> String {
+    /// Checks the pins of a host being added; returns the outcome, which its audit entry notes.
+    func guardNewHost(_ liveGuard: LiveChainGuard, _ host: HostPins) async throws -> LiveEditCheck.Outcome {
         if dryRun { try Self.finish(try await liveGuard.previewNewHost(host), hostname: liveGuard.hostname) }
         let outcome = try await liveGuard.checkNewHost(host)
         Self.show(outcome, hostname: liveGuard.hostname)
-        return outcome.auditNote
+        return outcome
     }
 
     private static func show(_ outcome: LiveEditCheck.Outcome, hostname: Hostname) {

@@ -83,15 +83,12 @@ struct PinCommand: AsyncParsableCommand {
                 ("--ca-file without --from-host", caFile != nil && liveHosts.isEmpty),
             ])
             // Every input is read and validated before the database is touched.
-            var pins: [Pin] = []
+            var pins = try PinFile.hashPins(hashes, label: label)
             var certificatesToSend: [String] = []
-            for hash in hashes {
-                pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label ?? ""))
-            }
             for path in certificates {
                 let bytes = try Self.read(path)
+                pins += try PinFile.certificatePins(path, bytes, keys: .everyCertificate, label: label)
                 for certificate in try PinMaterial.certificates(fromFileContents: bytes, origin: path) {
-                    pins.append(try PinMaterial.pin(for: certificate, source: PinSource(kind: .certificate, detail: path), label: label))
                     certificatesToSend.append(try certificate.serializeAsPEM().pemString)
                 }
             }
@@ -105,8 +102,7 @@ struct PinCommand: AsyncParsableCommand {
             for argument in publicKeys {
                 // A file if one exists at that path; otherwise the base64 DER SubjectPublicKeyInfo itself.
                 if AtomicFile.exists(argument) {
-                    let key = try PinMaterial.publicKey(fromFileContents: try Self.read(argument), origin: argument)
-                    pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: argument), label: label ?? ""))
+                    pins += try PinFile.publicKeyPins(argument, try Self.read(argument), label: label)
                 } else {
                     do {
                         pins.append(try PinMaterial.pin(base64SubjectPublicKeyInfo: argument, source: PinSource(kind: .publicKey), label: label ?? ""))
@@ -126,25 +122,22 @@ struct PinCommand: AsyncParsableCommand {
             if let client {
                 // Certificates as they are, so the server records their hashes and expiry; keys by their SPKI hash.
                 let hashesToSend = try hashes.map { try SHA256Fingerprint(base64: $0).base64 }
-                var body: [String: Any] = [
-                    "hashes": hashesToSend, "certificates": certificatesToSend, "reason": credentials.requestReason ?? "",
-                    "expiresInHours": credentials.requestExpiresIn,
-                ]
-                // Only when there are any: a server from before keys travelled whole refuses the field.
+                // Keys only when there are any: a server from before keys travelled whole refuses the field.
                 let keys = pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) }
-                if !keys.isEmpty { body["publicKeys"] = keys }
-                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], json: body)
+                let body = AdminRequest.EditPins(
+                    hashes: hashesToSend, certificates: certificatesToSend, publicKeys: keys.isEmpty ? nil : keys,
+                    reason: credentials.requestReason ?? "", expiresInHours: credentials.requestExpiresIn)
+                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: body)
                 return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .addPins(pins))
             let admin = try options.openAdmin()
-            let store = admin.store
-            let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
+            let liveGuard = admin.liveChainGuard(for: host, of: customer, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
             if !liveCheck.dryRun, try await credentials.proposeAsNamedAdmin(edit, of: customer, with: admin, liveCheck: liveGuard.settings, json: options.json) {
                 return
             }
             let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
-            let change = try store.addPins(pins, to: host, of: customer, liveCheck: checked, actor: options.resolvedActor)
+            let change = try admin.applyPinEdit(edit, of: customer, checked: checked, by: admin.localOperator)
             if options.json {
                 try Output.json([
                     "added": change.changed.map(\.base64), "alreadyPresent": change.skipped.map(\.base64),
@@ -156,7 +149,7 @@ struct PinCommand: AsyncParsableCommand {
                 for hash in change.skipped { print("present \(hash.base64)") }
                 Output.note("\(host) of '\(customer)' now has \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") (version \(change.version)).")
             }
-            if let pinSet = try store.pinSet(for: customer) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
 
         static func read(_ path: String) throws -> [UInt8] {
@@ -201,23 +194,22 @@ struct PinCommand: AsyncParsableCommand {
             default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
             }
             if let client {
-                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], json: [
-                    "remove": fingerprint.base64, "allowLastPin": allowLastPin, "reason": credentials.requestReason ?? "",
-                    "expiresInHours": credentials.requestExpiresIn,
-                ])
+                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.EditPins(
+                    remove: fingerprint.base64, allowLastPin: allowLastPin, reason: credentials.requestReason ?? "",
+                    expiresInHours: credentials.requestExpiresIn
+                ))
                 return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .removePin(fingerprint, allowLastPin: allowLastPin))
             let admin = try options.openAdmin()
-            let store = admin.store
-            let liveGuard = LiveChainGuard(store: store, customer: customer, hostname: host, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
+            let liveGuard = admin.liveChainGuard(for: host, of: customer, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
             if !liveCheck.dryRun, try await credentials.proposeAsNamedAdmin(edit, of: customer, with: admin, liveCheck: liveGuard.settings, json: options.json) {
                 return
             }
             let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
-            let change = try store.removePin(fingerprint, from: host, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: checked, actor: options.resolvedActor)
+            let change = try admin.applyPinEdit(edit, of: customer, checked: checked, by: admin.localOperator)
             Output.note("Removed \(hash ?? certificateHash ?? "") from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
-            if let pinSet = try store.pinSet(for: customer) {
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) {
                 if change.pinCount == 0 { Output.warn(UnpublishedHostNote.text(for: host, in: pinSet)) }
                 PinSetPrinter.warnAboutBackupPins(pinSet)
             }

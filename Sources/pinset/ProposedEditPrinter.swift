@@ -1,6 +1,5 @@
 import Foundation
 import PinsetAdmin
-import PinsetStore
 
 /// How `pin add` and `pin remove` report an edit made by a named admin, on this host or through a server's admin
 /// API: from the API's form of the outcome (`{"changeRequest": …}` or `{"applied": …}`), so both print the same.

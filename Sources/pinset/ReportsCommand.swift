@@ -4,7 +4,6 @@ import PinsetAdminContract
 import Foundation
 import PinsetClient
 import PinsetCore
-import PinsetStore
 
 /// `pinset reports`: what apps reported failing, from the hourly counts the reports listener stored.
 struct ReportsCommand: AsyncParsableCommand {

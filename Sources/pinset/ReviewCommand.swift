@@ -90,8 +90,8 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let applied: [String: Any]
             if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given, tokenActsLocally: true) {
-                let body: [String: Any] = skip.skipsCheck ? ["skipLiveCheck": true, "reason": skip.reason ?? ""] : [:]
-                applied = try await client.call(.approveChangeRequest, ["id": String(id)], json: body).object()
+                let body = skip.skipsCheck ? AdminRequest.Approve(skipLiveCheck: true, reason: skip.reason ?? "") : AdminRequest.Approve()
+                applied = try await client.call(.approveChangeRequest, ["id": String(id)], body: body).object()
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review approve")
@@ -114,7 +114,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let rejected: [String: Any]
             if let client = try remote.client(credentials, for: "review reject", tokenActsLocally: true) {
-                rejected = try await client.call(.rejectChangeRequest, ["id": String(id)], json: ["note": note]).object()
+                rejected = try await client.call(.rejectChangeRequest, ["id": String(id)], body: AdminRequest.Reject(note: note)).object()
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review reject")
@@ -141,7 +141,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let applied: [String: Any]
             if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given, tokenActsLocally: true) {
-                applied = try await client.call(.breakGlass, ["id": String(id)], json: ["reason": reason]).object()
+                applied = try await client.call(.breakGlass, ["id": String(id)], body: AdminRequest.BreakGlass(reason: reason)).object()
             } else {
                 let admin = try options.openAdmin()
                 let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
@@ -165,7 +165,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let event: [String: Any]
             if let client = try remote.client(credentials, for: "review acknowledge", tokenActsLocally: true) {
-                event = try await client.call(.acknowledgeBreakGlass, ["id": String(id)], json: ["note": note]).object()
+                event = try await client.call(.acknowledgeBreakGlass, ["id": String(id)], body: AdminRequest.Acknowledge(note: note)).object()
             } else {
                 let admin = try options.openAdmin()
                 let acknowledger = try credentials.required(by: admin, for: "review acknowledge")

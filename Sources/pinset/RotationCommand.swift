@@ -4,7 +4,6 @@ import PinsetAdmin
 import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
-import PinsetStore
 
 /// Key pre-rotation: the key a host's next certificate will use is pinned (and so delivered to apps) well before
 /// the renewal that uses it; the renewal waits for the gate; afterwards keys neither live nor next are retired.
@@ -68,29 +67,23 @@ struct RotationCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            let label = label ?? "next key"
+            let label = try Admin.nextKeyLabel(label)
             var pins: [Pin] = []
             for path in publicKeys {
-                let key = try PinMaterial.publicKey(fromFileContents: try PinCommand.Add.read(path), origin: path)
-                pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .publicKey, detail: path), label: label))
+                pins += try PinFile.publicKeyPins(path, try PinCommand.Add.read(path), label: label)
             }
             for path in requests {
                 let key = try PinMaterial.publicKey(fromCertificateRequestContents: try PinCommand.Add.read(path), origin: path)
                 pins.append(try PinMaterial.pin(for: key, source: PinSource(kind: .certificateRequest, detail: path), label: label))
             }
             for path in certificates {
-                guard let certificate = try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path).first else {
-                    throw CLIError("\(path) holds no certificate. Give the certificate that carries the next key.")
-                }
-                pins.append(try PinMaterial.pin(for: certificate.publicKey, source: PinSource(kind: .certificate, detail: path), label: label))
+                pins += try PinFile.certificatePins(path, try PinCommand.Add.read(path), keys: .firstCertificateKey, label: label)
             }
-            for hash in hashes {
-                pins.append(try PinMaterial.pin(base64SPKIHash: hash, label: label))
-            }
+            pins += try PinFile.hashPins(hashes, label: label)
             let document: [String: Any]
             if let client = try remote.client(credentials, for: "rotation add-next") {
                 let body = try Self.requestBody(pins: pins, hashes: hashes, certificates: certificates, reason: reason, label: label)
-                document = try await client.call(.addNextKeys, ["customer": customer.rawValue, "hostname": host.rawValue], json: body).object()
+                document = try await client.call(.addNextKeys, ["customer": customer.rawValue, "hostname": host.rawValue], body: body).object()
             } else {
                 document = AdminDocuments.nextKeys(try options.openAdmin().addNextKeys(pins, for: host, of: customer, reason: reason))
             }
@@ -106,7 +99,7 @@ struct RotationCommand: AsyncParsableCommand {
 
         /// The API request: keys travel whole (legacy clients match an RSA key itself), a certificate as it is,
         /// `--hash` as a hash. Built before any `await`: in an async function this code crashed the optimizer.
-        static func requestBody(pins: [Pin], hashes: [String], certificates: [String], reason: String, label: String) throws -> [String: Any] {
+        static func requestBody(pins: [Pin], hashes: [String], certificates: [String], reason: String, label: String) throws -> AdminRequest.AddNextKeys {
             var certificatePEMs: [String] = []
             for path in certificates {
                 guard let certificate = try PinMaterial.certificates(fromFileContents: try PinCommand.Add.read(path), origin: path).first else {
@@ -120,7 +113,7 @@ struct RotationCommand: AsyncParsableCommand {
             }
             var hashList: [String] = []
             for hash in hashes { hashList.append(try SHA256Fingerprint(base64: hash).base64) }
-            return ["hashes": hashList, "publicKeys": keys, "certificates": certificatePEMs, "reason": reason, "label": label]
+            return AdminRequest.AddNextKeys(hashes: hashList, certificates: certificatePEMs, publicKeys: keys, reason: reason, label: label)
         }
     }
 
@@ -149,7 +142,7 @@ struct RotationCommand: AsyncParsableCommand {
         var minimumShare: Double = RotationGate.defaultMinimumShare
 
         func validate() throws {
-            guard (0...1).contains(minimumShare) else {
+            guard AdminLimits.minimumShare.contains(minimumShare) else {
                 throw ValidationError("--minimum-share is \(minimumShare); give a share between 0 and 1, e.g. 0.95.")
             }
             if key != nil && hostname == nil {
@@ -242,9 +235,9 @@ struct RotationCommand: AsyncParsableCommand {
             let keep = Set(try kept.map { try SHA256Fingerprint(base64: $0) })
             let result: [String: Any]
             if let client = try remote.client(credentials, for: "rotation complete", localOnly: [("--connect-to", connectTo != nil), ("--ca-file", caFile != nil)]) {
-                result = try await client.call(.completeRotation, ["customer": customer.rawValue, "hostname": host.rawValue], json: [
-                    "keep": keep.map(\.base64).sorted(), "reason": reason,
-                ]).object()
+                result = try await client.call(.completeRotation, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.CompleteRotation(
+                    keep: keep.map(\.base64).sorted(), reason: reason
+                )).object()
             } else {
                 result = AdminDocuments.rotationCompletion(
                     try await options.openAdmin().completeRotation(of: host, of: customer, keep: keep, reason: reason, caFile: caFile, connectTo: connectTo))

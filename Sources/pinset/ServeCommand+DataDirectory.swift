@@ -5,7 +5,6 @@ import PinsetCore
 import PinsetFileSystem
 import PinsetServer
 import PinsetSigning
-import PinsetStore
 
 extension ServeCommand {
     /// Whether no data location was given anywhere: the README's quick start (`scripts/serve`). Only this

@@ -3,7 +3,6 @@ import PinsetAdmin
 import PinsetAdminContract
 import Foundation
 import PinsetCore
-import PinsetStore
 
 struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -63,7 +62,7 @@ struct LogCommand: AsyncParsableCommand {
     @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
     @OptionGroup(title: "Through a server") var remote: ServerOptions
     @Option(help: "Only this customer's entries (required with --server).") var customer: String?
-    @Option(help: "How many entries (at most 1000 with --server).") var limit: Int = 50
+    @Option(help: ArgumentHelp("How many entries (at most \(AdminLimits.auditEntries.upperBound) with --server).")) var limit: Int = 50
 
     func run() async throws {
         let name = try customer.map { try CustomerName($0) }
@@ -73,7 +72,8 @@ struct LogCommand: AsyncParsableCommand {
             guard let name else { throw AdminError("'pinset log --server' shows one customer's entries: give --customer NAME.") }
             entries = try await client.call(.auditLog, ["customer": name.rawValue], query: [("limit", String(min(limit, AdminLimits.auditEntries.upperBound)))]).list()
         } else {
-            entries = try options.openStore().auditLog(customer: name, limit: limit).map(AdminDocuments.audit)
+            let admin = try options.openAdmin()
+            entries = try admin.auditLog(of: name, visibleTo: admin.localOperator, limit: limit).map(AdminDocuments.audit)
         }
         if options.json { return try Output.json(entries) }
         Output.table(["WHEN", "ACTOR", "CUSTOMER", "ACTION", "VERSION", "DETAILS"], entries.map { entry in

@@ -40,8 +40,10 @@ import Testing
         let declared = Dictionary(uniqueKeysWithValues: AdminOperation.all.map { ($0.description, $0.id) })
         let documented = Self.documented
         #expect(Set(documented.keys) == Set(declared.keys))
+        let access = Dictionary(uniqueKeysWithValues: AdminOperation.all.map { ($0.description, $0.access.description) })
         for (key, operation) in documented {
             #expect(operation["operationId"] as? String == declared[key], "\(key)")
+            #expect(operation["x-pinset-access"] as? String == access[key], "\(key) documents the access it needs")
         }
         #expect(Set(AdminOperation.all.map(\.id)).count == AdminOperation.all.count, "operation ids are unique")
     }
@@ -174,4 +176,56 @@ import Testing
 
 extension AdminOperation: CustomTestStringConvertible {
     public var testDescription: String { description }
+}
+
+/// Each request body type has exactly its operations' declared fields, of their declared kinds, with the required
+/// ones not optional: the client encodes what the server's checks expect, and decodes what they let through.
+@Suite struct AdminRequestBodyTests {
+    /// A JSON value of the field's kind, within its limits.
+    static func sample(_ field: AdminField) -> String {
+        switch field.kind {
+        case .string: #""text""#
+        case .strings: #"["text"]"#
+        case .boolean: "true"
+        case .integer(let range): String(range.lowerBound)
+        case .number(let range): String(range.lowerBound)
+        }
+    }
+
+    @Test func everyOperationWithABodyHasOneTypeForIt() {
+        for operation in AdminOperation.all where !operation.body.isEmpty {
+            let types = AdminRequest.bodies.filter { $0.operations.contains(operation) }
+            #expect(types.count == 1, "\(operation) has \(types.count) body types")
+        }
+        for type in AdminRequest.bodies {
+            #expect(type.operations.allSatisfy { !$0.body.isEmpty && $0.body == type.operations[0].body }, "\(type) serves operations with one declaration")
+        }
+    }
+
+    /// The keys `json` decoded into `type` encodes to, and the type's own stored properties.
+    static func roundTrip<Body: AdminRequestBody>(_ type: Body.Type, _ json: String) throws -> (keys: Set<String>, properties: Set<String>) {
+        let decoded = try JSONDecoder().decode(type, from: Data(json.utf8))
+        let encoded = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(decoded)) as? [String: Any] ?? [:]
+        return (Set(encoded.keys), Set(Mirror(reflecting: decoded).children.compactMap(\.label)))
+    }
+
+    static func object(_ fields: [AdminField]) -> String {
+        "{" + fields.map { "\"\($0.name)\": \(sample($0))" }.joined(separator: ", ") + "}"
+    }
+
+    @Test func eachBodyTypeHasTheDeclaredFieldsOfTheirKinds() throws {
+        for type in AdminRequest.bodies {
+            let fields = type.operations[0].body
+            let names = Set(fields.map(\.name)), required = fields.filter(\.required)
+            let full = try Self.roundTrip(type, Self.object(fields))
+            #expect(full.keys == names && full.properties == names, "\(type)")
+            let minimal = try Self.roundTrip(type, Self.object(required))
+            #expect(minimal.keys == Set(required.map(\.name)), "\(type): a field left nil is left out, never sent as null")
+            for field in required {
+                #expect(throws: (any Error).self, "\(type) '\(field.name)' is required") {
+                    try Self.roundTrip(type, Self.object(required.filter { $0.name != field.name }))
+                }
+            }
+        }
+    }
 }

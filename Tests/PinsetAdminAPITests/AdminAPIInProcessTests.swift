@@ -16,6 +16,7 @@ import Testing
     /// by an editor who is not among the callers, and a break-glass application by another operator.
     struct Deployment {
         let temporary: TemporaryDirectory
+        let store: PinStore
         let admin: Admin
         let api: AdminAPI
         let tokens: [String: String]
@@ -32,6 +33,7 @@ import Testing
             let dataDirectory = DataDirectory(temporary.file("data"))
             _ = try dataDirectory.initialize(keyType: .p256, commonName: "API test trust server", validityDays: 30)
             let store = try PinStore.open(path: dataDirectory.databasePath)
+            self.store = store
             admin = Admin(store: store, dataDirectory: dataDirectory, actor: "test")
             api = AdminAPI(admin: admin)
             let acme = try CustomerName(Self.customer), other = try CustomerName("other")
@@ -164,7 +166,7 @@ import Testing
     @Test func everyDeclaredInputIsHeldToItsKindAndLimits() async throws {
         let deployment = try await Deployment()
         defer { deployment.remove() }
-        let before = try deployment.admin.store.auditLog(limit: 1000).count
+        let before = try deployment.store.auditLog(limit: 1000).count
         for operation in AdminOperation.all where operation.access != .anyone {
             var bodies: [String] = operation.body.isEmpty ? [] : [#"{"noSuchField": 1}"#, "[]"]
             for field in operation.body {
@@ -200,7 +202,7 @@ import Testing
                 #expect(answer.status == 400 && String(decoding: answer.body, as: UTF8.self).contains(field.name), "\(operation) without '\(field.name)'")
             }
         }
-        #expect(try deployment.admin.store.auditLog(limit: 1000).count == before, "no refused input changed anything")
+        #expect(try deployment.store.auditLog(limit: 1000).count == before, "no refused input changed anything")
     }
 
     @Test func methodsAndPathsTheContractLacksAreAnswered405And404() async throws {
@@ -230,7 +232,7 @@ import Testing
         let deployment = try await Deployment()
         defer { deployment.remove() }
         let acme = try CustomerName(Deployment.customer)
-        let store = deployment.admin.store
+        let store = deployment.store
         let own = try store.createChangeRequest(
             for: acme, edits: [PinEdit(hostname: try Hostname(Deployment.host), operation: .addPins([try Deployment.pin(20)]))],
             reason: "mine", lifetime: 3600, author: "rita")

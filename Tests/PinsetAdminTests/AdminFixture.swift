@@ -9,13 +9,16 @@ import PinsetTestSupport
 struct AdminFixture {
     let temporary: TemporaryDirectory
     let dataDirectory: DataDirectory
+    /// The database the operations work on, for a test to set up or read what they did: `Admin` does not hand it out.
+    let store: PinStore
     let admin: Admin
 
     init() throws {
         temporary = try TemporaryDirectory(prefix: "pinset-admin")
         dataDirectory = DataDirectory(temporary.file("data"))
         _ = try dataDirectory.initialize(keyType: .p256, commonName: "Admin test trust server", validityDays: 30)
-        admin = Admin(store: try PinStore.open(path: dataDirectory.databasePath), dataDirectory: dataDirectory, actor: "admin-test")
+        store = try PinStore.open(path: dataDirectory.databasePath)
+        admin = try Admin.forLocalOperator("admin-test", store: store, dataDirectory: dataDirectory)
     }
 
     func remove() { temporary.remove() }

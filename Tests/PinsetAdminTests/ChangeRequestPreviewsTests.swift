@@ -24,16 +24,16 @@ import Testing
     static func unmonitoredHost() throws -> (AdminFixture, CustomerName, Hostname) {
         let fixture = try AdminFixture()
         let customer = try CustomerName("acme"), host = try Hostname("api.example.com")
-        try fixture.admin.store.addCustomer(customer, servesLegacyClients: false, actor: "test")
-        try fixture.admin.store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
-        _ = try fixture.admin.store.setUnmonitored(host, of: customer, reason: "not reachable from tests", actor: "test")
+        try fixture.store.addCustomer(customer, servesLegacyClients: false, actor: "test")
+        try fixture.store.addHost(host, port: 443, includeSubdomains: false, to: customer, actor: "test")
+        _ = try fixture.store.setUnmonitored(host, of: customer, reason: "not reachable from tests", actor: "test")
         return (fixture, customer, host)
     }
 
     @Test func concurrentAndRepeatedReadersShareOneCheckUntilItIsOld() async throws {
         let (fixture, customer, host) = try Self.unmonitoredHost()
         defer { fixture.remove() }
-        let store = fixture.admin.store
+        let store = fixture.store
         let pin = try PinMaterial.pin(base64SPKIHash: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
         let request = try store.createChangeRequest(for: customer, edits: [PinEdit(hostname: host, operation: .addPins([pin]))],
                                                     reason: "backup key", lifetime: 3600, author: "alice")
@@ -57,7 +57,7 @@ import Testing
     @Test func theTableStaysBounded() async throws {
         let (fixture, customer, host) = try Self.unmonitoredHost()
         defer { fixture.remove() }
-        let store = fixture.admin.store
+        let store = fixture.store
         let counter = Counter()
         let liveCheck = counter.liveCheck
         let previews = ChangeRequestPreviews(maximumAge: 30, maximumEntries: 2)
@@ -78,7 +78,7 @@ import Testing
     @Test func aFailedCheckIsMadeAgainByTheNextReader() async throws {
         let fixture = try AdminFixture()
         defer { fixture.remove() }
-        let store = fixture.admin.store
+        let store = fixture.store
         let customer = try CustomerName("acme"), host = try Hostname("api.example.com"), other = try Hostname("www.example.com")
         try store.addCustomer(customer, servesLegacyClients: false, actor: "test")
         try store.addHost(other, port: 443, includeSubdomains: false, to: customer, actor: "test")

@@ -30,7 +30,7 @@ import Testing
         #expect(report.problem == nil)
         // The replaced files are kept beside the new ones.
         #expect(fixture.bytes(files.keyPath + ".previous") == keyBefore)
-        #expect(try fixture.admin.store.auditLog(customer: acme).contains { $0.actor == "admin-test" && $0.details.contains("acme second") })
+        #expect(try fixture.store.auditLog(customer: acme).contains { $0.actor == "admin-test" && $0.details.contains("acme second") })
     }
 
     @Test func aCustomerOnTheDefaultIdentityReportsTheDefaultFiles() throws {

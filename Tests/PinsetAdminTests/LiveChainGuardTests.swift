@@ -19,7 +19,7 @@ import Testing
         try fixture.admin.addCustomer(customer, servesLegacyClients: false, ownIdentity: nil)
         // A port nothing listens on: the live chain cannot be fetched.
         let closed = try LoopbackPort.unused()
-        try fixture.admin.store.addHost(host, port: UInt16(closed), includeSubdomains: false, pins: [], to: customer, liveCheckNote: nil, actor: "admin-test")
+        try fixture.store.addHost(host, port: UInt16(closed), includeSubdomains: false, pins: [], to: customer, liveCheckNote: nil, actor: "admin-test")
         try await body(fixture, customer, host, try PinMaterial.pin(base64SPKIHash: Self.hash, label: ""))
     }
 
@@ -33,7 +33,7 @@ import Testing
 
     @Test func anUnreachableHostRefusesTheEdit() async throws {
         try await withHost { fixture, customer, host, pin in
-            let liveGuard = LiveChainGuard(store: fixture.admin.store, customer: customer, hostname: host, settings: LiveCheckSettings())
+            let liveGuard = LiveChainGuard(store: fixture.store, customer: customer, hostname: host, settings: LiveCheckSettings())
             let error = await #expect(throws: AdminError.self) { try await liveGuard.check(addPin(pin)) }
             #expect(error?.description.contains("--skip-live-check --reason") == true, "\(error?.description ?? "")")
             let preview = try await liveGuard.preview(addPin(pin))
@@ -44,12 +44,12 @@ import Testing
 
     @Test func anOverrideOrAnUnmonitoredHostLetsTheEditThroughWithItsReason() async throws {
         try await withHost { fixture, customer, host, pin in
-            let overridden = LiveChainGuard(store: fixture.admin.store, customer: customer, hostname: host, settings: LiveCheckSettings(overrideReason: "key compromised"))
+            let overridden = LiveChainGuard(store: fixture.store, customer: customer, hostname: host, settings: LiveCheckSettings(overrideReason: "key compromised"))
             let permitted = try #require(try await overridden.check(addPin(pin)))
             #expect(permitted.record.auditNote == "live-chain check skipped with --skip-live-check: key compromised")
 
-            _ = try fixture.admin.store.setUnmonitored(host, of: customer, reason: "internal network only", actor: "admin-test")
-            let unmonitored = LiveChainGuard(store: fixture.admin.store, customer: customer, hostname: host, settings: LiveCheckSettings())
+            _ = try fixture.store.setUnmonitored(host, of: customer, reason: "internal network only", actor: "admin-test")
+            let unmonitored = LiveChainGuard(store: fixture.store, customer: customer, hostname: host, settings: LiveCheckSettings())
             let note = try #require(try await unmonitored.check(addPin(pin))).record.auditNote
             #expect(note == "live-chain check skipped: host unmonitored (internal network only)")
         }
@@ -57,7 +57,7 @@ import Testing
 
     @Test func aMissingHostIsLeftToTheStoreToReport() async throws {
         try await withHost { fixture, customer, _, pin in
-            let liveGuard = LiveChainGuard(store: fixture.admin.store, customer: customer, hostname: try Hostname("other.example.com"), settings: LiveCheckSettings())
+            let liveGuard = LiveChainGuard(store: fixture.store, customer: customer, hostname: try Hostname("other.example.com"), settings: LiveCheckSettings())
             #expect(try await liveGuard.check(addPin(pin)) == nil)
             await #expect(throws: AdminError.self) { try await liveGuard.preview(addPin(pin)) }
         }

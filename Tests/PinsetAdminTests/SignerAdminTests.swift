@@ -26,12 +26,12 @@ import Testing
         }
         #expect(error?.description.contains("later than the notBefore") == true, "\(error?.description ?? "")")
         #expect(try fixture.dump() == dumpBefore)
-        #expect(try fixture.admin.store.signersNotBefore(of: nil) == nil)
+        #expect(try fixture.store.signersNotBefore(of: nil) == nil)
 
         let change = try fixture.admin.raiseRevocationFloor(customer: nil, to: nil)
         #expect(change.floor == change.installedSignerNotBefore)
         #expect(change.customersWithNewVersion.map(\.rawValue) == ["acme"])
-        #expect(try fixture.admin.store.signersNotBefore(of: nil) == change.floor)
+        #expect(try fixture.store.signersNotBefore(of: nil) == change.floor)
     }
 
     @Test func aCustomerOnTheDefaultIdentityHasNoSignerOfItsOwn() throws {

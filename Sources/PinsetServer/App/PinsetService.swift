@@ -297,19 +297,6 @@ extension PinStore: PinSetSource {}
 
 extension PinStore: MonitoredHostSource {
     public func monitoringJobs() throws -> [HostCheckJob] {
-        try monitoringJobs(for: try allPinSets())
-    }
-
-    /// The checks of `pinSets`' hosts, with the stored reason of each unmonitored one: what the monitor and
-    /// `pinset check` run.
-    public func monitoringJobs(for pinSets: [PinSet]) throws -> [HostCheckJob] {
-        let unmonitored = try unmonitoredHosts()
-        let reasons = Dictionary(unmonitored.map { ("\($0.customer.rawValue)\u{0}\($0.hostname.rawValue)", $0.reason) }, uniquingKeysWith: { first, _ in first })
-        let next = try nextKeys()
-        return HostCheckJob.jobs(for: pinSets, unmonitoredReason: { customer, hostname in
-            reasons["\(customer.rawValue)\u{0}\(hostname.rawValue)"]
-        }, nextKeys: { customer, hostname in
-            next[customer]?[hostname] ?? []
-        })
+        try HostCheckJob.jobs(for: try allPinSets(), in: self)
     }
 }

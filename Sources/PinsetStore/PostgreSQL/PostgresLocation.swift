@@ -119,8 +119,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             ?? Self.passwordFromFile(environment: environment, host: host, port: self.port, database: database, user: user)
     }
 
+    /// A URL may spell an IPv6 host in brackets.
     static func isLoopback(_ host: String) -> Bool {
-        LoopbackHost.contains(host)
+        LoopbackHost.contains(host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host)
     }
 
     /// `postgres://user@host:port/database`, without the password.
