@@ -91,9 +91,15 @@ import Testing
     }
 
     @Test func aStartFailsClearlyWhileAnotherProcessHoldsThePort() throws {
-        let server = try TestPostgresServer()
-        try server.stop()
-        let holder = try LoopbackPort.listening(port: server.port, backlog: 1).descriptor
+        // Between the stop and the hold, a test running beside this one may take the freed port for itself: then
+        // another server is made, a bounded number of times.
+        var attempt: (server: TestPostgresServer, holder: Int32)?
+        for _ in 0..<5 where attempt == nil {
+            let server = try TestPostgresServer()
+            try server.stop()
+            if let holder = try? LoopbackPort.listening(port: server.port, backlog: 1).descriptor { attempt = (server, holder) }
+        }
+        let (server, holder) = try #require(attempt, "no freed port could be held in five tries")
         let failure = #expect(throws: TestPostgresServer.Failure.self) { try server.start() }
         close(holder)
         #expect(failure?.description.contains("127.0.0.1:\(server.port) is already in use") == true, "\(String(describing: failure))")
