@@ -84,8 +84,10 @@ import Testing
 
         let stop = StopFlag()
         let client = LoadRecord(), legacyRecord = LoadRecord()
-        let clientLoop = Task {
-            for _ in 0..<600 where !stop.isSet {
+        // The Pinset client polls on a thread of its own: on the shared pool, other tests' work would space its
+        // rounds out (the legacy client's loop has a thread of its own too).
+        let clientLoop = Task(executorPreference: OwnThreadExecutor(label: "pinset.test.rotation-client")) {
+            for _ in 0..<3000 where !stop.isSet {
                 do {
                     _ = try await updater.update()
                     client.accepted(fetcher.lastBody)
@@ -97,7 +99,7 @@ import Testing
         }
         let legacyLoop = Task {
             try await Self.onOwnThread {
-                for _ in 0..<1500 where !stop.isSet {
+                for _ in 0..<6000 where !stop.isSet {
                     do {
                         let response = try CurlResponse.get(bundleURL, in: cli.directory)
                         guard response.status == 200 else {
@@ -114,18 +116,30 @@ import Testing
             }
         }
 
+        // The waits below are bounded only so that a broken rotation fails instead of hanging: on a busy machine
+        // the loops' rounds take longer, and what counts is what the clients saw, not how soon.
         /// Whether, within a bounded wait, both clients accepted a bundle signed by `label`.
         func bothClientsSee(_ label: String) async throws -> Bool {
             let known = deployment.signers
             return try await Self.onOwnThread {
-                let deadline = Date().addingTimeInterval(15)
+                let deadline = Date().addingTimeInterval(90)
                 while Date() < deadline && !(client.hasSeen(label, among: known) && legacyRecord.hasSeen(label, among: known)) { usleep(50_000) }
                 return client.hasSeen(label, among: known) && legacyRecord.hasSeen(label, among: known)
             }
         }
+        /// Whether, within a bounded wait, both clients accepted `count` more bundles.
+        func bothClientsAccept(_ count: Int) async throws -> Bool {
+            let clientTarget = client.acceptedCount + count, legacyTarget = legacyRecord.acceptedCount + count
+            return try await Self.onOwnThread {
+                let deadline = Date().addingTimeInterval(120)
+                while Date() < deadline && !(client.acceptedCount >= clientTarget && legacyRecord.acceptedCount >= legacyTarget) { usleep(50_000) }
+                return client.acceptedCount >= clientTarget && legacyRecord.acceptedCount >= legacyTarget
+            }
+        }
         // Each phase (both old signers, one new, both new) runs under load for a while, not just until its
-        // first bundle: the instances keep re-signing and the clients keep alternating between them.
-        let phase = Duration.seconds(2)
+        // first bundle: the instances keep re-signing and the clients keep alternating between them for
+        // `phaseBundles` more bundles each.
+        let phaseBundles = 15
         // The rotation runs while both loops do; they are stopped and awaited whatever happens to it.
         let rotation: Result<Void, any Error>
         do {
@@ -133,14 +147,14 @@ import Testing
                 let seen = try await bothClientsSee(label)
                 #expect(seen, "before the rotation, both clients accept bundles of \(label)")
             }
-            try await Task.sleep(for: phase)
+            #expect(try await bothClientsAccept(phaseBundles), "both clients go on accepting bundles before the rotation")
             for index in instanceDirectories.indices {
                 let certificate = try await Self.onOwnThread { [deployment] in try deployment.rotate(index) }
                 let label = Deployment.label(instance: index, signer: 2)
                 try deployment.signers.add(label, certificate: certificate)
                 let seen = try await bothClientsSee(label)
                 #expect(seen, "both clients accept bundles of \(label)")
-                try await Task.sleep(for: phase)
+                #expect(try await bothClientsAccept(phaseBundles), "both clients go on accepting bundles after \(label) signs")
             }
             rotation = .success(())
         } catch {
@@ -153,7 +167,7 @@ import Testing
 
         #expect(client.failures.isEmpty, "the Pinset client: \(client.failures)")
         #expect(legacyRecord.failures.isEmpty, "the legacy client: \(legacyRecord.failures)")
-        #expect(client.acceptedCount >= 40 && legacyRecord.acceptedCount >= 40, "\(client.acceptedCount) and \(legacyRecord.acceptedCount) bundles accepted")
+        #expect(client.acceptedCount >= 3 * phaseBundles && legacyRecord.acceptedCount >= 3 * phaseBundles, "\(client.acceptedCount) and \(legacyRecord.acceptedCount) bundles accepted")
         for record in [client, legacyRecord] {
             #expect(record.unattributed(among: deployment.signers) == 0, "every accepted bundle was signed by one of the instances' signers")
         }
