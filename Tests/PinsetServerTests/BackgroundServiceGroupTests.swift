@@ -17,7 +17,10 @@ struct BackgroundServiceGroupTests {
         let name: String
         let journal: Journal
         var refusesToStart = false
-        var shutdownTakes: Duration = .zero
+        /// A service whose shutdown only ends once this one's shutdown has begun (or, if it never does, after
+        /// `awaitGivesUpAfter`): two such services can both finish quickly only when their shutdowns overlap.
+        var awaitsShutdownOf: String?
+        var awaitGivesUpAfter: Duration = .seconds(30)
 
         func start() throws {
             if refusesToStart { throw Refused() }
@@ -26,7 +29,12 @@ struct BackgroundServiceGroupTests {
 
         func shutdown() async {
             journal.note("begin shutdown \(name)")
-            if shutdownTakes > .zero { try? await Task.sleep(for: shutdownTakes) }
+            if let other = awaitsShutdownOf {
+                let deadline = ContinuousClock.now + awaitGivesUpAfter
+                while !journal.all.contains("begin shutdown \(other)") && ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+            }
             journal.note("end shutdown \(name)")
         }
     }
@@ -57,30 +65,29 @@ struct BackgroundServiceGroupTests {
         #expect(journal.all == ["start a", "begin shutdown a", "end shutdown a"])
     }
 
-    /// Two slow shutdowns side by side take about as long as one: the report writer's and the public listener's
-    /// waits overlap instead of adding up.
+    /// Two shutdowns side by side overlap instead of running one after the other: the report writer's and the
+    /// public listener's waits overlap instead of adding up. Each of the two ends only once the other has begun, so
+    /// the order of the journal shows the overlap whatever the machine's load (run one after the other, the first
+    /// would wait out its 30 s and end before the second began).
     @Test func concurrentShutdownsOverlap() async throws {
         let journal = Journal()
-        let slow: Duration = .milliseconds(400)
         let group = BackgroundServiceGroup([
             RecordingService(name: "first", journal: journal),
             BackgroundServiceGroup([
-                RecordingService(name: "listener", journal: journal, shutdownTakes: slow),
-                RecordingService(name: "writer", journal: journal, shutdownTakes: slow),
+                RecordingService(name: "listener", journal: journal, awaitsShutdownOf: "writer"),
+                RecordingService(name: "writer", journal: journal, awaitsShutdownOf: "listener"),
             ], shutdown: .concurrent),
             RecordingService(name: "last", journal: journal),
         ])
         try group.start()
-        let started = ContinuousClock.now
         await group.shutdown()
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed < slow * 2, "the two shutdowns ran one after the other: \(elapsed)")
         let entries = journal.all
+        try #require(entries.count == 12, "\(entries)")
         #expect(entries.prefix(4) == ["start first", "start listener", "start writer", "start last"])
         #expect(entries[4...5] == ["begin shutdown last", "end shutdown last"])
         // Both began before either ended, and both ended before the service started first was stopped.
         let middle = Array(entries[6...9])
-        #expect(Set(middle.prefix(2)) == ["begin shutdown listener", "begin shutdown writer"])
+        #expect(Set(middle.prefix(2)) == ["begin shutdown listener", "begin shutdown writer"], "the two shutdowns ran one after the other: \(entries)")
         #expect(Set(middle.suffix(2)) == ["end shutdown listener", "end shutdown writer"])
         #expect(entries.suffix(2) == ["begin shutdown first", "end shutdown first"])
     }
