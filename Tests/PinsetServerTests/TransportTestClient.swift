@@ -177,6 +177,25 @@ final class TransportLogCollector: @unchecked Sendable {
 }
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
+/// A client's reads block, so a test that must not hold a thread of the cooperative pool (two on two cores, which
+/// the server's own async work needs) hands them to a thread of its own with ``offThePool(_:)``. A client is still
+/// used by one test at a time: the test awaits the read it handed over.
+extension TransportTestClient: @unchecked Sendable {}
+
+/// Runs `body` on a thread of its own and waits for it without holding a thread of the cooperative pool.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// ``offThePool(_:)`` for work that cannot throw.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
 func transportEventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
