@@ -8,7 +8,6 @@ import Testing
 @Suite(.serialized) struct ReportsFloodTests {
     static let storedRows = 100_000
     static let addresses = 50
-    static let floodSeconds = 8
 
     @Test(arguments: ReportsShutdownTests.Backend.allCases) func adminEditsSucceedWhileReportsFloodAFullHour(_ backend: ReportsShutdownTests.Backend) async throws {
         let databaseURL = backend == .postgreSQL ? try SharedTestPostgres.freshDatabase() : nil
@@ -26,11 +25,15 @@ import Testing
         let port = try ReportsListenerTests.waitForReportsPort(of: server)
 
         // Each address sends one distinct report a second (the default limit of 60 a minute), half of them for
-        // hosts acme does not pin, as a flood of forged reports would.
+        // hosts acme does not pin, as a flood of forged reports would, until every edit below is done (at most ten
+        // minutes). The senders block in socket calls, so they run on threads of their own, off the cooperative pool.
         let flood = ReportsShutdownTests.Flood()
-        let senders = (0..<Self.addresses).map { address in
-            Task.detached {
-                for index in 0..<(Self.floodSeconds + 2) where flood.isRunning {
+        let senders = DispatchGroup()
+        for address in 0..<Self.addresses {
+            senders.enter()
+            Thread {
+                defer { senders.leave() }
+                for index in 0..<600 where flood.isRunning {
                     let started = Date()
                     let host = index % 2 == 0 ? "api.example.com" : "h\(address)-\(index).attacker.example"
                     let body = TrustKitReportFixture.json(leafPEM: leafPEM, hostname: host, vendorID: "install-\(address)-\(index)",
@@ -38,11 +41,12 @@ import Testing
                     let client = "10.0.0.\(address + 1)"
                     flood.record((try? ReportsListenerTests.post(body, port: port, proxiedFrom: client)) ?? 0)
                     let rest = 1 - Date().timeIntervalSince(started)
-                    if rest > 0 { try? await Task.sleep(for: .milliseconds(Int(rest * 1000))) }
+                    if rest > 0 && flood.isRunning { usleep(UInt32(rest * 1_000_000)) }
                 }
-            }
+            }.start()
         }
         try await Task.sleep(for: .seconds(2))
+        let acceptedBeforeEdits = flood.acceptedCount
         var editSeconds: [Double] = []
         for edit in 0..<5 {
             let hash = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
@@ -52,11 +56,15 @@ import Testing
             #expect(result.status == 0, "edit \(edit) failed during the flood: \(result.combined)")
             try await Task.sleep(for: .milliseconds(700))
         }
+        let acceptedDuringEdits = flood.acceptedCount - acceptedBeforeEdits
         flood.stop()
-        for sender in senders { await sender.value }
+        await withCheckedContinuation { finished in senders.notify(queue: .global()) { finished.resume() } }
         #expect(flood.acceptedCount >= Self.addresses * 3, "the flood was answered 202 \(flood.acceptedCount) times of \(flood.sentCount)")
-        // One batch of at most 200 indexed statements is all an edit waits for; debug build on a shared machine.
-        #expect(editSeconds.allSatisfy { $0 < 3 }, "edit durations during the flood: \(editSeconds)")
+        // The edits went through while reports kept being stored, not after the flood: one batch of at most 200
+        // indexed statements is all an edit waits for (SQLite gives up on a lock after 5 s, failing the edit). The
+        // bound on their durations is only generous: a debug build's commands on a busy machine take seconds.
+        #expect(acceptedDuringEdits >= Self.addresses, "only \(acceptedDuringEdits) reports were answered 202 while the edits ran")
+        #expect(editSeconds.allSatisfy { $0 < 30 }, "edit durations during the flood: \(editSeconds)")
         #expect(server.stop() == 0)
 
         var arguments = ["reports", "acme", "--since", "2h", "--json", "--data-dir", cli.dataDir]
@@ -64,7 +72,10 @@ import Testing
         let result = try cli.run(arguments)
         #expect(result.status == 0, "\(result.combined)")
         let rows = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [[String: Any]] ?? []
-        #expect(rows.count <= 3, "pinset reports shows \(rows.count) rows after the flood")
+        // Thousands of distinct reports, at most four rows: the stored counts, the flood's counts of api.example.com
+        // (another result and key), the unpublished-host bucket, and the other bucket once the flood's kinds pass the
+        // hour's row cap (a flood that outlasts 40 s does: it runs until the edits are done).
+        #expect(rows.count <= 4, "pinset reports shows \(rows.count) rows after the flood: \(rows.map { $0.filter { $0.key != "appVersions" } })")
         let unpublished = rows.first { $0["bucket"] as? String == "unpublished-host" }
         #expect((unpublished?["reports"] as? Int ?? 0) >= flood.acceptedCount / 2 - Self.addresses, "\(rows.map { $0.filter { $0.key != "appVersions" } })")
         let stored = rows.reduce(0) { $0 + ($1["reports"] as? Int ?? 0) }
