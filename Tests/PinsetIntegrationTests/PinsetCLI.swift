@@ -43,8 +43,9 @@ struct PinsetCLI {
         return cli
     }
 
+    /// `timeout`: a command that works through a large store in a debug build on a busy machine gets longer.
     @discardableResult
-    func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> ProcessRunner.Output {
+    func run(_ arguments: [String], stdin: [UInt8]? = nil, timeout: TimeInterval = 60) throws -> ProcessRunner.Output {
         var args = arguments
         // Subcommands that take the global options get this test's data directory and a fixed actor.
         let withData: Set<String> = ["init", "customer", "host", "pin", "sign", "log", "backup", "restore", "import", "check", "admin", "review"]
@@ -55,7 +56,7 @@ struct PinsetCLI {
             if let databaseURL { args += ["--database", databaseURL] }
             if first != "init" && first != "sign" && first != "log" && first != "backup" && first != "check" { args += ["--actor", "test-admin"] }
         }
-        return try ProcessRunner.run(Self.binary, args, stdin: stdin, environment: environment.merging(["PINSET_DATA_DIR": dataDir]) { _, new in new }, timeout: 60)
+        return try ProcessRunner.run(Self.binary, args, stdin: stdin, environment: environment.merging(["PINSET_DATA_DIR": dataDir]) { _, new in new }, timeout: timeout)
     }
 
     /// A full logical dump of the database by the real `sqlite3` binary: compared before and after a failing

@@ -20,7 +20,9 @@ final class RunningServer {
         try JSONSerialization.data(withJSONObject: configuration).write(to: URL(fileURLWithPath: configPath))
         let started = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configPath], logDirectory: cli.directory.path, name: "serve-\(UUID().uuidString.prefix(6))", environment: cli.environment)
         var found: Int?
-        _ = started.waitFor(timeout: 60) {
+        // Generous: a server signing a large store at startup in a debug build on a busy machine takes a while,
+        // and one that fails to start exits, which ends the wait at once.
+        _ = started.waitFor(timeout: 180) {
             found = Self.listeningPort(in: started.stdout)
             return found != nil
         }
