@@ -32,7 +32,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
-        // Value types, the wire payload and key/certificate helpers. No I/O.
+        // Value types, the wire payload and key/certificate helpers. No I/O: the Public Suffix List it ships is
+        // embedded in the code, so the client library needs no resource bundle.
         .target(
             name: "PinsetCore",
             dependencies: [
@@ -40,6 +41,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            resources: [.embedInCode("Resources/public_suffix_list.dat")],
             swiftSettings: strictSwift6
         ),
         // Atomic, durable file writes and key-file permission checks.
@@ -191,18 +193,27 @@ let package = Package(
             resources: [.embedInCode("Resources/dashboard.css"), .embedInCode("Resources/favicon.ico")],
             swiftSettings: strictSwift6
         ),
+        // `pinset export`: a customer's pin set written as the static configurations apps ship (NSPinnedDomains,
+        // Android Network Security Config, TrustKit, OkHttp), under the backup-key rule. Text in, text out.
+        .target(
+            name: "PinsetExport",
+            dependencies: ["PinsetAdminContract", "PinsetCore"],
+            swiftSettings: strictSwift6
+        ),
         // The `/status` document: one Codable type that the server encodes and `pinset status` decodes.
         .target(
             name: "PinsetStatus",
             swiftSettings: strictSwift6
         ),
-        // epoll(7) and eventfd(2) for the server's event loops: Swift's Glibc module does not export them.
+        // epoll(7) and eventfd(2) for the server's event loops on Linux: Swift's Glibc module does not export them.
+        // Empty elsewhere (its header includes them only on Linux).
         .target(name: "CPinsetEpoll", path: "Sources/CPinsetEpoll"),
-        // The server: epoll socket transport, routes, bundle cache, re-signing scheduler, metrics.
+        // The server: socket transport (epoll on Linux, Dispatch on every platform), routes, bundle cache,
+        // re-signing scheduler, metrics.
         .target(
             name: "PinsetServer",
             dependencies: [
-                "CPinsetEpoll",
+                .target(name: "CPinsetEpoll", condition: .when(platforms: [.linux])),
                 "PinsetAdmin",
                 "PinsetAdminContract",
                 "PinsetAdminAPI",
@@ -259,6 +270,7 @@ let package = Package(
                 "PinsetStore",
                 "PinsetServer",
                 "PinsetClient",
+                "PinsetExport",
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
                 "PinsetStatus",

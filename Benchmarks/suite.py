@@ -544,6 +544,10 @@ http {{
             file_bytes = f.read()
 
         pinset = self.start_pinset(directory, per_address_limit=False)
+        # The same server on its portable transport (Dispatch sources; the default on macOS), measured beside the
+        # default epoll one in every round.
+        pinset_dispatch = self.start_pinset(directory, name="pinset-dispatch", per_address_limit=False,
+                                            extra={"transport": "dispatch"})
         nginx = self.start_nginx(www)
         status_p, headers_p, body_p = http_get(pinset.port, path)
         status_n, headers_n, body_n = http_get(nginx.port, path)
@@ -561,7 +565,7 @@ http {{
         # The Dispatch floor: accept, one read, one send, close, nothing else, with Pinset's body size. It runs in
         # every `Connection: close` round beside Pinset and nginx, so the three are compared under the same load.
         floor = self.start_dispatch_floor(len(body_p))
-        targets = {"pinset": pinset, "nginx": nginx}
+        targets = {"pinset": pinset, "pinsetDispatch": pinset_dispatch, "nginx": nginx}
         if sizes["wrk_warmup_seconds"]:
             for process in [*targets.values(), floor]:
                 self.wrk(process.port, path, seconds=sizes["wrk_warmup_seconds"])
@@ -600,9 +604,10 @@ http {{
             for key, value in proc_status(pid).items():
                 nginx_memory[key] += value
         self.stop(nginx)
-        code = self.stop(pinset)
-        if code != 0:
-            raise StepFailed(f"pinset serve exited with {code} after SIGTERM:\n{self.tail(pinset.stderr_path)}")
+        for process in (pinset_dispatch, pinset):
+            code = self.stop(process)
+            if code != 0:
+                raise StepFailed(f"pinset serve exited with {code} after SIGTERM:\n{self.tail(process.stderr_path)}")
 
         summary = {}
         for key, results in runs.items():
@@ -610,6 +615,8 @@ http {{
             summary[key] = dict(chosen, allRequestsPerSecond=[r["requestsPerSecond"] for r in results])
         for mode in ("keepalive", "close"):
             summary[f"ratio-{mode}"] = summary[f"pinset-{mode}"]["requestsPerSecond"] / summary[f"nginx-{mode}"]["requestsPerSecond"]
+            summary[f"ratioDispatch-{mode}"] = (summary[f"pinsetDispatch-{mode}"]["requestsPerSecond"]
+                                                / summary[f"nginx-{mode}"]["requestsPerSecond"])
         # Ratios of one round's runs, which ran back to back under the same background load; the median round.
         def round_ratios(numerator, denominator):
             return [n["requestsPerSecond"] / d["requestsPerSecond"] for n, d in zip(runs[numerator], runs[denominator])]
@@ -621,6 +628,7 @@ http {{
         over_nginx = round_ratios("pinset-notModified", "nginx-notModified")
         over_ok = round_ratios("pinset-notModified", "pinset-keepalive")
         not_modified = {"pinset": summary["pinset-notModified"], "nginx": summary["nginx-notModified"],
+                        "pinsetDispatch": summary["pinsetDispatch-notModified"],
                         "ratio": statistics.median(over_nginx), "roundRatios": over_nginx,
                         "overOwn200": statistics.median(over_ok), "roundRatiosOverOwn200": over_ok}
 
@@ -1501,8 +1509,17 @@ def render(results):
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         ]
         for mode, label in (("keepalive", "64 keep-alive"), ("close", "`Connection: close`")):
-            for target in ("pinset", "nginx"):
+            for target in ("pinset", "pinsetDispatch", "nginx"):
+                if f"{target}-{mode}" not in runs:
+                    continue  # results from before the Dispatch transport
                 r = runs[f"{target}-{mode}"]
+                if target == "pinsetDispatch":
+                    lines.append(
+                        f"| {label} | Pinset, Dispatch transport | {r['requestsPerSecond']:,.0f} | "
+                        f"{fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {r['serverCpuPercent']:.0f} % | "
+                        f"{r['socketErrors'] + r['non2xx']} | {runs[f'ratioDispatch-{mode}']:.2f} | – |"
+                    )
+                    continue
                 ratio = runs[f"ratio-{mode}"]
                 lines.append(
                     f"| {label} | {'Pinset' if target == 'pinset' else 'nginx (2 workers)'} | {r['requestsPerSecond']:,.0f} | "
@@ -1514,11 +1531,22 @@ def render(results):
                 )
         if "notModified" in s:
             n = s["notModified"]
-            for target in ("pinset", "nginx"):
+            for target in ("pinset", "pinsetDispatch", "nginx"):
+                if target not in n:
+                    continue
                 r = n[target]
                 cpu = f"{r['serverCpuPercent']:.0f} %" if "serverCpuPercent" in r else "–"
+                name = {"pinset": "Pinset", "pinsetDispatch": "Pinset, Dispatch transport", "nginx": "nginx (2 workers)"}[target]
+                if target == "pinsetDispatch":
+                    ratio = r["requestsPerSecond"] / n["nginx"]["requestsPerSecond"]
+                    lines.append(
+                        f"| 64 keep-alive, `If-None-Match` → 304 | {name} | {r['requestsPerSecond']:,.0f} | "
+                        f"{fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {cpu} | "
+                        f"{r['socketErrors'] + r['non2xx']} | {ratio:.2f} | – |"
+                    )
+                    continue
                 lines.append(
-                    f"| 64 keep-alive, `If-None-Match` → 304 | {'Pinset' if target == 'pinset' else 'nginx (2 workers)'} | "
+                    f"| 64 keep-alive, `If-None-Match` → 304 | {name} | "
                     f"{r['requestsPerSecond']:,.0f} | {fmt_us(r.get('p50Microseconds'))} | {fmt_us(r.get('p99Microseconds'))} | {cpu} | "
                     f"{r['socketErrors'] + r['non2xx']} | "
                     + (f"**{n['ratio']:.2f}** | {SERVING_TARGETS['notModified'][0]}: {verdict(n['ratio'] >= SERVING_TARGETS['notModified'][1])}" if target == "pinset" else " | ")

@@ -53,11 +53,21 @@ extension Admin {
     /// apps hold; the files are in place before the database records the change (so the pass it triggers
     /// finds the new key); and a failed database change puts the previous files back.
     ///
+    /// The local operator's only: an identity made elsewhere, imported or generated on this host. A named admin's
+    /// new key is made where this library runs (``rotateCustomerIdentity(of:keyType:commonName:validityDays:replaceTrustAnchor:by:)``).
+    ///
     /// - Returns: the customer's stored name.
     @discardableResult
     public func rotateCustomerIdentity(
-        of name: CustomerName, to new: SigningIdentity, replaceTrustAnchor: Bool, now: Date = Date()
+        of name: CustomerName, to new: SigningIdentity, replaceTrustAnchor: Bool, by principal: AdminPrincipal, now: Date = Date()
     ) throws -> CustomerName {
+        if let account = principal.account {
+            throw AdminError("Admin \(account.name) gives '\(name)' a new key with 'customer identity rotate --key-type': a key is made on the server, never sent to it.", kind: .forbidden)
+        }
+        return try installIdentity(of: name, new, replaceTrustAnchor: replaceTrustAnchor, actor: principal.actor, now: now)
+    }
+
+    func installIdentity(of name: CustomerName, _ new: SigningIdentity, replaceTrustAnchor: Bool, actor: String, now: Date = Date()) throws -> CustomerName {
         let (customer, signer, _) = try store.signerAssignment(of: name)
         do {
             try new.requireRemainingValidity(at: now, schedule: signingSchedule)

@@ -4,15 +4,26 @@ import PinsetSigning
 import PinsetStore
 
 extension Admin {
-    /// Adds a customer that signs with the deployment's default identity, or with `ownIdentity`, whose files
-    /// are written into a key directory of its own first and removed again if the database change fails.
+    /// Adds a customer, as an operator. It signs with the deployment's default identity, or with `ownIdentity`,
+    /// whose files are written into a key directory of its own first and removed again if the database change fails
+    /// (the local operator's only: a key made elsewhere never travels to the server). Its pin edits need a second
+    /// admin when `requiresReview`; by default they do for a customer a named admin adds, and not for one the local
+    /// operator adds (which turns review on with 'pinset admin require-review').
     ///
     /// - Returns: the files of the own identity, when there is one.
     @discardableResult
-    public func addCustomer(_ customer: CustomerName, servesLegacyClients: Bool, ownIdentity: SigningIdentity?) throws -> CustomerIdentityFiles? {
+    public func addCustomer(
+        _ customer: CustomerName, servesLegacyClients: Bool, requiresReview: Bool? = nil, ownIdentity: SigningIdentity? = nil, by principal: AdminPrincipal
+    ) throws -> CustomerIdentityFiles? {
+        try requireOperator(principal, "add customers")
+        let requiresReview = requiresReview ?? (principal.account != nil)
+        let actor = principal.actor
         guard let own = ownIdentity else {
-            try store.addCustomer(customer, servesLegacyClients: servesLegacyClients, actor: actor)
+            try store.addCustomer(customer, servesLegacyClients: servesLegacyClients, requiresReview: requiresReview, actor: actor)
             return nil
+        }
+        if let account = principal.account {
+            throw AdminError("Admin \(account.name) gives '\(customer)' its own key with 'customer identity rotate': a key is made on the server, never sent to it.", kind: .forbidden)
         }
         do {
             try own.requireRemainingValidity(at: Date(), schedule: signingSchedule)
@@ -24,7 +35,8 @@ extension Admin {
         do {
             try store.addCustomer(
                 customer, servesLegacyClients: servesLegacyClients,
-                ownSigningIdentity: OwnSigningIdentityRecord(keyType: own.keyType.description, details: own.auditSummary), actor: actor
+                ownSigningIdentity: OwnSigningIdentityRecord(keyType: own.keyType.description, details: own.auditSummary), requiresReview: requiresReview,
+                actor: actor
             )
         } catch {
             created.remove()

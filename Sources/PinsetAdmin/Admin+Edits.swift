@@ -25,7 +25,7 @@ extension Admin {
         try requireEditor(principal, of: customer, "add hosts")
         try Self.checkPort(port)
         if includeSubdomains {
-            try IncludeSubdomainsPolicy.check(hostname)
+            try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes)
             // Pins later approved for this host then cover every name below it, and a change request shows its
             // reviewer the pins, not this setting: on a customer that requires review, only an operator sets it.
             if let account = principal.account, !account.isOperator, try store.requiresReview(customer) {
@@ -67,7 +67,7 @@ extension Admin {
         try requireEditor(principal, of: customer, "update hosts")
         try Self.requireCheck(checked, for: principal, hostname, of: customer)
         if let port { try Self.checkPort(port) }
-        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname) }
+        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes) }
         try requireOperatorWhereReviewed(customer, principal, "change the settings of \(hostname)", because: Self.hostSettingsNeedReview)
         return try store.updateHost(
             hostname, of: customer, port: port.map { UInt16($0) }, includeSubdomains: includeSubdomains, liveCheck: checked?.record, actor: principal.actor
@@ -186,6 +186,6 @@ extension Admin {
     /// result only for a host that does not exist.
     private static func requireCheck(_ checked: PermittedHostEdit?, for principal: AdminPrincipal, _ hostname: Hostname, of customer: CustomerName) throws {
         guard principal.account != nil, checked == nil else { return }
-        throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.", kind: .notFound, code: .hostNotFound)
+        throw AdminError.noHost(hostname, of: customer)
     }
 }

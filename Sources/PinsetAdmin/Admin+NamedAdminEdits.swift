@@ -8,20 +8,6 @@ import PinsetStore
 /// Edits other than pins, made by a named admin (the admin API): each checks the admin's role first and is audited
 /// under the admin's name.
 extension Admin {
-    /// This library acting for `account`: what it writes is audited under the admin's name.
-    func acting(as account: AdminAccount) -> Admin {
-        Admin(store: store, dataDirectory: dataDirectory, actor: account.name, signingSchedule: signingSchedule)
-    }
-
-    /// Adds a customer, as an operator. Pin edits of a customer made this way need a second admin unless
-    /// `requiresReview` is false.
-    public func addCustomer(_ customer: CustomerName, servesLegacyClients: Bool, requiresReview: Bool, by account: AdminAccount) throws {
-        guard account.isOperator else {
-            throw AdminError("Admin \(account.name) may not add customers: only an operator may. Ask an operator, or for an operator role ('pinset admin update \(account.name) --role operator').", kind: .forbidden)
-        }
-        try store.addCustomer(customer, servesLegacyClients: servesLegacyClients, requiresReview: requiresReview, actor: account.name)
-    }
-
     /// Adds a host without pins to a customer, as an editor of it: nothing is published for the host until it has
     /// pins, which are then proposed as pin edits (and reviewed where the customer requires it).
     public func addHost(_ hostname: Hostname, port: Int, includeSubdomains: Bool, to customer: CustomerName, by account: AdminAccount) throws {
@@ -45,14 +31,6 @@ extension Admin {
             }
         }
         return previews
-    }
-
-    /// Raises the revocation floor of a customer's signing identity (nil: the default identity), as an operator.
-    public func raiseRevocationFloor(customer: CustomerName?, to floor: Int64?, by account: AdminAccount) throws -> RevocationFloorChange {
-        guard account.isOperator else {
-            throw AdminError("Admin \(account.name) may not raise revocation floors: only an operator may. Ask an operator.", kind: .forbidden)
-        }
-        return try acting(as: account).raiseRevocationFloor(customer: customer?.rawValue, to: floor)
     }
 }
 
@@ -91,7 +69,7 @@ extension Admin {
             throw AdminError("Change the monitoring and the port or include-subdomains setting in two requests: whether the new settings are checked against the live chain depends on the monitoring. Nothing was changed.")
         }
         if let port { try Self.checkPort(port) }
-        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname) }
+        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes) }
         if unmonitored != nil || monitored {
             return try setUnmonitored(hostname, of: customer, reason: unmonitored, by: .admin(account))
         }
@@ -102,7 +80,7 @@ extension Admin {
             HostEdit.settings(of: current, port: newPort, includeSubdomains: includeSubdomains)
         }
         guard let checked else {
-            throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.", kind: .notFound)
+            throw AdminError.noHost(hostname, of: customer)
         }
         // The check waited on the network: the admin's roles and the customer's review rule are read again.
         let current = try requireStill(account) { current in
@@ -118,43 +96,10 @@ extension Admin {
         try removeHost(hostname, from: customer, allowLastHost: allowLastHost, by: .admin(account))
     }
 
-    /// Pins next keys for a host, as an editor; on a customer that requires review, as an operator, since a next
-    /// key is a pin apps accept from the next bundle on, and a request would not show it to a reviewer.
-    public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String, by account: AdminAccount) throws -> NextKeyChange {
-        _ = try pinSet(of: customer, visibleTo: account)
-        try account.require(account.mayEdit(customer), "pin next keys", customer)
-        try requireOperatorWhereReviewed(customer, .admin(account), "pin next keys for \(hostname)", because: "apps accept a next key from the next bundle on, without a reviewer having seen it")
-        return try acting(as: account).addNextKeys(pins, for: hostname, of: customer, reason: reason)
-    }
-
-    /// Finishes a host's renewal (``completeRotation(of:of:keep:reason:caFile:connectTo:addressPolicy:toldInFull:beforeWrite:)``), as an
-    /// editor; on a customer that requires review, as an operator, since it removes pins unreviewed (only those
-    /// the validated live chain shows unused, but which keys stay is the point of review).
-    public func completeRotation(
-        of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, by account: AdminAccount, liveCheck: LiveCheckSettings
-    ) async throws -> RotationCompletion {
-        _ = try pinSet(of: customer, visibleTo: account)
-        try account.require(account.mayEdit(customer), "complete rotations", customer)
-        let what = "complete the rotation of \(hostname)", why = "it retires pins without a reviewer seeing which"
-        try requireOperatorWhereReviewed(customer, .admin(account), what, because: why)
-        let settings = liveCheck.started(by: account)
-        try settings.spendBudget()
-        return try await acting(as: account).completeRotation(
-            of: hostname, of: customer, keep: keep, reason: reason, caFile: settings.caFile, connectTo: settings.connectTo,
-            addressPolicy: settings.addressPolicy, toldInFull: settings.toldInFull
-        ) {
-            // The chain was fetched over the network: the admin's roles and the review rule are read again.
-            try requireStill(account) { current in
-                try current.require(current.mayEdit(customer), "complete rotations", customer)
-                try requireOperatorWhereReviewed(customer, .admin(current), what, because: why)
-            }
-        }
-    }
-
     /// Runs `check` on `account` as the store has it now: disabled, removed or with other roles since it
     /// authenticated, the admin is judged by what it is now. Returns the admin as it is now.
     @discardableResult
-    private func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws -> AdminAccount {
+    func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws -> AdminAccount {
         guard let current = try store.admins().first(where: { $0.name == account.name }), !current.isDisabled else {
             throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", kind: .forbidden, code: .notPermittedAnyMore)
         }
@@ -189,15 +134,12 @@ extension Admin {
     }
 
     /// Gives a customer a new own key of `keyType` and a self-signed certificate, as an operator, under the rules
-    /// of ``rotateCustomerIdentity(of:to:replaceTrustAnchor:now:)``. The key is made on the server and never
-    /// leaves it; the new certificate is returned for the apps to embed.
+    /// of ``rotateCustomerIdentity(of:to:replaceTrustAnchor:by:now:)``. The key is made where this library runs (the
+    /// server, for a named admin) and never leaves it; the new certificate is returned for the apps to embed.
     public func rotateCustomerIdentity(
-        of customer: CustomerName, keyType: SigningKeyType, commonName: String?, validityDays: Int, replaceTrustAnchor: Bool, by account: AdminAccount
+        of customer: CustomerName, keyType: SigningKeyType, commonName: String?, validityDays: Int, replaceTrustAnchor: Bool, by principal: AdminPrincipal
     ) throws -> SigningIdentity {
-        _ = try pinSet(of: customer, visibleTo: account)
-        guard account.isOperator else {
-            throw AdminError("Admin \(account.name) may not replace the signing identity of '\(customer)': only an operator may. Ask an operator.", kind: .forbidden)
-        }
+        try requireOperator(principal, of: customer, "replace the signing identity of '\(customer)'")
         let shortest = signingSchedule.minimumValidityDays
         let longest = AdminLimits.identityValidityDays.upperBound
         guard (shortest...longest).contains(validityDays) else {
@@ -208,7 +150,7 @@ extension Admin {
             throw AdminError("The common name must be 1 to 64 printable characters.")
         }
         let identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
-        try acting(as: account).rotateCustomerIdentity(of: customer, to: identity, replaceTrustAnchor: replaceTrustAnchor)
+        _ = try installIdentity(of: customer, identity, replaceTrustAnchor: replaceTrustAnchor, actor: principal.actor)
         return identity
     }
 }

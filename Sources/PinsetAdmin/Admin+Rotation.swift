@@ -16,8 +16,13 @@ extension Admin {
         return label
     }
 
-    public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String) throws -> NextKeyChange {
-        try store.markNextKeys(pins, for: hostname, of: customer, reason: reason, actor: actor)
+    /// Pins keys for a host's next certificate (see `PinStore.markNextKeys`), recording `reason`: as an editor; on a
+    /// customer that requires review, as an operator, since a next key is a pin apps accept from the next bundle on,
+    /// and a request would not show it to a reviewer.
+    public func addNextKeys(_ pins: [Pin], for hostname: Hostname, of customer: CustomerName, reason: String, by principal: AdminPrincipal) throws -> NextKeyChange {
+        try requireEditor(principal, of: customer, "pin next keys")
+        try requireOperatorWhereReviewed(customer, principal, "pin next keys for \(hostname)", because: "apps accept a next key from the next bundle on, without a reviewer having seen it")
+        return try store.markNextKeys(pins, for: hostname, of: customer, reason: reason, actor: principal.actor)
     }
 
     /// Whether each host of `customer` (all customers when nil; one host when `hostname` is given) may switch its
@@ -28,13 +33,15 @@ extension Admin {
     public func rotationReadiness(customer: CustomerName?, hostname: Hostname?, key: SHA256Fingerprint?, gate: RotationGate, now: Date = Date()) throws -> [RotationGate.Readiness] {
         var hosts = try store.rotationHosts(of: customer)
         if let customer, hosts.isEmpty, try store.pinSet(for: customer) == nil {
-            throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
+            throw AdminError.noCustomer(customer)
         }
         if let hostname {
             hosts = hosts.filter { $0.hostname == hostname }
             if hosts.isEmpty {
-                let name = customer?.rawValue ?? "CUSTOMER"
-                throw AdminError("'\(name)' has no host \(hostname). Show its hosts with 'pinset host list \(name)'.", kind: .notFound)
+                guard let customer else {
+                    throw AdminError("No customer has a host \(hostname). List a customer's hosts with 'pinset host list CUSTOMER'.", kind: .notFound, code: .hostNotFound)
+                }
+                throw AdminError.noHost(hostname, of: customer)
             }
         }
         var uptake: [CustomerName: SharedUptake] = [:]
@@ -53,21 +60,25 @@ extension Admin {
     /// - Throws: `AdminError` when the chain cannot be fetched or validated, when the host covers its subdomains
     ///   (which may serve other keys: retire by hand there), when a kept hash is not a pin of the host, or the
     ///   store's refusal.
-    /// - Parameters:
-    ///   - addressPolicy: where the host's name may lead (the server's checks); nil: anywhere (the local CLI).
-    ///   - toldInFull: whether a chain that could not be fetched is told in detail (not to a non-operator through
-    ///     the server: ``LiveChainError/told(toOperator:endpoint:)``).
-    ///   - beforeWrite: run after the chain was fetched, just before the write (a named admin's roles are read again
-    ///     there).
+    ///
+    /// As an editor; on a customer that requires review, as an operator, since it removes pins unreviewed (only
+    /// those the validated live chain shows unused, but which keys stay is the point of review). `liveCheck` says
+    /// where and how the chain is fetched; a named admin's fetch is charged to its budget, and its roles are read
+    /// again after it, before the write.
     public func completeRotation(
-        of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, caFile: String?, connectTo: String?,
-        addressPolicy: OutboundAddressPolicy? = nil, toldInFull: Bool = true, beforeWrite: () throws -> Void = {}
+        of hostname: Hostname, of customer: CustomerName, keep: Set<SHA256Fingerprint>, reason: String, by principal: AdminPrincipal, liveCheck: LiveCheckSettings
     ) async throws -> RotationCompletion {
+        let what = "complete the rotation of \(hostname)", why = "it retires pins without a reviewer seeing which"
+        try requireEditor(principal, of: customer, "complete rotations")
+        try requireOperatorWhereReviewed(customer, principal, what, because: why)
+        var settings = liveCheck
+        if let account = principal.account {
+            settings = liveCheck.started(by: account)
+            try settings.spendBudget()
+        }
         guard let host = try store.rotationHosts(of: customer).first(where: { $0.hostname == hostname }) else {
-            if try store.pinSet(for: customer) == nil {
-                throw AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.")
-            }
-            throw AdminError("'\(customer)' has no host \(hostname). Show its hosts with 'pinset host list \(customer)'.", kind: .notFound)
+            if try store.pinSet(for: customer) == nil { throw AdminError.noCustomer(customer) }
+            throw AdminError.noHost(hostname, of: customer)
         }
         if host.includeSubdomains {
             throw AdminError("Refused: \(hostname) covers its subdomains, which may serve other keys than the one chain fetched here, so which pins are unused cannot be told. Nothing was changed. Remove old pins by hand with 'pinset pin remove' once no subdomain serves them.")
@@ -78,15 +89,22 @@ extension Admin {
         let endpoint = "\(hostname.rawValue):\(host.port)"
         var live: [LiveCertificate]
         do {
-            let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(endpoint: endpoint, caFile: caFile, connectTo: connectTo, addressPolicy: addressPolicy)
+            let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(
+                endpoint: endpoint, caFile: settings.caFile, connectTo: settings.connectTo, addressPolicy: settings.addressPolicy)
             let presentedDER = try presented.map { try PinMaterial.derBytes(of: $0) }
             let anchors = try path.map { try PinMaterial.derBytes(of: $0) }.filter { !presentedDER.contains($0) }
             live = try LiveCertificate.chain(fromDER: presentedDER + anchors)
         } catch {
-            let reason = (error as? LiveChainError)?.told(toOperator: toldInFull, endpoint: endpoint) ?? "\(error)"
+            let reason = (error as? LiveChainError)?.told(toOperator: settings.toldInFull, endpoint: endpoint) ?? "\(error)"
             throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(reason) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
         }
-        try beforeWrite()
-        return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, expected: host.pins.map(\.pin), reason: reason, actor: actor)
+        if let account = principal.account {
+            // The chain was fetched over the network: the admin's roles and the review rule are read again.
+            try requireStill(account) { current in
+                try current.require(current.mayEdit(customer), "complete rotations", customer)
+                try requireOperatorWhereReviewed(customer, .admin(current), what, because: why)
+            }
+        }
+        return try store.completeRotation(of: hostname, of: customer, live: live, keep: keep, expected: host.pins.map(\.pin), reason: reason, actor: principal.actor)
     }
 }

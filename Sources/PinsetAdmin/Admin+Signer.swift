@@ -91,8 +91,11 @@ extension Admin {
     }
 
     /// Revokes every signer certificate of `customer`'s identity (the default one when `nil`) valid from
-    /// before `floor` (default: the installed signer's notBefore, the latest floor that keeps it signing).
-    public func raiseRevocationFloor(customer: String?, to requestedFloor: Int64?) throws -> RevocationFloorChange {
+    /// before `floor` (default: the installed signer's notBefore, the latest floor that keeps it signing), as an
+    /// operator.
+    public func raiseRevocationFloor(customer: String?, to requestedFloor: Int64?, by principal: AdminPrincipal) throws -> RevocationFloorChange {
+        if let account = principal.account, let customer { _ = try pinSet(of: try CustomerName(customer), visibleTo: account) }
+        try requireOperator(principal, "raise revocation floors")
         let target = try signerTarget(customer: customer)
         let identity: SigningIdentity
         do {
@@ -106,7 +109,7 @@ extension Admin {
             throw AdminError("The floor \(Self.describe(unixSeconds: floor)) is later than the notBefore \(Self.describe(unixSeconds: installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.", code: .revocationFloorRefused)
         }
         let details = "signers valid from before \(Self.describe(unixSeconds: floor)) are revoked; installed signer \(identity.auditSummary)"
-        let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: actor)
+        let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: principal.actor)
         return RevocationFloorChange(
             target: target, floor: floor, installedSignerNotBefore: installed, customersWithNewVersion: changed,
             previousSignerNotBefore: Self.previousSignerNotBefore(target.files, root: identity.trustAnchor)

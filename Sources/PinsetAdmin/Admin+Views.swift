@@ -18,8 +18,8 @@ extension Admin {
     public func pinSet(of customer: CustomerName, visibleTo viewer: AdminPrincipal) throws -> PinSet {
         guard viewer.mayView(customer), let pinSet = try store.pinSet(for: customer) else {
             switch viewer {
-            case .localOperator: throw Self.noCustomer(customer)
-            case .admin(let account): throw AdminError("There is no customer '\(customer)' that \(account.name) may see.", kind: .notFound)
+            case .localOperator: throw AdminError.noCustomer(customer)
+            case .admin(let account): throw AdminError.noCustomer(customer, visibleTo: account.name)
             }
         }
         return pinSet
@@ -66,7 +66,7 @@ extension Admin {
     /// Whether edits of a customer `viewer` may see wait for a second admin.
     public func requiresReview(of customer: CustomerName, visibleTo viewer: AdminPrincipal) throws -> Bool {
         if let account = viewer.account, !account.mayView(customer) {
-            throw AdminError("There is no customer '\(customer)' that \(account.name) may see.", kind: .notFound)
+            throw AdminError.noCustomer(customer, visibleTo: account.name)
         }
         return try store.requiresReview(customer)
     }
@@ -128,14 +128,10 @@ extension Admin {
     ///
     /// - Throws: `AdminError` when the customer does not exist.
     public func pinSetView(of customer: CustomerName) throws -> PinSetView {
-        guard let pinSet = try store.pinSet(for: customer) else { throw Self.noCustomer(customer) }
+        guard let pinSet = try store.pinSet(for: customer) else { throw AdminError.noCustomer(customer) }
         var unmonitored: [Hostname: String] = [:]
         for host in try store.unmonitoredHosts(of: customer) { unmonitored[host.hostname] = host.reason }
         return PinSetView(pinSet: pinSet, requiresReview: try store.requiresReview(customer), rotation: try store.rotationHosts(of: customer), unmonitoredReasons: unmonitored)
-    }
-
-    static func noCustomer(_ customer: CustomerName) -> AdminError {
-        AdminError("Customer '\(customer)' does not exist. List customers with 'pinset customer list'.", kind: .notFound)
     }
 }
 

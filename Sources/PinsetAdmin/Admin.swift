@@ -16,20 +16,32 @@ public struct Admin: Sendable {
     /// The bundle lifetime and re-sign interval of the servers this deployment runs: how long an identity must still
     /// be valid to be made or installed.
     public let signingSchedule: SigningSchedule
-    /// Whether this value was made for the user of this host (``forLocalOperator(_:store:dataDirectory:now:)``):
+    /// The Public Suffix List include-subdomains is checked against.
+    public let publicSuffixes: PublicSuffixListSource
+    /// Whether this value was made for the user of this host (``forLocalOperator(_:store:dataDirectory:publicSuffixes:now:)``):
     /// only then does it hand out the principal that holds every role (``localOperator``). The server's admin API
     /// and dashboard act for named admins only.
     let actsForLocalOperator: Bool
 
-    public init(store: PinStore, dataDirectory: DataDirectory, actor: String, signingSchedule: SigningSchedule = .default) {
-        self.init(store: store, dataDirectory: dataDirectory, actor: actor, signingSchedule: signingSchedule, actsForLocalOperator: false)
+    public init(
+        store: PinStore, dataDirectory: DataDirectory, actor: String, signingSchedule: SigningSchedule = .default,
+        publicSuffixes: PublicSuffixListSource = .embedded
+    ) {
+        self.init(
+            store: store, dataDirectory: dataDirectory, actor: actor, signingSchedule: signingSchedule, publicSuffixes: publicSuffixes,
+            actsForLocalOperator: false
+        )
     }
 
-    init(store: PinStore, dataDirectory: DataDirectory, actor: String, signingSchedule: SigningSchedule, actsForLocalOperator: Bool) {
+    init(
+        store: PinStore, dataDirectory: DataDirectory, actor: String, signingSchedule: SigningSchedule, publicSuffixes: PublicSuffixListSource,
+        actsForLocalOperator: Bool
+    ) {
         self.store = store
         self.dataDirectory = dataDirectory
         self.actor = actor
         self.signingSchedule = signingSchedule
+        self.publicSuffixes = publicSuffixes
         self.actsForLocalOperator = actsForLocalOperator
     }
 }
@@ -38,12 +50,16 @@ extension Admin {
     /// The operations on a deployment's database for the user of this host, `actor`, as its local operator (the
     /// CLI). Identities made or installed must outlive the bundles of the servers running on this database (as they
     /// share them there), or the defaults'.
-    public static func forLocalOperator(_ actor: String, store: PinStore, dataDirectory: DataDirectory, now: Date = Date()) throws -> Admin {
+    public static func forLocalOperator(
+        _ actor: String, store: PinStore, dataDirectory: DataDirectory, publicSuffixes: PublicSuffixListSource = .embedded, now: Date = Date()
+    ) throws -> Admin {
         var schedule = SigningSchedule.default
         if let running = try store.runningSigningTimes(at: now) {
             schedule = SigningSchedule(bundleLifetimeSeconds: max(schedule.bundleLifetimeSeconds, running.bundleLifetimeSeconds),
                                        resignIntervalSeconds: max(schedule.resignIntervalSeconds, running.resignIntervalSeconds))
         }
-        return Admin(store: store, dataDirectory: dataDirectory, actor: actor, signingSchedule: schedule, actsForLocalOperator: true)
+        return Admin(
+            store: store, dataDirectory: dataDirectory, actor: actor, signingSchedule: schedule, publicSuffixes: publicSuffixes, actsForLocalOperator: true
+        )
     }
 }

@@ -33,6 +33,18 @@ public struct AdminError: Error, CustomStringConvertible, Sendable {
         self.code = code ?? Self.code(of: kind)
     }
 
+    /// A customer that does not exist, or that `viewer` (a named admin) may not see: told alike, so that names of
+    /// other customers do not leak.
+    public static func noCustomer(_ customer: CustomerName, visibleTo viewer: String? = nil) -> AdminError {
+        let message = viewer.map { "There is no customer '\(customer)' that \($0) may see." }
+            ?? "Customer '\(customer)' does not exist. List customers with 'pinset customer list'."
+        return AdminError(message, kind: .notFound, code: .customerNotFound)
+    }
+
+    public static func noHost(_ hostname: Hostname, of customer: CustomerName) -> AdminError {
+        AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.", kind: .notFound, code: .hostNotFound)
+    }
+
     private static func code(of kind: Kind) -> AdminErrorCode {
         switch kind {
         case .refused: .refused

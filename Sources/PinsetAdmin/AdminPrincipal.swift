@@ -34,7 +34,7 @@ public enum AdminPrincipal: Sendable, Hashable {
 
 extension Admin {
     /// This library's own actor as the local operator: what the CLI on this host's database acts as. Only an
-    /// `Admin` made by ``forLocalOperator(_:store:dataDirectory:now:)`` has one; any other (the server's) refuses,
+    /// `Admin` made by ``forLocalOperator(_:store:dataDirectory:publicSuffixes:now:)`` has one; any other (the server's) refuses,
     /// so that no front end for named admins can act with every role by mistake.
     public var localOperator: AdminPrincipal {
         get throws(AdminError) {

@@ -112,7 +112,7 @@ public struct LiveChainGuard: Sendable {
     /// The edit and how its result would fare, committing nothing.
     public func preview(_ change: (HostPins) -> (result: HostPins, edit: HostEdit)) async throws -> HostEditPreview {
         guard let current = try currentHost() else {
-            throw AdminError("Customer '\(customer)' has no host '\(hostname)'. List its hosts with 'pinset host list \(customer)'.")
+            throw AdminError.noHost(hostname, of: customer)
         }
         let (result, edit) = change(current)
         return HostEditPreview(edit: edit, outcome: try await run(result, reusable: true))

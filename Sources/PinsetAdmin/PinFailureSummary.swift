@@ -21,8 +21,9 @@ public struct PinFailureSummary: Sendable {
     public var pinsetVersions: [Int64] = []
     public var keyPinned = KeyPinned.noCertificate
 
-    /// Rows for `counts`, most reported first within each customer.
-    public static func rows(_ counts: [PinFailureCount], pinSets: [PinSet]) -> [PinFailureSummary] {
+    /// Rows for `counts`, most reported first within each customer; `publicSuffixes` decides, as in the client,
+    /// which entries cannot govern a host.
+    public static func rows(_ counts: [PinFailureCount], pinSets: [PinSet], publicSuffixes: PublicSuffixList = .bundled) -> [PinFailureSummary] {
         struct Group: Hashable {
             var customer: CustomerName, hostname: String, result: Int, leaf: String?
         }
@@ -46,17 +47,17 @@ public struct PinFailureSummary: Sendable {
             var row = entry.row
             row.appVersions = entry.appVersions.sorted()
             row.pinsetVersions = entry.pinsetVersions.sorted()
-            row.keyPinned = keyPinned(row, in: pinSetsByCustomer[row.customer])
+            row.keyPinned = keyPinned(row, in: pinSetsByCustomer[row.customer], publicSuffixes: publicSuffixes)
             return row
         }.sorted { ($0.customer, $1.reports, $0.hostname) < ($1.customer, $0.reports, $1.hostname) }
     }
 
     /// Whether the served key is one of the current pins of the entry that applies to the host, chosen exactly
-    /// as the Pinset client chooses it (`PinEntryResolution`, with the bundled Public Suffix List).
-    static func keyPinned(_ row: PinFailureSummary, in pinSet: PinSet?) -> KeyPinned {
+    /// as the Pinset client chooses it (`PinEntryResolution`, with a Public Suffix List).
+    static func keyPinned(_ row: PinFailureSummary, in pinSet: PinSet?, publicSuffixes: PublicSuffixList) -> KeyPinned {
         guard let leaf = row.leafSPKISHA256 else { return .noCertificate }
         guard let pinSet, let hostname = try? Hostname(row.hostname),
-              let entry = PinEntryResolution(covering: hostname, in: pinSet.hosts.map(PinnedHost.init), publicSuffixes: .bundled).pinned
+              let entry = PinEntryResolution(covering: hostname, in: pinSet.hosts.map(PinnedHost.init), publicSuffixes: publicSuffixes).pinned
         else { return .hostNotPinned }
         return entry.spkiSHA256.contains { $0.base64 == leaf } ? .yes : .no
     }
@@ -114,7 +115,7 @@ extension Admin {
         let from = Int64(now.timeIntervalSince1970) - window
         return PinFailureOverview(
             from: Date(timeIntervalSince1970: TimeInterval(PinFailureCount.hour(containing: from))),
-            rows: PinFailureSummary.rows(try store.pinFailureCounts(of: customer, since: from), pinSets: pinSets),
+            rows: PinFailureSummary.rows(try store.pinFailureCounts(of: customer, since: from), pinSets: pinSets, publicSuffixes: publicSuffixes.list),
             buckets: PinFailureBucketSummary.rows(try store.pinFailureBuckets(of: customer, since: from))
         )
     }

@@ -36,3 +36,13 @@ struct APIFailure: Error, CustomStringConvertible {
         return AdminAPIResponse(status: error.status, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
     }
 }
+
+/// A handler that answers other than its operation's declaration: a server bug, logged and answered 500 without
+/// detail, like any unexpected error.
+struct DeclarationMismatch: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

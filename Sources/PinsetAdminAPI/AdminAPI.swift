@@ -55,7 +55,20 @@ public struct AdminAPI: Sendable {
         self.status = status
     }
 
+    /// How long the lookup of a token when a request's head arrived stands for the whole request. A body sent
+    /// slowly on purpose outlasts it, and its request is authenticated again: revoking a token or a role takes
+    /// effect within this time even for a request already under way.
+    package static let admissionLifetime: Duration = .seconds(1)
+
+    /// Answers `request`.
     public func respond(to request: AdminAPIRequest) async -> AdminAPIResponse {
+        await respond(to: request, admission: nil)
+    }
+
+    /// Answers `request`, which `admission` let in (``AdminAPIServer/Admission``): when its bearer token was looked
+    /// up then, less than ``admissionLifetime`` ago, and is the token this request carries, the request is served
+    /// for that admin without a second lookup, so that one request costs one. Otherwise it is authenticated here.
+    package func respond(to request: AdminAPIRequest, admission: AdminAPIServer.Admission?) async -> AdminAPIResponse {
         var caller: AdminAccount?
         var countsAsRefusal = true
         let response: AdminAPIResponse
@@ -74,7 +87,7 @@ public struct AdminAPI: Sendable {
             default:
                 break
             }
-            let account = try authenticate(request)
+            let account = try Self.admitted(request, by: admission) ?? authenticate(request)
             caller = account
             if let seconds = refusals.retryAfter(for: Self.refusalKey(account)) {
                 throw APIFailure(429, "Admin \(account.name) was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.",
@@ -129,12 +142,12 @@ public struct AdminAPI: Sendable {
         let body = input.body
         switch operation {
         case .me:
-            return try json(200, ["name": caller.name, "roles": caller.grants.map(\.description)])
+            return try json(200, AdminResponse.Me(name: caller.name, roles: caller.grants.map(\.description)), for: operation)
         case .addCustomer:
             let request = try body.decode(AdminRequest.AddCustomer.self)
             let customer = try CustomerName(request.name)
-            try admin.addCustomer(customer, servesLegacyClients: request.servesLegacyClients ?? false, requiresReview: request.requiresReview ?? true, by: caller)
-            return try json(201, AdminDocuments.pinSet(try admin.pinSetView(of: customer, visibleTo: caller)))
+            try admin.addCustomer(customer, servesLegacyClients: request.servesLegacyClients ?? false, requiresReview: request.requiresReview ?? true, by: .admin(caller))
+            return try json(201, AdminDocuments.pinSet(try admin.pinSetView(of: customer, visibleTo: caller)), for: operation)
         case .addHost:
             let customer = try input.customer()
             let request = try body.decode(AdminRequest.AddHost.self)
@@ -142,27 +155,27 @@ public struct AdminAPI: Sendable {
             let port = request.port ?? AdminLimits.defaultPort
             let includeSubdomains = request.includeSubdomains ?? false
             try admin.addHost(hostname, port: port, includeSubdomains: includeSubdomains, to: customer, by: caller)
-            return try json(201, ["customer": customer.rawValue, "hostname": hostname.rawValue, "port": port, "includeSubdomains": includeSubdomains, "pins": 0])
+            return try json(201, AdminResponse.HostAdded(customer: customer.rawValue, hostname: hostname.rawValue, port: port, includeSubdomains: includeSubdomains, pins: 0), for: operation)
         case .raiseCustomerRevocationFloor:
-            return try raiseFloor(body, customer: try input.customer(), by: caller)
+            return try raiseFloor(body, customer: try input.customer(), by: caller, for: operation)
         case .raiseRevocationFloor:
-            return try raiseFloor(body, customer: nil, by: caller)
+            return try raiseFloor(body, customer: nil, by: caller, for: operation)
         case .listCustomers:
             return try json(200, try admin.customers(visibleTo: caller).map { summary in
                 AdminDocuments.customer(summary, requiresReview: try admin.requiresReview(of: summary.name, visibleTo: caller))
-            })
+            }, for: operation)
         case .getCustomer:
-            return try json(200, AdminDocuments.pinSet(try admin.pinSetView(of: try input.customer(), visibleTo: caller)))
+            return try json(200, AdminDocuments.pinSet(try admin.pinSetView(of: try input.customer(), visibleTo: caller)), for: operation)
         case .auditLog:
             let limit = try input.integer("limit") ?? AdminLimits.defaultAuditEntries
-            return try json(200, try admin.auditLog(of: try input.customer(), visibleTo: caller, limit: limit).map(AdminDocuments.audit))
+            return try json(200, try admin.auditLog(of: try input.customer(), visibleTo: caller, limit: limit).map(AdminDocuments.audit), for: operation)
         case .rotationReadiness:
             let share = try input.number("minimumShare") ?? RotationGate.defaultMinimumShare
             let hostname = try input.string("hostname").map { try Hostname($0) }
             // Without 'hostname', each host's verdict is about this key: where it may go live, and where it is no next key.
             let key = try input.string("key").map { try SHA256Fingerprint(base64: $0) }
             let readiness = try admin.rotationReadiness(of: try input.customer(), hostname: hostname, key: key, visibleTo: caller, gate: RotationGate(minimumShare: share))
-            return try json(200, readiness.map(AdminDocuments.rotation))
+            return try json(200, readiness.map(AdminDocuments.rotation), for: operation)
         case .pinFailures:
             let window: Int64
             do {
@@ -171,32 +184,29 @@ public struct AdminAPI: Sendable {
                 throw APIFailure(400, error.description.replacingOccurrences(of: "--since", with: "'since'"))
             }
             let overview = try admin.pinFailureReport(of: try input.customer(), visibleTo: caller, window: window)
-            return try json(200, AdminDocuments.pinFailures(overview))
+            return try json(200, AdminDocuments.pinFailures(overview), for: operation)
         case .customerHealth:
             let customer = try input.customer()
             // Who may not see the customer learns that first, whether or not the server has a status yet.
             _ = try admin.pinSet(of: customer, visibleTo: caller)
             guard let status = status() else { throw APIFailure(503, "This server has no status to report yet; try again once it has signed.") }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            return AdminAPIResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                    body: Array(try encoder.encode(try admin.health(of: customer, visibleTo: caller, in: status))))
+            return try json(200, try admin.health(of: customer, visibleTo: caller, in: status), for: operation)
         case .updateCustomer:
             let customer = try input.customer()
             let request = try body.decode(AdminRequest.UpdateCustomer.self)
             let changed = try admin.updateCustomer(customer, servesLegacyClients: request.servesLegacyClients, requiresReview: request.requiresReview, by: caller)
             let summary = try admin.customers(visibleTo: caller).first { $0.name == customer }
-            return try json(200, ["customer": customer.rawValue, "changed": changed, "servesLegacyClients": summary?.servesLegacyClients ?? false,
-                                  "requiresReview": try admin.requiresReview(of: customer, visibleTo: caller)])
+            return try json(200, AdminResponse.CustomerUpdated(
+                customer: customer.rawValue, changed: changed, servesLegacyClients: summary?.servesLegacyClients ?? false,
+                requiresReview: try admin.requiresReview(of: customer, visibleTo: caller)), for: operation)
         case .removeCustomer:
             let customer = try input.customer()
             let signer = try admin.removeCustomer(customer, by: caller)
             // An own key stays on the server: apps may still trust it, and only an operator there can retire it.
-            return try json(200, ["customer": customer.rawValue, "removed": true, "ownKeyKept": signer == .customerOwn])
+            return try json(200, AdminResponse.CustomerRemoved(customer: customer.rawValue, removed: true, ownKeyKept: signer == .customerOwn), for: operation)
         case .getIdentity:
             let report = try admin.customerIdentity(of: try input.customer(), visibleTo: caller)
-            return try json(200, AdminDocuments.identity(report, includeFiles: false))
+            return try json(200, AdminDocuments.identity(report, includeFiles: false), for: operation)
         case .rotateIdentity:
             let request = try body.decode(AdminRequest.RotateIdentity.self)
             guard let keyType = SigningKeyType(argument: request.keyType) else {
@@ -206,8 +216,8 @@ public struct AdminAPI: Sendable {
             _ = try admin.rotateCustomerIdentity(
                 of: customer, keyType: keyType, commonName: request.commonName,
                 validityDays: request.validityDays ?? AdminLimits.defaultIdentityValidityDays,
-                replaceTrustAnchor: request.replaceTrustAnchor ?? false, by: caller)
-            return try json(200, AdminDocuments.identity(try admin.customerIdentity(of: customer, visibleTo: caller), includeFiles: false))
+                replaceTrustAnchor: request.replaceTrustAnchor ?? false, by: .admin(caller))
+            return try json(200, AdminDocuments.identity(try admin.customerIdentity(of: customer, visibleTo: caller), includeFiles: false), for: operation)
         case .updateHost:
             let customer = try input.customer()
             let hostname = try input.hostname()
@@ -216,15 +226,16 @@ public struct AdminAPI: Sendable {
                 hostname, of: customer, port: request.port, includeSubdomains: request.includeSubdomains,
                 unmonitored: request.unmonitored, monitored: request.monitored ?? false, by: caller, liveCheck: liveCheck(hostname))
             guard let host = try admin.pinSet(of: customer, visibleTo: caller).hosts.first(where: { $0.hostname == hostname }) else {
-                throw APIFailure(404, "Customer '\(customer)' has no host '\(hostname)'.", code: .hostNotFound)
+                throw AdminError.noHost(hostname, of: customer)
             }
-            return try json(200, ["customer": customer.rawValue, "hostname": hostname.rawValue, "changed": changed, "port": Int(host.port),
-                                  "includeSubdomains": host.includeSubdomains, "pins": host.pins.count])
+            return try json(200, AdminResponse.HostUpdated(
+                customer: customer.rawValue, hostname: hostname.rawValue, changed: changed, port: Int(host.port), includeSubdomains: host.includeSubdomains,
+                pins: host.pins.count), for: operation)
         case .removeHost:
             let customer = try input.customer()
             let hostname = try input.hostname()
             try admin.removeHost(hostname, from: customer, allowLastHost: try input.bool("allowLastHost") ?? false, by: caller)
-            return try json(200, ["customer": customer.rawValue, "hostname": hostname.rawValue, "removed": true])
+            return try json(200, AdminResponse.HostRemoved(customer: customer.rawValue, hostname: hostname.rawValue, removed: true), for: operation)
         case .addNextKeys:
             let customer = try input.customer()
             let hostname = try input.hostname()
@@ -233,30 +244,30 @@ public struct AdminAPI: Sendable {
             let pins = try Self.pins(hashes: request.hashes, certificates: request.certificates, publicKeys: request.publicKeys, certificateKeys: .firstCertificateKey, label: label)
             guard !pins.isEmpty else { throw APIFailure(400, "Give the next key: 'hashes', 'publicKeys' or 'certificates'.") }
             let reason = try PinStore.validatedReviewText(request.reason, what: "reason", required: true)
-            return try json(200, AdminDocuments.nextKeys(try admin.addNextKeys(pins, for: hostname, of: customer, reason: reason, by: caller)))
+            return try json(200, AdminDocuments.nextKeys(try admin.addNextKeys(pins, for: hostname, of: customer, reason: reason, by: .admin(caller))), for: operation)
         case .completeRotation:
             let customer = try input.customer()
             let hostname = try input.hostname()
             let request = try body.decode(AdminRequest.CompleteRotation.self)
             let keep = Set(try (request.keep ?? []).map { try SHA256Fingerprint(base64: $0) })
             let reason = try PinStore.validatedReviewText(request.reason, what: "reason", required: true)
-            let result = try await admin.completeRotation(of: hostname, of: customer, keep: keep, reason: reason, by: caller, liveCheck: liveCheck(hostname))
-            return try json(200, AdminDocuments.rotationCompletion(result))
+            let result = try await admin.completeRotation(of: hostname, of: customer, keep: keep, reason: reason, by: .admin(caller), liveCheck: liveCheck(hostname))
+            return try json(200, AdminDocuments.rotationCompletion(result), for: operation)
         case .editPins:
-            return try await proposePinEdit(body, customer: try input.customer(), hostname: try input.hostname(), by: caller)
+            return try await proposePinEdit(body, customer: try input.customer(), hostname: try input.hostname(), by: caller, for: operation)
         case .listChangeRequests:
             let customer = try input.string("customer").map { try CustomerName($0) }
             let all = try input.bool("all") ?? false
-            return try json(200, try admin.changeRequests(visibleTo: caller, customer: customer, includeDecided: all).map(AdminDocuments.changeRequest))
+            return try json(200, try admin.changeRequests(visibleTo: caller, customer: customer, includeDecided: all).map(AdminDocuments.changeRequest), for: operation)
         case .getChangeRequest:
             let changeRequest = try admin.changeRequest(try input.id(), visibleTo: caller)
             var document = AdminDocuments.changeRequest(changeRequest)
             if changeRequest.state == .open {
-                document["liveCheck"] = try await previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck, by: caller).map {
+                document.liveCheck = try await previews.previews(of: changeRequest, admin: admin, liveCheck: liveCheck, by: caller).map {
                     AdminDocuments.liveCheck($0.hostname, $0.preview.outcome, toOperator: caller.isOperator)
                 }
             }
-            return try json(200, document)
+            return try json(200, document, for: operation)
         case .approveChangeRequest:
             let id = try input.id()
             let request = try body.decode(AdminRequest.Approve.self)
@@ -273,20 +284,20 @@ public struct AdminAPI: Sendable {
                 if skip { settings.overrideReason = reason }
                 return settings
             }
-            return try json(200, AdminDocuments.changeRequest(approved))
+            return try json(200, AdminDocuments.changeRequest(approved), for: operation)
         case .rejectChangeRequest:
             let rejected = try admin.reject(try input.id(), by: caller, note: try body.decode(AdminRequest.Reject.self).note ?? "")
-            return try json(200, AdminDocuments.changeRequest(rejected))
+            return try json(200, AdminDocuments.changeRequest(rejected), for: operation)
         case .breakGlass:
             let applied = try await admin.breakGlass(try input.id(), by: caller, reason: try body.decode(AdminRequest.BreakGlass.self).reason, liveCheck: liveCheck)
-            return try json(200, AdminDocuments.changeRequest(applied))
+            return try json(200, AdminDocuments.changeRequest(applied), for: operation)
         case .listBreakGlass:
             let customer = try input.string("customer").map { try CustomerName($0) }
             let all = try input.bool("all") ?? false
-            return try json(200, try admin.breakGlassEvents(visibleTo: caller, customer: customer, includeAcknowledged: all).map(AdminDocuments.breakGlass))
+            return try json(200, try admin.breakGlassEvents(visibleTo: caller, customer: customer, includeAcknowledged: all).map(AdminDocuments.breakGlass), for: operation)
         case .acknowledgeBreakGlass:
             let event = try admin.acknowledgeBreakGlass(try input.id(), by: caller, note: try body.decode(AdminRequest.Acknowledge.self).note ?? "")
-            return try json(200, AdminDocuments.breakGlass(event))
+            return try json(200, AdminDocuments.breakGlass(event), for: operation)
         default:
             // Declared but not answered here: a server bug, which the contract's in-process tests catch.
             throw APIFailure(500, "\(operation) is declared but not answered by this server.")
@@ -306,21 +317,14 @@ public struct AdminAPI: Sendable {
             certificateKeys: certificateKeys, label: label, detail: "admin API")
     }
 
-    private func raiseFloor(_ body: JSONBody, customer: CustomerName?, by caller: AdminAccount) throws -> AdminAPIResponse {
+    private func raiseFloor(_ body: JSONBody, customer: CustomerName?, by caller: AdminAccount, for operation: AdminOperation) throws -> AdminAPIResponse {
         let floor = try body.decode(AdminRequest.RevocationFloor.self).notBefore.map(Int64.init)
-        if let customer { _ = try admin.pinSet(of: customer, visibleTo: caller) }
-        let change = try admin.raiseRevocationFloor(customer: customer, to: floor, by: caller)
-        var document: [String: Any] = [
-            "identity": change.target.label, "notBefore": change.floor, "installedSignerNotBefore": change.installedSignerNotBefore,
-            "customersWithNewVersion": change.customersWithNewVersion.map(\.rawValue),
-            // The point of raising a floor is usually to revoke the signer before: say plainly when it did not.
-            "previousSignerRevoked": change.previousSignerNotBefore.map { _ in !change.previousSignerStaysTrusted } ?? false,
-        ]
-        if let previous = change.previousSignerNotBefore { document["previousSignerNotBefore"] = previous }
-        return try json(200, document)
+        return try json(200, AdminDocuments.revocationFloor(try admin.raiseRevocationFloor(customer: customer?.rawValue, to: floor, by: .admin(caller))), for: operation)
     }
 
-    private func proposePinEdit(_ body: JSONBody, customer: CustomerName, hostname: Hostname, by author: AdminAccount) async throws -> AdminAPIResponse {
+    private func proposePinEdit(
+        _ body: JSONBody, customer: CustomerName, hostname: Hostname, by author: AdminAccount, for operation: AdminOperation
+    ) async throws -> AdminAPIResponse {
         let request = try body.decode(AdminRequest.EditPins.self)
         let dryRun = request.dryRun ?? false
         // Asked for every edit, also on a customer without review: the API never changes pins without a why. A dry run
@@ -337,28 +341,41 @@ public struct AdminAPI: Sendable {
         guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates', 'publicKeys') or one to remove ('remove').") }
         if dryRun {
             let previews = try await admin.previewPinEdits(edits, for: customer, by: author, liveCheck: liveCheck(hostname))
-            return try json(200, ["dryRun": true, "hosts": previews.map { hostname, preview -> [String: Any] in
+            return try json(200, AdminResponse.PinEditOutcome(preview: previews.map { hostname, preview in
                 var document = AdminDocuments.liveCheck(hostname, preview.outcome, toOperator: author.isOperator)
-                document["add"] = preview.edit.added.map(\.displayName)
-                document["remove"] = preview.edit.removed.map(\.displayName)
+                document.add = preview.edit.added.map(\.displayName)
+                document.remove = preview.edit.removed.map(\.displayName)
                 return document
-            }] as [String: Any])
+            }), for: operation)
         }
         let outcome = try await admin.proposePinEdits(edits, for: customer, reason: reason, lifetime: TimeInterval(hours * 3600), by: author, liveCheck: liveCheck(hostname))
         switch outcome {
         case .requested(let changeRequest):
-            return try json(202, ["changeRequest": AdminDocuments.changeRequest(changeRequest)])
+            return try json(202, AdminResponse.PinEditOutcome(requested: AdminDocuments.changeRequest(changeRequest)), for: operation)
         case .applied(let change):
-            return try json(200, ["applied": ["version": change.version, "pinCount": change.pinCount, "changed": change.changed.map(\.base64)] as [String: Any]])
+            return try json(200, AdminResponse.PinEditOutcome(applied: AdminDocuments.applied(change)), for: operation)
         }
+    }
+
+    /// The admin the head's lookup found, when it still stands for `request`: the same bearer token, looked up
+    /// moments ago.
+    private static func admitted(_ request: AdminAPIRequest, by admission: AdminAPIServer.Admission?) -> AdminAccount? {
+        guard let bearer = admission?.bearer, ContinuousClock.now - bearer.at < admissionLifetime,
+              let presented = Self.bearerToken(request), let token = try? AdminToken(parsing: presented), token.sha256 == bearer.tokenDigest else {
+            return nil
+        }
+        return bearer.account
+    }
+
+    private static func bearerToken(_ request: AdminAPIRequest) -> String? {
+        request.header("Authorization").flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil }
     }
 
     /// The caller's admin, or a refusal: 401, or 429 for an address with too many failed authentications, by the
     /// rule the dashboard's login follows too (``AuthenticationThrottle/authenticate(_:from:with:)``): a valid token
     /// is accepted from any address.
     private func authenticate(_ request: AdminAPIRequest) throws -> AdminAccount {
-        let header = request.header("Authorization")
-        let bearer = header.flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil }
+        let bearer = Self.bearerToken(request)
         switch try throttle.authenticate(bearer, from: request.remoteAddress, with: admin) {
         case .authenticated(let account, _):
             return account
@@ -371,8 +388,11 @@ public struct AdminAPI: Sendable {
         }
     }
 
-    private func json(_ status: Int, _ value: Any) throws -> AdminAPIResponse {
-        AdminAPIResponse(status: status, headers: [("Content-Type", "application/json")],
-                         body: Array(try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])))
+    /// The operation's document, as the contract types it: a handler that answers with another is a server bug.
+    private func json<Document: AdminResponseBody>(_ status: Int, _ document: Document, for operation: AdminOperation) throws -> AdminAPIResponse {
+        guard Document.answers(operation), operation.successes.contains(status) else {
+            throw DeclarationMismatch("\(operation) answered HTTP \(status) with \(Document.self), which its declaration does not name")
+        }
+        return AdminAPIResponse(status: status, headers: [("Content-Type", "application/json")], body: try AdminResponse.encode(document))
     }
 }

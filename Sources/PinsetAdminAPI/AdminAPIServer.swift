@@ -8,6 +8,7 @@ import PinsetAdmin
 import PinsetAdminContract
 import PinsetCore
 import PinsetFileSystem
+import PinsetStore
 
 /// Serves ``AdminAPI`` (and whatever else answers on the admin listener, such as the dashboard) over HTTP/1.1 on
 /// SwiftNIO: over TLS with the configured certificate and key, or in plain text on a loopback address only. Few
@@ -28,12 +29,34 @@ public final class AdminAPIServer: Sendable {
         }
     }
 
-    /// Answers one request.
-    public typealias Responder = @Sendable (AdminAPIRequest) async -> AdminAPIResponse
-    /// The admin whose valid credentials a request's head (given with an empty body: none of it has been read)
-    /// carries, or nil. It only decides which slots the connection may hold: it must not count failures or change
-    /// anything, since the responder authenticates (and throttles) the whole request again.
-    public typealias CredentialCheck = @Sendable (AdminAPIRequest) async -> String?
+    /// Who a request's head showed valid credentials for, when it arrived.
+    public struct Admission: Sendable {
+        /// The admin's name: what the connection's slot is held under.
+        public var admin: String
+        /// The admin the bearer token authenticated, the token's digest and when: the responder acts for that admin
+        /// without looking the token up again only for the same token and while the lookup is fresh
+        /// (``AdminAPI/admissionLifetime``). Nil for other credentials (a dashboard session).
+        package var bearer: (account: AdminAccount, tokenDigest: SHA256Fingerprint, at: ContinuousClock.Instant)?
+
+        /// Held under a dashboard session, which the dashboard checks itself.
+        public init(admin: String) {
+            self.admin = admin
+        }
+
+        /// Authenticated by the bearer token of digest `tokenDigest`, just now.
+        package init(account: AdminAccount, tokenDigest: SHA256Fingerprint) {
+            admin = account.name
+            bearer = (account, tokenDigest, .now)
+        }
+    }
+
+    /// Answers one request, with what its head was admitted as.
+    public typealias Responder = @Sendable (AdminAPIRequest, Admission?) async -> AdminAPIResponse
+    /// Who the valid credentials a request's head (given with an empty body: none of it has been read) carries are
+    /// for, or nil. It decides which slots the connection may hold and is handed to the responder: it must not count
+    /// failures or change anything, since the responder authenticates (and throttles) a request admitted without
+    /// an account.
+    public typealias CredentialCheck = @Sendable (AdminAPIRequest) async -> Admission?
 
     private let respond: Responder
     private let isAuthenticated: CredentialCheck
@@ -57,7 +80,7 @@ public final class AdminAPIServer: Sendable {
 
     /// - Throws: when `tls` is nil and `host` is not a loopback address, or the TLS files do not load.
     public convenience init(api: AdminAPI, isAuthenticated: @escaping CredentialCheck, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
-        try self.init(respond: { await api.respond(to: $0) }, isAuthenticated: isAuthenticated, host: host, port: port, tls: tls, logger: logger)
+        try self.init(respond: { await api.respond(to: $0, admission: $1) }, isAuthenticated: isAuthenticated, host: host, port: port, tls: tls, logger: logger)
     }
 
     public init(respond: @escaping Responder, isAuthenticated: @escaping CredentialCheck, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
@@ -144,6 +167,8 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// While the head's credentials are checked: the parts the decoder had already read, handled once the check
     /// answers, so that the connection's phase is settled before any of its body counts.
     private var heldParts: [HTTPServerRequestPart]?
+    /// What the current request's head was admitted as.
+    private var admission: AdminAPIServer.Admission?
     /// Closes the connection when a request is not complete in time (a trickle of bytes does not extend it), or
     /// when an idle connection sends no new request.
     private var deadline: Scheduled<Void>?
@@ -223,11 +248,13 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
             let keepAlive = head.isKeepAlive
             let version = head.version
             let respond = self.respond
+            let admission = self.admission
+            self.admission = nil
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             // The answer may wait on the database or a live-chain check: off the event loop, then back to it.
             context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
             Task {
-                let response = await respond(request)
+                let response = await respond(request, admission)
                 bound.eventLoop.execute {
                     let (handler, context) = bound.value
                     handler.write(response, version: version, keepAlive: keepAlive, context: context)
@@ -256,11 +283,12 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func credentialsChecked(_ authenticated: String?, context: ChannelHandlerContext) {
+    private func credentialsChecked(_ authenticated: AdminAPIServer.Admission?, context: ChannelHandlerContext) {
         let held = heldParts ?? []
         heldParts = nil
         guard context.channel.isActive else { return }
-        connections.enter(authenticated == nil ? .unauthenticatedRequest : .authenticatedRequest, id: connection, admin: authenticated)
+        admission = authenticated
+        connections.enter(authenticated == nil ? .unauthenticatedRequest : .authenticatedRequest, id: connection, admin: authenticated?.admin)
         var requestComplete = false
         for part in held {
             if heldParts != nil {

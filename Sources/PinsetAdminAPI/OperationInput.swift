@@ -38,7 +38,7 @@ struct OperationInput {
             guard let value = Double(text), value.isFinite, range.contains(value) else {
                 throw APIFailure(400, "'\(field.name)' must be a number from \(AdminField.format(range.lowerBound)) to \(AdminField.format(range.upperBound)).")
             }
-        case .string, .strings:
+        case .string, .text, .strings:
             break
         }
     }
@@ -140,7 +140,11 @@ struct JSONBody {
             throw APIFailure(400, "'\(key)' is null; leave it out, or give it a value.")
         case (.string, .string):
             break
-        case (.string, _):
+        case (.text(let maximumLength), .string(let text)):
+            guard text.unicodeScalars.count <= maximumLength else {
+                throw APIFailure(400, "'\(key)' is \(text.unicodeScalars.count) characters long; give at most \(maximumLength).")
+            }
+        case (.string, _), (.text, _):
             throw APIFailure(400, "'\(key)' must be a string.")
         case (.strings(let maximumCount), .array(let values)) where values.count <= maximumCount:
             guard values.allSatisfy({ if case .string = $0 { true } else { false } }) else {

@@ -67,33 +67,12 @@ public struct AdminAPIClient: Sendable {
         }
     }
 
-    /// The answer to one call: its status and its JSON body.
-    public struct Answer: Sendable {
-        public let status: Int
-        public let body: [UInt8]
-
-        /// The document as a JSON object, or an error: an answer of another shape is not taken as a result.
-        public func object() throws -> [String: Any] {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { throw Self.unexpected(status, "object") }
-            return object
-        }
-
-        /// The document as a list of JSON objects, or an error.
-        public func list() throws -> [[String: Any]] {
-            guard let list = try? JSONSerialization.jsonObject(with: Data(body)) as? [[String: Any]] else { throw Self.unexpected(status, "list") }
-            return list
-        }
-
-        private static func unexpected(_ status: Int, _ shape: String) -> AdminAPIClientError {
-            AdminAPIClientError("The admin API answered HTTP \(status) with a document that is not the \(shape) expected; is the server a Pinset of this version?")
-        }
-    }
-
-    /// Calls `operation` with its path parameters, query values (nil ones are left out) and the contract's body for it.
+    /// Calls `operation` with its path parameters, query values (nil ones are left out) and the contract's body for
+    /// it, and returns the contract's document for its answer.
     ///
-    /// - Precondition: `body` is the type the operation takes.
-    public func call<Body: AdminRequestBody>(
-        _ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = [], body: Body
+    /// - Precondition: `body` is the type the operation takes, and `Answer` the type it answers with.
+    public func call<Body: AdminRequestBody, Answer: AdminResponseBody>(
+        _ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = [], body: Body, answer: Answer.Type = Answer.self
     ) async throws -> Answer {
         precondition(Body.operations.contains(operation), "\(operation) does not take \(Body.self)")
         let encoder = JSONEncoder()
@@ -102,7 +81,9 @@ public struct AdminAPIClient: Sendable {
     }
 
     /// Calls `operation`, which takes no body, with its path parameters and query values (nil ones are left out).
-    public func call(_ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = []) async throws -> Answer {
+    public func call<Answer: AdminResponseBody>(
+        _ operation: AdminOperation, _ parameters: [String: String] = [:], query: [(String, String?)] = [], answer: Answer.Type = Answer.self
+    ) async throws -> Answer {
         precondition(operation.body.isEmpty, "\(operation) takes a body: give its AdminRequest")
         return try await send(operation, parameters, query: query, body: [])
     }
@@ -111,7 +92,10 @@ public struct AdminAPIClient: Sendable {
     /// ``AdminAPIClientError`` for a server that cannot be reached or answers other than JSON.
     ///
     /// - Precondition: the query's names are ones the operation declares.
-    private func send(_ operation: AdminOperation, _ parameters: [String: String], query: [(String, String?)], body bodyBytes: [UInt8]) async throws -> Answer {
+    private func send<Answer: AdminResponseBody>(
+        _ operation: AdminOperation, _ parameters: [String: String], query: [(String, String?)], body bodyBytes: [UInt8]
+    ) async throws -> Answer {
+        precondition(Answer.answers(operation), "\(operation) does not answer with \(Answer.self)")
         precondition(query.allSatisfy { name, _ in operation.query.contains { $0.name == name } }, "\(operation) declares the query \(operation.query.map(\.name))")
         let target = basePath + operation.target(parameters, query: query)
         let raw: (status: Int, body: [UInt8])
@@ -132,7 +116,11 @@ public struct AdminAPIClient: Sendable {
             // Something else answered (a proxy, another service): nothing it says is taken as done.
             throw AdminAPIClientError("The server at \(server.absoluteString) answered HTTP \(raw.status) without a JSON document: it is not a Pinset admin API, or a proxy in between answered. Whether the request took effect is unknown; check with 'pinset review list' or the audit log.")
         }
-        return Answer(status: raw.status, body: raw.body)
+        do {
+            return try AdminResponse.decode(Answer.self, from: raw.body)
+        } catch {
+            throw AdminAPIClientError("The admin API answered HTTP \(raw.status) with a document that is not the \(operation.id) answer this client expects (\(error)); is the server a Pinset of this version?")
+        }
     }
 
     private func exchange(method: String, target: String, body: [UInt8]) async throws -> (status: Int, body: [UInt8]) {
@@ -228,7 +216,11 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finish(.failure(AdminAPIClientError("The admin API closed the connection, or did not answer within \(AdminAPIClient.timeout.nanoseconds / 1_000_000_000) s, before its answer was complete.")))
+        // Closed before an answer began: the exchange never reached the API (a TLS handshake refused on either
+        // side ends here too, when its error was not the first to arrive).
+        finish(.failure(AdminAPIClientError(status == 0
+            ? "Could not reach the admin API: the connection closed before any answer (a server certificate this client does not trust, a server that is no Pinset admin API, or no answer within \(AdminAPIClient.timeout.nanoseconds / 1_000_000_000) s). Check --server and --server-ca."
+            : "The admin API closed the connection, or did not answer within \(AdminAPIClient.timeout.nanoseconds / 1_000_000_000) s, before its answer was complete.")))
         context.fireChannelInactive()
     }
 

@@ -12,6 +12,9 @@ public enum AdminLimits {
     public static let labelLength = 100
     /// Entries of a list field (hashes, certificates, keys).
     public static let maximumListCount = 100
+    /// The characters (Unicode scalars) of a reason or note an admin writes: why an edit, why a host is
+    /// unmonitored, a reviewer's note. The audit log and every review screen show it whole.
+    public static let reasonLength = 1000
     /// Entries of one page of the audit log.
     public static let auditEntries: ClosedRange<Int> = 1...1000
     public static let defaultAuditEntries = 100

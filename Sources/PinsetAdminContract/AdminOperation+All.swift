@@ -17,22 +17,22 @@ extension AdminOperation {
         body: [.string("hostname", required: true, hint: "the host's name, e.g. api.example.com"), .integer("port", AdminLimits.ports), .boolean("includeSubdomains")], successes: [201])
     public static let updateHost = AdminOperation(
         "updateHost", "PATCH", "/customers/{customer}/hosts/{hostname}", access: .role(.editor),
-        body: [.integer("port", AdminLimits.ports), .boolean("includeSubdomains"), .string("unmonitored"), .boolean("monitored")])
+        body: [.integer("port", AdminLimits.ports), .boolean("includeSubdomains"), .text("unmonitored"), .boolean("monitored")])
     public static let removeHost = AdminOperation(
         "removeHost", "DELETE", "/customers/{customer}/hosts/{hostname}", access: .role(.editor), query: [.boolean("allowLastHost")])
     public static let editPins = AdminOperation(
         "editPins", "POST", "/customers/{customer}/hosts/{hostname}/pins", access: .role(.editor),
         body: [
             .strings("hashes"), .strings("certificates"), .strings("publicKeys"), .string("remove"), .boolean("allowLastPin"),
-            .string("reason"), .integer("expiresInHours", AdminLimits.changeRequestLifetimeHours), .boolean("dryRun"),
+            .text("reason"), .integer("expiresInHours", AdminLimits.changeRequestLifetimeHours), .boolean("dryRun"),
         ],
         successes: [200, 202])
     public static let addNextKeys = AdminOperation(
         "addNextKeys", "POST", "/customers/{customer}/hosts/{hostname}/next-keys", access: .role(.editor),
-        body: [.strings("hashes"), .strings("certificates"), .strings("publicKeys"), .string("reason", required: true), .string("label")])
+        body: [.strings("hashes"), .strings("certificates"), .strings("publicKeys"), .text("reason", required: true), .string("label")])
     public static let completeRotation = AdminOperation(
         "completeRotation", "POST", "/customers/{customer}/hosts/{hostname}/complete-rotation", access: .role(.editor),
-        body: [.strings("keep"), .string("reason", required: true)])
+        body: [.strings("keep"), .text("reason", required: true)])
 
     public static let raiseCustomerRevocationFloor = AdminOperation(
         "raiseCustomerRevocationFloor", "POST", "/customers/{customer}/revocation-floor", access: .role(.operator),
@@ -60,17 +60,17 @@ extension AdminOperation {
         "listChangeRequests", "GET", "/change-requests", access: .anyAdmin, query: [.string("customer"), .boolean("all")])
     public static let getChangeRequest = AdminOperation("getChangeRequest", "GET", "/change-requests/{id}", access: .role(.viewer))
     public static let approveChangeRequest = AdminOperation(
-        "approveChangeRequest", "POST", "/change-requests/{id}/approve", access: .role(.reviewer), body: [.boolean("skipLiveCheck"), .string("reason")])
+        "approveChangeRequest", "POST", "/change-requests/{id}/approve", access: .role(.reviewer), body: [.boolean("skipLiveCheck"), .text("reason")])
     /// A reviewer, or the request's own author withdrawing it.
     public static let rejectChangeRequest = AdminOperation(
-        "rejectChangeRequest", "POST", "/change-requests/{id}/reject", access: .role(.reviewer), body: [.string("note")])
+        "rejectChangeRequest", "POST", "/change-requests/{id}/reject", access: .role(.reviewer), body: [.text("note")])
     public static let breakGlass = AdminOperation(
-        "breakGlass", "POST", "/change-requests/{id}/break-glass", access: .role(.operator), body: [.string("reason", required: true)])
+        "breakGlass", "POST", "/change-requests/{id}/break-glass", access: .role(.operator), body: [.text("reason", required: true)])
     public static let listBreakGlass = AdminOperation(
         "listBreakGlass", "GET", "/break-glass", access: .anyAdmin, query: [.string("customer"), .boolean("all")])
     /// A reviewer of the customer who neither applied the edit nor wrote its request.
     public static let acknowledgeBreakGlass = AdminOperation(
-        "acknowledgeBreakGlass", "POST", "/break-glass/{id}/acknowledge", access: .role(.reviewer), body: [.string("note")])
+        "acknowledgeBreakGlass", "POST", "/break-glass/{id}/acknowledge", access: .role(.reviewer), body: [.text("note")])
 
     /// Every operation of the API.
     public static let all: [AdminOperation] = [

@@ -88,8 +88,10 @@ public struct AdminField: Sendable, Hashable {
     public let hint: String?
 
     public enum Kind: Sendable, Hashable {
-        /// Its text is checked by the rule for what it names (a hostname, a reason).
+        /// Its text is checked by the rule for what it names (a hostname, a key).
         case string
+        /// Text an admin writes for people (a reason, a note): at most `maximumLength` characters.
+        case text(maximumLength: Int)
         /// A list of at most `maximumCount` strings.
         case strings(maximumCount: Int)
         case boolean
@@ -106,6 +108,10 @@ public struct AdminField: Sendable, Hashable {
 
     static func string(_ name: String, required: Bool = false, hint: String? = nil) -> AdminField {
         AdminField(name, .string, required: required, hint: hint)
+    }
+
+    static func text(_ name: String, required: Bool = false, hint: String? = nil) -> AdminField {
+        AdminField(name, .text(maximumLength: AdminLimits.reasonLength), required: required, hint: hint)
     }
 
     /// A bound as people write it: `1`, not `1.0`.

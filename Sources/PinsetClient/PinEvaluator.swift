@@ -20,15 +20,25 @@ public final class PinEvaluator: @unchecked Sendable {
     /// Called with every pin mismatch, on the evaluating thread, before the verdict is returned: it must only
     /// hand the event over (``PinsetUpdater`` starts a task for its ``PinFailureReporter``), never block.
     private let failureObserver: (@Sendable (PinFailureEvent) -> Void)?
+    /// Called with the host and chain of every refusal (mismatch, pinless entry, refused unpinned host), on the
+    /// evaluating thread, before the verdict is returned, so that ``PinsetUpdater/recoverAfterPinFailure(host:)``
+    /// knows the chain by the time the caller sees the failure. Must only store it, never block.
+    private let refusalObserver: (@Sendable (_ host: String, _ chain: [[UInt8]]) -> Void)?
 
     public convenience init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = .bundled) {
-        self.init(unpinnedHostPolicy: unpinnedHostPolicy, publicSuffixes: publicSuffixes, failureObserver: nil)
+        self.init(unpinnedHostPolicy: unpinnedHostPolicy, publicSuffixes: publicSuffixes, failureObserver: nil, refusalObserver: nil)
     }
 
-    init(unpinnedHostPolicy: UnpinnedHostPolicy, publicSuffixes: PublicSuffixList?, failureObserver: (@Sendable (PinFailureEvent) -> Void)?) {
+    init(
+        unpinnedHostPolicy: UnpinnedHostPolicy,
+        publicSuffixes: PublicSuffixList?,
+        failureObserver: (@Sendable (PinFailureEvent) -> Void)?,
+        refusalObserver: (@Sendable (_ host: String, _ chain: [[UInt8]]) -> Void)?
+    ) {
         self.unpinnedHostPolicy = unpinnedHostPolicy
         self.publicSuffixes = publicSuffixes
         self.failureObserver = failureObserver
+        self.refusalObserver = refusalObserver
     }
 
     /// The pin set in force, or `nil` before any was loaded.
@@ -51,18 +61,32 @@ public final class PinEvaluator: @unchecked Sendable {
     /// never read as "not pinned" (see `PinEntryResolution`). An include-subdomains entry for a single-label
     /// name or a public suffix is ignored, and the evaluation names it.
     public func evaluate(host: String, chain: [[UInt8]]) -> PinEvaluation {
+        let (evaluation, mismatch) = verdict(host: host, chain: chain)
+        if !evaluation.isTrusted { refusalObserver?(host, chain) }
+        if let mismatch, let failureObserver { failureObserver(mismatch) }
+        return evaluation
+    }
+
+    /// The verdict for `chain` under the pins in force, telling no observer: for checking whether a chain once
+    /// refused would now pass, which is not a new failure to report.
+    func verdictWithoutNotifying(host: String, chain: [[UInt8]]) -> PinEvaluation {
+        verdict(host: host, chain: chain).evaluation
+    }
+
+    /// The verdict, and the event to report when it is a mismatch.
+    private func verdict(host: String, chain: [[UInt8]]) -> (evaluation: PinEvaluation, mismatch: PinFailureEvent?) {
         let snapshot = pinSet
         let hostname = try? Hostname(host)
         let resolution = hostname.flatMap { snapshot?.resolution(for: $0, publicSuffixes: publicSuffixes) }
         guard let resolution, !resolution.isUncovered else {
             let ignored = resolution?.ignoredSuffixEntries.map(\.hostname) ?? []
-            return unpinnedHostPolicy == .allow
+            return (unpinnedHostPolicy == .allow
                 ? .notPinned(host: host, ignoredSuffixEntries: ignored)
-                : .unpinnedHostRefused(host: host, ignoredSuffixEntries: ignored)
+                : .unpinnedHostRefused(host: host, ignoredSuffixEntries: ignored), nil)
         }
         let skipped = resolution.pinless.map(\.hostname)
         guard let entry = resolution.pinned else {
-            return .pinlessEntryRefused(host: host, entries: skipped)
+            return (.pinlessEntryRefused(host: host, entries: skipped), nil)
         }
         let keyPins = Set(entry.spkiSHA256)
         let certificatePins = Set(entry.certificateSHA256)
@@ -70,20 +94,21 @@ public final class PinEvaluator: @unchecked Sendable {
         for (index, der) in chain.enumerated() {
             let certificateHash = SHA256Fingerprint(of: der)
             if certificatePins.contains(certificateHash) {
-                return .pinnedMatch(host: host, entry: entry.hostname, match: .certificate(certificateHash, chainIndex: index), skippedPinless: skipped)
+                return (.pinnedMatch(host: host, entry: entry.hostname, match: .certificate(certificateHash, chainIndex: index), skippedPinless: skipped), nil)
             }
             guard let certificate = try? Certificate(derEncoded: der),
                   let spki = try? PinMaterial.subjectPublicKeyInfo(of: certificate.publicKey)
             else { continue }
             let keyHash = SHA256Fingerprint(of: spki)
             if keyPins.contains(keyHash) {
-                return .pinnedMatch(host: host, entry: entry.hostname, match: .subjectPublicKeyInfo(keyHash, chainIndex: index), skippedPinless: skipped)
+                return (.pinnedMatch(host: host, entry: entry.hostname, match: .subjectPublicKeyInfo(keyHash, chainIndex: index), skippedPinless: skipped), nil)
             }
             presented.append(keyHash)
         }
-        if let snapshot, let hostname, let failureObserver {
-            failureObserver(PinFailureEvent(host: hostname, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date()))
+        var event: PinFailureEvent?
+        if let snapshot, let hostname {
+            event = PinFailureEvent(host: hostname, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date())
         }
-        return .pinMismatch(host: host, entry: entry.hostname, presented: presented, skippedPinless: skipped)
+        return (.pinMismatch(host: host, entry: entry.hostname, presented: presented, skippedPinless: skipped), event)
     }
 }

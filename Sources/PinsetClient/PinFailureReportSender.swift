@@ -1,4 +1,5 @@
 import Foundation
+import PinsetCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,6 +23,7 @@ public struct URLSessionPinFailureReportSender: PinFailureReportSender {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(PinsetRelease.userAgent, forHTTPHeaderField: "User-Agent")
         request.httpBody = Data(report)
         let (_, response) = try await session.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0

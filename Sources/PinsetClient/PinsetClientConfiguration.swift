@@ -46,6 +46,9 @@ public struct PinsetClientConfiguration: Sendable {
     /// `PinFailureReportConfiguration?`, default `nil` (off) — where pin failures are reported. When set and
     /// enabled, each pin mismatch is reported once per host and interval, from a queue kept in `stateDirectory`.
     public var failureReports: PinFailureReportConfiguration?
+    /// `PinFailureRecoveryPolicy`, default one per host per 60 s and 3 in all per 60 s — how often a pin failure
+    /// may force a bundle update (``PinsetUpdater/recoverAfterPinFailure(host:)``).
+    public var pinFailureRecovery: PinFailureRecoveryPolicy = .default
 
     /// Creates a configuration from trust-server certificates as an app bundles them: each element is one
     /// file's contents, DER or PEM (a PEM file may hold several certificates).

@@ -9,6 +9,9 @@ import PinsetSigning
 /// nothing and throws a `PinUpdateError` naming the failed check. The pins in force are published through
 /// `evaluator`, which TLS callbacks may query synchronously from any thread.
 ///
+/// After a connection its pins refused, `recoverAfterPinFailure(host:)` forces an update within the bounds of
+/// `configuration.pinFailureRecovery` and says whether one retry would now pass.
+///
 /// An actor: concurrent calls are serialized at their suspension points, and the rollback check and the
 /// write happen without a suspension in between, so two overlapping updates can never store an older
 /// version over a newer one.
@@ -24,20 +27,33 @@ public actor PinsetUpdater {
     /// The accepted bundle carrying the highest revocation floor (`signers-not-before`), `nil` while none was
     /// accepted. The floor only ever rises: it is kept when later bundles carry a lower one or none.
     private var floorSource: VerifiedPinSet?
+    /// The chain last refused per host, recorded by the evaluator as it refuses, for `recoverAfterPinFailure`.
+    let refusals: RecentPinRefusals
+    /// The monotonic clock of the recovery throttle.
+    let monotonicNow: @Sendable () -> Duration
+    var recoveryThrottle: PinFailureRecoveryThrottle
+    /// The update a pin failure forced, while it runs: failures meanwhile wait for it instead of fetching again.
+    var forcedUpdate: Task<Result<VerifiedPinSet, PinUpdateError>, Never>?
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
     ///   - reportSender: how pin-failure reports are sent, when `configuration.failureReports` enables them.
     ///   - now: the clock; read once per operation, so every check of one update sees the same time.
+    ///   - monotonicNow: a monotonic clock (any origin) for the pin-failure recovery throttle, so that a device
+    ///     date set back or forward neither lifts nor extends it; `ContinuousClock` by default.
     public init(
         configuration: PinsetClientConfiguration,
         fetcher: any BundleFetcher = URLSessionBundleFetcher(),
         reportSender: any PinFailureReportSender = URLSessionPinFailureReportSender(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        monotonicNow: (@Sendable () -> Duration)? = nil
     ) {
         self.configuration = configuration
         self.fetcher = fetcher
         self.now = now
+        let origin = ContinuousClock.now
+        self.monotonicNow = monotonicNow ?? { ContinuousClock.now - origin }
+        recoveryThrottle = PinFailureRecoveryThrottle(policy: configuration.pinFailureRecovery)
         var reporter: PinFailureReporter?
         var observer: (@Sendable (PinFailureEvent) -> Void)?
         if let settings = configuration.failureReports, settings.isEnabled {
@@ -47,8 +63,11 @@ public actor PinsetUpdater {
             observer = { event in Task { await created.record(event) } }
         }
         failureReporter = reporter
+        let refusals = RecentPinRefusals()
+        self.refusals = refusals
         evaluator = PinEvaluator(
-            unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes, failureObserver: observer
+            unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes, failureObserver: observer,
+            refusalObserver: { host, chain in refusals.record(host: host, chain: chain) }
         )
     }
 

@@ -33,6 +33,7 @@ public struct URLSessionBundleFetcher: BundleFetcher {
         let configuration = URLSessionConfiguration.keepingNothing(timeout: seconds)
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
         request.setValue("application/pkcs7-mime, application/octet-stream", forHTTPHeaderField: "Accept")
+        request.setValue(PinsetRelease.userAgent, forHTTPHeaderField: "User-Agent")
         if let heldVersion { request.setValue(String(heldVersion), forHTTPHeaderField: Self.heldVersionHeader) }
 
         let collector = LimitedBodyCollector(limit: maximumBodySize)

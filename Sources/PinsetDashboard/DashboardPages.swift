@@ -1,5 +1,6 @@
 import Foundation
 import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetStatus
 import PinsetStore
@@ -150,7 +151,7 @@ enum DashboardPages {
                   <form class="inline" method="post" action="/dashboard/break-glass/\(event.id)/acknowledge">
                   <input type="hidden" name="csrf" value="\(context.csrfToken)">
                   <label for="acknowledge-note-\(event.id)">What you checked (goes to the audit log)</label>
-                  <input type="text" id="acknowledge-note-\(event.id)" name="note" maxlength="500">
+                  <input type="text" id="acknowledge-note-\(event.id)" name="note" maxlength="\(AdminLimits.reasonLength)">
                   <button type="submit" class="secondary" id="acknowledge-\(event.id)">Acknowledge</button></form>
                   """
                 : ""
@@ -294,7 +295,7 @@ enum DashboardPages {
                 <form class="inline" method="post" action="/dashboard/requests/\(request.id)/reject">
                 <input type="hidden" name="csrf" value="\(context.csrfToken)">
                 <label for="reject-note">Why (goes to the audit log)</label>
-                <input type="text" id="reject-note" name="note" maxlength="500">
+                <input type="text" id="reject-note" name="note" maxlength="\(AdminLimits.reasonLength)">
                 <button type="submit" class="danger" id="reject">\(isAuthor ? "Withdraw" : "Reject")</button></form>
                 """)
             }

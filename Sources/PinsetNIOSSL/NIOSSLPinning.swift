@@ -18,13 +18,49 @@ import PinsetClient
 /// `.unpinnedHostRefused`) rather than BoringSSL's generic verification failure. Services that build the
 /// `NIOSSLClientHandler` themselves can pass `verificationCallback(for:)` to it instead.
 ///
+/// Made with `init(updater:trustRoots:)`, a refused handshake can be followed by one forced update and one retry
+/// on a new connection: `withPinFailureRecovery(serverHostname:_:)`.
+///
 /// Thread-safe: a value; the pin set it consults is the updater's lock-protected snapshot, so an update
 /// applies to every handshake that starts after it.
 public struct NIOSSLPinning: Sendable {
     public let serverTrust: ServerTrustEvaluator
+    /// The updater whose pins are enforced, when made with `init(updater:trustRoots:)`: what
+    /// `withPinFailureRecovery(serverHostname:_:)` asks for a forced update.
+    public let updater: PinsetUpdater?
 
     public init(pins: PinEvaluator, trustRoots: TLSTrustRoots = .system) {
         self.serverTrust = ServerTrustEvaluator(pins: pins, trustRoots: trustRoots)
+        self.updater = nil
+    }
+
+    /// Enforces `updater`'s pins, and lets a pin failure force an update (`withPinFailureRecovery`).
+    public init(updater: PinsetUpdater, trustRoots: TLSTrustRoots = .system) {
+        self.serverTrust = ServerTrustEvaluator(pins: updater.evaluator, trustRoots: trustRoots)
+        self.updater = updater
+    }
+
+    /// Runs `connect` — which must open a new connection to `serverHostname` each time it runs — and, when it
+    /// fails because the pins refused the server (`ServerTrustError` `.pinMismatch` or `.unpinnedHostRefused`),
+    /// asks the updater to recover (`PinsetUpdater.recoverAfterPinFailure(host:)`) and runs it once more if the
+    /// pins now in force accept the chain that was refused.
+    ///
+    /// The retry is a new connection, so its handshake is verified against the pins then in force. Any other
+    /// outcome — no newer pins, throttled, a failed update, or no updater (`init(pins:trustRoots:)`) — rethrows
+    /// the original `ServerTrustError`; ask the updater directly to see which. `connect` must surface the
+    /// handshake failure as the `ServerTrustError` the `PinningErrorHandler` puts into the pipeline (as
+    /// `addPinnedTLSClientHandlers` sets up), not wrapped.
+    public func withPinFailureRecovery<Value>(
+        serverHostname: String,
+        isolation: isolated (any Actor)? = #isolation,
+        _ connect: () async throws -> Value
+    ) async throws -> Value {
+        do {
+            return try await connect()
+        } catch let failure as ServerTrustError where failure.code != .chainValidation {
+            guard let updater, await updater.recoverAfterPinFailure(host: serverHostname).allowsRetry else { throw failure }
+            return try await connect()
+        }
     }
 
     /// A verification callback for `NIOSSLClientHandler(context:serverHostname:customVerificationCallbackWithMetadata:)`.

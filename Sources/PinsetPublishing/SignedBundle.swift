@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PinsetCore
 import PinsetHTTP
 import X509

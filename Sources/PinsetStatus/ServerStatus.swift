@@ -1,11 +1,13 @@
 import Foundation
 
 /// What a running server reports at `/status`: readiness, the last signing pass, the identities that sign, the
-/// store, host monitoring, uptake and pin-failure reports. The server encodes it, `pinset status` decodes it.
+/// store, host monitoring, uptake, pin-failure reports and the Public Suffix List in use. The server encodes it, `pinset status` decodes it.
 ///
 /// Optional members are left out of the document when `nil`, never written as `null`. The server always writes
 /// `store`, `monitoring` and `reports`; a document without them (a partial or older server) still decodes.
 public struct ServerStatus: Codable, Hashable, Sendable {
+    /// The server's release (``PinsetRelease/version``); absent from servers older than this member.
+    public var version: String?
     public var ready: Bool
     /// Why the server is not ready; only when `ready` is false.
     public var notReadyReason: String?
@@ -30,14 +32,18 @@ public struct ServerStatus: Codable, Hashable, Sendable {
     public var reports: Reports?
     /// Pin edits applied without review and not yet acknowledged; absent when there are none.
     public var breakGlass: [BreakGlass]?
+    /// The Public Suffix List in use; absent from servers older than this member.
+    public var publicSuffixList: PublicSuffixList?
 
     public init(
         ready: Bool, notReadyReason: String? = nil, customers: Int, consecutiveSigningFailures: Int,
         lastSigningPass: Date? = nil, lastSigningAttempt: Date? = nil, lastSigningError: String? = nil,
         lastSigningPassMilliseconds: Int64? = nil, customersNotSigned: [CustomerNotSigned]? = nil,
         oldestBundleAgeSeconds: Int64? = nil, signingIdentities: [IdentityExpiry], warnings: [String], store: Store?,
-        monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled, breakGlass: [BreakGlass]? = nil
+        monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled, breakGlass: [BreakGlass]? = nil,
+        publicSuffixList: PublicSuffixList? = nil, version: String? = nil
     ) {
+        self.version = version
         self.ready = ready
         self.notReadyReason = notReadyReason
         self.customers = customers
@@ -55,6 +61,7 @@ public struct ServerStatus: Codable, Hashable, Sendable {
         self.uptake = uptake
         self.reports = reports
         self.breakGlass = breakGlass
+        self.publicSuffixList = publicSuffixList
     }
 
     /// Lenient where `pinset status` has always been: counters a document leaves out read as 0, lists as empty,
@@ -78,7 +85,9 @@ public struct ServerStatus: Codable, Hashable, Sendable {
             monitoring: try container.decodeIfPresent(Monitoring.self, forKey: .monitoring),
             uptake: try container.decodeIfPresent(Uptake.self, forKey: .uptake),
             reports: try container.decodeIfPresent(Reports.self, forKey: .reports),
-            breakGlass: try container.decodeIfPresent([BreakGlass].self, forKey: .breakGlass)
+            breakGlass: try container.decodeIfPresent([BreakGlass].self, forKey: .breakGlass),
+            publicSuffixList: try container.decodeIfPresent(PublicSuffixList.self, forKey: .publicSuffixList),
+            version: try container.decodeIfPresent(String.self, forKey: .version)
         )
     }
 

@@ -194,10 +194,10 @@ extension PinStore {
     public static func validatedReviewText(_ text: String, what: String, required: Bool) throws -> String {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if required && text.isEmpty {
-            throw StoreError(.invalidInput, "Give a \(what) of 1 to 1000 characters: reviewers decide on it, and the audit log keeps it.")
+            throw StoreError(.invalidInput, "Give a \(what) of 1 to \(AdminLimits.reasonLength) characters: reviewers decide on it, and the audit log keeps it.")
         }
-        guard text.unicodeScalars.count <= 1000 else {
-            throw StoreError(.invalidInput, "The \(what) is \(text.unicodeScalars.count) characters long; give at most 1000.")
+        guard text.unicodeScalars.count <= AdminLimits.reasonLength else {
+            throw StoreError(.invalidInput, "The \(what) is \(text.unicodeScalars.count) characters long; give at most \(AdminLimits.reasonLength).")
         }
         if let scalar = text.unicodeScalars.first(where: TerminalText.needsEscaping) {
             throw StoreError(.invalidInput, "The \(what) contains the control character \(TerminalText.escape(String(scalar))); give plain text.")

@@ -68,8 +68,9 @@ struct AdminCommand: AsyncParsableCommand {
             let admins = try admin.admins(visibleTo: admin.localOperator)
             if options.json {
                 try Output.json(admins.map {
-                    ["name": $0.name, "roles": $0.grants.map(\.description), "activeTokens": $0.activeTokens,
-                     "disabled": $0.isDisabled, "createdAt": Output.date($0.createdAt), "createdBy": $0.createdBy] as [String: Any]
+                    AdminListEntry(
+                        name: $0.name, roles: $0.grants.map(\.description), activeTokens: $0.activeTokens, disabled: $0.isDisabled,
+                        createdAt: Output.date($0.createdAt), createdBy: $0.createdBy)
                 })
                 return
             }
@@ -141,4 +142,14 @@ struct AdminCommand: AsyncParsableCommand {
             Output.note(required ? "Pin edits of '\(customer)' by named admins now become change requests." : "Pin edits of '\(customer)' no longer need review.")
         }
     }
+}
+
+/// One admin as `pinset admin list --json` prints it.
+private struct AdminListEntry: Encodable {
+    let name: String
+    let roles: [String]
+    let activeTokens: Int
+    let disabled: Bool
+    let createdAt: String
+    let createdBy: String
 }

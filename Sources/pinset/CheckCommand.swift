@@ -54,8 +54,9 @@ struct CheckCommand: AsyncParsableCommand {
         let results = await checker.check(jobs, concurrency: concurrency)
         if options.json {
             try Output.json(results.map {
-                ["customer": $0.customer.rawValue, "hostname": $0.host.hostname.rawValue, "port": Int($0.host.port),
-                 "state": $0.state.rawValue, "failing": $0.state.isFailing, "detail": $0.detail, "warnings": $0.warnings] as [String: Any]
+                HostCheckEntry(
+                    customer: $0.customer.rawValue, hostname: $0.host.hostname.rawValue, port: Int($0.host.port), state: $0.state.rawValue,
+                    failing: $0.state.isFailing, detail: $0.detail, warnings: $0.warnings)
             })
         } else {
             Self.printTable(results)
@@ -76,4 +77,15 @@ struct CheckCommand: AsyncParsableCommand {
             for warning in result.warnings { Output.warn("\(result.host.hostname) (\(result.customer)): \(warning)") }
         }
     }
+}
+
+/// One host as `pinset check --json` prints it.
+private struct HostCheckEntry: Encodable {
+    let customer: String
+    let hostname: String
+    let port: Int
+    let state: String
+    let failing: Bool
+    let detail: String
+    let warnings: [String]
 }

@@ -41,7 +41,7 @@ extension ClientCommand {
                 )
             } catch {
                 if state.json {
-                    try Output.json(["trusted": false, "code": "unreachable", "reason": "\(error)"])
+                    try Output.json(TrustVerdict(trusted: false, code: "unreachable", reason: "\(error)"))
                 } else {
                     Output.note("UNREACHABLE: \(error)")
                 }
@@ -59,7 +59,7 @@ extension ClientCommand {
             switch await evaluator.evaluate(serverHostname: host, presentedChain: chain) {
             case .success(let result):
                 if state.json {
-                    try Output.json(["trusted": true, "verdict": result.evaluation.description, "version": pins.version])
+                    try Output.json(TrustVerdict(trusted: true, verdict: result.evaluation.description, version: pins.version))
                 } else {
                     Output.line("TRUSTED: \(result.evaluation) (pins version \(pins.version))")
                 }
@@ -97,13 +97,12 @@ extension ClientCommand {
                 return (spki, String(describing: certificate.subject), String(describing: certificate.issuer))
             }
             if json {
-                try Output.json([
-                    "trusted": false, "code": "\(failure.code)", "reason": failure.reason, "version": pins.version,
-                    "presentedChain": chain.map { ["pinSHA256": $0.spki, "subject": $0.subject, "issuer": $0.issuer] },
-                    "entry": entry.map { $0.hostname.spelling as Any } ?? NSNull(),
-                    "expectedPinSHA256": entry?.spkiSHA256.map(\.base64) ?? [],
-                    "expectedCertificateSHA256": entry?.certificateSHA256.map(\.hex) ?? [],
-                ])
+                try Output.json(TrustVerdict(
+                    trusted: false, code: "\(failure.code)", reason: failure.reason, version: pins.version,
+                    refusal: TrustVerdict.Refusal(
+                        presentedChain: chain.map { TrustVerdict.Refusal.Certificate(pinSHA256: $0.spki, subject: $0.subject, issuer: $0.issuer) },
+                        entry: entry?.hostname.spelling, expectedPinSHA256: entry?.spkiSHA256.map(\.base64) ?? [],
+                        expectedCertificateSHA256: entry?.certificateSHA256.map(\.hex) ?? [])))
                 return
             }
             Output.note("REFUSED (\(failure.code)): \(failure.reason)")
@@ -119,6 +118,49 @@ extension ClientCommand {
             } else {
                 Output.note("  No pin entry in version \(pins.version) covers '\(host)'.")
             }
+        }
+    }
+}
+
+/// What `client check --json` prints: trusted with the verdict, or refused with the code and why; a refusal by the
+/// pins also lists the chain presented and the pins expected (`entry` null when no pin entry covers the host).
+private struct TrustVerdict: Encodable {
+    struct Refusal {
+        struct Certificate: Encodable {
+            let pinSHA256: String
+            let subject: String
+            let issuer: String
+        }
+
+        let presentedChain: [Certificate]
+        let entry: String?
+        let expectedPinSHA256: [String]
+        let expectedCertificateSHA256: [String]
+    }
+
+    let trusted: Bool
+    var code: String?
+    var reason: String?
+    var verdict: String?
+    var version: Int64?
+    var refusal: Refusal?
+
+    private enum CodingKeys: String, CodingKey {
+        case trusted, code, reason, verdict, version, presentedChain, entry, expectedPinSHA256, expectedCertificateSHA256
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(trusted, forKey: .trusted)
+        try container.encodeIfPresent(code, forKey: .code)
+        try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encodeIfPresent(verdict, forKey: .verdict)
+        try container.encodeIfPresent(version, forKey: .version)
+        if let refusal {
+            try container.encode(refusal.presentedChain, forKey: .presentedChain)
+            try container.encode(refusal.entry, forKey: .entry)
+            try container.encode(refusal.expectedPinSHA256, forKey: .expectedPinSHA256)
+            try container.encode(refusal.expectedCertificateSHA256, forKey: .expectedCertificateSHA256)
         }
     }
 }

@@ -21,9 +21,9 @@ extension ClientCommand {
             let pins = try await ClientCommand.heldPins(updater, json: state.json)
             let floor = await updater.signersNotBefore
             if state.json {
-                var object = ClientCommand.summary(pins, floor: floor)
-                object["latestSignedAt"] = Output.date(await updater.latestSignedAt)
-                try Output.json(object)
+                var summary = ClientCommand.summary(pins, floor: floor)
+                summary.latestSignedAt = Output.date(await updater.latestSignedAt)
+                try Output.json(summary)
                 return
             }
             Output.line("HELD: customer '\(pins.customer)', version \(pins.version)")
@@ -40,10 +40,16 @@ extension ClientCommand {
         case .rejected(let error): reason = "the stored state was refused (\(error.code)): \(error.reason); the next accepted bundle replaces it"
         }
         if json {
-            try Output.json(["held": false, "reason": reason])
+            try Output.json(NoPinsHeld(reason: reason))
         } else {
             Output.note("NO PINS: \(reason)")
         }
         throw ExitCode(ClientExitStatus.noPinsHeld)
     }
+}
+
+/// What `client show --json` prints when no pins are held.
+private struct NoPinsHeld: Encodable {
+    let held = false
+    let reason: String
 }

@@ -73,10 +73,10 @@ extension ClientCommand {
             let floor = await updater.signersNotBefore
             let skew = serverDate.map { Int64(Date().timeIntervalSince($0).rounded()) }
             if json {
-                var object = ClientCommand.summary(pins, floor: floor)
-                object["accepted"] = true
-                object["clockSkewSeconds"] = skew.map { $0 as Any } ?? NSNull()
-                try Output.json(object)
+                var summary = ClientCommand.summary(pins, floor: floor)
+                summary.accepted = true
+                summary.clockSkewSeconds = .some(skew)
+                try Output.json(summary)
                 return
             }
             Output.line("ACCEPTED: customer '\(pins.customer)', version \(pins.version)")
@@ -88,11 +88,9 @@ extension ClientCommand {
 
         static func report(_ error: PinUpdateError, json: Bool) throws {
             if json {
-                try Output.json([
-                    "accepted": false, "code": error.code.description, "reason": error.reason,
-                    "exitStatus": Int(ClientExitStatus.update(error.code)),
-                    "estimatedClockSkewSeconds": error.estimatedClockSkew.map { Int($0.components.seconds) as Any } ?? NSNull(),
-                ])
+                try Output.json(UpdateRefusal(
+                    code: error.code.description, reason: error.reason, exitStatus: Int(ClientExitStatus.update(error.code)),
+                    estimatedClockSkewSeconds: error.estimatedClockSkew.map { Int($0.components.seconds) }))
                 return
             }
             Output.note("REFUSED (\(error.code)): \(error.reason)")
@@ -123,24 +121,16 @@ final class DateRecordingFetcher: BundleFetcher, @unchecked Sendable {
 
 extension ClientCommand {
     /// What `client update` and `client show` print of a pin set, as JSON.
-    static func summary(_ pins: VerifiedPinSet, floor: Date?) -> [String: Any] {
-        [
-            "customer": pins.customer.rawValue,
-            "version": pins.version,
-            "origin": pins.origin.rawValue,
-            "signedAt": Output.date(pins.signedAt),
-            "expiresAt": Output.date(pins.expiresAt),
-            "expired": pins.expiresAt <= Date(),
-            "signer": PinMaterial.describe(pins.signerCertificate.subject),
-            "signerNotBefore": Output.date(pins.signerCertificate.notValidBefore),
-            "signersNotBefore": floor.map { Output.date($0) as Any } ?? NSNull(),
-            "hosts": pins.hosts.map { host in
-                [
-                    "hostname": host.hostname.spelling, "port": host.port, "includeSubdomains": host.includeSubdomains,
-                    "pinSHA256": host.spkiSHA256.map(\.base64), "certificateSHA256": host.certificateSHA256.map(\.hex),
-                ] as [String: Any]
-            },
-        ]
+    static func summary(_ pins: VerifiedPinSet, floor: Date?) -> PinSetSummary {
+        PinSetSummary(
+            customer: pins.customer.rawValue, version: pins.version, origin: pins.origin.rawValue, signedAt: Output.date(pins.signedAt),
+            expiresAt: Output.date(pins.expiresAt), expired: pins.expiresAt <= Date(), signer: PinMaterial.describe(pins.signerCertificate.subject),
+            signerNotBefore: Output.date(pins.signerCertificate.notValidBefore), signersNotBefore: floor.map { Output.date($0) },
+            hosts: pins.hosts.map { host in
+                PinSetSummary.Host(
+                    hostname: host.hostname.spelling, port: Int(host.port), includeSubdomains: host.includeSubdomains,
+                    pinSHA256: host.spkiSHA256.map(\.base64), certificateSHA256: host.certificateSHA256.map(\.hex))
+            })
     }
 
     static func printSummary(_ pins: VerifiedPinSet, floor: Date?) {
@@ -152,5 +142,76 @@ extension ClientCommand {
             for pin in host.spkiSHA256 { Output.line("  pin-sha256 \(pin.base64)") }
             for fp in host.certificateSHA256 { Output.line("  fp         \(fp.hex)") }
         }
+    }
+}
+
+/// A held pin set as `client update` and `client show` print it; `null` where something is not known, rather than
+/// left out.
+struct PinSetSummary: Encodable {
+    struct Host: Encodable {
+        let hostname: String
+        let port: Int
+        let includeSubdomains: Bool
+        let pinSHA256: [String]
+        let certificateSHA256: [String]
+    }
+
+    let customer: String
+    let version: Int64
+    let origin: String
+    let signedAt: String
+    let expiresAt: String
+    let expired: Bool
+    let signer: String
+    let signerNotBefore: String
+    let signersNotBefore: String?
+    let hosts: [Host]
+    /// `client update`: the bundle was accepted, and the device clock's distance from the server's (null without a Date header).
+    var accepted: Bool?
+    var clockSkewSeconds: Int64??
+    /// `client show`: when the newest bundle held was signed.
+    var latestSignedAt: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case customer, version, origin, signedAt, expiresAt, expired, signer, signerNotBefore, signersNotBefore, hosts, accepted, clockSkewSeconds, latestSignedAt
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(customer, forKey: .customer)
+        try container.encode(version, forKey: .version)
+        try container.encode(origin, forKey: .origin)
+        try container.encode(signedAt, forKey: .signedAt)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encode(expired, forKey: .expired)
+        try container.encode(signer, forKey: .signer)
+        try container.encode(signerNotBefore, forKey: .signerNotBefore)
+        try container.encode(signersNotBefore, forKey: .signersNotBefore)
+        try container.encode(hosts, forKey: .hosts)
+        try container.encodeIfPresent(accepted, forKey: .accepted)
+        if let clockSkewSeconds { try container.encode(clockSkewSeconds, forKey: .clockSkewSeconds) }
+        try container.encodeIfPresent(latestSignedAt, forKey: .latestSignedAt)
+    }
+}
+
+/// What `client update --json` prints when the bundle was refused.
+private struct UpdateRefusal: Encodable {
+    let accepted = false
+    let code: String
+    let reason: String
+    let exitStatus: Int
+    let estimatedClockSkewSeconds: Int?
+
+    private enum CodingKeys: String, CodingKey {
+        case accepted, code, reason, exitStatus, estimatedClockSkewSeconds
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(accepted, forKey: .accepted)
+        try container.encode(code, forKey: .code)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(exitStatus, forKey: .exitStatus)
+        try container.encode(estimatedClockSkewSeconds, forKey: .estimatedClockSkewSeconds)
     }
 }

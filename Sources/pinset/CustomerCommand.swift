@@ -38,26 +38,24 @@ struct CustomerCommand: AsyncParsableCommand {
             ]) {
                 let created = try await client.call(.addCustomer, body: AdminRequest.AddCustomer(
                     name: customer.rawValue, servesLegacyClients: legacyClients, requiresReview: !withoutReview
-                )).object()
+                ), answer: AdminResponse.PinSet.self)
                 if options.json { return try Output.json(created) }
-                let review = (created["requiresReview"] as? Bool) == true ? " (its pin edits need a second admin)" : ""
+                let review = created.requiresReview ? " (its pin edits need a second admin)" : ""
                 Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : "")\(review). Add hosts with 'pinset host add \(customer) <hostname>'.")
                 return
             }
             if withoutReview { throw AdminError("--without-review goes with --server; without a server, a customer needs no review until 'pinset admin require-review'.") }
             let admin = try options.openAdmin()
             let own = try identity.makeIdentity(for: customer)
-            let files = try admin.addCustomer(customer, servesLegacyClients: legacyClients, ownIdentity: own)
+            let files = try admin.addCustomer(customer, servesLegacyClients: legacyClients, ownIdentity: own, by: admin.localOperator)
             guard let own, let files else {
                 Output.note("Added customer '\(customer)'\(legacyClients ? " (serves legacy clients)" : ""). Add hosts with 'pinset host add \(customer) <hostname>'.")
                 return
             }
             if options.json {
-                try Output.json([
-                    "customer": customer.rawValue, "signer": SignerAssignment.customerOwn.rawValue, "keyType": own.keyType.description,
-                    "keyFile": files.keyPath, "certificateFile": files.certificatePEMPath, "anchorBase64": Base64.encode(own.anchorDER),
-                    "notAfter": Output.date(own.certificate.notValidAfter),
-                ])
+                try Output.json(AdminResponse.Identity(
+                    customer: customer.rawValue, signer: SignerAssignment.customerOwn.rawValue, keyFile: files.keyPath, certificateFile: files.certificatePEMPath,
+                    usable: true, keyType: own.keyType.description, notAfter: Output.date(own.certificate.notValidAfter), anchorBase64: Base64.encode(own.anchorDER)))
                 return
             }
             Output.note("Added customer '\(customer)' with its own \(own.keyType) key \(files.keyPath) (mode 0600: back it up offline). Its apps embed this certificate (base64 DER):")
@@ -72,9 +70,9 @@ struct CustomerCommand: AsyncParsableCommand {
         @OptionGroup(title: "Through a server") var remote: ServerOptions
 
         func run() async throws {
-            let customers: [[String: Any]]
+            let customers: [AdminResponse.Customer]
             if let client = try remote.client(credentials, for: "customer list") {
-                customers = try await client.call(.listCustomers).list()
+                customers = try await client.call(.listCustomers)
             } else {
                 let admin = try options.openAdmin()
                 customers = try admin.customers(visibleTo: admin.localOperator).map { summary in
@@ -83,10 +81,9 @@ struct CustomerCommand: AsyncParsableCommand {
             }
             if options.json { return try Output.json(customers) }
             if customers.isEmpty { Output.note("No customers yet. Add one with 'pinset customer add <name>'.") }
-            func yesNo(_ value: Any?) -> String { (value as? Bool) == true ? "yes" : "no" }
+            func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
             Output.table(["NAME", "VERSION", "HOSTS", "PINS", "LEGACY CLIENTS", "REVIEW", "UPDATED"], customers.map {
-                [Output.text($0["name"]), Output.text($0["version"]), Output.text($0["hosts"]), Output.text($0["pins"]), yesNo($0["servesLegacyClients"]),
-                 yesNo($0["requiresReview"]), Output.text($0["updatedAt"])]
+                [$0.name, "\($0.version)", "\($0.hosts)", "\($0.pins)", yesNo($0.servesLegacyClients), yesNo($0.requiresReview), $0.updatedAt]
             })
         }
     }
@@ -127,9 +124,10 @@ struct CustomerCommand: AsyncParsableCommand {
             let customer = try CustomerName(name)
             let serves = legacyClients ?? false
             if let client = try remote.client(credentials, for: "customer update") {
-                let answer = try await client.call(.updateCustomer, ["customer": customer.rawValue], body: AdminRequest.UpdateCustomer(servesLegacyClients: serves)).object()
+                let answer = try await client.call(
+                    .updateCustomer, ["customer": customer.rawValue], body: AdminRequest.UpdateCustomer(servesLegacyClients: serves), answer: AdminResponse.CustomerUpdated.self)
                 if options.json { return try Output.json(answer) }
-                return Output.note((answer["changed"] as? Bool) == true
+                return Output.note(answer.changed
                     ? "'\(customer)' \(serves ? "now serves" : "no longer serves") legacy clients."
                     : "'\(customer)' already \(serves ? "serves" : "does not serve") legacy clients; nothing changed.")
             }
@@ -152,10 +150,10 @@ struct CustomerCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(name)
             if let client = try remote.client(credentials, for: "customer remove") {
-                let answer = try await client.call(.removeCustomer, ["customer": customer.rawValue]).object()
+                let answer = try await client.call(.removeCustomer, ["customer": customer.rawValue], answer: AdminResponse.CustomerRemoved.self)
                 if options.json { return try Output.json(answer) }
                 Output.note("Removed customer '\(customer)'. Its bundle is no longer served after the next signing pass.")
-                if (answer["ownKeyKept"] as? Bool) == true {
+                if answer.ownKeyKept {
                     Output.note("Its own key stays in the server's data directory: apps may still trust it. An operator there backs it up or deletes it.")
                 }
                 return
@@ -171,43 +169,39 @@ struct CustomerCommand: AsyncParsableCommand {
 }
 
 /// Prints a pin set and flags hosts without a backup pin, for Pinset clients and for legacy GCX clients: from its
-/// JSON form (`AdminDocuments.pinSet`), so that local and `--server` runs print the same.
+/// document (`AdminDocuments.pinSet`), so that local and `--server` runs print the same.
 enum PinSetPrinter {
-    static func print(_ document: [String: Any], json: Bool) throws {
+    static func print(_ document: AdminResponse.PinSet, json: Bool) throws {
         if json { return try Output.json(document) }
-        Output.line("customer \(Output.text(document["customer"]))  version \(Output.text(document["version"]))\((document["servesLegacyClients"] as? Bool) == true ? "  (serves legacy clients)" : "")")
-        for host in hosts(document) {
-            let hostname = Output.text(host["hostname"]), published = Output.text(host["publishedHostname"])
-            let pins = host["pins"] as? [[String: Any]] ?? []
+        Output.line("customer \(document.customer)  version \(document.version)\(document.servesLegacyClients ? "  (serves legacy clients)" : "")")
+        for host in document.hosts {
+            let published = host.publishedHostname != host.hostname ? "  (published as \(host.publishedHostname))" : ""
             Output.line("")
-            Output.line("host \(hostname):\(Output.text(host["port"]))\((host["includeSubdomains"] as? Bool) == true ? "  (include subdomains)" : "")\(published != hostname ? "  (published as \(published))" : "")  legacy clients can use \(Output.text(host["legacyUsablePins"])) of \(pins.count) pins")
-            if pins.contains(where: { ($0["next"] as? Bool) == true }) {
-                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "NEXT SINCE"], pins.map { pin in
-                    pinRow(pin) + [(pin["next"] as? Bool) == true ? Output.text(pin["publishedAt"]) : "-"]
+            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(published)  legacy clients can use \(host.legacyUsablePins) of \(host.pins.count) pins")
+            if host.pins.contains(where: { $0.next == true }) {
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "NEXT SINCE"], host.pins.map { pin in
+                    pinRow(pin) + [pin.next == true ? pin.publishedAt ?? "-" : "-"]
                 })
             } else {
-                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], pins.map(pinRow))
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL"], host.pins.map(pinRow))
             }
         }
         warnAboutBackupPins(document)
     }
 
     /// A customer's pin set, from this host's database or through `remote`'s server.
-    static func document(of customer: CustomerName, options: GlobalOptions, credentials: AdminTokenOptions, remote: ServerOptions, command: String) async throws -> [String: Any] {
+    static func document(
+        of customer: CustomerName, options: GlobalOptions, credentials: AdminTokenOptions, remote: ServerOptions, command: String
+    ) async throws -> AdminResponse.PinSet {
         if let client = try remote.client(credentials, for: command) {
-            return try await client.call(.getCustomer, ["customer": customer.rawValue]).object()
+            return try await client.call(.getCustomer, ["customer": customer.rawValue])
         }
         return AdminDocuments.pinSet(try options.openAdmin().pinSetView(of: customer))
     }
 
-    static func hosts(_ document: [String: Any]) -> [[String: Any]] {
-        document["hosts"] as? [[String: Any]] ?? []
-    }
-
-    static func pinRow(_ pin: [String: Any]) -> [String] {
-        let legacy = (pin["legacyUse"] as? [String] ?? []).joined(separator: ",")
-        return [Output.text(pin["pin"]), pin["certificateSHA256"] == nil ? "-" : "yes", legacy.isEmpty ? "-" : legacy, Output.text(pin["notAfter"]),
-                Output.text(pin["source"]), Output.text(pin["label"])]
+    static func pinRow(_ pin: AdminResponse.PinSet.Pin) -> [String] {
+        let legacy = pin.legacyUse.joined(separator: ",")
+        return [pin.pin, pin.certificateSHA256 == nil ? "-" : "yes", legacy.isEmpty ? "-" : legacy, pin.notAfter ?? "-", pin.source, pin.label]
     }
 
     /// After an edit on this host's database.
@@ -217,16 +211,16 @@ enum PinSetPrinter {
 
     /// The backup-pin rule TrustKit enforces: a host with a single pin bricks its apps when that key changes.
     /// Legacy GCX clients see only `fp` and RSA `pk`, so the rule is checked for them separately.
-    static func warnAboutBackupPins(_ document: [String: Any]) {
-        let customer = Output.text(document["customer"])
-        for host in hosts(document) where (host["lacksBackupPin"] as? Bool) == true {
-            let count = (host["pins"] as? [Any] ?? []).count
-            Output.warn("\(customer)/\(Output.text(host["hostname"])) has \(count) pin\(count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
+    static func warnAboutBackupPins(_ document: AdminResponse.PinSet) {
+        let customer = document.customer
+        for host in document.hosts where host.lacksBackupPin {
+            let count = host.pins.count
+            Output.warn("\(customer)/\(host.hostname) has \(count) pin\(count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
         }
-        for host in hosts(document) where (host["lacksLegacyBackupPin"] as? Bool) == true {
-            let usable = (host["legacyUsablePins"] as? Int) ?? 0
+        for host in document.hosts where host.lacksLegacyBackupPin {
+            let usable = host.legacyUsablePins
             let consequence = usable == 0 ? "legacy GCX clients cannot connect to it at all" : "one certificate change locks legacy GCX clients out"
-            Output.warn("\(customer)/\(Output.text(host["hostname"])) has \(usable) pin\(usable == 1 ? "" : "s") legacy GCX clients can use (they match only a certificate's SHA-256 or an RSA key, not --hash pins or EC keys): \(consequence). Add pins with --certificate or --from-host\((document["servesLegacyClients"] as? Bool) == true ? "" : ", or ignore this if no legacy clients use this customer").")
+            Output.warn("\(customer)/\(host.hostname) has \(usable) pin\(usable == 1 ? "" : "s") legacy GCX clients can use (they match only a certificate's SHA-256 or an RSA key, not --hash pins or EC keys): \(consequence). Add pins with --certificate or --from-host\(document.servesLegacyClients ? "" : ", or ignore this if no legacy clients use this customer").")
         }
     }
 }

@@ -22,27 +22,31 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try CustomerName(name)
-            let report: [String: Any]
+            let report: AdminResponse.Identity
             if let client = try remote.client(credentials, for: "customer identity show") {
-                report = try await client.call(.getIdentity, ["customer": customer.rawValue]).object()
+                report = try await client.call(.getIdentity, ["customer": customer.rawValue])
             } else {
                 report = AdminDocuments.identity(try options.openAdmin().customerIdentity(of: customer), includeFiles: true)
             }
             try Self.print(report, json: options.json)
-            if (report["usable"] as? Bool) != true { throw ExitCode(1) }
+            if !report.usable { throw ExitCode(1) }
         }
 
-        static func print(_ report: [String: Any], json: Bool) throws {
+        static func print(_ report: AdminResponse.Identity, json: Bool) throws {
             if json { return try Output.json(report) }
-            for key in ["customer", "signer", "keyType", "recordedKeyType", "subject", "notAfter", "certificateSHA256", "keyFile", "certificateFile", "usable", "problem", "warning"] {
-                guard let value = report[key] else { continue }
-                let text = key == "usable" ? ((value as? Bool) == true ? "true" : "false") : Output.text(value)
-                Output.line("\(key.padding(toLength: 18, withPad: " ", startingAt: 0)) \(text)")
+            let fields: [(String, String?)] = [
+                ("customer", report.customer), ("signer", report.signer), ("keyType", report.keyType), ("recordedKeyType", report.recordedKeyType),
+                ("subject", report.subject), ("notAfter", report.notAfter), ("certificateSHA256", report.certificateSHA256), ("keyFile", report.keyFile),
+                ("certificateFile", report.certificateFile), ("usable", String(report.usable)), ("problem", report.problem), ("warning", report.warning),
+            ]
+            for (key, value) in fields {
+                guard let value else { continue }
+                Output.line("\(key.padding(toLength: 18, withPad: " ", startingAt: 0)) \(value)")
             }
-            if let anchor = report["anchorBase64"] {
+            if let anchor = report.anchorBase64 {
                 Output.line("")
                 Output.line("Apps of this customer embed this certificate (base64 DER):")
-                Output.line(Output.text(anchor))
+                Output.line(anchor)
             }
         }
     }
@@ -77,15 +81,15 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
                 let customer = try CustomerName(name)
                 let body = AdminRequest.RotateIdentity(
                     keyType: identity.keyType ?? "", commonName: identity.commonName, validityDays: identity.validityDays, replaceTrustAnchor: replaceTrustAnchor)
-                let report = try await client.call(.rotateIdentity, ["customer": customer.rawValue], body: body).object()
+                let report = try await client.call(.rotateIdentity, ["customer": customer.rawValue], body: body, answer: AdminResponse.Identity.self)
                 if options.json { return try Output.json(report) }
-                Output.note("Customer '\(customer)' now signs with a new \(Output.text(report["keyType"])) key made on the server. The next signing pass publishes a bundle signed with it.")
-                return Output.line(Output.text(report["anchorBase64"]))
+                Output.note("Customer '\(customer)' now signs with a new \(report.keyType ?? "-") key made on the server. The next signing pass publishes a bundle signed with it.")
+                return Output.line(report.anchorBase64 ?? "-")
             }
             let admin = try options.openAdmin()
             let (customer, _) = try admin.signerAssignment(of: try CustomerName(name), visibleTo: admin.localOperator)
             guard let new = try identity.makeIdentity(for: customer) else { return }
-            try admin.rotateCustomerIdentity(of: customer, to: new, replaceTrustAnchor: replaceTrustAnchor)
+            try admin.rotateCustomerIdentity(of: customer, to: new, replaceTrustAnchor: replaceTrustAnchor, by: admin.localOperator)
             Output.note("Customer '\(customer)' now signs with \(new.auditSummary). The next signing pass publishes a bundle signed with it.")
             print(Base64.encode(new.anchorDER))
         }

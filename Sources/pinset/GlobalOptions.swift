@@ -32,6 +32,15 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON instead of tables.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp("Public Suffix List file that include-subdomains is checked against, such as Debian's /usr/share/publicsuffix/public_suffix_list.dat (default: $PINSET_PUBLIC_SUFFIX_LIST, else the list embedded in pinset).", valueName: "file"))
+    var publicSuffixList: String?
+
+    /// The list named by --public-suffix-list or $PINSET_PUBLIC_SUFFIX_LIST, else the embedded copy; a named file
+    /// that cannot be read or parsed stops the command.
+    func publicSuffixes() throws -> PublicSuffixListSource {
+        try PublicSuffixListSource.load(path: publicSuffixList ?? ProcessInfo.processInfo.environment["PINSET_PUBLIC_SUFFIX_LIST"])
+    }
+
     var dataDirectory: DataDirectory { DataDirectory(dataDir, database: database, customerKeyDirectory: customerKeyDir) }
 
     /// The actor is stored in every audit row: a newline or escape sequence in it would forge rows or
@@ -72,7 +81,8 @@ struct GlobalOptions: ParsableArguments {
     /// The admin operations on the existing database, with the resolved actor as their local operator
     /// (`Admin.localOperator`).
     func openAdmin() throws -> Admin {
-        try Admin.forLocalOperator(resolvedActor, store: try openStore(), dataDirectory: dataDirectory)
+        let publicSuffixes = try publicSuffixes()
+        return try Admin.forLocalOperator(resolvedActor, store: try openStore(), dataDirectory: dataDirectory, publicSuffixes: publicSuffixes)
     }
 
     /// Refuses a data directory or database file that another user owns or can write.

@@ -37,7 +37,7 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            if includeSubdomains { try IncludeSubdomainsPolicy.check(host) }
+            if includeSubdomains { try IncludeSubdomainsPolicy.check(host, against: try options.publicSuffixes()) }
             // Through the API a host is added without pins; its pins are then proposed with 'pin add --server'.
             if let client = try remote.client(credentials, for: "host add", localOnly: [
                 ("--certificate (add the pins with 'pin add --server')", !certificates.isEmpty), ("--label", label != nil), ("--connect-to", connectTo != nil),
@@ -45,7 +45,7 @@ struct HostCommand: AsyncParsableCommand {
             ]) {
                 let added = try await client.call(.addHost, ["customer": customer.rawValue], body: AdminRequest.AddHost(
                     hostname: host.spelling, port: port, includeSubdomains: includeSubdomains
-                )).object()
+                ), answer: AdminResponse.HostAdded.self)
                 if options.json { return try Output.json(added) }
                 Output.note("Added \(host):\(port) to '\(customer)'. Add its pins with 'pinset pin add \(customer) \(host) --server ...'.")
                 return
@@ -90,18 +90,11 @@ struct HostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let document = try await PinSetPrinter.document(of: try CustomerName(customer), options: options, credentials: credentials, remote: remote, command: "host list")
-            let hosts = PinSetPrinter.hosts(document)
-            if options.json {
-                try Output.json(hosts.map { host in
-                    ["hostname": host["hostname"] ?? "", "publishedHostname": host["publishedHostname"] ?? "", "port": host["port"] ?? 0,
-                     "includeSubdomains": host["includeSubdomains"] ?? false, "pins": (host["pins"] as? [Any] ?? []).count,
-                     "legacyUsablePins": host["legacyUsablePins"] ?? 0, "unmonitoredReason": host["unmonitoredReason"] ?? NSNull()] as [String: Any]
-                })
-                return
-            }
+            let hosts = document.hosts
+            if options.json { return try Output.json(hosts.map(HostListEntry.init)) }
             Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE", "MONITORED"], hosts.map { host in
-                [Output.text(host["hostname"]), Output.text(host["publishedHostname"]), Output.text(host["port"]), (host["includeSubdomains"] as? Bool) == true ? "yes" : "no",
-                 String((host["pins"] as? [Any] ?? []).count), Output.text(host["legacyUsablePins"]), (host["unmonitoredReason"] as? String).map { "no: \($0)" } ?? "yes"]
+                [host.hostname, host.publishedHostname, "\(host.port)", host.includeSubdomains ? "yes" : "no", "\(host.pins.count)", "\(host.legacyUsablePins)",
+                 host.unmonitoredReason.map { "no: \($0)" } ?? "yes"]
             })
             PinSetPrinter.warnAboutBackupPins(document)
         }
@@ -141,14 +134,14 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            if includeSubdomains == true { try IncludeSubdomainsPolicy.check(host) }
+            if includeSubdomains == true { try IncludeSubdomainsPolicy.check(host, against: try options.publicSuffixes()) }
             if let client = try remote.client(credentials, for: "host update", localOnly: [
                 ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
             ]) {
                 let body = AdminRequest.UpdateHost(port: port, includeSubdomains: includeSubdomains, unmonitored: unmonitored, monitored: monitored ? true : nil)
-                let answer = try await client.call(.updateHost, ["customer": customer.rawValue, "hostname": host.rawValue], body: body).object()
+                let answer = try await client.call(.updateHost, ["customer": customer.rawValue, "hostname": host.rawValue], body: body, answer: AdminResponse.HostUpdated.self)
                 if options.json { return try Output.json(answer) }
-                return Output.note((answer["changed"] as? Bool) == true ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
+                return Output.note(answer.changed ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
             }
             let admin = try options.openAdmin()
             if unmonitored != nil || monitored {
@@ -182,7 +175,8 @@ struct HostCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             if let client = try remote.client(credentials, for: "host remove") {
-                let answer = try await client.call(.removeHost, ["customer": customer.rawValue, "hostname": host.rawValue], query: [("allowLastHost", String(allowLastHost))]).object()
+                let answer = try await client.call(
+                    .removeHost, ["customer": customer.rawValue, "hostname": host.rawValue], query: [("allowLastHost", String(allowLastHost))], answer: AdminResponse.HostRemoved.self)
                 if options.json { return try Output.json(answer) }
                 return Output.note("Removed \(host) from '\(customer)'.")
             }
@@ -200,5 +194,25 @@ extension HostCommand {
         guard AdminLimits.ports.contains(port) else {
             throw ArgumentParser.ValidationError("--port must be from \(AdminLimits.ports.lowerBound) to \(AdminLimits.ports.upperBound), not \(port).")
         }
+    }
+}
+
+/// One host as `host list --json` prints it: the pin set's host with its pins counted.
+private struct HostListEntry: Encodable {
+    let host: AdminResponse.PinSet.Host
+
+    private enum CodingKeys: String, CodingKey {
+        case hostname, publishedHostname, port, includeSubdomains, pins, legacyUsablePins, unmonitoredReason
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(host.hostname, forKey: .hostname)
+        try container.encode(host.publishedHostname, forKey: .publishedHostname)
+        try container.encode(host.port, forKey: .port)
+        try container.encode(host.includeSubdomains, forKey: .includeSubdomains)
+        try container.encode(host.pins.count, forKey: .pins)
+        try container.encode(host.legacyUsablePins, forKey: .legacyUsablePins)
+        try container.encode(host.unmonitoredReason, forKey: .unmonitoredReason)
     }
 }

@@ -60,15 +60,11 @@ struct InitCommand: AsyncParsableCommand {
         let base64 = Base64.encode(try result.trustAnchorDER)
         let warnings = result.expiryWarnings(at: Date())
         if options.json {
-            try Output.json([
-                "database": try layout.storeLocation().description, "signingKey": layout.keyPath,
-                "certificatePEM": layout.certificatePEMPath, "certificateDER": layout.certificateDERPath,
-                "certificateBase64": base64, "keyType": result.keyType.description,
-                "notAfter": Output.date(anchor.notValidAfter),
-                "signerNotAfter": Output.date(result.certificate.notValidAfter),
-                "trustAnchor": PinMaterial.describe(anchor.subject),
-                "warnings": warnings,
-            ])
+            try Output.json(InitReport(
+                database: try layout.storeLocation().description, signingKey: layout.keyPath,
+                certificatePEM: layout.certificatePEMPath, certificateDER: layout.certificateDERPath,
+                certificateBase64: base64, keyType: result.keyType.description, notAfter: Output.date(anchor.notValidAfter),
+                signerNotAfter: Output.date(result.certificate.notValidAfter), trustAnchor: PinMaterial.describe(anchor.subject), warnings: warnings))
             return
         }
         let signer = result.intermediates.isEmpty
@@ -87,4 +83,18 @@ struct InitCommand: AsyncParsableCommand {
             """)
         for warning in warnings { Output.warn(warning) }
     }
+}
+
+/// What `pinset init --json` prints.
+private struct InitReport: Encodable {
+    let database: String
+    let signingKey: String
+    let certificatePEM: String
+    let certificateDER: String
+    let certificateBase64: String
+    let keyType: String
+    let notAfter: String
+    let signerNotAfter: String
+    let trustAnchor: String
+    let warnings: [String]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdminContract
 import PinsetCore
 
 /// Prints human tables or JSON. Stored strings reach the terminal only through `TerminalText.escape` (tables,
@@ -30,9 +31,10 @@ enum Output {
         }
     }
 
-    static func json(_ value: Any) throws {
-        let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        print(String(decoding: data, as: UTF8.self))
+    /// A document, as the admin API would send it but indented: the same document prints the same whether it was
+    /// made on this host or came from a server.
+    static func json(_ document: some Encodable) throws {
+        print(String(decoding: try AdminResponse.encode(document, pretty: true), as: UTF8.self))
     }
 
     /// One line on standard output, with stored strings in it escaped.

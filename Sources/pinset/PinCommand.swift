@@ -127,8 +127,8 @@ struct PinCommand: AsyncParsableCommand {
                 let body = AdminRequest.EditPins(
                     hashes: hashesToSend, certificates: certificatesToSend, publicKeys: keys.isEmpty ? nil : keys,
                     reason: credentials.requestReason ?? "", expiresInHours: credentials.requestExpiresIn)
-                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: body)
-                return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
+                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: body, answer: AdminResponse.PinEditOutcome.self)
+                return try ProposedEditPrinter.show(outcome, hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .addPins(pins))
             let admin = try options.openAdmin()
@@ -139,10 +139,9 @@ struct PinCommand: AsyncParsableCommand {
             let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
             let change = try admin.applyPinEdit(edit, of: customer, checked: checked, by: admin.localOperator)
             if options.json {
-                try Output.json([
-                    "added": change.changed.map(\.base64), "alreadyPresent": change.skipped.map(\.base64),
-                    "upgraded": change.upgraded.map(\.base64), "pinCount": change.pinCount, "version": change.version,
-                ])
+                try Output.json(PinAddReport(
+                    added: change.changed.map(\.base64), alreadyPresent: change.skipped.map(\.base64), upgraded: change.upgraded.map(\.base64),
+                    pinCount: change.pinCount, version: change.version))
             } else {
                 for hash in change.changed { print("added   \(hash.base64)") }
                 for hash in change.upgraded { print("updated \(hash.base64) (now with its certificate hash or key)") }
@@ -197,8 +196,8 @@ struct PinCommand: AsyncParsableCommand {
                 let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.EditPins(
                     remove: fingerprint.base64, allowLastPin: allowLastPin, reason: credentials.requestReason ?? "",
                     expiresInHours: credentials.requestExpiresIn
-                ))
-                return try ProposedEditPrinter.show(try outcome.object(), hostname: host.rawValue, customer: customer.rawValue, json: options.json)
+                ), answer: AdminResponse.PinEditOutcome.self)
+                return try ProposedEditPrinter.show(outcome, hostname: host.rawValue, customer: customer.rawValue, json: options.json)
             }
             let edit = PinEdit(hostname: host, operation: .removePin(fingerprint, allowLastPin: allowLastPin))
             let admin = try options.openAdmin()
@@ -229,12 +228,21 @@ struct PinCommand: AsyncParsableCommand {
             var document = try await PinSetPrinter.document(of: customer, options: options, credentials: credentials, remote: remote, command: "pin list")
             if let hostname {
                 let host = try Hostname(hostname)
-                document["hosts"] = PinSetPrinter.hosts(document).filter { $0["hostname"] as? String == host.rawValue }
-                guard !PinSetPrinter.hosts(document).isEmpty else {
-                    throw AdminError("'\(customer)' has no host \(host). Show its hosts with 'pinset customer show \(customer)'.")
+                document.hosts = document.hosts.filter { $0.hostname == host.rawValue }
+                guard !document.hosts.isEmpty else {
+                    throw AdminError.noHost(host, of: customer)
                 }
             }
             try PinSetPrinter.print(document, json: options.json)
         }
     }
+}
+
+/// What `pinset pin add --json` prints when the local operator applies the edit.
+private struct PinAddReport: Encodable {
+    let added: [String]
+    let alreadyPresent: [String]
+    let upgraded: [String]
+    let pinCount: Int
+    let version: Int64
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PinsetCore
 
 /// `pinset`: the trust server's admin CLI and the server itself (`pinset serve`).
 @main
@@ -12,6 +13,7 @@ struct Pinset: AsyncParsableCommand {
             --database postgres://...), signing-key.pem (mode 0600), \
             trust-cert.pem and trust-cert.der, and customers/<name>/ for customers with their own key.
             """,
+        version: PinsetRelease.version,
         subcommands: [
             InitCommand.self,
             CustomerCommand.self,
@@ -21,6 +23,7 @@ struct Pinset: AsyncParsableCommand {
             AdminCommand.self,
             ReviewCommand.self,
             SignCommand.self,
+            ExportCommand.self,
             VerifyCommand.self,
             LogCommand.self,
             ServeCommand.self,

@@ -29,34 +29,34 @@ struct ReportsCommand: AsyncParsableCommand {
     func run() async throws {
         let window = try Admin.parseReportWindow(since)
         let name = try customer.map { try CustomerName($0) }
-        let documents: [[String: Any]]
+        let documents: [AdminResponse.PinFailure]
         if let client = try remote.client(credentials, for: "reports") {
             guard let name else { throw AdminError("'pinset reports --server' shows one customer's reports: give the CUSTOMER.") }
-            documents = try await client.call(.pinFailures, ["customer": name.rawValue], query: [("since", since)]).list()
+            documents = try await client.call(.pinFailures, ["customer": name.rawValue], query: [("since", since)])
         } else {
             documents = AdminDocuments.pinFailures(try options.openAdmin().pinFailureReport(of: name, window: window))
         }
         if options.json { return try Output.json(documents) }
-        let rows = documents.filter { $0["bucket"] == nil }
-        let buckets = documents.filter { $0["bucket"] != nil }
+        let rows = documents.filter { !$0.isBucket }
+        let buckets = documents.filter(\.isBucket)
         guard !rows.isEmpty || !buckets.isEmpty else {
             Output.line("No pin-failure reports since \(Output.date(Date().addingTimeInterval(-TimeInterval(window)))).")
             return
         }
         Output.table(["CUSTOMER", "HOST", "RESULT", "REPORTS", "FIRST HOUR", "LAST HOUR", "APP VERSIONS", "PIN-SET VERSIONS", "SERVED KEY", "KEY PINNED"], rows.map { row in
-            let pinsetVersions = (row["pinsetVersions"] as? [Any] ?? []).map { "v\(Output.text($0))" }
-            return ["customer", "hostname", "result", "reports", "firstHour", "lastHour"].map { Output.text(row[$0]) } + [
-                Self.shortList((row["appVersions"] as? [Any] ?? []).map(Output.text)),
+            let pinsetVersions = (row.pinsetVersions ?? []).map { "v\($0)" }
+            return [row.customer, row.hostname ?? "-", row.result ?? "-", "\(row.reports)", row.firstHour, row.lastHour,
+                Self.shortList(row.appVersions ?? []),
                 pinsetVersions.isEmpty ? "- (TrustKit)" : Self.shortList(pinsetVersions),
-                Output.text(row["servedLeafSPKISHA256"]),
-                (row["servedKeyState"] as? String).flatMap(PinFailureSummary.KeyPinned.init(rawValue:))?.text ?? "-",
+                row.servedLeafSPKISHA256 ?? "-",
+                row.servedKeyState.flatMap(PinFailureSummary.KeyPinned.init(rawValue:))?.text ?? "-",
             ]
         })
         guard !buckets.isEmpty else { return }
         Output.line("")
         Output.line("Reports without a row of their own: for hosts the customer does not pin, and of new kinds after an hour reached 'reports.maxRowsPerCustomerHour' rows.")
         Output.table(["CUSTOMER", "BUCKET", "REPORTS", "FIRST HOUR", "LAST HOUR"], buckets.map { bucket in
-            ["customer", "bucket", "reports", "firstHour", "lastHour"].map { Output.text(bucket[$0]) }
+            [bucket.customer, bucket.bucket ?? "-", "\(bucket.reports)", bucket.firstHour, bucket.lastHour]
         })
     }
 

@@ -52,10 +52,9 @@ struct RestoreArguments: ParsableArguments {
             backup: backup, over: path, replacing: try replacing.map { try StoreLocation(parsing: $0) }, actor: options.resolvedActor, force: acceptDamaged || deprecatedForce
         )
         if options.json {
-            try Output.json([
-                "database": path, "backup": backup,
-                "customers": report.customers.map { ["name": $0.name.rawValue, "backupVersion": $0.backupVersion, "version": $0.version] as [String: Any] },
-            ])
+            try Output.json(RestoreOutput(
+                database: path, backup: backup,
+                customers: report.customers.map { RestoreOutput.Customer(name: $0.name.rawValue, backupVersion: $0.backupVersion, version: $0.version) }))
         } else {
             Output.table(["CUSTOMER", "BACKUP VERSION", "VERSION"], report.customers.map {
                 [$0.name.rawValue, String($0.backupVersion), String($0.version)]
@@ -72,4 +71,17 @@ struct RestoreArguments: ParsableArguments {
         }
         Output.note("Restored \(backup) to \(path) with \(report.customers.count) customer\(report.customers.count == 1 ? "" : "s"). Start the servers again.")
     }
+}
+
+/// What `pinset restore --json` prints.
+private struct RestoreOutput: Encodable {
+    struct Customer: Encodable {
+        let name: String
+        let backupVersion: Int64
+        let version: Int64
+    }
+
+    let database: String
+    let backup: String
+    let customers: [Customer]
 }

@@ -25,14 +25,14 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let customer = try customer.map { try CustomerName($0) }
-            let requests: [[String: Any]]
-            let applications: [[String: Any]]
+            let requests: [AdminResponse.ChangeRequest]
+            let applications: [AdminResponse.BreakGlassEvent]
             let viewerName: String
             if let client = try remote.client(credentials, for: "review list", tokenActsLocally: true) {
                 let filter: [(String, String?)] = [("customer", customer?.rawValue), ("all", String(all))]
-                requests = try await client.call(.listChangeRequests, query: filter).list()
-                applications = try await client.call(.listBreakGlass, query: filter).list()
-                viewerName = try await client.call(.me).object()["name"] as? String ?? "this admin"
+                requests = try await client.call(.listChangeRequests, query: filter)
+                applications = try await client.call(.listBreakGlass, query: filter)
+                viewerName = try await client.call(.me, answer: AdminResponse.Me.self).name
             } else {
                 let admin = try options.openAdmin()
                 let viewer = try credentials.required(by: admin, for: "review list")
@@ -40,7 +40,7 @@ struct ReviewCommand: AsyncParsableCommand {
                 applications = try admin.breakGlassEvents(visibleTo: viewer, customer: customer, includeAcknowledged: all).map(AdminDocuments.breakGlass)
                 viewerName = viewer.name
             }
-            if options.json { return try Output.json(breakGlass ? applications : requests) }
+            if options.json { return breakGlass ? try Output.json(applications) : try Output.json(requests) }
             if breakGlass { return ReviewPrinter.breakGlass(applications, all: all) }
             if requests.isEmpty { Output.note("No change requests\(all ? "" : " open") that \(viewerName) may see.") }
             ReviewPrinter.requests(requests)
@@ -60,16 +60,16 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var reach: ReviewReachOptions
 
         func run() async throws {
-            let document: [String: Any]
+            let document: AdminResponse.ChangeRequest
             if let client = try remote.client(credentials, for: "review show", localOnly: reach.given, tokenActsLocally: true) {
-                document = try await client.call(.getChangeRequest, ["id": String(id)]).object()
+                document = try await client.call(.getChangeRequest, ["id": String(id)])
             } else {
                 let admin = try options.openAdmin()
                 let viewer = try credentials.required(by: admin, for: "review show")
                 let request = try admin.changeRequest(id, visibleTo: viewer)
                 var local = AdminDocuments.changeRequest(request)
                 if request.state == .open {
-                    local["liveCheck"] = try await admin.preview(request) { _ in reach.settings() }.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome, toOperator: true) }
+                    local.liveCheck = try await admin.preview(request) { _ in reach.settings() }.map { AdminDocuments.liveCheck($0.hostname, $0.preview.outcome, toOperator: true) }
                 }
                 document = local
             }
@@ -88,10 +88,10 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var skip: LiveCheckSkipOptions
 
         func run() async throws {
-            let applied: [String: Any]
+            let applied: AdminResponse.ChangeRequest
             if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given, tokenActsLocally: true) {
                 let body = skip.skipsCheck ? AdminRequest.Approve(skipLiveCheck: true, reason: skip.reason ?? "") : AdminRequest.Approve()
-                applied = try await client.call(.approveChangeRequest, ["id": String(id)], body: body).object()
+                applied = try await client.call(.approveChangeRequest, ["id": String(id)], body: body)
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review approve")
@@ -99,7 +99,7 @@ struct ReviewCommand: AsyncParsableCommand {
                 applied = AdminDocuments.changeRequest(try await admin.approve(id, by: reviewer) { _ in settings })
             }
             if options.json { return try Output.json(applied) }
-            Output.note("Approved and applied change request \(id) of \(applied["author"] ?? "?"): '\(applied["customer"] ?? "?")' is at version \(applied["appliedVersion"] ?? 0).")
+            Output.note("Approved and applied change request \(id) of \(applied.author): '\(applied.customer)' is at version \(applied.appliedVersion ?? 0).")
         }
     }
 
@@ -112,16 +112,16 @@ struct ReviewCommand: AsyncParsableCommand {
         @Option(help: "Why, for the author and the audit log.") var note: String = ""
 
         func run() async throws {
-            let rejected: [String: Any]
+            let rejected: AdminResponse.ChangeRequest
             if let client = try remote.client(credentials, for: "review reject", tokenActsLocally: true) {
-                rejected = try await client.call(.rejectChangeRequest, ["id": String(id)], body: AdminRequest.Reject(note: note)).object()
+                rejected = try await client.call(.rejectChangeRequest, ["id": String(id)], body: AdminRequest.Reject(note: note))
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review reject")
                 rejected = AdminDocuments.changeRequest(try admin.reject(id, by: reviewer, note: note))
             }
             if options.json { return try Output.json(rejected) }
-            Output.note("Rejected change request \(id) of \(rejected["author"] ?? "?").")
+            Output.note("Rejected change request \(id) of \(rejected.author).")
         }
     }
 
@@ -139,9 +139,9 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var reach: ReviewReachOptions
 
         func run() async throws {
-            let applied: [String: Any]
+            let applied: AdminResponse.ChangeRequest
             if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given, tokenActsLocally: true) {
-                applied = try await client.call(.breakGlass, ["id": String(id)], body: AdminRequest.BreakGlass(reason: reason)).object()
+                applied = try await client.call(.breakGlass, ["id": String(id)], body: AdminRequest.BreakGlass(reason: reason))
             } else {
                 let admin = try options.openAdmin()
                 let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
@@ -150,7 +150,7 @@ struct ReviewCommand: AsyncParsableCommand {
                 applied = AdminDocuments.changeRequest(try await admin.breakGlass(id, by: operatorAccount, reason: reason) { _ in settings })
             }
             if options.json { return try Output.json(applied) }
-            Output.note("Applied change request \(id) of \(applied["author"] ?? "?") WITHOUT REVIEW: '\(applied["customer"] ?? "?")' is at version \(applied["appliedVersion"] ?? 0). It shows in /status until another admin acknowledges it ('pinset review acknowledge').")
+            Output.note("Applied change request \(id) of \(applied.author) WITHOUT REVIEW: '\(applied.customer)' is at version \(applied.appliedVersion ?? 0). It shows in /status until another admin acknowledges it ('pinset review acknowledge').")
         }
     }
 
@@ -163,16 +163,16 @@ struct ReviewCommand: AsyncParsableCommand {
         @Option(help: "What was checked, for the audit log.") var note: String = ""
 
         func run() async throws {
-            let event: [String: Any]
+            let event: AdminResponse.BreakGlassEvent
             if let client = try remote.client(credentials, for: "review acknowledge", tokenActsLocally: true) {
-                event = try await client.call(.acknowledgeBreakGlass, ["id": String(id)], body: AdminRequest.Acknowledge(note: note)).object()
+                event = try await client.call(.acknowledgeBreakGlass, ["id": String(id)], body: AdminRequest.Acknowledge(note: note))
             } else {
                 let admin = try options.openAdmin()
                 let acknowledger = try credentials.required(by: admin, for: "review acknowledge")
                 event = AdminDocuments.breakGlass(try admin.acknowledgeBreakGlass(id, by: acknowledger, note: note))
             }
             if options.json { return try Output.json(event) }
-            Output.note("Acknowledged break-glass application \(id) (change request \(event["changeRequest"] ?? "?") of '\(event["customer"] ?? "?")', applied by \(event["appliedBy"] ?? "?")).")
+            Output.note("Acknowledged break-glass application \(id) (change request \(event.changeRequest) of '\(event.customer)', applied by \(event.appliedBy)).")
         }
     }
 }

@@ -80,20 +80,21 @@ struct RotationCommand: AsyncParsableCommand {
                 pins += try PinFile.certificatePins(path, try PinCommand.Add.read(path), keys: .firstCertificateKey, label: label)
             }
             pins += try PinFile.hashPins(hashes, label: label)
-            let document: [String: Any]
+            let document: AdminResponse.NextKeys
             if let client = try remote.client(credentials, for: "rotation add-next") {
                 let body = try Self.requestBody(pins: pins, hashes: hashes, certificates: certificates, reason: reason, label: label)
-                document = try await client.call(.addNextKeys, ["customer": customer.rawValue, "hostname": host.rawValue], body: body).object()
+                document = try await client.call(.addNextKeys, ["customer": customer.rawValue, "hostname": host.rawValue], body: body)
             } else {
-                document = AdminDocuments.nextKeys(try options.openAdmin().addNextKeys(pins, for: host, of: customer, reason: reason))
+                let admin = try options.openAdmin()
+                document = AdminDocuments.nextKeys(try admin.addNextKeys(pins, for: host, of: customer, reason: reason, by: admin.localOperator))
             }
             if options.json {
                 try Output.json(document)
             } else {
-                for key in document["added"] as? [String] ?? [] { Output.line("added   \(key) (next)") }
-                for key in document["marked"] as? [String] ?? [] { Output.line("marked  \(key) (next)") }
-                for key in document["alreadyNext"] as? [String] ?? [] { Output.line("present \(key) (already next)") }
-                Output.note("Apps receive it with version \(Output.text(document["version"])). 'pinset rotation status \(customer) \(host)' says when a renewal may use it.")
+                for key in document.added { Output.line("added   \(key) (next)") }
+                for key in document.marked { Output.line("marked  \(key) (next)") }
+                for key in document.alreadyNext { Output.line("present \(key) (already next)") }
+                Output.note("Apps receive it with version \(document.version). 'pinset rotation status \(customer) \(host)' says when a renewal may use it.")
             }
         }
 
@@ -154,12 +155,12 @@ struct RotationCommand: AsyncParsableCommand {
             let customer = try customer.map { try CustomerName($0) }
             let host = try hostname.map { try Hostname($0) }
             let key = try key.map { try SHA256Fingerprint(base64: $0) }
-            let readiness: [[String: Any]]
+            let readiness: [AdminResponse.RotationReadiness]
             if let client = try remote.client(credentials, for: "rotation status") {
                 guard let customer else { throw AdminError("'pinset rotation status --server' asks about one customer's hosts: give the CUSTOMER.") }
                 readiness = try await client.call(.rotationReadiness, ["customer": customer.rawValue], query: [
                     ("minimumShare", String(minimumShare)), ("hostname", host?.rawValue), ("key", key?.base64),
-                ]).list()
+                ])
             } else {
                 readiness = try options.openAdmin().rotationReadiness(
                     customer: customer, hostname: host, key: key, gate: RotationGate(minimumShare: minimumShare)
@@ -170,39 +171,35 @@ struct RotationCommand: AsyncParsableCommand {
             } else {
                 Self.print(readiness)
             }
-            let verdicts = Set(readiness.compactMap { $0["verdict"] as? String })
+            let verdicts = Set(readiness.map(\.verdict))
             let status: Int32 = verdicts.contains(RotationGate.Readiness.Verdict.noNextKey.rawValue) ? ExitStatus.noNextKey
                 : verdicts.contains(RotationGate.Readiness.Verdict.notYet.rawValue) ? ExitStatus.notYet : ExitStatus.safe
             if status != ExitStatus.safe { throw ExitCode(status) }
         }
 
-        /// From the JSON forms (`AdminDocuments.rotation`), so that local and `--server` runs print the same.
-        static func print(_ readiness: [[String: Any]]) {
+        /// From the documents (`AdminDocuments.rotation`), so that local and `--server` runs print the same.
+        static func print(_ readiness: [AdminResponse.RotationReadiness]) {
             var rows: [[String]] = []
             var reasons: [String] = []
             for host in readiness {
-                let customer = Output.text(host["customer"]), hostname = Output.text(host["hostname"]), verdict = Output.text(host["verdict"])
-                let candidates = host["nextKeys"] as? [[String: Any]] ?? []
-                if candidates.isEmpty {
-                    rows.append([customer, hostname, verdict, "-", "-", "-", "-"])
-                    if let note = host["keyNote"] as? String { reasons.append("\(hostname): \(note)") }
+                if host.nextKeys.isEmpty {
+                    rows.append([host.customer, host.hostname, host.verdict, "-", "-", "-", "-"])
+                    if let note = host.keyNote { reasons.append("\(host.hostname): \(note)") }
                 }
-                for candidate in candidates {
-                    let safe = (candidate["safe"] as? Bool) == true
-                    let uptake = (candidate["shareHoldingKey"] as? Double).map { "\(RotationGate.percent($0)) of \(Output.text(candidate["fetchesReportingVersion"]))" } ?? "none reported"
+                for candidate in host.nextKeys {
+                    let uptake = candidate.shareHoldingKey.map { "\(RotationGate.percent($0)) of \(candidate.fetchesReportingVersion)" } ?? "none reported"
                     rows.append([
-                        customer, hostname, safe ? "safe" : verdict == RotationGate.Readiness.Verdict.safe.rawValue ? "not-yet" : verdict,
-                        Output.text(candidate["key"]), "\(Output.text(candidate["publishedAt"])) (v\(Output.text(candidate["publishedVersion"])))",
-                        Output.text(candidate["safeByTimeFrom"]), uptake,
+                        host.customer, host.hostname, candidate.safe ? "safe" : host.verdict == RotationGate.Readiness.Verdict.safe.rawValue ? "not-yet" : host.verdict,
+                        candidate.key, "\(candidate.publishedAt) (v\(candidate.publishedVersion))", candidate.safeByTimeFrom ?? "-", uptake,
                     ])
-                    reasons += (candidate["blockers"] as? [String] ?? []).map { "\(hostname) \(Output.text(candidate["key"])): \($0)" }
+                    reasons += candidate.blockers.map { "\(host.hostname) \(candidate.key): \($0)" }
                 }
             }
             Output.table(["CUSTOMER", "HOST", "VERDICT", "NEXT KEY", "PUBLISHED", "SAFE BY TIME FROM", "HOLDING KEY"], rows)
             for reason in reasons { Output.line("  - " + reason) }
-            if let host = readiness.first(where: { $0["timeRule"] != nil }), let times = host["timeRule"] as? [String: Any] {
-                let servers = (host["runningServers"] as? Int) ?? 0
-                Output.line("Time rule: resign interval \(Output.text(times["resignIntervalSeconds"])) s + content staleness \(Output.text(times["contentStalenessSeconds"])) s + freshness window \(Output.text(times["freshnessWindowSeconds"])) s + max-age \(Output.text(times["maxAgeSeconds"])) s = \(Output.text(times["totalSeconds"])) s, the longest over \(servers) running server\(servers == 1 ? "" : "s").")
+            if let host = readiness.first(where: { $0.timeRule != nil }), let times = host.timeRule {
+                let servers = host.runningServers
+                Output.line("Time rule: resign interval \(times.resignIntervalSeconds) s + content staleness \(times.contentStalenessSeconds) s + freshness window \(times.freshnessWindowSeconds) s + max-age \(times.maxAgeSeconds) s = \(times.totalSeconds) s, the longest over \(servers) running server\(servers == 1 ? "" : "s").")
             }
         }
     }
@@ -233,26 +230,27 @@ struct RotationCommand: AsyncParsableCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             let keep = Set(try kept.map { try SHA256Fingerprint(base64: $0) })
-            let result: [String: Any]
+            let result: AdminResponse.RotationCompleted
             if let client = try remote.client(credentials, for: "rotation complete", localOnly: [("--connect-to", connectTo != nil), ("--ca-file", caFile != nil)]) {
                 result = try await client.call(.completeRotation, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.CompleteRotation(
                     keep: keep.map(\.base64).sorted(), reason: reason
-                )).object()
+                ))
             } else {
-                result = AdminDocuments.rotationCompletion(
-                    try await options.openAdmin().completeRotation(of: host, of: customer, keep: keep, reason: reason, caFile: caFile, connectTo: connectTo))
+                let admin = try options.openAdmin()
+                result = AdminDocuments.rotationCompletion(try await admin.completeRotation(
+                    of: host, of: customer, keep: keep, reason: reason, by: admin.localOperator, liveCheck: LiveCheckSettings(caFile: caFile, connectTo: connectTo)))
             }
             if options.json { return try Output.json(result) }
-            let promoted = result["promoted"] as? [String] ?? [], retired = result["retired"] as? [String] ?? []
-            let remaining = result["remaining"] as? [[String: Any]] ?? []
+            let promoted = result.promoted, retired = result.retired
+            let remaining = result.remaining
             if promoted.isEmpty && retired.isEmpty {
                 Output.note("Nothing to do: \(host) serves a pinned key, and every other pin is a next key or kept.")
                 return
             }
             for key in promoted { Output.line("live    \(key) (was next)") }
             for pin in retired { Output.line("retired \(pin)") }
-            let next = remaining.filter { ($0["next"] as? Bool) == true }.count
-            Output.note("\(host) of '\(customer)' now has \(remaining.count) pin\(remaining.count == 1 ? "" : "s"), \(next) of them next (version \(Output.text(result["version"]))).")
+            let next = remaining.filter(\.next).count
+            Output.note("\(host) of '\(customer)' now has \(remaining.count) pin\(remaining.count == 1 ? "" : "s"), \(next) of them next (version \(result.version)).")
         }
     }
 }

@@ -14,8 +14,11 @@ struct ServeCommand: AsyncParsableCommand {
             Settings come from --config (see config.example.json), then these flags. Started with no data \
             directory given (no --config, --data-dir, --database, --signing-key, --certificate or \
             $PINSET_DATA_DIR) and no key or database in ./.pinset-data yet, 'serve' creates them with a \
-            development key; a new ./.pinset-data also gets a demo customer, and the commands to try are \
-            printed. Otherwise the data directory must already hold a key and a database: production \
+            development key; a new ./.pinset-data also gets a demo customer and a development operator, whose \
+            admin token is written to ./.pinset-data/development-admin-token (0600) and printed with the \
+            commands to try and the dashboard's address. Such a start serves the admin API and the dashboard \
+            on 127.0.0.1:9443 (a free port with --port 0), and a later one issues a new token only when that \
+            file is gone. Otherwise the data directory must already hold a key and a database: production \
             deployments run 'pinset init' once and keep the key.
             SIGTERM or SIGINT: stop accepting, finish in-flight responses, write the access-log lines still \
             waiting, exit 0. SIGHUP: open the access-log file again (after logrotate moved it).
@@ -39,16 +42,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "text or json.") var logFormat: String?
     @Flag(inversion: .prefixedNo, help: "Log one line per request.") var accessLog: Bool?
     @Option(help: ArgumentHelp("Append the access log to this file (reopened on SIGHUP) instead of standard output.", valueName: "file")) var accessLogFile: String?
+    @Option(help: ArgumentHelp("Public Suffix List file that include-subdomains is checked against, such as Debian's /usr/share/publicsuffix/public_suffix_list.dat (default: the configuration's 'publicSuffixList', else $PINSET_PUBLIC_SUFFIX_LIST, else the list embedded in pinset).", valueName: "file"))
+    var publicSuffixList: String?
 
     func run() async throws {
-        let settings = try resolvedConfiguration()
+        let configured = try resolvedConfiguration()
         LoggingSystem.bootstrap { label in
-            var handler = LineLogHandler(label: label, format: settings.logFormat)
-            handler.logLevel = settings.logLevel
+            var handler = LineLogHandler(label: label, format: configured.logFormat)
+            handler.logLevel = configured.logLevel
             return handler
         }
         let logger = Logger(label: "pinset")
-        let demo = try prepareDataDirectory(settings, logger: logger)
+        let development = try prepareDataDirectory(configured, logger: logger)
+        let settings = {
+            var settings = configured
+            if development.operatorToken != nil { settings.api = DevelopmentStart.adminAPI(publicPort: configured.port) }
+            return settings
+        }()
         let service: PinsetService
         do {
             service = try PinsetService(configuration: settings, logger: logger)
@@ -64,7 +74,13 @@ struct ServeCommand: AsyncParsableCommand {
         if let reports = settings.reports, let reportsPort = service.reportsPort {
             FileHandle.standardOutput.write(Data("pinset reports listening on \(reports.host):\(reportsPort)\n".utf8))
         }
-        if let demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
+        if let api = settings.api, let apiPort = service.apiPort {
+            FileHandle.standardOutput.write(Data("pinset api listening on \(api.host):\(apiPort)\n".utf8))
+        }
+        if let demo = development.demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
+        if let token = development.operatorToken, let apiPort = service.apiPort {
+            FileHandle.standardOutput.write(Data(DevelopmentStart.operatorInstructions(token, apiPort: apiPort).utf8))
+        }
         let hangup = HangupSignal { [logger] in
             do {
                 try service.reopenAccessLog()
@@ -120,6 +136,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let accessLogFile {
             guard !accessLogFile.isEmpty else { throw ArgumentParser.ValidationError("--access-log-file is empty; give the path of the file to append to.") }
             settings.accessLogFile = accessLogFile
+        }
+        if let publicSuffixList {
+            settings.publicSuffixList = publicSuffixList
+        } else if settings.publicSuffixList == nil {
+            settings.publicSuffixList = ProcessInfo.processInfo.environment["PINSET_PUBLIC_SUFFIX_LIST"]
         }
         settings.applyCredentials(environment: ProcessInfo.processInfo.environment)
         try settings.validate(origin: "the command line")

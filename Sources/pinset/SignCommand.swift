@@ -40,10 +40,9 @@ struct SignCommand: AsyncParsableCommand {
         let bundles = result.bundles
         for warning in result.warnings { Output.warn(warning) }
         if options.json {
-            try Output.json([
-                "directory": out, "bundles": bundles.count, "timestamp": Int(now.timeIntervalSince1970),
-                "notSigned": result.failures.map { ["customer": $0.customer.rawValue, "reason": $0.reason] }, "warnings": result.warnings,
-            ] as [String: Any])
+            try Output.json(SignReport(
+                directory: out, bundles: bundles.count, timestamp: Int(now.timeIntervalSince1970),
+                notSigned: result.failures.map { SignReport.NotSigned(customer: $0.customer.rawValue, reason: $0.reason) }, warnings: result.warnings))
         } else {
             Output.note("Signed \(bundles.count) bundle\(bundles.count == 1 ? "" : "s") into \(out).")
         }
@@ -53,6 +52,20 @@ struct SignCommand: AsyncParsableCommand {
             throw CLIError("Not signed (previous bundle files left in place):\n" + result.failures.map { "  \($0)" }.joined(separator: "\n"))
         }
     }
+}
+
+/// What `pinset sign --json` prints.
+private struct SignReport: Encodable {
+    struct NotSigned: Encodable {
+        let customer: String
+        let reason: String
+    }
+
+    let directory: String
+    let bundles: Int
+    let timestamp: Int
+    let notSigned: [NotSigned]
+    let warnings: [String]
 }
 
 struct LogCommand: AsyncParsableCommand {
@@ -67,17 +80,17 @@ struct LogCommand: AsyncParsableCommand {
     func run() async throws {
         let name = try customer.map { try CustomerName($0) }
         let limit = max(1, min(limit, 100_000))
-        let entries: [[String: Any]]
+        let entries: [AdminResponse.AuditEntry]
         if let client = try remote.client(credentials, for: "log") {
             guard let name else { throw AdminError("'pinset log --server' shows one customer's entries: give --customer NAME.") }
-            entries = try await client.call(.auditLog, ["customer": name.rawValue], query: [("limit", String(min(limit, AdminLimits.auditEntries.upperBound)))]).list()
+            entries = try await client.call(.auditLog, ["customer": name.rawValue], query: [("limit", String(min(limit, AdminLimits.auditEntries.upperBound)))])
         } else {
             let admin = try options.openAdmin()
             entries = try admin.auditLog(of: name, visibleTo: admin.localOperator, limit: limit).map(AdminDocuments.audit)
         }
         if options.json { return try Output.json(entries) }
         Output.table(["WHEN", "ACTOR", "CUSTOMER", "ACTION", "VERSION", "DETAILS"], entries.map { entry in
-            ["at", "actor", "customer", "action", "version", "details"].map { Output.text(entry[$0]) }
+            [entry.at, entry.actor, entry.customer, entry.action, "\(entry.version)", entry.details]
         })
     }
 }

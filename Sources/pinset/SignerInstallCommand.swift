@@ -39,16 +39,27 @@ struct SignerInstallCommand: AsyncParsableCommand {
         let summary = identity.auditSummary
         for warning in identity.expiryWarnings(at: Date()) { Output.warn(warning) }
         if options.json {
-            try Output.json([
-                "identity": target.customer?.rawValue ?? "default", "keyFile": files.keyPath, "chainFile": files.certificatePEMPath,
-                "certificateSHA256": SHA256Fingerprint(of: identity.certificateDER).hex,
-                "notBefore": Output.date(identity.certificate.notValidBefore), "notAfter": Output.date(identity.certificate.notValidAfter),
-                "trustAnchor": PinMaterial.describe(identity.trustAnchor.subject), "customersResigned": resigned.map(\.rawValue),
-            ])
+            try Output.json(SignerInstallReport(
+                identity: target.customer?.rawValue ?? "default", keyFile: files.keyPath, chainFile: files.certificatePEMPath,
+                certificateSHA256: SHA256Fingerprint(of: identity.certificateDER).hex,
+                notBefore: Output.date(identity.certificate.notValidBefore), notAfter: Output.date(identity.certificate.notValidAfter),
+                trustAnchor: PinMaterial.describe(identity.trustAnchor.subject), customersResigned: resigned.map(\.rawValue)))
         }
         if replaceTrustAnchor != nil {
             Output.warn("The trust anchor is now '\(PinMaterial.describe(identity.trustAnchor.subject))'. Apps that do not embed it reject every new bundle. Embed this certificate (base64 DER): \(Base64.encode(try identity.trustAnchorDER))")
         }
         Output.note("\(target.label.prefix(1).uppercased() + target.label.dropFirst()) now signs with \(summary), valid from \(Output.date(identity.certificate.notValidBefore)). Running servers switch at their next signing pass and re-sign the bundles of \(resigned.count) customer\(resigned.count == 1 ? "" : "s") with it (same content, same version).")
     }
+}
+
+/// What `pinset signer install --json` prints.
+private struct SignerInstallReport: Encodable {
+    let identity: String
+    let keyFile: String
+    let chainFile: String
+    let certificateSHA256: String
+    let notBefore: String
+    let notAfter: String
+    let trustAnchor: String
+    let customersResigned: [String]
 }

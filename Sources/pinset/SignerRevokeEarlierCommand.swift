@@ -33,18 +33,17 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
     var notBefore: String?
 
     func run() async throws {
-        let change = try options.openAdmin().raiseRevocationFloor(customer: customer, to: try notBefore.map(Admin.parseRevocationFloor))
+        let admin = try options.openAdmin()
+        let change = try admin.raiseRevocationFloor(customer: customer, to: try notBefore.map(Admin.parseRevocationFloor), by: admin.localOperator)
         let target = change.target
         if let previous = change.previousSignerNotBefore, change.previousSignerStaysTrusted {
             Output.warn("The previous signer certificate of \(target.label) (\(target.files.certificatePEMPath).previous) is valid from \(Self.describe(previous)), not earlier than the floor \(Self.describe(change.floor)): it is not revoked. If its key may have leaked, install a signer certificate issued at least a second later ('pinset signer request', 'pinset root issue', 'pinset signer install') and run this again.")
         }
         if options.json {
-            var report: [String: Any] = [
-                "identity": target.customer?.rawValue ?? "default", "signersNotBefore": change.floor,
-                "installedSignerNotBefore": change.installedSignerNotBefore, "customersWithNewVersion": change.customersWithNewVersion.map(\.rawValue),
-            ]
-            if change.previousSignerNotBefore != nil { report["previousSignerRevoked"] = !change.previousSignerStaysTrusted }
-            try Output.json(report)
+            try Output.json(RevocationFloorReport(
+                identity: target.customer?.rawValue ?? "default", signersNotBefore: change.floor, installedSignerNotBefore: change.installedSignerNotBefore,
+                customersWithNewVersion: change.customersWithNewVersion.map(\.rawValue),
+                previousSignerRevoked: change.previousSignerNotBefore.map { _ in !change.previousSignerStaysTrusted }))
             return
         }
         let changed = change.customersWithNewVersion
@@ -58,4 +57,13 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
     static func describe(_ seconds: Int64) -> String {
         Admin.describe(unixSeconds: seconds)
     }
+}
+
+/// What `pinset signer revoke-earlier --json` prints; `previousSignerRevoked` only where a previous signer is known.
+private struct RevocationFloorReport: Encodable {
+    let identity: String
+    let signersNotBefore: Int64
+    let installedSignerNotBefore: Int64
+    let customersWithNewVersion: [String]
+    let previousSignerRevoked: Bool?
 }

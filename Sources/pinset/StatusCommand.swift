@@ -42,6 +42,7 @@ struct StatusCommand: AsyncParsableCommand {
         guard let report = try? ServerStatus.decode(data) else {
             throw CLIError("The server at \(url) answered /status with something other than a JSON object; is it a Pinset server?")
         }
+        if let version = report.version { Output.line("version:              \(version)") }
         Output.line("ready:                \(report.ready ? "yes" : "NO — \(report.notReadyReason ?? "")")")
         Output.line("customers served:     \(report.customers)")
         Output.line("last signing pass:    \(report.lastSigningPass.map(Self.timestamp) ?? "never") (\(report.lastSigningPassMilliseconds.map(String.init) ?? "-") ms)")
@@ -62,6 +63,10 @@ struct StatusCommand: AsyncParsableCommand {
             if let floor = identity.signersNotBefore {
                 Output.line("  signers not before: \(Output.date(Date(timeIntervalSince1970: TimeInterval(floor)))) (revocation floor)")
             }
+        }
+        if let list = report.publicSuffixList {
+            let version = [list.version, list.commit.map { "commit \($0)" }].compactMap { $0 }.joined(separator: ", ")
+            Output.line("public suffix list:   \(list.source), \(version.isEmpty ? "no version in its header" : version) (\(list.rules) rules)")
         }
         for warning in report.warnings { Output.line("warning:              \(warning)") }
         if let monitoring = report.monitoring { Self.printMonitoring(monitoring) }

@@ -42,15 +42,27 @@ struct StoreCopyCommand: AsyncParsableCommand {
         }
         let report = try PinStore.copy(from: source, to: target)
         if json {
-            try Output.json([
-                "from": source.description, "to": target.description, "rows": report.rows,
-                "changeCounter": report.changeCounter,
-                "customers": report.customers.map { ["name": $0.name.rawValue, "version": $0.version] as [String: Any] },
-            ])
+            try Output.json(StoreCopyReport(
+                from: source.description, to: target.description, rows: report.rows, changeCounter: report.changeCounter,
+                customers: report.customers.map { StoreCopyReport.Customer(name: $0.name.rawValue, version: $0.version) }))
             return
         }
         Output.table(["CUSTOMER", "VERSION"], report.customers.map { [$0.name.rawValue, String($0.version)] })
         let rows = report.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         Output.note("Copied \(source) to \(target): \(rows). Point every server at the new database (--database or 'database' in the configuration) and restart them one at a time.")
     }
+}
+
+/// What `pinset store copy --json` prints.
+private struct StoreCopyReport: Encodable {
+    struct Customer: Encodable {
+        let name: String
+        let version: Int64
+    }
+
+    let from: String
+    let to: String
+    let rows: [String: Int]
+    let changeCounter: Int64
+    let customers: [Customer]
 }

@@ -107,6 +107,8 @@ import Testing
         switch field.kind {
         case .string:
             #expect(schema["type"] as? String == "string", "\(what)")
+        case .text(let maximumLength):
+            #expect(schema["type"] as? String == "string" && (schema["maxLength"] as? Int) == maximumLength, "\(what)")
         case .boolean where query:
             #expect(schema["type"] as? String == "string" && Set(schema["enum"] as? [String] ?? []) == ["true", "false"], "\(what)")
         case .boolean:
@@ -184,7 +186,7 @@ extension AdminOperation: CustomTestStringConvertible {
     /// A JSON value of the field's kind, within its limits.
     static func sample(_ field: AdminField) -> String {
         switch field.kind {
-        case .string: #""text""#
+        case .string, .text: #""text""#
         case .strings: #"["text"]"#
         case .boolean: "true"
         case .integer(let range): String(range.lowerBound)

@@ -173,6 +173,9 @@ import Testing
                 bodies.append(#"{"\#(field.name)": null}"#)
                 switch field.kind {
                 case .string: bodies += [#"{"\#(field.name)": 1}"#, #"{"\#(field.name)": ["x"]}"#]
+                case .text(let maximumLength):
+                    // One character over, in a character of two bytes, so that bytes are not taken for characters.
+                    bodies += [#"{"\#(field.name)": 1}"#, #"{"\#(field.name)": "\#(String(repeating: "é", count: maximumLength + 1))"}"#]
                 case .strings(let maximumCount):
                     bodies += [#"{"\#(field.name)": "x"}"#, #"{"\#(field.name)": [1]}"#,
                                #"{"\#(field.name)": [\#(Array(repeating: "\"x\"", count: maximumCount + 1).joined(separator: ","))]}"#]
@@ -190,7 +193,7 @@ import Testing
                 case .boolean: ["yes", "1"]
                 case .integer(let range): [String(range.upperBound + 1), String(range.lowerBound - 1), "x"]
                 case .number(let range): [String(range.upperBound + 1), "x", "nan"]
-                case .string, .strings: []
+                case .string, .text, .strings: []
                 }
                 for value in bad {
                     let answer = await deployment.call(operation, as: "olga", query: [(field.name, value)])

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetAdmin
+import PinsetAdminContract
 import PinsetCore
 import PinsetStore
 import Testing
@@ -15,7 +16,7 @@ import Testing
         let fixture = try AdminFixture()
         let admin = fixture.admin, local = try admin.localOperator
         let acme = try CustomerName("acme"), host = try Hostname("api.example.com")
-        try admin.addCustomer(acme, servesLegacyClients: false, ownIdentity: nil)
+        try admin.addCustomer(acme, servesLegacyClients: false, by: local)
         try admin.addHost(host, port: 443, includeSubdomains: false, to: acme, by: local)
         #expect(try admin.setUnmonitored(host, of: acme, reason: "not reachable from tests", by: local))
         try admin.setRequiresReview(true, for: acme, by: local)
@@ -63,6 +64,30 @@ import Testing
         #expect(try admin.pinSet(of: acme, visibleTo: .admin(eddie)).hosts.map(\.hostname) == [host])
     }
 
+    /// A customer a named admin adds needs review unless it says otherwise; one the local operator adds does not.
+    /// A signing identity made elsewhere is the local operator's to install: a named admin's key is made here.
+    @Test func defaultsAndIdentitiesFollowWhoActs() throws {
+        let (fixture, acme, _, _, olga) = try Self.reviewedCustomer()
+        defer { fixture.remove() }
+        let admin = fixture.admin
+        let byOlga = try CustomerName("by-olga"), local = try CustomerName("by-operator")
+        try admin.addCustomer(byOlga, servesLegacyClients: false, by: .admin(olga))
+        try admin.addCustomer(local, servesLegacyClients: false, by: admin.localOperator)
+        #expect(try admin.requiresReview(of: byOlga, visibleTo: admin.localOperator))
+        #expect(try !admin.requiresReview(of: local, visibleTo: admin.localOperator))
+        let dumpBefore = try fixture.dump()
+        let identity = try AdminFixture.identity("acme")
+        let imported = #expect(throws: AdminError.self) {
+            try admin.rotateCustomerIdentity(of: acme, to: identity, replaceTrustAnchor: true, by: .admin(olga))
+        }
+        #expect(imported?.kind == .forbidden, "\(imported?.description ?? "")")
+        let withKey = #expect(throws: AdminError.self) {
+            try admin.addCustomer(try CustomerName("keyed"), servesLegacyClients: false, ownIdentity: identity, by: .admin(olga))
+        }
+        #expect(withKey?.kind == .forbidden, "\(withKey?.description ?? "")")
+        #expect(try fixture.dump() == dumpBefore, "a refused operation changes nothing")
+    }
+
     @Test func theRulesOfAnUnmonitoredReasonHoldForBoth() throws {
         let (fixture, acme, host, _, olga) = try Self.reviewedCustomer()
         defer { fixture.remove() }
@@ -71,7 +96,14 @@ import Testing
             let control = #expect(throws: StoreError.self) { try admin.setUnmonitored(host, of: acme, reason: "office\u{1B}[2J", by: principal) }
             #expect(control?.description.contains("control character") == true, "\(control?.description ?? "")")
             let empty = #expect(throws: StoreError.self) { try admin.setUnmonitored(host, of: acme, reason: "  ", by: principal) }
-            #expect(empty?.description.contains("1 to 500 characters") == true, "\(empty?.description ?? "")")
+            #expect(empty?.description.contains("1 to \(AdminLimits.reasonLength) characters") == true, "\(empty?.description ?? "")")
+            // The bound every reason an admin writes has, the API's declaration included: counted in characters.
+            let long = #expect(throws: StoreError.self) {
+                try admin.setUnmonitored(host, of: acme, reason: String(repeating: "é", count: AdminLimits.reasonLength + 1), by: principal)
+            }
+            #expect(long?.description.contains("give at most \(AdminLimits.reasonLength)") == true, "\(long?.description ?? "")")
+            #expect(try admin.setUnmonitored(host, of: acme, reason: String(repeating: "é", count: AdminLimits.reasonLength), by: principal))
+            #expect(try admin.setUnmonitored(host, of: acme, reason: "not reachable from tests", by: principal))
         }
         #expect(try admin.setUnmonitored(host, of: acme, reason: nil, by: .admin(olga)))
         #expect(try admin.auditLog(of: acme, visibleTo: .admin(olga), limit: 1).first?.actor == "olga")

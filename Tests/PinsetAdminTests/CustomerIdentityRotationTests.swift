@@ -13,18 +13,18 @@ import Testing
         let fixture = try AdminFixture()
         defer { fixture.remove() }
         let first = try AdminFixture.identity("acme first")
-        let files = try #require(try fixture.admin.addCustomer(acme, servesLegacyClients: false, ownIdentity: first))
+        let files = try #require(try fixture.admin.addCustomer(acme, servesLegacyClients: false, ownIdentity: first, by: fixture.admin.localOperator))
         let keyBefore = fixture.bytes(files.keyPath)
         let dumpBefore = try fixture.dump()
 
         let second = try AdminFixture.identity("acme second")
         #expect(throws: AdminError.self) {
-            try fixture.admin.rotateCustomerIdentity(of: acme, to: second, replaceTrustAnchor: false)
+            try fixture.admin.rotateCustomerIdentity(of: acme, to: second, replaceTrustAnchor: false, by: fixture.admin.localOperator)
         }
         #expect(fixture.bytes(files.keyPath) == keyBefore, "the refused identity must not reach the key file")
         #expect(try fixture.dump() == dumpBefore, "the refused identity must not change the database")
 
-        try fixture.admin.rotateCustomerIdentity(of: acme, to: second, replaceTrustAnchor: true)
+        try fixture.admin.rotateCustomerIdentity(of: acme, to: second, replaceTrustAnchor: true, by: fixture.admin.localOperator)
         let report = try fixture.admin.customerIdentity(of: acme)
         #expect(report.identity?.certificateDER == second.certificateDER)
         #expect(report.problem == nil)
@@ -36,7 +36,7 @@ import Testing
     @Test func aCustomerOnTheDefaultIdentityReportsTheDefaultFiles() throws {
         let fixture = try AdminFixture()
         defer { fixture.remove() }
-        try fixture.admin.addCustomer(acme, servesLegacyClients: false, ownIdentity: nil)
+        try fixture.admin.addCustomer(acme, servesLegacyClients: false, by: fixture.admin.localOperator)
         let report = try fixture.admin.customerIdentity(of: acme)
         #expect(report.signer == .deploymentDefault)
         #expect(report.keyFile == fixture.dataDirectory.keyPath)
@@ -63,7 +63,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: leftover, withIntermediateDirectories: true)
         let dumpBefore = try fixture.dump()
         #expect(throws: AdminError.self) {
-            try fixture.admin.addCustomer(acme, servesLegacyClients: false, ownIdentity: try AdminFixture.identity("acme"))
+            try fixture.admin.addCustomer(acme, servesLegacyClients: false, ownIdentity: try AdminFixture.identity("acme"), by: fixture.admin.localOperator)
         }
         #expect(try fixture.dump() == dumpBefore)
     }

@@ -16,7 +16,7 @@ import Testing
         defer { fixture.remove() }
         let customer = try CustomerName("acme")
         let host = try Hostname("localhost")
-        try fixture.admin.addCustomer(customer, servesLegacyClients: false, ownIdentity: nil)
+        try fixture.admin.addCustomer(customer, servesLegacyClients: false, by: fixture.admin.localOperator)
         // A port nothing listens on: the live chain cannot be fetched.
         let closed = try LoopbackPort.unused()
         try fixture.store.addHost(host, port: UInt16(closed), includeSubdomains: false, pins: [], to: customer, liveCheckNote: nil, actor: "admin-test")

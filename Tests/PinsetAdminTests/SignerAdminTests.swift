@@ -18,17 +18,17 @@ import Testing
     @Test func aFloorAboveTheInstalledSignerIsRefusedAndChangesNothing() throws {
         let fixture = try AdminFixture()
         defer { fixture.remove() }
-        try fixture.admin.addCustomer(try CustomerName("acme"), servesLegacyClients: false, ownIdentity: nil)
+        try fixture.admin.addCustomer(try CustomerName("acme"), servesLegacyClients: false, by: fixture.admin.localOperator)
         let dumpBefore = try fixture.dump()
         let farFuture = Int64(Date().timeIntervalSince1970) + 86_400 * 365
         let error = #expect(throws: AdminError.self) {
-            try fixture.admin.raiseRevocationFloor(customer: nil, to: farFuture)
+            try fixture.admin.raiseRevocationFloor(customer: nil, to: farFuture, by: fixture.admin.localOperator)
         }
         #expect(error?.description.contains("later than the notBefore") == true, "\(error?.description ?? "")")
         #expect(try fixture.dump() == dumpBefore)
         #expect(try fixture.store.signersNotBefore(of: nil) == nil)
 
-        let change = try fixture.admin.raiseRevocationFloor(customer: nil, to: nil)
+        let change = try fixture.admin.raiseRevocationFloor(customer: nil, to: nil, by: fixture.admin.localOperator)
         #expect(change.floor == change.installedSignerNotBefore)
         #expect(change.customersWithNewVersion.map(\.rawValue) == ["acme"])
         #expect(try fixture.store.signersNotBefore(of: nil) == change.floor)
@@ -37,7 +37,7 @@ import Testing
     @Test func aCustomerOnTheDefaultIdentityHasNoSignerOfItsOwn() throws {
         let fixture = try AdminFixture()
         defer { fixture.remove() }
-        try fixture.admin.addCustomer(try CustomerName("acme"), servesLegacyClients: false, ownIdentity: nil)
+        try fixture.admin.addCustomer(try CustomerName("acme"), servesLegacyClients: false, by: fixture.admin.localOperator)
         #expect(throws: AdminError.self) { try fixture.admin.signerTarget(customer: "acme") }
         #expect(try fixture.admin.signerTarget(customer: nil).files.keyPath == fixture.dataDirectory.keyPath)
     }

@@ -185,6 +185,44 @@ struct AppleGlueTests {
         #expect(options.securityProtocolOptions.runVerification(of: empty) == false)
     }
 
+    /// A pinned host that renewed its key: the delegate cancels, `recoverAfterPinFailure(host:)` fetches the
+    /// newer pins once, and a delegate for a new session (what the app must make before retrying) gives the
+    /// credential; a second call fetches nothing.
+    @Test func aRefusedHostRecoversThroughTheDelegateAndANewSessionTrustsIt() async throws {
+        let f = try await Fixture()
+        defer { f.remove() }
+        let identity = try TestPKI.signingIdentity()
+        let directory = try TemporaryDirectory(prefix: "pinset-apple-recovery")
+        defer { directory.remove() }
+        let configuration = try PinsetClientConfiguration(
+            serverURL: URL(string: "https://trust.example.com/")!, customer: try CustomerName("acme"),
+            trustAnchors: [identity.certificate], stateDirectory: directory.file("state")
+        )
+        let now = Int64(Date().timeIntervalSince1970)
+        func bundle(version: Int64, pinning key: TestPKI.Issued) throws -> [UInt8] {
+            try BundleSigner(identity: identity).sign(BundlePayload(customer: try CustomerName("acme"), timestamp: now - 5, expires: now + 3600, version: version, hosts: [
+                PinnedHost(hostname: try Hostname("api.example.com"), port: 443, includeSubdomains: false,
+                           spkiSHA256: [key.spkiSHA256], certificateSHA256: [], subjectPublicKeyInfos: []),
+            ]))
+        }
+        let server = CountingFetcher(body: try bundle(version: 2, pinning: f.stranger))
+        let updater = PinsetUpdater(configuration: configuration, fetcher: server)
+        try await updater.seed(withBundle: try bundle(version: 1, pinning: f.intermediate))
+        let delegate = PinsetURLSessionDelegate(updater: updater)
+
+        let renewedTrust = SecTrust(evaluatedChain: f.strangerChain, verdict: .trusted)
+        #expect(delegate.disposition(for: f.challenge(host: "api.example.com", trust: renewedTrust)).0 == .cancelAuthenticationChallenge)
+        #expect(await delegate.recoverAfterPinFailure(host: "api.example.com") == .retryWithNewPins(version: 2))
+        #expect(server.count == 1)
+        let retried = SecTrust(evaluatedChain: f.strangerChain, verdict: .trusted)
+        #expect(PinsetURLSessionDelegate(updater: updater).disposition(for: f.challenge(host: "api.example.com", trust: retried)).0 == .useCredential)
+        #expect(await delegate.recoverAfterPinFailure(host: "api.example.com") == .noRecordedFailure)
+        #expect(server.count == 1)
+
+        // A delegate made from the pins alone has no updater to ask.
+        #expect(await PinsetURLSessionDelegate(pins: updater.evaluator).recoverAfterPinFailure(host: "api.example.com") == .noRecordedFailure)
+    }
+
     /// The decision itself, in portable code: the system's verdict first, then the pins.
     @Test func theDecisionPutsTheSystemEvaluationFirst() async throws {
         let f = try await Fixture()
@@ -230,4 +268,20 @@ final class IgnoringSender: NSObject, URLAuthenticationChallengeSender, @uncheck
 struct UnreachableSender: PinFailureReportSender {
     struct Unreachable: Error {}
     func send(_ report: [UInt8], to url: URL, timeout: Duration) async throws -> Int { throw Unreachable() }
+}
+
+/// A trust server that serves one bundle and counts the fetches.
+final class CountingFetcher: BundleFetcher, @unchecked Sendable {
+    private let lock = NSLock()
+    private let body: [UInt8]
+    private var fetches = 0
+
+    init(body: [UInt8]) { self.body = body }
+
+    var count: Int { lock.withLock { fetches } }
+
+    func fetch(from url: URL, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
+        lock.withLock { fetches += 1 }
+        return FetchedBundle(statusCode: 200, body: body)
+    }
 }

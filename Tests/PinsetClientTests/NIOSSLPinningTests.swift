@@ -143,6 +143,74 @@ struct NIOSSLPinningTests {
         }
     }
 
+    /// The server renewed its key and the trust server already publishes it: the first handshake is refused,
+    /// one forced update brings the new pins, and the one retry (a new connection) succeeds.
+    @Test func aRenewedKeyIsRecoveredByOneForcedUpdateAndOneRetry() async throws {
+        let authority = try TestPKI.certificateAuthority(commonName: "Loopback Test CA")
+        let retired = try TestPKI.leaf(commonName: "localhost", dnsNames: ["localhost"], issuer: authority)
+        let renewed = try TestPKI.leaf(commonName: "localhost", dnsNames: ["localhost"], issuer: authority)
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let updater = fixture.makeUpdater()
+        try await fixture.update(updater, with: try fixture.payload(version: 1, hosts: [try ClientFixture.host("localhost", keys: [retired])]))
+        fixture.fetcher.serve(try fixture.signed(try fixture.payload(version: 2, hosts: [try ClientFixture.host("localhost", keys: [renewed, retired])])))
+        let fetchesBefore = fixture.fetcher.requestedURLs.count
+        let pinning = NIOSSLPinning(updater: updater, trustRoots: TLSTrustRoots(certificates: [authority.certificate]))
+
+        try await withEventLoopGroup { group in
+            let server = try await Self.startServer(group: group, presenting: renewed)
+            var handshakes = 0
+            var outcome: Result<Void, any Error> = .success(())
+            do {
+                try await pinning.withPinFailureRecovery(serverHostname: "localhost") {
+                    handshakes += 1
+                    try await Self.handshake(group: group, server: server, pinning: pinning).get()
+                }
+            } catch {
+                outcome = .failure(error)
+            }
+            try? await server.close()
+            try outcome.get()
+            #expect(handshakes == 2)
+        }
+        #expect(fixture.fetcher.requestedURLs.count == fetchesBefore + 1)
+        #expect(await updater.currentPinSet?.version == 2)
+    }
+
+    /// A man-in-the-middle key: one forced update, no retry, the original error; within the interval the next
+    /// failure fetches nothing.
+    @Test func aManInTheMiddleKeyIsNeverRetriedAndForcesOneUpdatePerInterval() async throws {
+        let authority = try TestPKI.certificateAuthority(commonName: "Loopback Test CA")
+        let genuine = try TestPKI.leaf(commonName: "localhost", dnsNames: ["localhost"], issuer: authority)
+        let intercepting = try TestPKI.leaf(commonName: "localhost", dnsNames: ["localhost"], issuer: authority)
+        let fixture = try ClientFixture()
+        defer { fixture.directory.remove() }
+        let updater = fixture.makeUpdater()
+        try await fixture.update(updater, with: try fixture.payload(version: 1, hosts: [try ClientFixture.host("localhost", keys: [genuine])]))
+        let fetchesBefore = fixture.fetcher.requestedURLs.count
+        let pinning = NIOSSLPinning(updater: updater, trustRoots: TLSTrustRoots(certificates: [authority.certificate]))
+
+        try await withEventLoopGroup { group in
+            let server = try await Self.startServer(group: group, presenting: intercepting)
+            var handshakes = 0
+            for _ in 0..<2 {
+                var outcome: Result<Void, any Error> = .success(())
+                do {
+                    try await pinning.withPinFailureRecovery(serverHostname: "localhost") {
+                        handshakes += 1
+                        try await Self.handshake(group: group, server: server, pinning: pinning).get()
+                    }
+                } catch {
+                    outcome = .failure(error)
+                }
+                #expect(throws: ServerTrustError(.pinMismatch, "")) { try outcome.get() }
+            }
+            try? await server.close()
+            #expect(handshakes == 2, "one handshake per call: no retry")
+        }
+        #expect(fixture.fetcher.requestedURLs.count == fetchesBefore + 1)
+    }
+
     @Test func certificateFromAnUntrustedCAIsRefusedEvenWhenPinned() async throws {
         let trusted = try TestPKI.certificateAuthority(commonName: "Trusted CA")
         let rogue = try TestPKI.certificateAuthority(commonName: "Rogue CA")

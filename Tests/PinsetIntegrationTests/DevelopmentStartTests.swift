@@ -69,6 +69,10 @@ import Testing
         let data = work.file(".pinset-data")
         let initialized = try ProcessRunner.run(PinsetCLI.binary, ["init", "--data-dir", data])
         #expect(initialized.status == 0, "\(initialized.combined)")
+        // An admin that happens to have the development operator's name and role: a deployment's, not the
+        // development start's, so no token is issued for it and no admin API is opened.
+        let developer = try ProcessRunner.run(PinsetCLI.binary, ["admin", "add", "developer", "--role", "operator", "--data-dir", data])
+        #expect(developer.status == 0, "\(developer.combined)")
         let dump = try ProcessRunner.run("sqlite3", ["\(data)/pinset.sqlite", ".dump"]).stdoutText
         let server = try zeroConfigurationServer(in: work, logs: logs)
         defer { server.stop() }
@@ -76,6 +80,8 @@ import Testing
         #expect(try CurlResponse.get("http://127.0.0.1:\(port)/demo.json.signed", in: logs).status == 404)
         #expect(server.stop() == 0)
         #expect(!server.stdout.contains("DEMO customer") && !server.stdout.contains("Created"), "\(server.stdout)")
+        #expect(!server.stdout.contains("Dashboard:") && !server.stdout.contains("Token:") && !server.stdout.contains("api listening"), "\(server.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: "\(data)/development-admin-token"))
         #expect(try ProcessRunner.run("sqlite3", ["\(data)/pinset.sqlite", ".dump"]).stdoutText == dump)
     }
 

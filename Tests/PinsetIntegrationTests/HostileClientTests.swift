@@ -22,12 +22,13 @@ import Testing
         return cli
     }
 
-    @Test func slowlorisOversizedGarbageAndHalfOpenClientsDoNotStarveNormalClients() throws {
+    @Test(arguments: ServerTransports.all)
+    func slowlorisOversizedGarbageAndHalfOpenClientsDoNotStarveNormalClients(_ transport: String) throws {
         let cli = try populated()
         defer { cli.remove() }
         // Head timeout 2 s and idle timeout 5 s (RunningServer's defaults); the default limit of 1024 connections.
         // Every attacker shares 127.0.0.1, so the per-address limit is lifted: this test is about deadlines.
-        let server = try RunningServer(cli: cli, extraConfiguration: ["maxConnectionsPerAddress": 1024])
+        let server = try RunningServer(cli: cli, extraConfiguration: ["maxConnectionsPerAddress": 1024, "transport": transport])
         defer { server.stop() }
         let url = "\(server.baseURL)/acme.json.signed"
         #expect(try CurlResponse.get(url, in: cli.directory).status == 200)
@@ -98,11 +99,12 @@ import Testing
         #expect(server.stop() == 0, "SIGTERM must exit 0 after the attack: \(server.process.stderr)")
     }
 
-    @Test func tenTimesTheConnectionLimit() throws {
+    @Test(arguments: ServerTransports.all)
+    func tenTimesTheConnectionLimit(_ transport: String) throws {
         let cli = try populated()
         defer { cli.remove() }
         let limit = 20
-        let server = try RunningServer(cli: cli, extraConfiguration: ["maxConnections": limit])
+        let server = try RunningServer(cli: cli, extraConfiguration: ["maxConnections": limit, "transport": transport])
         defer { server.stop() }
         let url = "\(server.baseURL)/acme.json.signed"
         #expect(try CurlResponse.get(url, in: cli.directory).status == 200)

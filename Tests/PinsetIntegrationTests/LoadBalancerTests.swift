@@ -8,11 +8,12 @@ import Testing
 /// Two `pinset serve` instances sharing one key and database file behind a real nginx: clients keep getting
 /// valid, fresh bundles when one instance stops.
 @Suite(.serialized) struct LoadBalancerTests {
-    @Test func clientsKeepGettingFreshBundlesWhenAnInstanceStops() throws {
+    @Test(arguments: ServerTransports.all)
+    func clientsKeepGettingFreshBundlesWhenAnInstanceStops(_ transport: String) throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let first = try RunningServer(cli: cli)
-        let second = try RunningServer(cli: cli)
+        let first = try RunningServer(cli: cli, extraConfiguration: ["transport": transport])
+        let second = try RunningServer(cli: cli, extraConfiguration: ["transport": transport])
         defer {
             first.stop()
             second.stop()
@@ -43,11 +44,12 @@ import Testing
 
     /// nginx's stream proxy with `proxy_protocol on` (as in deploy/nginx/pinset-lb.conf) in front of an instance
     /// with `"proxyProtocol": true`: the instance logs the client's own address, not nginx's.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: streamModule), "needs nginx's stream module (libnginx-mod-stream)"))
-    func proxyProtocolCarriesTheClientAddressThroughNginx() throws {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: streamModule), "needs nginx's stream module (libnginx-mod-stream)"),
+          arguments: ServerTransports.all)
+    func proxyProtocolCarriesTheClientAddressThroughNginx(_ transport: String) throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let server = try RunningServer(cli: cli, extraConfiguration: ["proxyProtocol": true, "maxConnectionsPerAddress": 4])
+        let server = try RunningServer(cli: cli, extraConfiguration: ["proxyProtocol": true, "maxConnectionsPerAddress": 4, "transport": transport])
         defer { server.stop() }
         let nginx = try NginxLoadBalancer(in: cli.directory) { prefix, port in
             """

@@ -33,6 +33,14 @@ struct ServerConfigurationTests {
         #expect(ServerConfiguration().maxConnectionsPerAddress == 32)
     }
 
+    @Test func readsTheTransport() throws {
+        #expect(ServerConfiguration().transport == .platformDefault)
+        #expect(try parse(#"{"transport": null}"#).transport == .platformDefault)
+        for transport in SocketTransport.available {
+            #expect(try parse(#"{"transport": "\#(transport.rawValue)"}"#).transport == transport)
+        }
+    }
+
     @Test(arguments: [
         (#"{"prot": 1}"#, "unknown key 'prot'"),
         (#"{"Port": 1}"#, "Did you mean 'port'"),
@@ -41,6 +49,7 @@ struct ServerConfigurationTests {
         (#"{"port": 80.5}"#, "'port' must be a whole number"),
         (#"{"accessLog": 1}"#, "'accessLog' must be true or false"),
         (#"{"logLevel": "loud"}"#, "'logLevel' is 'loud'"),
+        (#"{"transport": "kqueue"}"#, "'transport' is 'kqueue'"),
         (#"{"resignIntervalSeconds": 900}"#, "must be shorter than 'freshnessWindowSeconds'"),
         (#"{"maxConnectionsPerAddress": 0}"#, "'maxConnectionsPerAddress' is 0"),
         (#"{"bundleLifetimeSeconds": 2678401}"#, "Pinset clients accept by default"),

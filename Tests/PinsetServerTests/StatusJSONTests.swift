@@ -267,6 +267,7 @@ struct StatusJSONTests {
             "scope" : "this instance",
             "windowSeconds" : 3600
           },
+          "version" : "\(PinsetRelease.version)",
           "warnings" : [
             "legacyClients: a setting \\/ that breaks old apps",
             "signer certificate of customer alpha expires in 20 days"
@@ -324,6 +325,7 @@ struct StatusJSONTests {
             "scope" : "this instance",
             "windowSeconds" : 3600
           },
+          "version" : "\(PinsetRelease.version)",
           "warnings" : [
 
           ]

@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Transport: connection limit")
 struct TransportConnectionLimitTests {
-    @Test func connectionsOverTheLimitGet503AndTheServerRecovers() async throws {
-        let (server, port) = try startTransportServer(SocketServerConfiguration(maxConnections: 2, workerQueues: 1))
+    @Test(arguments: SocketTransport.available)
+    func connectionsOverTheLimitGet503AndTheServerRecovers(_ transport: SocketTransport) async throws {
+        let (server, port) = try startTransportServer(on: transport, SocketServerConfiguration(maxConnections: 2, workerQueues: 1))
         var held = [try TransportTestClient(port: port), try TransportTestClient(port: port)]
         // Connections that have sent a complete head are never evicted to make room.
         for client in held {

@@ -16,19 +16,20 @@ final class ConnectionLimitEventCollector: @unchecked Sendable {
 
 @Suite("Transport: per-address limit and eviction")
 struct TransportFairnessTests {
-    static func start(maxConnections: Int, perAddress: Int, events: ConnectionLimitEventCollector) throws
+    static func start(_ transport: SocketTransport, maxConnections: Int, perAddress: Int, events: ConnectionLimitEventCollector) throws
         -> (SocketServer, UInt16) {
         let configuration = SocketServerConfiguration(
             host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerAddress: perAddress,
-            requestHeadTimeout: .seconds(30), idleTimeout: .seconds(60), workerQueues: 2)
+            requestHeadTimeout: .seconds(30), idleTimeout: .seconds(60), workerQueues: 2, transport: transport)
         let server = SocketServer(configuration: configuration, handler: TransportTestHandler(),
                                   onConnectionLimit: { events.record($0) })
         return (server, try server.start())
     }
 
-    @Test func oneAddressIsRefusedBeyondItsLimitWhileOthersAreServed() async throws {
+    @Test(arguments: SocketTransport.available)
+    func oneAddressIsRefusedBeyondItsLimitWhileOthersAreServed(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
-        let (server, port) = try Self.start(maxConnections: 100, perAddress: 3, events: events)
+        let (server, port) = try Self.start(transport, maxConnections: 100, perAddress: 3, events: events)
         let held = try (0..<3).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.2") }
         #expect(await transportEventually { server.openConnections == 3 })
 
@@ -51,10 +52,11 @@ struct TransportFairnessTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func floodOfSilentConnectionsFromOneAddressDoesNotKeepAGoodClientOut() async throws {
+    @Test(arguments: SocketTransport.available)
+    func floodOfSilentConnectionsFromOneAddressDoesNotKeepAGoodClientOut(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
         // The per-address limit is above the server's, so only eviction can make room for the good client.
-        let (server, port) = try Self.start(maxConnections: 16, perAddress: 64, events: events)
+        let (server, port) = try Self.start(transport, maxConnections: 16, perAddress: 64, events: events)
         var attackers: [TransportTestClient] = []
         for _ in 0..<300 { attackers.append(try TransportTestClient(port: port, sourceAddress: "127.0.0.2")) }
         #expect(await transportEventually { events.count(.evicted) + events.count(.refusedPerAddress) >= 300 - 64 - 16 })
@@ -72,9 +74,10 @@ struct TransportFairnessTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func connectionsThatSentAHeadAreNeverEvicted() async throws {
+    @Test(arguments: SocketTransport.available)
+    func connectionsThatSentAHeadAreNeverEvicted(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
-        let (server, port) = try Self.start(maxConnections: 2, perAddress: 64, events: events)
+        let (server, port) = try Self.start(transport, maxConnections: 2, perAddress: 64, events: events)
         let served = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.4") }
         for client in served {
             try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")

@@ -6,9 +6,10 @@ import Testing
 struct TransportNotModifiedTests {
     /// `TransportTestClient` frames every response by its `Content-Length`, as http_parser-based clients (wrk) do:
     /// a 304 that announced the 200's length would make it wait for bytes that never come.
-    @Test func notModifiedDoesNotStallAClientThatFramesByContentLength() async throws {
+    @Test(arguments: SocketTransport.available)
+    func notModifiedDoesNotStallAClientThatFramesByContentLength(_ transport: SocketTransport) async throws {
         let handler = try PinsetRequestHandlerTests.handler(now: PinsetRequestHandlerTests.signedAt + 10)
-        let (server, port) = try startTransportServer(handler: handler)
+        let (server, port) = try startTransportServer(on: transport, handler: handler)
         let client = try TransportTestClient(port: port)
         try client.send("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n")
         let full = try client.readResponse()
@@ -32,9 +33,10 @@ struct TransportNotModifiedTests {
     }
 
     /// The tag on the second of two If-None-Match lines, sent as raw bytes on one socket, gets the 304.
-    @Test func theSecondIfNoneMatchLineCounts() async throws {
+    @Test(arguments: SocketTransport.available)
+    func theSecondIfNoneMatchLineCounts(_ transport: SocketTransport) async throws {
         let handler = try PinsetRequestHandlerTests.handler(now: PinsetRequestHandlerTests.signedAt + 10)
-        let (server, port) = try startTransportServer(handler: handler)
+        let (server, port) = try startTransportServer(on: transport, handler: handler)
         let client = try TransportTestClient(port: port)
         try client.send("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n")
         let etag = try #require(try client.readResponse().header("ETag"))

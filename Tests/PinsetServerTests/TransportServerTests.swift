@@ -6,9 +6,10 @@ import Testing
 
 @Suite("Transport: serving requests")
 struct TransportServerTests {
-    @Test func getWithARawSocket() async throws {
+    @Test(arguments: SocketTransport.available)
+    func getWithARawSocket(_ transport: SocketTransport) async throws {
         let log = TransportLogCollector()
-        let (server, port) = try startTransportServer(log: log)
+        let (server, port) = try startTransportServer(on: transport, log: log)
         defer { Task { await server.shutdown(gracePeriod: .zero) } }
         #expect(port != 0)
         let client = try TransportTestClient(port: port)
@@ -31,8 +32,9 @@ struct TransportServerTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func getAndHeadWithCurl() async throws {
-        let (server, port) = try startTransportServer()
+    @Test(arguments: SocketTransport.available)
+    func getAndHeadWithCurl(_ transport: SocketTransport) async throws {
+        let (server, port) = try startTransportServer(on: transport)
         let get = try ProcessRunner.run("/usr/bin/curl", ["-sS", "-i", "--max-time", "10", "http://127.0.0.1:\(port)/hello"], timeout: 20)
         #expect(get.status == 0, "\(get.stderr)")
         #expect(get.stdoutText.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -50,8 +52,9 @@ struct TransportServerTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func keepAliveServesTwoRequestsOnOneConnection() async throws {
-        let (server, port) = try startTransportServer()
+    @Test(arguments: SocketTransport.available)
+    func keepAliveServesTwoRequestsOnOneConnection(_ transport: SocketTransport) async throws {
+        let (server, port) = try startTransportServer(on: transport)
         let client = try TransportTestClient(port: port)
         try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(try client.readResponse().status == 200)
@@ -66,8 +69,9 @@ struct TransportServerTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
-        let (server, port) = try startTransportServer()
+    @Test(arguments: SocketTransport.available)
+    func pipelinedRequestsAreAnsweredInOrder(_ transport: SocketTransport) async throws {
+        let (server, port) = try startTransportServer(on: transport)
         let client = try TransportTestClient(port: port)
         try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\nHEAD /hello HTTP/1.1\r\nHost: h\r\n\r\n"
             + "GET /big?n=100000 HTTP/1.1\r\nHost: h\r\n\r\nGET /nope HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
@@ -83,9 +87,10 @@ struct TransportServerTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func protocolErrorIsAnsweredLoggedAndClosed() async throws {
+    @Test(arguments: SocketTransport.available)
+    func protocolErrorIsAnsweredLoggedAndClosed(_ transport: SocketTransport) async throws {
         let log = TransportLogCollector()
-        let (server, port) = try startTransportServer(log: log)
+        let (server, port) = try startTransportServer(on: transport, log: log)
         let client = try TransportTestClient(port: port)
         try client.send("GET /smuggle HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
         let response = try client.readResponse()
@@ -101,9 +106,10 @@ struct TransportServerTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    @Test func secondServerOnTheSamePortFailsClearly() async throws {
-        let (server, port) = try startTransportServer()
-        let other = SocketServer(configuration: SocketServerConfiguration(port: port), handler: TransportTestHandler())
+    @Test(arguments: SocketTransport.available)
+    func secondServerOnTheSamePortFailsClearly(_ transport: SocketTransport) async throws {
+        let (server, port) = try startTransportServer(on: transport)
+        let other = SocketServer(configuration: SocketServerConfiguration(port: port, transport: transport), handler: TransportTestHandler())
         #expect(throws: SocketServerError(.addressInUse, "")) { try other.start() }
         #expect(throws: SocketServerError(.alreadyStarted, "")) { try server.start() }
         await server.shutdown(gracePeriod: .seconds(1))

@@ -5,10 +5,11 @@ import Testing
 
 @Suite("Transport: graceful shutdown")
 struct TransportShutdownTests {
-    @Test func shutdownFinishesAnInFlightResponseClosesIdleConnectionsAndRefusesNewOnes() async throws {
+    @Test(arguments: SocketTransport.available)
+    func shutdownFinishesAnInFlightResponseClosesIdleConnectionsAndRefusesNewOnes(_ transport: SocketTransport) async throws {
         let counts = CountRecorder()
         let server = SocketServer(
-            configuration: SocketServerConfiguration(workerQueues: 2),
+            configuration: SocketServerConfiguration(workerQueues: 2, transport: transport),
             handler: TransportTestHandler(),
             onRequest: { _ in },
             onConnectionCountChange: { counts.record($0) }
@@ -44,8 +45,9 @@ struct TransportShutdownTests {
         #expect(counts.values.max() == 2)
     }
 
-    @Test func shutdownWithoutConnectionsReturnsPromptlyAndTwice() async throws {
-        let (server, port) = try startTransportServer()
+    @Test(arguments: SocketTransport.available)
+    func shutdownWithoutConnectionsReturnsPromptlyAndTwice(_ transport: SocketTransport) async throws {
+        let (server, port) = try startTransportServer(on: transport)
         let start = ContinuousClock.now
         await server.shutdown(gracePeriod: .seconds(30))
         await server.shutdown(gracePeriod: .seconds(30))

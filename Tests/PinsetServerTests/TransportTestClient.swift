@@ -220,8 +220,10 @@ struct TransportTestHandler: HTTPRequestHandler {
     }
 }
 
-/// Starts a server on an ephemeral port of 127.0.0.1 with `configuration`.
+/// Starts a server on an ephemeral port of 127.0.0.1 with `configuration` on `transport` (each transport suite runs
+/// once per ``SocketTransport/available`` transport).
 func startTransportServer(
+    on transport: SocketTransport,
     _ configuration: SocketServerConfiguration = SocketServerConfiguration(),
     handler: any HTTPRequestHandler = TransportTestHandler(),
     log: TransportLogCollector = TransportLogCollector()
@@ -229,6 +231,7 @@ func startTransportServer(
     var configuration = configuration
     configuration.host = "127.0.0.1"
     configuration.port = 0
+    configuration.transport = transport
     let server = SocketServer(configuration: configuration, handler: handler, onRequest: { log.record($0) })
     let port = try server.start()
     return (server, port)

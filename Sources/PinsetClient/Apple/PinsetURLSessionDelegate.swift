@@ -26,15 +26,35 @@ import PinsetClient
 ///
 /// URLSession keeps TLS sessions and connections alive: after a pin-set change, connections made before it may
 /// go on without a new handshake. Start a new `URLSession` (and invalidate the old one) once
-/// `PinsetUpdater.update()` returns new pins, so that every connection is evaluated against them.
+/// `PinsetUpdater.update()` returns new pins, so that every connection is evaluated against them — and likewise
+/// before the one retry `recoverAfterPinFailure(host:)` allows after a refused challenge.
 ///
 /// Thread-safe: immutable; the pin evaluator is lock-protected.
 public final class PinsetURLSessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate, Sendable {
     public let pins: PinEvaluator
+    /// The updater whose pins these are, when made with `init(updater:)`; what `recoverAfterPinFailure(host:)` asks.
+    public let updater: PinsetUpdater?
 
     /// - Parameter pins: the pins in force, normally `PinsetUpdater.evaluator`.
     public init(pins: PinEvaluator) {
         self.pins = pins
+        self.updater = nil
+    }
+
+    /// Enforces `updater`'s pins and lets the app recover from a pin failure through this delegate.
+    public init(updater: PinsetUpdater) {
+        self.pins = updater.evaluator
+        self.updater = updater
+    }
+
+    /// After a task to `host` failed because this delegate cancelled its server-trust challenge (the task ends
+    /// with `URLError.cancelled`): `PinsetUpdater.recoverAfterPinFailure(host:)`. On `.retryWithNewPins`, retry
+    /// the request once in a *new* `URLSession` (invalidate this one): the old session may reuse a connection
+    /// or resume a TLS session without asking the delegate again. Without an updater (`init(pins:)`) nothing is
+    /// recorded to recover from: `.noRecordedFailure`.
+    public func recoverAfterPinFailure(host: String) async -> PinFailureRecovery {
+        guard let updater else { return .noRecordedFailure }
+        return await updater.recoverAfterPinFailure(host: host)
     }
 
     public func urlSession(

@@ -34,10 +34,12 @@ public final class PinsetService: Sendable {
     private let services: BackgroundServiceGroup
     private let logger: Logger
 
-    /// Loads the key (refusing one readable by group or others) and opens the database. Nothing listens yet.
+    /// Loads the key (refusing one readable by group or others) and the configured Public Suffix List, and opens the
+    /// database. Nothing listens yet.
     public init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        let publicSuffixes = try PublicSuffixListSource.load(path: configuration.publicSuffixList)
         // Loaded once to refuse a misconfigured path at start; validity is checked on every pass.
         _ = try SigningIdentity.load(keyPath: configuration.resolvedSigningKeyPath, certificatePath: configuration.resolvedCertificatePath)
         let store = try PinStore.open(try configuration.storeLocation())
@@ -81,7 +83,7 @@ public final class PinsetService: Sendable {
         let breakGlass = BreakGlassWatch(store: store, metrics: metrics, logger: logger)
         let reporter = StatusReporter(
             refresher: refresher, cache: cache, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-            monitor: monitor, uptake: uptake, recentReports: recentReports, breakGlass: breakGlass
+            monitor: monitor, uptake: uptake, recentReports: recentReports, breakGlass: breakGlass, publicSuffixes: publicSuffixes
         )
         func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
             PinsetRequestHandler(
@@ -100,6 +102,7 @@ public final class PinsetService: Sendable {
         transport.maxConnections = configuration.maxConnections
         transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         transport.proxyProtocol = configuration.proxyProtocol
+        transport.transport = configuration.transport
         transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
         let accessLog = configuration.accessLog
@@ -181,7 +184,8 @@ public final class PinsetService: Sendable {
             let caFile = configuration.monitoring?.caFile
             let connectTo = configuration.monitoring?.connectTo ?? ConnectToMap()
             let admin = Admin(store: store, dataDirectory: configuration.files, actor: "admin-api", signingSchedule: SigningSchedule(
-                bundleLifetimeSeconds: configuration.bundleLifetimeSeconds, resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up))))
+                bundleLifetimeSeconds: configuration.bundleLifetimeSeconds, resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up))),
+                publicSuffixes: publicSuffixes)
             // One throttle: failed logins to the dashboard and failed API tokens count against the same address.
             let throttle = AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute)
             // Host names are chosen by admins: the addresses they lead to are judged as the monitor's are, each admin's
@@ -216,20 +220,22 @@ public final class PinsetService: Sendable {
                                       onUnexpectedError: onUnexpectedError)
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
             apiServer = try AdminAPIServer(
-                respond: { request in
-                    Dashboard.serves(request.path) ? await dashboard.respond(to: request) : await api.respond(to: request)
+                respond: { request, admission in
+                    Dashboard.serves(request.path)
+                        ? await dashboard.respond(to: request) : await api.respond(to: request, admission: admission)
                 },
                 // Which connections hold the slots reserved for admins: a valid bearer token or dashboard session
-                // in the head. Nothing is counted here; the responder authenticates and throttles the request.
+                // in the head. Nothing is counted here; the responder authenticates and throttles a request whose
+                // token did not authenticate here.
                 isAuthenticated: { head in
                     // An address past its failed-authentication limit gets no database lookup here (its tries are
                     // looked up once, by the responder): its requests are served, but hold no reserved slot.
                     guard throttle.retryAfter(for: head.remoteAddress) == nil else { return nil }
                     if let header = head.header("Authorization"), header.lowercased().hasPrefix("bearer "),
                        let token = try? AdminToken(parsing: String(header.dropFirst(7))), let account = try? admin.authenticate(token) {
-                        return account.name
+                        return AdminAPIServer.Admission(account: account, tokenDigest: token.sha256)
                     }
-                    return dashboard.sessionAdmin(head)
+                    return dashboard.sessionAdmin(head).map { AdminAPIServer.Admission(admin: $0) }
                 },
                 host: settings.host, port: settings.port, tls: tls, logger: logger
             )

@@ -11,7 +11,7 @@ extension ServerConfiguration {
     /// and `allowedAddresses` when it has them, and at most `liveChecksPerAdminPerMinute` checks per admin.
     public struct API: Sendable, Equatable {
         public var host = "127.0.0.1"
-        public var port = 9443
+        public var port = API.defaultPort
         public var certificate: String?
         public var privateKey: String?
         /// Failed authentications an address may make in a minute before it is refused for the rest of it.
@@ -21,6 +21,16 @@ extension ServerConfiguration {
         public var refusalsPerAdminPerMinute = 20
         /// Live-chain checks (dry runs, previews, edits, approvals) an admin may start in a minute; each connects out.
         public var liveChecksPerAdminPerMinute = LiveCheckBudget.defaultChecksPerMinute
+
+        /// The port documentation and examples give the admin API.
+        public static let defaultPort = 9443
+
+        /// The admin API on loopback (so without TLS) at `port`: what the development start enables.
+        public static func loopback(port: Int) -> API {
+            var api = API()
+            api.port = port
+            return api
+        }
 
         public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute", "refusalsPerAdminPerMinute", "liveChecksPerAdminPerMinute"]
 

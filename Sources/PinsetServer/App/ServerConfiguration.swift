@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var admin: AdminListener?
     /// See ``SocketServerConfiguration/proxyProtocol``; applies to the public listener only.
     public var proxyProtocol = false
+    /// What tells the listeners' event loops that sockets are ready: `epoll` (Linux only, its default) or
+    /// `dispatch` (every platform, the default on macOS). See ``SocketTransport``.
+    public var transport: SocketTransport = .platformDefault
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .text
     public var accessLog = true
@@ -60,6 +63,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var reports: Reports?
     /// The admin API's listener; `nil` (the default): no admin API.
     public var api: API?
+    /// A Public Suffix List file for the include-subdomains rule, newer than the copy embedded in pinset (such as
+    /// `/usr/share/publicsuffix/public_suffix_list.dat` from Debian's `publicsuffix` package); read once at start,
+    /// which it stops when it cannot be read or parsed. `nil` (the default): the embedded copy.
+    public var publicSuffixList: String?
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
@@ -101,8 +108,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
-        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "logLevel", "logFormat", "accessLog", "accessLogFile",
-        "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api",
+        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
+        "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api", "publicSuffixList",
     ]
 }
 
@@ -189,6 +196,13 @@ extension ServerConfiguration {
             config.logFormat = format
         }
         if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
+        if let v = try reader.string("transport") {
+            guard let transport = SocketTransport(rawValue: v), SocketTransport.available.contains(transport) else {
+                let choices = SocketTransport.available.map { "'\($0.rawValue)'" }.joined(separator: " or ")
+                throw ConfigurationError(message: "\(origin): 'transport' is '\(v)'; use \(choices) on this platform, or null for '\(SocketTransport.platformDefault.rawValue)'.")
+            }
+            config.transport = transport
+        }
         if let v = try reader.bool("accessLog") { config.accessLog = v }
         if let v = try reader.string("accessLogFile") {
             guard !v.isEmpty else {
@@ -202,6 +216,12 @@ extension ServerConfiguration {
         }
         if let object = try reader.object("api", example: "{\"host\": \"127.0.0.1\", \"port\": 9443}") {
             config.api = try API.parse(object, origin: "\(origin): 'api'")
+        }
+        if let v = try reader.string("publicSuffixList") {
+            guard !v.isEmpty else {
+                throw ConfigurationError(message: "\(origin): 'publicSuffixList' is empty; give the path of a Public Suffix List file, or null for the list embedded in pinset.")
+            }
+            config.publicSuffixList = v
         }
         if let object = try reader.object("reports", example: "{\"host\": \"127.0.0.1\", \"port\": 9443}") {
             config.reports = try Reports.parse(object, origin: "\(origin): 'reports'")

@@ -76,6 +76,8 @@ public final class ServerMetrics: Sendable {
         storeUp = Gauge(label: "pinset_store_up", factory: factory)
         storeUnavailableSince = Gauge(label: "pinset_store_unavailable_since_timestamp_seconds", factory: factory)
         unacknowledgedBreakGlass = Gauge(label: "pinset_break_glass_unacknowledged", factory: factory)
+        // The Prometheus convention for which build runs: a constant 1 with the version as a label.
+        Gauge(label: "pinset_build_info", dimensions: [("version", PinsetRelease.version)], factory: factory).record(1)
         storeUp.record(1)
         storeUnavailableSince.record(0)
         unacknowledgedBreakGlass.record(0)

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetAdmin
 import PinsetCore
 import PinsetPublishing
 import PinsetSigning
@@ -6,7 +7,7 @@ import PinsetStatus
 import PinsetStore
 
 /// What `/status` and `/readyz` say, built from the parts that know it: the refresher's last pass, the bundles
-/// served, the host monitor, the uptake counter and the reports counter.
+/// served, the host monitor, the uptake counter, the reports counter and the Public Suffix List in use.
 struct StatusReporter: Sendable {
     let refresher: BundleRefresher
     let cache: BundleCache
@@ -17,6 +18,8 @@ struct StatusReporter: Sendable {
     let uptake: UptakeCounter
     let recentReports: RecentReportCounter?
     let breakGlass: BreakGlassWatch?
+    /// The Public Suffix List the admin rules check include-subdomains against.
+    let publicSuffixes: PublicSuffixListSource
 
     func readiness(now: Date = Date()) -> Readiness {
         Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshnessWindow, now: now)
@@ -36,6 +39,7 @@ struct StatusReporter: Sendable {
             uptake: ServerStatus.Uptake(uptake.summary(latest: snapshot.latestVersions, at: now), windowSeconds: uptake.windowSeconds),
             reports: ServerStatus.Reports(recentReports, at: now),
             breakGlass: breakGlass?.unacknowledged.map(ServerStatus.BreakGlass.init) ?? [],
+            publicSuffixList: ServerStatus.PublicSuffixList(publicSuffixes),
             now: now
         )
     }
@@ -69,7 +73,7 @@ struct StatusReporter: Sendable {
     static func status(
         of status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
         monitoring: ServerStatus.Monitoring = .disabled, uptake: ServerStatus.Uptake? = nil, reports: ServerStatus.Reports = .disabled,
-        breakGlass: [ServerStatus.BreakGlass] = [], now: Date
+        breakGlass: [ServerStatus.BreakGlass] = [], publicSuffixList: ServerStatus.PublicSuffixList? = nil, now: Date
     ) -> ServerStatus {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow, now: now)
         return ServerStatus(
@@ -95,8 +99,17 @@ struct StatusReporter: Sendable {
             monitoring: monitoring,
             uptake: uptake,
             reports: reports,
-            breakGlass: breakGlass.isEmpty ? nil : breakGlass
+            breakGlass: breakGlass.isEmpty ? nil : breakGlass,
+            publicSuffixList: publicSuffixList,
+            version: PinsetRelease.version
         )
+    }
+}
+
+extension ServerStatus.PublicSuffixList {
+    init(_ source: PublicSuffixListSource) {
+        let list = source.list
+        self.init(source: source.originDescription, version: list.version, commit: list.commit, rules: list.ruleCount)
     }
 }
 

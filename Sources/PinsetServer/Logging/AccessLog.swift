@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import PinsetCore
 
@@ -76,7 +78,7 @@ public final class AccessLog: Sendable {
     static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
         var offset = 0
         while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let written = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written > 0 {
                 offset += written
             } else if written < 0 && errno == EINTR {
@@ -88,7 +90,7 @@ public final class AccessLog: Sendable {
     }
 
     private static func open(_ path: String) throws -> Int32 {
-        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        let fd = systemOpen(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else {
             throw ConfigurationError(message: "Cannot open the access log '\(path)' for appending: \(String(cString: strerror(errno))). Check that its directory exists and that this user may write there.")
         }
@@ -151,4 +153,21 @@ final class AccessLogClock {
         }
         return (prefix, min(999, Int(((now - TimeInterval(whole)) * 1000).rounded(.down))))
     }
+}
+
+// The C library's `write` and `open`, named apart from `AccessLog`'s methods of the same names.
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(fd, buffer, count)
+    #else
+    Darwin.write(fd, buffer, count)
+    #endif
+}
+
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.open(path, flags, mode)
+    #else
+    Darwin.open(path, flags, mode)
+    #endif
 }

@@ -19,12 +19,12 @@ public enum ConnectionLimitEvent: Sendable, Equatable {
 /// balancer) from keeping a good client out, since a good client sends its head at once and then is never evicted.
 ///
 /// Thread-safe: the counts and the pending set are reachable only under one lock.
-final class ConnectionAdmission: Sendable {
+final class ConnectionAdmission<Loop: ReadinessLoop>: Sendable {
     private struct State {
         var perAddress: [String: Int] = [:]
         /// Connections without a complete head, by admission number; `order` holds the numbers in admission order
         /// from `orderStart` (entries no longer in `pending` are skipped).
-        var pending: [UInt64: TransportConnection] = [:]
+        var pending: [UInt64: TransportConnection<Loop>] = [:]
         var order: [UInt64] = []
         var orderStart = 0
         var nextNumber: UInt64 = 0
@@ -72,7 +72,7 @@ final class ConnectionAdmission: Sendable {
     }
 
     /// Registers a newly adopted connection as waiting for its first head; returns its admission number.
-    func registerPending(_ connection: TransportConnection) -> UInt64 {
+    func registerPending(_ connection: TransportConnection<Loop>) -> UInt64 {
         state.withLock { state in
             let number = state.nextNumber
             state.nextNumber += 1
@@ -94,7 +94,7 @@ final class ConnectionAdmission: Sendable {
     }
 
     /// Removes and returns the oldest connection still waiting for its first head, or nil.
-    func takeOldestPending() -> TransportConnection? {
+    func takeOldestPending() -> TransportConnection<Loop>? {
         state.withLock { state in
             while state.orderStart < state.order.count {
                 let number = state.order[state.orderStart]

@@ -1,8 +1,12 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PinsetCore
 
-/// Which event loop thread the caller runs on, so that state updated on every request can be kept per thread
-/// (one lock each) instead of behind one lock all loops contend for.
+/// Which event loop the caller runs on, so that state updated on every request can be kept per loop (one lock
+/// each) instead of behind one lock all loops contend for.
 enum LoopThread {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -11,15 +15,25 @@ enum LoopThread {
     }()
     private static let assigned = LockedValue(0)
 
-    /// Gives the calling thread the next number (1, 2, …); called once by each event loop's thread.
-    static func markCurrent() {
-        let number = assigned.withLock { count in
+    /// The next loop number (1, 2, …).
+    static func assignNumber() -> Int {
+        assigned.withLock { count in
             count += 1
             return count
         }
+    }
+
+    /// Gives the calling thread a new loop number; called once by each epoll loop's own thread.
+    static func markCurrent() {
+        setCurrent(assignNumber())
+    }
+
+    /// Makes `number` the calling thread's loop number: a Dispatch loop's handlers run on whichever pool thread
+    /// Dispatch picks, so each handler sets its loop's number on entry.
+    static func setCurrent(_ number: Int) {
         _ = pthread_setspecific(key, UnsafeRawPointer(bitPattern: number))
     }
 
-    /// The calling loop thread's number, or 0 on any other thread.
+    /// The calling loop's number, or 0 on any other thread.
     static var current: Int { Int(bitPattern: pthread_getspecific(key)) }
 }

@@ -2,8 +2,9 @@ import Foundation
 import PinsetCore
 import PinsetHTTP
 
-/// A small, strict HTTP/1.1 server on non-blocking POSIX sockets (Linux): one `epoll` event loop thread per worker
-/// accepts connections and serves them.
+/// A small, strict HTTP/1.1 server on non-blocking POSIX sockets: one event loop per worker accepts connections and
+/// serves them — a thread in `epoll_wait` on Linux, or a Dispatch queue with read and write sources
+/// (``SocketServerConfiguration/transport``; Dispatch is the only one on Darwin).
 ///
 /// Serves GET and HEAD through an ``HTTPRequestHandler`` with keep-alive and pipelining, and POST with
 /// `Content-Length` content only when ``SocketServerConfiguration/limits`` allow content; refuses everything else
@@ -23,7 +24,7 @@ import PinsetHTTP
 public final class SocketServer: Sendable {
     private enum State {
         case idle
-        case running(listener: TransportListener, workers: [TransportWorker], port: UInt16)
+        case running(any RunningTransport, port: UInt16)
         case stopped
     }
 
@@ -66,7 +67,7 @@ public final class SocketServer: Sendable {
     /// The bound port while the server runs.
     public var port: UInt16? {
         state.withLock { state in
-            if case .running(_, _, let port) = state { return port }
+            if case .running(_, let port) = state { return port }
             return nil
         }
     }
@@ -77,25 +78,28 @@ public final class SocketServer: Sendable {
     public func start() throws(SocketServerError) -> UInt16 {
         try state.withLock { (state: inout State) throws(SocketServerError) -> UInt16 in
             guard case .idle = state else { throw SocketServerError(.alreadyStarted, "the server was already started") }
+            guard SocketTransport.available.contains(configuration.transport) else {
+                throw SocketServerError(.transportUnavailable,
+                                        "the \(configuration.transport.rawValue) transport does not exist on this platform")
+            }
             let (fd, port) = try TransportSocket.listen(host: configuration.host, port: configuration.port,
                                                         backlog: configuration.backlog)
-            let admission = ConnectionAdmission(maxPerAddress: configuration.maxConnectionsPerAddress)
-            var workers: [TransportWorker] = []
-            do throws(SocketServerError) {
-                for index in 0..<max(1, configuration.workerQueues) {
-                    workers.append(try TransportWorker(index: index, configuration: configuration, handler: handler, onRequest: onRequest,
-                                                       accessLog: accessLog, counter: counter, admission: admission, onLimit: onLimit))
-                }
-            } catch {
-                close(fd)
-                throw error
+            let running: any RunningTransport
+            switch configuration.transport {
+            case .epoll:
+                #if os(Linux)
+                running = try TransportGroup<EpollLoop>(
+                    fd: fd, configuration: configuration, handler: handler, onRequest: onRequest,
+                    accessLog: accessLog, counter: counter, onLimit: onLimit)
+                #else
+                preconditionFailure("epoll is in SocketTransport.available only on Linux")
+                #endif
+            case .dispatch:
+                running = try TransportGroup<DispatchLoop>(
+                    fd: fd, configuration: configuration, handler: handler, onRequest: onRequest,
+                    accessLog: accessLog, counter: counter, onLimit: onLimit)
             }
-            workers.forEach { $0.start() }
-            let listener = TransportListener(fd: fd, workers: workers, counter: counter,
-                                             maxConnections: configuration.maxConnections, admission: admission,
-                                             proxyProtocol: configuration.proxyProtocol, onLimit: onLimit)
-            listener.start()
-            state = .running(listener: listener, workers: workers, port: port)
+            state = .running(running, port: port)
             return port
         }
     }
@@ -106,20 +110,20 @@ public final class SocketServer: Sendable {
     /// connection is closed. Cancelling the calling task skips the rest of the grace period. Safe to call more
     /// than once; later calls return at once.
     public func shutdown(gracePeriod: Duration) async {
-        let running = state.withLock { state -> (TransportListener, [TransportWorker])? in
+        let running = state.withLock { state -> (any RunningTransport)? in
             defer { state = .stopped }
-            if case .running(let listener, let workers, _) = state { return (listener, workers) }
+            if case .running(let running, _) = state { return running }
             return nil
         }
-        guard let (listener, workers) = running else { return }
-        await listener.stop()
-        for worker in workers { await worker.perform { $0.beginDraining() } }
+        guard let running else { return }
+        await running.stopAccepting()
+        await running.beginDraining()
         await waitForConnectionsToClose(until: .now + gracePeriod)
         if counter.current > 0 {
-            for worker in workers { await worker.perform { $0.closeAll() } }
+            await running.closeAll()
             await waitForConnectionsToClose(until: .now + .seconds(5))
         }
-        for worker in workers { await worker.perform { $0.stop() } }
+        await running.stop()
         await counter.flushNotifications()
     }
 

@@ -35,8 +35,12 @@ public struct SocketServerConfiguration: Sendable {
     public var proxyProtocol: Bool
     /// Request size limits, and whether requests may carry content (``HTTPLimits/maxContentBytes``; default none).
     public var limits: HTTPLimits
-    /// Number of event loop threads that accept and serve connections. Default: the active processor count.
+    /// Number of event loops (threads on epoll, serial queues on Dispatch) that accept and serve connections.
+    /// Default: the active processor count.
     public var workerQueues: Int
+    /// What tells the event loops that sockets are ready. Default ``SocketTransport/platformDefault``: epoll on
+    /// Linux, Dispatch elsewhere.
+    public var transport: SocketTransport
 
     public init(
         host: String = "127.0.0.1",
@@ -49,7 +53,8 @@ public struct SocketServerConfiguration: Sendable {
         lingerTimeout: Duration = .seconds(2),
         proxyProtocol: Bool = false,
         limits: HTTPLimits = HTTPLimits(),
-        workerQueues: Int = ProcessInfo.processInfo.activeProcessorCount
+        workerQueues: Int = ProcessInfo.processInfo.activeProcessorCount,
+        transport: SocketTransport = .platformDefault
     ) {
         self.host = host
         self.port = port
@@ -62,5 +67,6 @@ public struct SocketServerConfiguration: Sendable {
         self.proxyProtocol = proxyProtocol
         self.limits = limits
         self.workerQueues = workerQueues
+        self.transport = transport
     }
 }

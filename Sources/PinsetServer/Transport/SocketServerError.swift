@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Why ``SocketServer/start()`` failed. Equality compares ``code`` only.
 public struct SocketServerError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -13,6 +17,8 @@ public struct SocketServerError: Error, Sendable, Equatable, CustomStringConvert
         case socketFailed
         /// `start()` was called twice, or after `shutdown`.
         case alreadyStarted
+        /// The configured ``SocketTransport`` does not exist on this platform (epoll outside Linux).
+        case transportUnavailable
     }
 
     public var code: Code

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PinsetHTTP
 
 /// One accepted socket, driving an ``HTTPConnectionStateMachine`` from its worker's event loop.
@@ -8,17 +12,19 @@ import PinsetHTTP
 /// `checkTimeouts` and `closeNow` there too.
 ///
 /// I/O model: a read event does one `recv` into the worker's shared buffer; complete requests are answered in
-/// order and all queued output is written with one `send`/`sendmsg(MSG_NOSIGNAL)`. When the kernel buffer is full
-/// (`EAGAIN`) the connection waits for writability instead of input until the output drains, so a client that
-/// does not read cannot make the server buffer more than one batch of responses. After its last response the
-/// connection half-closes (`shutdown(SHUT_WR)`) and discards input until the peer closes or `lingerTimeout`
-/// passes, so unread input cannot turn the close into a reset that destroys the response in flight.
+/// order and all queued output is written with one `send`/`sendmsg` that cannot raise `SIGPIPE`. When the kernel
+/// buffer is full (`EAGAIN`) the connection waits for writability instead of input until the output drains, so a
+/// client that does not read cannot make the server buffer more than one batch of responses. After its last
+/// response the connection half-closes (`shutdown(SHUT_WR)`) and discards input until the peer closes or
+/// `lingerTimeout` passes, so unread input cannot turn the close into a reset that destroys the response in flight.
 ///
-/// Lifecycle: `closeNow` removes the socket from the loop, closes the descriptor and has the worker forget the
-/// connection, at once.
-final class TransportConnection: @unchecked Sendable {
+/// Lifecycle: `closeNow` hands the descriptor to the loop to close (at once on epoll; on Dispatch once its sources
+/// are cancelled) and has the worker forget the connection at once.
+///
+/// Generic over the readiness loop, so that the epoll path calls its loop directly.
+final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
     private let fd: Int32
-    let worker: TransportWorker
+    let worker: TransportWorker<Loop>
     /// The client's address: the socket's, or the PROXY header's once it has arrived.
     private(set) var remoteAddress: String
     /// The address counted in the per-address limit, released when the connection closes; nil until counted.
@@ -40,7 +46,7 @@ final class TransportConnection: @unchecked Sendable {
 
     /// Created by the listener at accept, which registers it as an eviction candidate at once (a burst of accepts
     /// may run ahead of the workers adopting them); everything after that happens on the worker's loop thread.
-    init(fd: Int32, remoteAddress: String, admittedAddress: String?, worker: TransportWorker, now: HTTPTime) {
+    init(fd: Int32, remoteAddress: String, admittedAddress: String?, worker: TransportWorker<Loop>, now: HTTPTime) {
         self.fd = fd
         self.worker = worker
         self.remoteAddress = remoteAddress
@@ -61,10 +67,10 @@ final class TransportConnection: @unchecked Sendable {
 
     /// The socket's readiness, from the loop.
     func handle(events: UInt32) {
-        if events & EventLoop.writable != 0 && wantsWritability { writable() }
-        if events & (EventLoop.readable | EventLoop.hangUp) != 0 && wantsInput { readable() }
+        if events & Loop.writable != 0 && wantsWritability { writable() }
+        if events & (Loop.readable | Loop.hangUp) != 0 && wantsInput { readable() }
         // An error or hang-up with neither wanted: nothing more can happen on this socket.
-        if events & EventLoop.hangUp != 0 && !wantsInput && !wantsWritability && lingerDeadline == nil { closeNow() }
+        if events & Loop.hangUp != 0 && !wantsInput && !wantsWritability && lingerDeadline == nil { closeNow() }
     }
 
     /// Closes a connection chosen by the listener to make room, unless it has meanwhile sent a complete head.
@@ -99,14 +105,13 @@ final class TransportConnection: @unchecked Sendable {
         }
     }
 
-    /// Removes the socket from the loop, closes it and has the worker forget the connection.
+    /// Removes the socket from the loop, has the loop close it and the worker forget the connection.
     func closeNow() {
         guard !isClosed else { return }
         isClosed = true
-        // No EPOLL_CTL_DEL: closing the only descriptor of the socket removes it from the loop's set.
         registeredEvents = nil
         headArrived()
-        close(fd)
+        worker.loop.closeSocket(fd)
         worker.connectionDidClose(self, token: token)
     }
 
@@ -206,7 +211,7 @@ final class TransportConnection: @unchecked Sendable {
             if let source = header.source { remoteAddress = source.host }
             guard worker.admission.admit(address: remoteAddress) else {
                 worker.onLimit?(.refusedPerAddress)
-                TransportListener.sendRefusal(fd, response: HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable)))
+                TransportSocket.sendRefusal(fd, response: HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable)))
                 closeNow()
                 return
             }
@@ -262,7 +267,7 @@ final class TransportConnection: @unchecked Sendable {
                 }
                 var message = msghdr()
                 message.msg_iov = vectors.baseAddress
-                message.msg_iovlen = chunks.count
+                message.msg_iovlen = numericCast(chunks.count)
                 return sendmsg(fd, &message, TransportSocket.sendFlags)
             }
         }
@@ -292,7 +297,7 @@ final class TransportConnection: @unchecked Sendable {
     /// which the kernel reports whatever was asked, cannot wake the loop again and again.
     private func updateInterest() {
         guard !isClosed else { return }
-        let wanted = (wantsInput ? EventLoop.readable : 0) | (wantsWritability ? EventLoop.writable : 0)
+        let wanted = (wantsInput ? Loop.readable : 0) | (wantsWritability ? Loop.writable : 0)
         switch (registeredEvents, wanted) {
         case (nil, 0):
             return

@@ -1,16 +1,27 @@
-import CPinsetEpoll
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PinsetCore
 import PinsetHTTP
+
+/// The token of the listening socket in every worker's loop (a generic type cannot hold a static constant).
+enum TransportListenerToken {
+    static let value = UInt64.max - 1
+}
 
 /// The listening socket, watched by every worker's event loop: the loop that is woken accepts and keeps the
 /// connections itself, so a connection never crosses threads and an idle loop takes the next ones.
 ///
-/// `EPOLLEXCLUSIVE` wakes one waiting loop per new connection rather than all of them; a loop busy with its own
-/// connections is not waiting and so is not woken, which spreads new connections to the idle ones.
+/// On epoll, `EPOLLEXCLUSIVE` wakes one waiting loop per new connection rather than all of them; a loop busy with
+/// its own connections is not waiting and so is not woken, which spreads new connections to the idle ones. Dispatch
+/// wakes every loop's source, and the loops that find nothing left to accept get `EAGAIN`.
 ///
-/// Thread-safety: the descriptor is only read by the loops; the spare descriptor is behind a lock; `stop` removes
-/// the socket from every loop before closing it.
+/// Generic over the readiness loop (see ``ReadinessLoop``).
+///
+/// Thread-safety: the descriptor is only read by the loops; the spare descriptor is behind a lock; `stop` has every
+/// loop let go of the socket before closing it.
 ///
 /// Hostile load: it keeps accepting even when `maxConnections` are open, so the kernel backlog never fills and
 /// clients get a fast answer. A connection from an address that already has `maxConnectionsPerAddress` open is
@@ -20,15 +31,12 @@ import PinsetHTTP
 /// `Connection: close`) and is closed immediately. When the process runs out of descriptors (`EMFILE`) a
 /// reserved spare descriptor is released to accept and close one pending connection, instead of letting the
 /// listener spin on a queue it cannot drain.
-final class TransportListener: Sendable {
-    /// The token of the listening socket in every worker's loop.
-    static let token = UInt64.max - 1
-
+final class TransportListener<Loop: ReadinessLoop>: Sendable {
     private let fd: Int32
-    private let workers: [TransportWorker]
+    private let workers: [TransportWorker<Loop>]
     private let counter: ConnectionCounter
     private let maxConnections: Int
-    private let admission: ConnectionAdmission
+    private let admission: ConnectionAdmission<Loop>
     private let proxyProtocol: Bool
     private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     private let overloadResponse = HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable))
@@ -36,10 +44,10 @@ final class TransportListener: Sendable {
     private let spareFD = LockedValue<Int32>(-1)
 
     /// At most this many connections are accepted per readiness event, so one burst cannot starve `stop`.
-    private static let acceptBatch = 64
+    private static var acceptBatch: Int { 64 }
 
-    init(fd: Int32, workers: [TransportWorker], counter: ConnectionCounter, maxConnections: Int,
-         admission: ConnectionAdmission, proxyProtocol: Bool, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+    init(fd: Int32, workers: [TransportWorker<Loop>], counter: ConnectionCounter, maxConnections: Int,
+         admission: ConnectionAdmission<Loop>, proxyProtocol: Bool, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
         self.proxyProtocol = proxyProtocol
         precondition(!workers.isEmpty, "a listener needs at least one worker")
         self.fd = fd
@@ -56,7 +64,8 @@ final class TransportListener: Sendable {
         for worker in workers {
             worker.execute { [self] worker in
                 worker.listener = self
-                _ = worker.loop.register(fd, token: Self.token, events: EventLoop.readable | EPOLLEXCLUSIVE.rawValue)
+                _ = worker.loop.register(fd, token: TransportListenerToken.value,
+                                         events: Loop.readable | Loop.exclusiveWakeUp)
             }
         }
     }
@@ -64,9 +73,11 @@ final class TransportListener: Sendable {
     /// Stops accepting; returns once the listening descriptor is closed, so new connections are refused.
     func stop() async {
         for worker in workers {
-            await worker.perform { [fd] worker in
-                worker.loop.remove(fd)
-                worker.listener = nil
+            await withCheckedContinuation { (released: CheckedContinuation<Void, Never>) in
+                worker.execute { [fd] worker in
+                    worker.listener = nil
+                    worker.loop.release(fd) { released.resume() }
+                }
             }
         }
         close(fd)
@@ -77,7 +88,7 @@ final class TransportListener: Sendable {
     }
 
     /// Accepts what is pending, for `worker`'s loop, which keeps the connections. Called on that loop's thread.
-    func acceptConnections(on worker: TransportWorker) {
+    func acceptConnections(on worker: TransportWorker<Loop>) {
         for _ in 0..<Self.acceptBatch {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -129,18 +140,8 @@ final class TransportListener: Sendable {
 
     /// Sends the canned 503 without blocking, discards whatever request bytes already arrived and closes.
     private func refuse(_ client: Int32) {
-        Self.sendRefusal(client, response: overloadResponse)
+        TransportSocket.sendRefusal(client, response: overloadResponse)
         close(client)
-    }
-
-    /// Sends `response` without blocking and discards the request bytes already received; the caller closes.
-    static func sendRefusal(_ client: Int32, response: [UInt8]) {
-        _ = response.withUnsafeBytes {
-            send(client, $0.baseAddress, $0.count, TransportSocket.sendFlags | Int32(MSG_DONTWAIT))
-        }
-        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 1) { scratch in
-            _ = recv(client, scratch.baseAddress, scratch.count, Int32(MSG_DONTWAIT))
-        }
     }
 
     private func shedOneConnection() {

@@ -1,17 +1,30 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// The POSIX socket calls of the transport, kept in one place. Linux only (`accept4`, `SOCK_NONBLOCK`,
-/// `MSG_NOSIGNAL`).
+/// The POSIX socket calls of the transport, kept in one place, with what differs between Linux and Darwin:
+/// Linux creates and accepts sockets non-blocking and close-on-exec in one call (`SOCK_NONBLOCK`, `accept4`) and
+/// suppresses `SIGPIPE` per send (`MSG_NOSIGNAL`); Darwin has neither, so it sets the flags with `fcntl` and
+/// suppresses `SIGPIPE` per socket (`SO_NOSIGPIPE`).
 enum TransportSocket {
+    #if os(Linux)
     /// Flags for every send: never raise SIGPIPE on a peer that went away; report `EPIPE` instead.
     static let sendFlags = Int32(MSG_NOSIGNAL)
+    private static let streamType = Int32(SOCK_STREAM.rawValue)
+    #else
+    /// Every socket carries `SO_NOSIGPIPE` instead (see ``accept(_:_:_:)``).
+    static let sendFlags: Int32 = 0
+    private static let streamType = SOCK_STREAM
+    #endif
 
     /// Creates a non-blocking, close-on-exec socket bound to `host:port` and listening.
     /// Returns the descriptor and the bound port (the ephemeral one when `port` is 0).
     static func listen(host: String, port: UInt16, backlog: Int32) throws(SocketServerError) -> (fd: Int32, port: UInt16) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamType
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         var results: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &results)
@@ -20,17 +33,23 @@ enum TransportSocket {
         }
         defer { freeaddrinfo(results) }
         let address = first.pointee
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(address.ai_family, type, 0)
+        #if os(Linux)
+        let fd = socket(address.ai_family, streamType | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let fd = socket(address.ai_family, streamType, 0)
+        #endif
         guard fd >= 0 else { throw .systemCall(.socketFailed, "socket()", errno: errno) }
         do throws(SocketServerError) {
+            #if !os(Linux)
+            makeNonBlockingAndCloseOnExec(fd)
+            #endif
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
             if bind(fd, address.ai_addr, address.ai_addrlen) != 0 {
                 let code = errno
                 throw SocketServerError.systemCall(code == EADDRINUSE ? .addressInUse : .bindFailed,
                                                    "cannot bind \(host):\(port)", errno: code)
             }
-            if Glibc.listen(fd, backlog) != 0 { throw SocketServerError.systemCall(.socketFailed, "listen()", errno: errno) }
+            if systemListen(fd, backlog) != 0 { throw SocketServerError.systemCall(.socketFailed, "listen()", errno: errno) }
             return (fd, try boundPort(fd))
         } catch {
             close(fd)
@@ -41,24 +60,51 @@ enum TransportSocket {
     /// Accepts a connection as a non-blocking, close-on-exec descriptor in one call where possible.
     ///
     /// Swift's Glibc module does not export `accept4` (it is a GNU extension), so it is looked up once with
-    /// `dlsym`; if that ever fails, `accept` plus two `fcntl` calls give the same result.
+    /// `dlsym`; if that ever fails, and on Darwin, which has no `accept4`, `accept` plus two `fcntl` calls give the
+    /// same result. On Darwin the socket also gets `SO_NOSIGPIPE`, which Linux does per send.
     static func accept(_ listener: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
+        #if os(Linux)
         if let accept4 = accept4Function {
             return accept4(listener, address, length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
         }
-        let fd = Glibc.accept(listener, address, length)
+        #endif
+        let fd = systemAccept(listener, address, length)
         if fd >= 0 {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            makeNonBlockingAndCloseOnExec(fd)
+            #if !os(Linux)
+            try? setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+            #endif
         }
         return fd
     }
 
+    #if os(Linux)
     private typealias Accept4 = @convention(c) (
         Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
     ) -> Int32
 
     private static let accept4Function: Accept4? = dlsym(nil, "accept4").map { unsafeBitCast($0, to: Accept4.self) }
+    #endif
+
+    private static func makeNonBlockingAndCloseOnExec(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+
+    /// Closes a listening socket no loop watches (yet).
+    static func closeListening(_ fd: Int32) {
+        close(fd)
+    }
+
+    /// Sends `response` without blocking and discards the request bytes already received; the caller closes.
+    static func sendRefusal(_ client: Int32, response: [UInt8]) {
+        _ = response.withUnsafeBytes {
+            send(client, $0.baseAddress, $0.count, sendFlags | Int32(MSG_DONTWAIT))
+        }
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 1) { scratch in
+            _ = recv(client, scratch.baseAddress, scratch.count, Int32(MSG_DONTWAIT))
+        }
+    }
 
     /// Whether the peer has sent bytes not yet read: a non-blocking one-byte peek. Closing a socket with unread
     /// bytes makes the kernel send a reset, which can destroy the response still in flight; an end of input
@@ -134,5 +180,23 @@ enum TransportSocket {
         guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
             throw .systemCall(.socketFailed, "setsockopt(\(name))", errno: errno)
         }
+    }
+
+    // The C library's own calls, named apart from this type's methods of the same name.
+    private static func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.listen(fd, backlog)
+        #else
+        Darwin.listen(fd, backlog)
+        #endif
+    }
+
+    private static func systemAccept(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>,
+                                     _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.accept(fd, address, length)
+        #else
+        Darwin.accept(fd, address, length)
+        #endif
     }
 }

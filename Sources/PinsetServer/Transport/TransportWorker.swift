@@ -1,35 +1,35 @@
 import PinsetHTTP
 
-/// An event loop (one thread in `epoll_wait`) and the connections confined to it.
+/// An event loop (one thread in `epoll_wait`, or one Dispatch queue) and the connections confined to it.
 ///
 /// Thread-safety: `@unchecked Sendable` because its mutable members (`connections`, `nextToken`, `draining`) and
 /// the shared read buffer are used only on the loop's thread; callers from elsewhere go through ``perform(_:)`` or
 /// ``execute(_:)``. The loop's tick applies every connection's deadlines, so requests never create or reschedule
 /// timers.
-final class TransportWorker: @unchecked Sendable {
+final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
     let handler: any HTTPRequestHandler
     let onRequest: @Sendable (AccessLogEntry) -> Void
     /// This loop's access-log lines, written in blocks; nil with the access log off.
     private let accessLog: AccessLogBuffer?
     let machineConfiguration: HTTPConnectionStateMachine.Configuration
     let lingerTimeout: Duration
-    /// Receive buffer shared by the connections of this worker; valid because they run one at a time on `queue`.
+    /// Receive buffer shared by the connections of this worker; valid because they run one at a time on the loop.
     let readBuffer: UnsafeMutableRawBufferPointer
-    let admission: ConnectionAdmission
+    let admission: ConnectionAdmission<Loop>
     let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     let proxyProtocol: Bool
     private let counter: ConnectionCounter
-    private var connections: [UInt64: TransportConnection] = [:]
+    private var connections: [UInt64: TransportConnection<Loop>] = [:]
     private var nextToken: UInt64 = 0
     private var draining = false
     /// The listening socket this loop accepts from, while the server accepts. Loop thread only.
-    var listener: TransportListener?
+    var listener: TransportListener<Loop>?
     /// Set once in `init`; the loop calls back into this worker.
-    private var eventLoop: EventLoop!
+    private var eventLoop: Loop!
 
     init(index: Int, configuration: SocketServerConfiguration, handler: any HTTPRequestHandler,
          onRequest: @escaping @Sendable (AccessLogEntry) -> Void, accessLog: AccessLog?, counter: ConnectionCounter,
-         admission: ConnectionAdmission, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) throws(SocketServerError) {
+         admission: ConnectionAdmission<Loop>, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) throws(SocketServerError) {
         self.onLimit = onLimit
         self.accessLog = accessLog?.makeBuffer()
         self.proxyProtocol = configuration.proxyProtocol
@@ -47,11 +47,11 @@ final class TransportWorker: @unchecked Sendable {
         // A tenth of the shortest timeout (10 ms ... 500 ms).
         let shortest = min(machineConfiguration.requestHeadTimeout, machineConfiguration.idleTimeout, lingerTimeout)
         let tick = min(max(shortest / 10, .milliseconds(10)), .milliseconds(500))
-        eventLoop = try EventLoop(
+        eventLoop = try Loop(
             name: "pinset-http-\(index)", tick: tick,
             // Strong: the loop releases both when it ends (`stop`), and the worker must outlive its last event.
             onEvent: { [self] token, events in
-                if token == TransportListener.token {
+                if token == TransportListenerToken.value {
                     listener?.acceptConnections(on: self)
                 } else {
                     connections[token]?.handle(events: events)
@@ -86,10 +86,10 @@ final class TransportWorker: @unchecked Sendable {
     }
 
     /// The loop the connections of this worker register their sockets with.
-    var loop: EventLoop { eventLoop }
+    var loop: Loop { eventLoop }
 
     /// Takes ownership of a connection the listener accepted, counted and created for this worker. Loop thread only.
-    func adopt(_ connection: TransportConnection) {
+    func adopt(_ connection: TransportConnection<Loop>) {
         let token = nextToken
         nextToken += 1
         connections[token] = connection
@@ -98,7 +98,7 @@ final class TransportWorker: @unchecked Sendable {
     }
 
     /// Called by a connection once its descriptor is closed. Loop thread only.
-    func connectionDidClose(_ connection: TransportConnection, token: UInt64) {
+    func connectionDidClose(_ connection: TransportConnection<Loop>, token: UInt64) {
         guard connections.removeValue(forKey: token) != nil else { return }
         if let admitted = connection.admittedAddress { admission.release(address: admitted) }
         counter.decrement()

@@ -1,3 +1,4 @@
+#if os(Linux)
 import CPinsetEpoll
 import Foundation
 import Glibc
@@ -6,9 +7,10 @@ import PinsetCore
 /// One thread waiting in `epoll_wait(2)` for its sockets, running their events, the tasks other threads hand it
 /// and a periodic tick, one at a time.
 ///
-/// Why not Dispatch read sources: libdispatch delivers every readiness event by waking a pool thread for the
-/// source's queue, so a keep-alive request costs a thread hand-off on top of its `recv` and `send`; a thread that
-/// owns its sockets and asks the kernel for all their events at once pays one `epoll_wait` per batch. This is the
+/// The default on Linux. Why not Dispatch read sources (``DispatchLoop``, the default elsewhere): libdispatch
+/// delivers every readiness event by waking a pool thread for the source's queue, so a keep-alive request costs a
+/// thread hand-off on top of its `recv` and `send`; a thread that owns its sockets and asks the kernel for all
+/// their events at once pays one `epoll_wait` per batch. This is the
 /// model of nginx's workers and SwiftNIO's event loops.
 ///
 /// Level-triggered: a socket with unread input or room to write keeps being reported until the owner reads it or
@@ -17,7 +19,7 @@ import PinsetCore
 /// Thread-safety: `@unchecked Sendable` because `register`, `modify`, `remove` and `stop` must be called on the
 /// loop's own thread (from an event handler, the tick or a task), and only `execute` and `start` from elsewhere;
 /// the task queue is behind a lock.
-final class EventLoop: @unchecked Sendable {
+final class EpollLoop: ReadinessLoop, @unchecked Sendable {
     /// The token of the wake-up descriptor; socket tokens are chosen by the owner and must differ from it.
     private static let wakeToken = UInt64.max
     private static let maximumEventsPerWait: Int32 = 128
@@ -42,11 +44,13 @@ final class EventLoop: @unchecked Sendable {
     static let readable = EPOLLIN.rawValue
     static let writable = EPOLLOUT.rawValue
     static let hangUp = EPOLLHUP.rawValue | EPOLLERR.rawValue
+    static let exclusiveWakeUp = EPOLLEXCLUSIVE.rawValue
 
     /// - Parameters:
     ///   - tick: how often `onTick` runs (its precision is a millisecond).
     ///   - onEvent: called with a registered socket's token and its ready bits.
-    init(name: String, tick: Duration, onEvent: @escaping (UInt64, UInt32) -> Void, onTick: @escaping () -> Void) throws(SocketServerError) {
+    init(name: String, tick: Duration, onEvent: @escaping (UInt64, UInt32) -> Void,
+         onTick: @escaping () -> Void) throws(SocketServerError) {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else { throw SocketServerError(.socketFailed, "epoll_create1 failed: \(String(cString: strerror(errno)))") }
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -104,6 +108,18 @@ final class EventLoop: @unchecked Sendable {
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
     }
 
+    /// Closes `fd`: closing the only descriptor of a socket removes it from the loop's set, so no
+    /// `EPOLL_CTL_DEL` is needed first. Loop thread only.
+    func closeSocket(_ fd: Int32) {
+        close(fd)
+    }
+
+    /// Stops watching `fd`; the kernel forgets it at once, so `done` runs before this returns. Loop thread only.
+    func release(_ fd: Int32, then done: @escaping () -> Void) {
+        remove(fd)
+        done()
+    }
+
     private func control(_ operation: Int32, _ fd: Int32, token: UInt64, events: UInt32) -> Bool {
         var event = epoll_event()
         event.events = events
@@ -154,3 +170,4 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 }
+#endif

@@ -1,0 +1,13 @@
+extension PublicSuffixList {
+    /// The Public Suffix List embedded in the package (`Resources/public_suffix_list.dat`, replaced by
+    /// `scripts/update-public-suffix-list`), parsed at first use: the default of
+    /// ``PinsetClientConfiguration/publicSuffixes``, and of the server and the CLI unless they are given a newer
+    /// list file. An app that ships a newer list passes that instead.
+    public static let bundled: PublicSuffixList = {
+        do {
+            return try PublicSuffixList(utf8: PackageResources.public_suffix_list_dat)
+        } catch {
+            preconditionFailure("the embedded Public Suffix List does not parse: \(error)")
+        }
+    }()
+}
