@@ -25,7 +25,7 @@ extension Admin {
         try requireEditor(principal, of: customer, "add hosts")
         try Self.checkPort(port)
         if includeSubdomains {
-            try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes)
+            try checkIncludeSubdomains(hostname)
             // Pins later approved for this host then cover every name below it, and a change request shows its
             // reviewer the pins, not this setting: on a customer that requires review, only an operator sets it.
             if let account = principal.account, !account.isOperator, try store.requiresReview(customer) {
@@ -53,8 +53,7 @@ extension Admin {
         if reason != nil {
             try requireOperatorWhereReviewed(customer, principal, "change the settings of \(hostname)", because: Self.hostSettingsNeedReview)
         }
-        // Shown wherever the audit log is read: plain text. The store holds it to its length.
-        let reason = try reason.map { try PinStore.validatedReviewText($0, what: "reason the host is unmonitored", required: false) }
+        // The store holds the reason to the rule of every reason an admin writes.
         return try store.setUnmonitored(hostname, of: customer, reason: reason, actor: principal.actor)
     }
 
@@ -67,7 +66,7 @@ extension Admin {
         try requireEditor(principal, of: customer, "update hosts")
         try Self.requireCheck(checked, for: principal, hostname, of: customer)
         if let port { try Self.checkPort(port) }
-        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes) }
+        if includeSubdomains == true { try checkIncludeSubdomains(hostname) }
         try requireOperatorWhereReviewed(customer, principal, "change the settings of \(hostname)", because: Self.hostSettingsNeedReview)
         return try store.updateHost(
             hostname, of: customer, port: port.map { UInt16($0) }, includeSubdomains: includeSubdomains, liveCheck: checked?.record, actor: principal.actor

@@ -69,7 +69,7 @@ extension Admin {
             throw AdminError("Change the monitoring and the port or include-subdomains setting in two requests: whether the new settings are checked against the live chain depends on the monitoring. Nothing was changed.")
         }
         if let port { try Self.checkPort(port) }
-        if includeSubdomains == true { try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes) }
+        if includeSubdomains == true { try checkIncludeSubdomains(hostname) }
         if unmonitored != nil || monitored {
             return try setUnmonitored(hostname, of: customer, reason: unmonitored, by: .admin(account))
         }

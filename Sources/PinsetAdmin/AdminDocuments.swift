@@ -144,6 +144,11 @@ public enum AdminDocuments {
             })
     }
 
+    /// A pin set without its store context (review setting, rotation marks, monitoring): one just signed or edited.
+    public static func pinSet(of pinSet: PinSet) -> AdminResponse.PinSet {
+        self.pinSet(PinSetView(pinSet: pinSet, requiresReview: false, rotation: [], unmonitoredReasons: [:]))
+    }
+
     public static func pin(_ pin: Pin) -> AdminResponse.PinSet.Pin {
         AdminResponse.PinSet.Pin(
             pin: pin.displayName, label: pin.label, source: pin.source.storedForm, pinSHA256: pin.spkiSHA256?.base64,

@@ -18,3 +18,11 @@ public enum IncludeSubdomainsPolicy {
         }
     }
 }
+
+extension Admin {
+    /// Refuses include-subdomains on `hostname` by ``IncludeSubdomainsPolicy`` and this deployment's list; front ends
+    /// call it to refuse before a live check connects out, and every host edit applies it again.
+    public func checkIncludeSubdomains(_ hostname: Hostname) throws {
+        try IncludeSubdomainsPolicy.check(hostname, against: publicSuffixes)
+    }
+}

@@ -384,7 +384,8 @@ public struct AdminAPI: Sendable {
         return bearer.account
     }
 
-    private static func bearerToken(_ request: AdminAPIRequest) -> String? {
+    /// The token of an `Authorization: Bearer` header, as the admission and the responder both read it.
+    package static func bearerToken(_ request: AdminAPIRequest) -> String? {
         request.header("Authorization").flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil }
     }
 

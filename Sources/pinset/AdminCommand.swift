@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import PinsetAdmin
 import PinsetCore
-import PinsetFileSystem
 import PinsetStore
+import PinsetFileSystem
 
 /// Named admins: accounts, roles, tokens, and which customers need two-person review. Run locally on a server
 /// host: whoever can write the database or the data directory can do anything these commands do, review

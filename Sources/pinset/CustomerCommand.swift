@@ -206,7 +206,7 @@ enum PinSetPrinter {
 
     /// After an edit on this host's database.
     static func warnAboutBackupPins(_ pinSet: PinSet) {
-        warnAboutBackupPins(AdminDocuments.pinSet(PinSetView(pinSet: pinSet, requiresReview: false, rotation: [], unmonitoredReasons: [:])))
+        warnAboutBackupPins(AdminDocuments.pinSet(of: pinSet))
     }
 
     /// The backup-pin rule TrustKit enforces: a host with a single pin bricks its apps when that key changes.

@@ -96,7 +96,7 @@ struct ExportCommand: AsyncParsableCommand {
             _ = try remote.client(credentials, for: "export")
             let admin = try options.openAdmin()
             let seed = try admin.seedBundle(of: name, bundleLifetime: bundleLifetime ?? BundleBounds.defaultLifetimeSeconds)
-            summary = AdminDocuments.pinSet(PinSetView(pinSet: seed.pinSet, requiresReview: false, rotation: [], unmonitoredReasons: [:]))
+            summary = AdminDocuments.pinSet(of: seed.pinSet)
             try SeedPinRule.check(summary)
             if !options.json && out == nil && isatty(STDOUT_FILENO) == 1 {
                 throw CLIError("The seed is a binary signed bundle: give --out \(name.bundleFileName), or redirect standard output to a file.")

@@ -3,7 +3,6 @@ import Foundation
 import PinsetAdmin
 import PinsetCore
 import PinsetFileSystem
-import PinsetStore
 
 /// Where a deployment's data lives; `serve` reads the same options, and lets its configuration file fill in
 /// what they leave out.
@@ -62,31 +61,9 @@ struct GlobalOptions: ParsableArguments {
             ?? ProcessInfo.processInfo.userName
     }
 
-    /// Opens the existing database; a missing SQLite file is an error that says to run `pinset init`. Only for
-    /// `openAdmin`: commands reach the database through the admin operations, which apply their rules.
-    private func openStore() throws -> PinStore {
-        try checkTrust()
-        let location = try dataDirectory.storeLocation()
-        if let path = location.filePath, !FileManager.default.fileExists(atPath: path) {
-            throw AdminError("No Pinset database at '\(path)'. Run 'pinset init --data-dir \(dataDir)' first, or pass --data-dir/--database.")
-        }
-        do {
-            return try PinStore.open(location)
-        } catch let error as StoreError where error.code == .unrestoredBackup {
-            let option = database == nil ? "--data-dir '\(dataDir)'" : "--database '\(location)'"
-            throw AdminError("\(error.message) The command: pinset store restore '\(location)' \(option)")
-        }
-    }
-
     /// The admin operations on the existing database, with the resolved actor as their local operator
     /// (`Admin.localOperator`).
     func openAdmin() throws -> Admin {
-        let publicSuffixes = try publicSuffixes()
-        return try Admin.forLocalOperator(resolvedActor, store: try openStore(), dataDirectory: dataDirectory, publicSuffixes: publicSuffixes)
-    }
-
-    /// Refuses a data directory or database file that another user owns or can write.
-    func checkTrust() throws {
-        try DataDirectoryPolicy.check(directory: dataDir, databasePath: try dataDirectory.storeLocation().filePath)
+        try Admin.openForLocalOperator(resolvedActor, dataDirectory: dataDirectory, publicSuffixes: try publicSuffixes())
     }
 }

@@ -37,7 +37,6 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            if includeSubdomains { try IncludeSubdomainsPolicy.check(host, against: try options.publicSuffixes()) }
             // Through the API a host is added without pins; its pins are then proposed with 'pin add --server'.
             if let client = try remote.client(credentials, for: "host add", localOnly: [
                 ("--certificate (add the pins with 'pin add --server')", !certificates.isEmpty), ("--label", label != nil), ("--connect-to", connectTo != nil),
@@ -56,6 +55,8 @@ struct HostCommand: AsyncParsableCommand {
                 pins += try PinFile.certificatePins(path, try PinCommand.Add.read(path), keys: .everyCertificate, label: label)
             }
             let admin = try options.openAdmin()
+            // Refused before the live check connects out, by the rule (and the suffix list) the admin library applies.
+            if includeSubdomains { try admin.checkIncludeSubdomains(host) }
             // A host added with pins is checked like a pin edit; one added without pins pins nothing yet.
             var checked: LiveEditCheck.Outcome?
             if !pins.isEmpty {
@@ -134,7 +135,6 @@ struct HostCommand: AsyncParsableCommand {
         func run() async throws {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
-            if includeSubdomains == true { try IncludeSubdomainsPolicy.check(host, against: try options.publicSuffixes()) }
             if let client = try remote.client(credentials, for: "host update", localOnly: [
                 ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
             ]) {
@@ -144,6 +144,7 @@ struct HostCommand: AsyncParsableCommand {
                 return Output.note(answer.changed ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
             }
             let admin = try options.openAdmin()
+            if includeSubdomains == true { try admin.checkIncludeSubdomains(host) }
             if unmonitored != nil || monitored {
                 let changed = try admin.setUnmonitored(host, of: customer, reason: unmonitored, by: admin.localOperator)
                 Output.note(!changed ? "\(host) of '\(customer)' is already \(monitored ? "monitored" : "unmonitored"); nothing changed."

@@ -3,9 +3,9 @@ import PinsetAdmin
 import PinsetAdminContract
 import Foundation
 import PinsetCore
+import PinsetStore
 import PinsetLiveCheck
 import PinsetFileSystem
-import PinsetStore
 import X509
 
 struct PinCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
-import PinsetStore
 
 struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,12 +45,8 @@ struct RestoreArguments: ParsableArguments {
 
     func run() throws {
         if deprecatedForce { Output.warn("--force is deprecated and will be removed in the next release; use --accept-damaged.") }
-        guard let path = try options.dataDirectory.storeLocation().filePath else {
-            throw CLIError("'pinset store restore' replaces a SQLite database file; --database names a PostgreSQL database. To load a backup into PostgreSQL, restore it into a SQLite file first ('pinset store restore BACKUP --database restored.sqlite --replacing URL', which carries the versions and revocation floors the PostgreSQL database holds), then move it with 'pinset store copy --from restored.sqlite --to URL' into an empty database.")
-        }
-        let report = try PinStore.restore(
-            backup: backup, over: path, replacing: try replacing.map { try StoreLocation(parsing: $0) }, actor: options.resolvedActor, force: acceptDamaged || deprecatedForce
-        )
+        let (path, report) = try Admin.restore(
+            backup: backup, into: options.dataDirectory, replacing: replacing, actor: options.resolvedActor, acceptDamaged: acceptDamaged || deprecatedForce)
         if options.json {
             try Output.json(RestoreOutput(
                 database: path, backup: backup,

@@ -1,6 +1,6 @@
 import ArgumentParser
+import PinsetAdmin
 import Foundation
-import PinsetStore
 
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,16 +35,11 @@ struct StoreCopyCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let source = try StoreLocation(parsing: from)
-        let target = try StoreLocation(parsing: to)
-        if let path = source.filePath, !FileManager.default.fileExists(atPath: path) {
-            throw CLIError("There is no database at '\(path)'. Give the current database's path as --from.")
-        }
-        let report = try PinStore.copy(from: source, to: target)
+        let (source, target, report) = try Admin.copyDatabase(from: from, to: to)
         if json {
-            try Output.json(StoreCopyReport(
-                from: source.description, to: target.description, rows: report.rows, changeCounter: report.changeCounter,
-                customers: report.customers.map { StoreCopyReport.Customer(name: $0.name.rawValue, version: $0.version) }))
+            try Output.json(StoreCopyOutput(
+                from: source, to: target, rows: report.rows, changeCounter: report.changeCounter,
+                customers: report.customers.map { StoreCopyOutput.Customer(name: $0.name.rawValue, version: $0.version) }))
             return
         }
         Output.table(["CUSTOMER", "VERSION"], report.customers.map { [$0.name.rawValue, String($0.version)] })
@@ -54,7 +49,7 @@ struct StoreCopyCommand: AsyncParsableCommand {
 }
 
 /// What `pinset store copy --json` prints.
-private struct StoreCopyReport: Encodable {
+private struct StoreCopyOutput: Encodable {
     struct Customer: Encodable {
         let name: String
         let version: Int64

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import PinsetTestSupport
 import Testing
@@ -64,6 +67,30 @@ import Testing
         let listed = try deployment.cli.run(["review", "list", "--all", "--token-file", bobToken])
         #expect(listed.stdoutText.split(separator: "\n").contains { $0.contains("voided") && $0.contains("alice") }, "\(listed.combined)")
         #expect(try deployment.call("POST", "/api/v1/change-requests/\(kept)/approve", as: "bob", json: "{}").status == 200)
+    }
+
+    /// The lookup made when a request's head arrives stands for that request for a moment only: someone holding a
+    /// stolen token who sends the head, then holds the body back until the token is revoked, gets nothing written.
+    @Test func aTokenRevokedWhileItsRequestsBodyIsHeldBackChangesNothing() throws {
+        let deployment = try AdminAPITests.deploy(.sqlite)
+        defer { deployment.stop() }
+        let body = Array("{\"hashes\": [\"\(Self.newKey)\"], \"reason\": \"a key only the thief holds\"}".utf8)
+        let head = "POST /api/v1/customers/acme/hosts/api.example.com/pins HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + "Authorization: Bearer \(deployment.tokens["alice"]!)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let fd = try RawClient.connect(port: deployment.apiPort)
+        defer { close(fd) }
+        let start = Array(head.utf8) + body.prefix(5)
+        #expect(start.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == start.count)
+        #expect(try deployment.cli.run(["admin", "revoke", "alice", "--label", "api-test"]).status == 0)
+        let before = try deployment.databaseState()
+        // Longer than the admission stands (AdminAPI.admissionLifetime, 1 s): the rest of the body arrives after it.
+        Thread.sleep(forTimeInterval: 1.5)
+        let rest = Array(body.dropFirst(5))
+        #expect(rest.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == rest.count)
+        let (response, _) = RawClient.readUntilClose(fd, timeout: 20)
+        let text = String(decoding: response, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 401"), "the revoked token is looked up again: \(text.prefix(300))")
+        #expect(try deployment.databaseState() == before, "nothing was proposed or written")
     }
 
     @Test func aRequestWhoseAuthorLostTheEditorRoleIsNotApplied() throws {

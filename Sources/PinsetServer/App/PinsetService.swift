@@ -231,8 +231,8 @@ public final class PinsetService: Sendable {
                     // An address past its failed-authentication limit gets no database lookup here (its tries are
                     // looked up once, by the responder): its requests are served, but hold no reserved slot.
                     guard throttle.retryAfter(for: head.remoteAddress) == nil else { return nil }
-                    if let header = head.header("Authorization"), header.lowercased().hasPrefix("bearer "),
-                       let token = try? AdminToken(parsing: String(header.dropFirst(7))), let account = try? admin.authenticate(token) {
+                    if let presented = AdminAPI.bearerToken(head),
+                       let token = try? AdminToken(parsing: presented), let account = try? admin.authenticate(token) {
                         return AdminAPIServer.Admission(account: account, tokenDigest: token.sha256)
                     }
                     return dashboard.sessionAdmin(head).map { AdminAPIServer.Admission(admin: $0) }
