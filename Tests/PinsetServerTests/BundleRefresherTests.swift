@@ -266,9 +266,10 @@ extension BundleRefresherTests {
         source.set([try Self.pinSet("acme", version: 2)])
         #expect(try await eventually { refresher.status.storeUnavailableSince != nil })
         let reads = source.reads
-        // Twenty polls at 50 ms; the retry interval is 5 s.
+        // Twenty polls at 50 ms; the retry interval is 5 s. A read the change had already started when the failure
+        // was observed may land in the second too (seen on a loaded machine); a read on every poll would be twenty.
         try await Task.sleep(for: .seconds(1))
-        #expect(source.reads <= reads + 1, "\(source.reads - reads) reads in one second")
+        #expect(source.reads <= reads + 2, "\(source.reads - reads) reads in one second")
         #expect(cache.bundle(for: try CustomerName("acme"))?.version == 1)
     }
 }
