@@ -113,6 +113,13 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // The transparency log's cryptographic core: RFC 6962 hashing and proofs over stored hashes, C2SP tlog-tiles,
+        // signed-note, tlog-checkpoint, tlog-cosignature, the tlog-witness checks and tlog-proof. No store, no I/O.
+        .target(
+            name: "PinsetTransparency",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSwift6
+        ),
         // A signing pass: every customer's pin set signed, with the identity that signs for it, into the bundle served
         // for it. The server's refresher and `pinset sign --out` both run it.
         .target(
@@ -121,8 +128,10 @@ let package = Package(
                 "PinsetCore",
                 "PinsetSigning",
                 "PinsetHTTP",
+                "PinsetFileSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strictSwift6
         ),
@@ -310,6 +319,13 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         // Tests mirror the modules; PinsetIntegrationTests drives the built `pinset` binary with curl and openssl.
+        .testTarget(
+            name: "PinsetTransparencyTests",
+            dependencies: ["PinsetTransparency", .product(name: "Crypto", package: "swift-crypto")],
+            // The Go program an independent implementation checks the log's formats with, built by the tests.
+            exclude: ["Peer"],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(name: "PinsetCoreTests", dependencies: ["PinsetCore", "PinsetTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "PinsetSigningTests",

@@ -31,6 +31,25 @@ public struct FileSystemError: Error, Hashable, Sendable, CustomStringConvertibl
 /// directory is fsynced so the rename itself survives a power loss.
 public enum AtomicFile {
     public static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o644) throws(FileSystemError) {
+        let data = Array(bytes)
+        do {
+            try write(to: path, mode: mode) { append in
+                try data.withUnsafeBytes { try append($0) }
+            }
+        } catch let error as FileSystemError {
+            throw error
+        } catch {
+            // `contents` above throws only what `append` throws.
+            throw FileSystemError(path: path, operation: "write", errno: EIO)
+        }
+    }
+
+    /// Writes what `contents` appends, in pieces, with the same guarantees as `write(_:to:mode:)`: for a file
+    /// too large to build in memory first. If `contents` throws, nothing replaces the file and its error is
+    /// rethrown.
+    public static func write(
+        to path: String, mode: mode_t = 0o644, contents: (_ append: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void) throws -> Void
+    ) throws {
         let directory = parentDirectory(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         var temporary = ""
@@ -50,17 +69,17 @@ public enum AtomicFile {
             defer { close(fd) }
             // The umask may have narrowed the mode; a shared file should still get exactly what was asked.
             guard fchmod(fd, mode) == 0 else { throw FileSystemError(path: temporary, operation: "set the mode of", errno: errno) }
-            let data = Array(bytes)
-            var offset = 0
-            while offset < data.count {
-                let written = data.withUnsafeBytes { buffer in
-                    posixWrite(fd, buffer.baseAddress! + offset, data.count - offset)
+            let destination = temporary
+            try contents { (buffer: UnsafeRawBufferPointer) throws(FileSystemError) in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = posixWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw FileSystemError(path: destination, operation: "write", errno: errno)
+                    }
+                    offset += written
                 }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw FileSystemError(path: temporary, operation: "write", errno: errno)
-                }
-                offset += written
             }
             guard fsync(fd) == 0 else { throw FileSystemError(path: temporary, operation: "fsync", errno: errno) }
         }

@@ -31,7 +31,7 @@ public struct SignedBundle: Sendable {
     /// Where in `bytes` the payload's encoded `hashes` array lies, when known. A pass that signs the same
     /// version again (the scheduled re-sign, a new signer) takes the encoded pin content from here, so the
     /// server keeps no second copy of it per customer.
-    let encodedHostsRange: Range<Int>?
+    private(set) var encodedHostsRange: Range<Int>?
 
     public init(
         customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64,
@@ -51,6 +51,16 @@ public struct SignedBundle: Sendable {
         self.etag = "\"" + Hex.encode(Array(SHA256.hash(data: bytes)).prefix(16)) + "\""
         self.lastModified = String(decoding: HTTPDate.imfFixdate(unixSeconds: timestamp), as: UTF8.self)
         self.encodedHostsRange = encodedHosts.flatMap { Self.range(of: $0, in: bytes) }
+    }
+
+    /// A bundle read back from `BundleArchive`, whose pin content's place in `bytes` was recorded.
+    init(
+        customer: CustomerName, bytes: [UInt8], version: Int64, timestamp: Int64, expires: Int64,
+        signersNotBefore: Int64?, signerChain: [Certificate], encodedHostsRange: Range<Int>?
+    ) {
+        self.init(customer: customer, bytes: bytes, version: version, timestamp: timestamp, expires: expires,
+                  signersNotBefore: signersNotBefore, signerChain: signerChain, encodedHosts: nil)
+        self.encodedHostsRange = encodedHostsRange
     }
 
     /// The encoded `hashes` array this bundle was signed with, if it is known and `version` is the bundle's.

@@ -17,6 +17,12 @@ public struct SigningIdentityExpiry: Hashable, Sendable {
         root = min(root ?? .distantFuture, identity.trustAnchor.notValidAfter)
     }
 
+    /// Takes in the earliest expiries of `other`, as if its identities had been included here.
+    public mutating func include(_ other: SigningIdentityExpiry) {
+        if let signer = other.signer { self.signer = min(self.signer ?? .distantFuture, signer) }
+        if let root = other.root { self.root = min(self.root ?? .distantFuture, root) }
+    }
+
     /// One identity's figures, for `/status`: when its signer certificate and its root expire, and from how
     /// long before expiry each is warned about.
     public struct Figures: Hashable, Sendable {

@@ -36,3 +36,20 @@ public struct PinSetChanges: Sendable, Equatable {
         }
     }
 }
+
+/// One page of `PinStore.pinSetPage(after:limit:)`: pin sets sorted by customer name within the page.
+public struct PinSetPage: Sendable, Equatable {
+    /// Where the next page starts; opaque to callers.
+    public struct Cursor: Sendable, Hashable {
+        let afterCustomerID: Int64
+    }
+
+    public var pinSets: [PinSet]
+    /// `nil` after the last page.
+    public var next: Cursor?
+
+    public init(pinSets: [PinSet], next: Cursor?) {
+        self.pinSets = pinSets
+        self.next = next
+    }
+}

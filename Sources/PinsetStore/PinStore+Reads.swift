@@ -48,6 +48,18 @@ extension PinStore {
         }
     }
 
+    /// Up to `limit` customers' pin sets, those after `cursor` (from the start without one) in the store's own
+    /// order of customers, each page in one transaction; `next` continues after it, `nil` after the last page.
+    ///
+    /// A server signs a large deployment page by page, so that it never holds every customer's hosts and pins
+    /// at once. Pages are separate snapshots: a customer added or removed between two pages may be missed or
+    /// seen once more, which the change counter (read before the first page) makes the next change pass pick up.
+    public func pinSetPage(after cursor: PinSetPage.Cursor?, limit: Int) throws -> PinSetPage {
+        try database.read { db in
+            try PinSetLoader.page(after: cursor, limit: limit, db)
+        }
+    }
+
     /// Every customer's pin set, as `allPinSets()` returns it, re-reading in full only the customers that are
     /// new or changed since `previous` was read from this store: a server with thousands of customers picks up
     /// one edit without reading every pin. One transaction, like `allPinSets()`.
@@ -108,6 +120,8 @@ enum PinSetLoader {
         case all
         case named(CustomerName)
         case ids([Int64])
+        /// Row ids in `lowerBound...upperBound`.
+        case idRange(ClosedRange<Int64>)
 
         /// The condition on `customer` rows; `nil` for every customer.
         var condition: String? {
@@ -115,6 +129,7 @@ enum PinSetLoader {
             case .all: nil
             case .named: "customer.name = ?"
             case .ids(let ids): "customer.id IN (\(repeatElement("?", count: ids.count).joined(separator: ", ")))"
+            case .idRange: "customer.id BETWEEN ? AND ?"
             }
         }
 
@@ -123,6 +138,7 @@ enum PinSetLoader {
             case .all: []
             case .named(let name): [name.rawValue]
             case .ids(let ids): ids
+            case .idRange(let range): [range.lowerBound, range.upperBound]
             }
         }
     }
@@ -158,6 +174,19 @@ enum PinSetLoader {
             pinSets.append(pinSet)
         }
         return pinSets
+    }
+
+    /// The next `limit` customers by row id after `cursor`: one query for the page's last id, then `load` of the
+    /// id range, which walks the host and pin indexes of those customers only.
+    static func page(after cursor: PinSetPage.Cursor?, limit: Int, _ db: any StoreConnection) throws -> PinSetPage {
+        guard limit > 0 else { throw StoreError(.invalidInput, "A page of pin sets needs a limit of at least 1, not \(limit).") }
+        let after = cursor?.afterCustomerID ?? Int64.min
+        let ids = try db.fetchAll("SELECT id FROM customer WHERE id > ? ORDER BY id LIMIT ?", [after, limit]) { row in
+            try row.decode(atIndex: 0) as Int64
+        }
+        guard let first = ids.first, let last = ids.last else { return PinSetPage(pinSets: [], next: nil) }
+        let pinSets = try load(db, .idRange(first...last))
+        return PinSetPage(pinSets: pinSets, next: ids.count < limit ? nil : PinSetPage.Cursor(afterCustomerID: last))
     }
 
     /// Every customer's header as `load(db, .all)` reads it, and the pin sets of the customers that are new or

@@ -55,6 +55,43 @@ import Testing
         #expect(server.stop() == 0, "SIGTERM must exit 0: \(server.process.stderr)")
     }
 
+    /// A restart serves the bundles the last pass signed (the same bytes, which OpenSSL still verifies); a damaged
+    /// file of persisted bundles is named in the log and not used, and every customer is signed instead.
+    @Test func aRestartServesThePersistedBundlesAndIgnoresADamagedFile() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let archive = "\(cli.dataDir)/signed-bundles"
+        let first = try RunningServer(cli: cli)
+        let served = try CurlResponse.get("\(first.baseURL)/acme.json.signed", in: cli.directory)
+        #expect(served.status == 200)
+        #expect(first.stop() == 0)
+        var info = stat()
+        #expect(stat(archive, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+
+        let second = try RunningServer(cli: cli)
+        let again = try CurlResponse.get("\(second.baseURL)/acme.json.signed", in: cli.directory)
+        #expect(again.body == served.body, "the persisted bundle is served as it was signed")
+        #expect(second.process.stdout.contains("Persisted bundles loaded"), "\(second.process.stdout)")
+        #expect(second.process.stdout.contains("kept=1"), "\(second.process.stdout)")
+        let bundle = try cli.directory.write("persisted.json.signed", again.body)
+        let verified = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "der", "-in", bundle, "-CAfile", cli.trustCertificate])
+        #expect(verified.status == 0, "openssl cms -verify: \(verified.stderr)")
+        #expect(second.stop() == 0)
+
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive)))
+        bytes[bytes.count / 2] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: archive))
+        let third = try RunningServer(cli: cli)
+        defer { third.stop() }
+        let resigned = try CurlResponse.get("\(third.baseURL)/acme.json.signed", in: cli.directory)
+        #expect(resigned.status == 200)
+        #expect(resigned.body != served.body)
+        let output = third.process.stdout + third.process.stderr
+        #expect(output.contains("cannot be used") && output.contains("checksum"), "\(output)")
+        #expect(third.stop() == 0)
+    }
+
     /// The keys and types GCXTrustPolicy clients read; they crash on a missing key or a wrong type.
     func checkLegacyPayload(_ json: [UInt8]) throws {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any])

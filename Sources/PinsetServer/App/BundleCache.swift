@@ -3,8 +3,9 @@ import PinsetCore
 import PinsetPublishing
 import PinsetSigning
 
-/// The signed bundles being served. A signing pass builds a whole new snapshot and swaps it in at once, so a
-/// request sees either the previous pass or the new one, never a mix. Reads are a lock and a dictionary lookup.
+/// The signed bundles being served. A signing pass swaps in new snapshots (all at once, or batch by batch for a
+/// large deployment), so a request sees a customer's previous bundle or its new one, never a mix. Reads are a
+/// lock and a dictionary lookup.
 public final class BundleCache: Sendable {
     public struct Snapshot: Sendable {
         public let bundles: [CustomerName: SignedBundle]
@@ -49,15 +50,8 @@ public final class BundleCache: Sendable {
         current.withLock { previous in
             var map: [CustomerName: SignedBundle] = [:]
             map.reserveCapacity(bundles.count + failures.count)
-            for var bundle in bundles {
-                // Last-Modified has a resolution of one second (RFC 9110 §8.8.2.2): a bundle signed in the same
-                // second as a different one it replaces cannot be told from it by date, so If-Modified-Since
-                // must not answer 304 for it (the ETag still can).
-                if let replaced = previous.bundles[bundle.customer], replaced.timestamp == bundle.timestamp,
-                   replaced.etag != bundle.etag || !replaced.lastModifiedIsValidator {
-                    bundle.lastModifiedIsValidator = false
-                }
-                map[bundle.customer] = bundle
+            for bundle in bundles {
+                map[bundle.customer] = Self.replacing(previous.bundles[bundle.customer], with: bundle)
             }
             var failed: [CustomerName: String] = [:]
             for failure in failures {
@@ -66,5 +60,57 @@ public final class BundleCache: Sendable {
             }
             previous = Snapshot(bundles: map, signedAt: signedAt, failures: failed)
         }
+    }
+
+    /// Swaps in one batch of a pass that signs the deployment batch by batch: its customers get their new
+    /// bundles (or, where they failed, keep the one they had), every other customer keeps what it had. The old
+    /// bundles of a batch are freed as it lands, so a pass never holds two bundles for every customer.
+    /// `signedAt` becomes the oldest bundle served to a customer without a failure (`passTime` when none).
+    /// `keepingFailedCustomersBundles` false: a customer that failed loses the bundle it had (one this process
+    /// did not sign, taken from persisted bundles only if the pass could have kept it).
+    public func merge(_ bundles: [SignedBundle], failures: [SigningIdentityFailure], passTime: Int64, keepingFailedCustomersBundles: Bool = true) {
+        current.withLock { previous in
+            var map = previous.bundles
+            var failed = previous.failures
+            for bundle in bundles {
+                map[bundle.customer] = Self.replacing(previous.bundles[bundle.customer], with: bundle)
+                failed[bundle.customer] = nil
+            }
+            for failure in failures {
+                failed[failure.customer] = failure.reason
+                if !keepingFailedCustomersBundles { map[failure.customer] = nil }
+            }
+            previous = Snapshot(bundles: map, signedAt: Self.oldest(map, excluding: failed) ?? passTime, failures: failed)
+        }
+    }
+
+    /// Ends a pass made of `merge`s: customers that no longer exist lose their bundle, and the failures are
+    /// exactly the pass's.
+    public func finishPass(customers: Set<CustomerName>, failures: [SigningIdentityFailure], passTime: Int64) {
+        current.withLock { previous in
+            let map = previous.bundles.filter { customers.contains($0.key) }
+            var failed: [CustomerName: String] = [:]
+            for failure in failures where customers.contains(failure.customer) { failed[failure.customer] = failure.reason }
+            previous = Snapshot(bundles: map, signedAt: Self.oldest(map, excluding: failed) ?? passTime, failures: failed)
+        }
+    }
+
+    /// Last-Modified has a resolution of one second (RFC 9110 §8.8.2.2): a bundle signed in the same second as a
+    /// different one it replaces cannot be told from it by date, so If-Modified-Since must not answer 304 for it
+    /// (the ETag still can).
+    private static func replacing(_ replaced: SignedBundle?, with bundle: SignedBundle) -> SignedBundle {
+        var bundle = bundle
+        if let replaced, replaced.timestamp == bundle.timestamp, replaced.etag != bundle.etag || !replaced.lastModifiedIsValidator {
+            bundle.lastModifiedIsValidator = false
+        }
+        return bundle
+    }
+
+    private static func oldest(_ bundles: [CustomerName: SignedBundle], excluding failed: [CustomerName: String]) -> Int64? {
+        var oldest: Int64?
+        for (customer, bundle) in bundles where failed[customer] == nil {
+            oldest = min(oldest ?? bundle.timestamp, bundle.timestamp)
+        }
+        return oldest
     }
 }

@@ -61,7 +61,15 @@ public final class BundleRefresher: @unchecked Sendable {
     private let changePollInterval: TimeInterval
     private let retryInterval: TimeInterval
     private let maxContentStaleness: TimeInterval
+    /// Where the bundles of each full pass are persisted for the next start; `nil` keeps them in memory only.
+    private let archivePath: String?
+    /// How many customers a full pass reads and signs at a time.
+    private let batchSize: Int
+    private let archiveWriter: ArchiveWriter?
     private var lastLoaded: LoadedContent?
+    /// The persisted bundles the first pass starts from, until it has moved them into the cache: held nowhere
+    /// else, so that each is freed as the pass replaces it.
+    private var startupArchive: [BundleArchive.Entry]?
     private let now: @Sendable () -> Date
     private let queue = DispatchQueue(label: "pinset.refresher")
     private var timer: (any DispatchSourceTimer)?
@@ -81,8 +89,13 @@ public final class BundleRefresher: @unchecked Sendable {
         changePollInterval: TimeInterval = 0.5,
         retryInterval: TimeInterval = 5,
         maxContentStaleness: TimeInterval = 3600,
+        archivePath: String? = nil,
+        batchSize: Int = 2000,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
+        self.archivePath = archivePath
+        self.batchSize = max(1, batchSize)
+        archiveWriter = archivePath.map { ArchiveWriter(path: $0, logger: logger) }
         self.source = source
         self.pass = pass
         self.cache = cache
@@ -98,10 +111,16 @@ public final class BundleRefresher: @unchecked Sendable {
     public var status: Status { statusBox.withLock { $0 } }
 
     /// Runs the first pass synchronously (so a server is ready when it starts listening, or knows why not),
-    /// then schedules the rest.
+    /// then schedules the rest. With a persisted archive of the last full pass, the first pass signs only the
+    /// customers whose archived bundle the store or the signing identities no longer match, or which is older
+    /// than `resignInterval`; the others are served as archived until the next scheduled pass.
     @discardableResult
     public func start() -> Bool {
-        let succeeded = queue.sync { runPass(reason: "startup") }
+        let succeeded = queue.sync {
+            startupArchive = loadArchive()
+            defer { startupArchive = nil }
+            return runPass(reason: "startup")
+        }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + changePollInterval, repeating: changePollInterval, leeway: .milliseconds(50))
         timer.setEventHandler { [weak self] in self?.tick() }
@@ -122,6 +141,8 @@ public final class BundleRefresher: @unchecked Sendable {
             changeObservation?.cancel()
             changeObservation = nil
         }
+        // The last pass's bundles are written before the process exits (a crash leaves the previous archive).
+        archiveWriter?.stop()
     }
 
     /// Signs now, regardless of schedule. Returns whether the pass succeeded.
@@ -175,26 +196,92 @@ public final class BundleRefresher: @unchecked Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
     }()
 
+    /// The archive of the last full pass, if there is one and it can be read; an unusable one is logged and
+    /// ignored (every customer is then signed, as without one).
+    private func loadArchive() -> [BundleArchive.Entry]? {
+        guard let archivePath else { return nil }
+        let started = ContinuousClock.now
+        do {
+            guard let entries = try BundleArchive.read(from: archivePath) else { return nil }
+            logger.info("Persisted bundles read", metadata: [
+                "bundles": "\(entries.count)", "duration_ms": "\((ContinuousClock.now - started).milliseconds)", "path": "\(archivePath)",
+            ])
+            return entries
+        } catch {
+            logger.warning("\(error)")
+            return nil
+        }
+    }
+
     private func signAndPublish(reason: String, observedCounter: Int64?) -> Bool {
+        let archived = startupArchive.map { (headers: $0.map(\.header), count: $0.count) }
         let started = ContinuousClock.now
         let attemptAt = now()
+        let passTime = Int64(attemptAt.timeIntervalSince1970)
         do {
-            // A change (only ever seen while the store answers) reads and re-signs only what changed; the
-            // schedule, a start, and a store coming back read and sign all, which also picks up anything edited
-            // behind the store's back.
+            // A change (only ever seen while the store answers) reads and re-signs only what changed; so does a
+            // start from persisted bundles, against the headers they were signed for. The schedule, a start
+            // without them, and a store coming back read and sign all, page by page, which also picks up
+            // anything edited behind the store's back.
             let incremental = reason == "change"
             // Still unavailable: the content loaded earlier is re-signed on the schedule, not on every check.
-            guard let (customers, counter, loadedAt) = try loadContent(
-                observedCounter: observedCounter, incremental: incremental, fallBackToLoaded: reason != "store check", at: attemptAt
+            guard let content = try loadContent(
+                observedCounter: observedCounter, incremental: incremental, archivedHeaders: archived?.headers,
+                fallBackToLoaded: reason != "store check", at: attemptAt
             ) else { return false }
-            let served = cache.snapshot.bundles
-            let result = pass.run(customers, now: attemptAt, reusing: incremental ? served : [:], contentOf: served)
-            // The oldest bundle served decides how fresh the cache is.
-            let signedAt = result.bundles.lazy.map(\.timestamp).min() ?? Int64(attemptAt.timeIntervalSince1970)
-            cache.replace(with: result.bundles, failures: result.failures, signedAt: signedAt)
-            lastLoaded = LoadedContent(customers, servedAs: cache.snapshot.bundles, at: loadedAt)
-            if let counter { lastSeenChange = counter }
-            if !incremental { nextScheduledPass = attemptAt.addingTimeInterval(resignInterval) }
+            var totals = PassTotals()
+            var loaded = LoadedContent.Builder()
+            func sign(_ customers: [SigningPass.Customer], reusing: Content.Reuse) {
+                let served = cache.snapshot.bundles
+                let kept: [CustomerName: SignedBundle] = switch reusing {
+                case .none: [:]
+                case .all: served
+                case .signedSince(let since, let lifetime): served.filter { $0.value.timestamp >= since && $0.value.expires - $0.value.timestamp == lifetime }
+                }
+                let result = pass.run(customers, now: attemptAt, reusing: kept, contentOf: served)
+                // A persisted bundle is served only where this pass could have kept it: not for a customer whose
+                // identity cannot sign now (it may have been replaced because its key leaked).
+                cache.merge(result.bundles, failures: result.failures, passTime: passTime, keepingFailedCustomersBundles: archived == nil)
+                totals.add(result)
+                loaded.add(customers, servedAs: cache.snapshot.bundles)
+            }
+            switch content.customers {
+            case .listed(let customers, let reuse):
+                if let entries = startupArchive, content.counter != nil {
+                    // Not served yet: the pass below replaces or keeps each, batch by batch.
+                    startupArchive = nil
+                    cache.replace(with: entries.map(\.bundle), signedAt: passTime)
+                }
+                // A change pass keeps every bundle it does not re-sign, so one batch holds no second copy.
+                let batch = incremental ? max(1, customers.count) : batchSize
+                for start in stride(from: 0, to: customers.count, by: batch) {
+                    sign(Array(customers[start..<min(customers.count, start + batch)]), reusing: reuse)
+                }
+            case .pages(let first):
+                var page = first
+                while true {
+                    sign(page.pinSets.map(SigningPass.Customer.init), reusing: .none)
+                    guard let next = page.next else { break }
+                    page = try source.pinSetPage(after: next, limit: batchSize)
+                }
+            }
+            cache.finishPass(customers: loaded.customers, failures: totals.failures, passTime: passTime)
+            lastLoaded = loaded.content(at: content.loadedAt)
+            if let counter = content.counter { lastSeenChange = counter }
+            if let archived, content.counter != nil {
+                // The bundles kept from the archive are re-signed when the pass that signed them would have been.
+                let oldest = cache.snapshot.bundles.values.lazy.map(\.timestamp).min() ?? passTime
+                nextScheduledPass = Date(timeIntervalSince1970: TimeInterval(oldest)).addingTimeInterval(resignInterval)
+                logger.info("Persisted bundles loaded", metadata: [
+                    "bundles": "\(archived.count)", "kept": "\(totals.bundleCount - totals.signed)",
+                    "duration_ms": "\((ContinuousClock.now - started).milliseconds)",
+                ])
+            } else if !incremental {
+                nextScheduledPass = attemptAt.addingTimeInterval(resignInterval)
+            }
+            if !incremental, content.counter != nil, let archiveWriter, let lastLoaded {
+                archiveWriter.write(cache.snapshot.bundles, headers: lastLoaded.headers)
+            }
             let duration = ContinuousClock.now - started
             statusBox.withLock {
                 $0.lastSuccessAt = attemptAt
@@ -202,28 +289,28 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.lastError = nil
                 $0.consecutiveFailures = 0
                 $0.lastPassDuration = duration
-                $0.customerCount = result.bundles.count
-                $0.customerFailures = result.failures
-                $0.defaultIdentityProblem = result.defaultIdentityProblem
-                $0.warnings = result.warnings
-                $0.identityExpiries = result.identityExpiries
+                $0.customerCount = totals.bundleCount
+                $0.customerFailures = totals.failures
+                $0.defaultIdentityProblem = totals.defaultIdentityProblem
+                $0.warnings = totals.warnings
+                $0.identityExpiries = totals.identityExpiries
             }
-            metrics?.recordSigningPass(bundles: result.signed, duration: duration)
-            metrics?.recordCustomersNotSigned(result.failures.count)
-            metrics?.recordIdentityExpiry(result.expiry)
-            for loaded in result.loadedIdentities {
+            metrics?.recordSigningPass(bundles: totals.signed, duration: duration)
+            metrics?.recordCustomersNotSigned(totals.failures.count)
+            metrics?.recordIdentityExpiry(totals.expiry)
+            for loaded in totals.loadedIdentities {
                 logger.notice("Signing identity loaded", metadata: ["identity": "\(loaded)", "at": "\(attemptAt.formatted(.iso8601))"])
             }
-            for failure in result.failures {
+            for failure in totals.failures {
                 logger.error("Customer not signed; its last good bundle is served while fresh, then 503", metadata: [
                     "customer": "\(failure.customer)", "signer": "\(failure.signer.rawValue)", "error": "\(failure.reason)",
                 ])
             }
-            for warning in result.warnings {
+            for warning in totals.warnings {
                 logger.warning("Signing certificate expires soon", metadata: ["warning": "\(warning)"])
             }
             logger.info("Signed bundles", metadata: [
-                "customers": "\(result.bundles.count)", "not_signed": "\(result.failures.count)", "reason": "\(reason)", "signed": "\(result.signed)",
+                "customers": "\(totals.bundleCount)", "not_signed": "\(totals.failures.count)", "reason": "\(reason)", "signed": "\(totals.signed)",
                 "duration_ms": "\(duration.milliseconds)",
             ])
             return true
@@ -242,19 +329,50 @@ public final class BundleRefresher: @unchecked Sendable {
         }
     }
 
+    /// What a pass signs: customers listed in memory, or the store's pages from the first one read.
+    private struct Content {
+        /// Which served bundles a customer keeps when its header still matches.
+        enum Reuse {
+            case none
+            case all
+            /// Those signed at or after a time, with the bundle lifetime in force.
+            case signedSince(Int64, lifetime: Int64)
+        }
+
+        enum Customers {
+            case listed([SigningPass.Customer], reuse: Reuse)
+            case pages(first: PinSetPage)
+        }
+
+        let customers: Customers
+        /// The change counter read before the content; `nil` when the content is the one loaded earlier.
+        let counter: Int64?
+        let loadedAt: Date
+    }
+
     /// The customers to sign, the change counter read before them, and when they were read: from the store, or
     /// — while it cannot be read, within `maxContentStaleness` of the last load, and if `fallBackToLoaded` —
     /// the content loaded last, with no counter; `nil` when the store cannot be read and `fallBackToLoaded` is
-    /// false. `incremental` reads the hosts and pins of only the customers changed since the last load.
+    /// false. `incremental` reads the hosts and pins of only the customers changed since the last load;
+    /// `archivedHeaders`, of only those changed since the persisted bundles were signed.
     private func loadContent(
-        observedCounter: Int64?, incremental: Bool, fallBackToLoaded: Bool, at attemptAt: Date
-    ) throws -> (customers: [SigningPass.Customer], counter: Int64?, loadedAt: Date)? {
+        observedCounter: Int64?, incremental: Bool, archivedHeaders: [PinSetHeader]?, fallBackToLoaded: Bool, at attemptAt: Date
+    ) throws -> Content? {
         do {
             let counter = try observedCounter ?? source.changeCounter()
-            let customers = if incremental, let lastLoaded {
-                lastLoaded.customers(updatedBy: try source.pinSetChanges(since: lastLoaded.headers))
+            let customers: Content.Customers
+            if let archivedHeaders {
+                let changes = try source.pinSetChanges(since: archivedHeaders)
+                let read = Dictionary(changes.pinSets.lazy.map { ($0.customer, $0.hosts) }, uniquingKeysWith: { first, _ in first })
+                let freshSince = Int64(attemptAt.addingTimeInterval(-resignInterval).timeIntervalSince1970)
+                customers = .listed(
+                    changes.headers.map { SigningPass.Customer(header: $0, hosts: read[$0.customer]) },
+                    reuse: .signedSince(freshSince, lifetime: pass.bundleLifetime)
+                )
+            } else if incremental, let lastLoaded {
+                customers = .listed(lastLoaded.customers(updatedBy: try source.pinSetChanges(since: lastLoaded.headers)), reuse: .all)
             } else {
-                try source.allPinSets().map(SigningPass.Customer.init)
+                customers = .pages(first: try source.pinSetPage(after: nil, limit: batchSize))
             }
             if let since = statusBox.withLock({ $0.storeUnavailableSince }) {
                 logger.notice("The store is available again", metadata: ["unavailable_since": "\(since.formatted(.iso8601))"])
@@ -265,7 +383,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.contentLoadedAt = attemptAt
             }
             metrics?.recordStoreAvailability(unavailableSince: nil)
-            return (customers, counter, attemptAt)
+            return Content(customers: customers, counter: counter, loadedAt: attemptAt)
         } catch {
             noteStoreUnavailable(error, at: attemptAt)
             guard fallBackToLoaded else { return nil }
@@ -279,7 +397,7 @@ public final class BundleRefresher: @unchecked Sendable {
             logger.warning("The store is unavailable; re-signing the content loaded earlier", metadata: [
                 "loaded_at": "\(lastLoaded.at.formatted(.iso8601))", "max_content_staleness_s": "\(Int(maxContentStaleness))",
             ])
-            return (lastLoaded.customers(updatedBy: nil), nil, lastLoaded.at)
+            return Content(customers: .listed(lastLoaded.customers(updatedBy: nil), reuse: incremental ? .all : .none), counter: nil, loadedAt: lastLoaded.at)
         }
     }
 
@@ -318,14 +436,32 @@ private struct LoadedContent {
     /// When the content was read from the store.
     let at: Date
 
-    init(_ customers: [SigningPass.Customer], servedAs bundles: [CustomerName: SignedBundle], at: Date) {
-        headers = customers.map(\.header)
-        var unserved: [CustomerName: (version: Int64, hosts: [HostPins])] = [:]
-        for customer in customers where bundles[customer.header.customer]?.holdsEncodedHosts(ofVersion: customer.header.version) != true {
-            if let hosts = customer.hosts { unserved[customer.header.customer] = (customer.header.version, hosts) }
+    /// Collects a pass's customers batch by batch, keeping the hosts of those no served bundle holds.
+    struct Builder {
+        private(set) var headers: [PinSetHeader] = []
+        private(set) var customers: Set<CustomerName> = []
+        private var unserved: [CustomerName: (version: Int64, hosts: [HostPins])] = [:]
+
+        mutating func add(_ batch: [SigningPass.Customer], servedAs bundles: [CustomerName: SignedBundle]) {
+            for customer in batch {
+                let header = customer.header
+                customers.insert(header.customer)
+                if bundles[header.customer]?.holdsEncodedHosts(ofVersion: header.version) != true {
+                    guard let hosts = customer.hosts else {
+                        // Its content is held nowhere (a persisted bundle this pass could not keep): left out of
+                        // the headers, the next change pass reads it from the store as a new customer.
+                        continue
+                    }
+                    unserved[header.customer] = (header.version, hosts)
+                }
+                headers.append(header)
+            }
         }
-        unservedHosts = unserved
-        self.at = at
+
+        func content(at date: Date) -> LoadedContent {
+            // Pages come in the store's order of customers; the headers are kept sorted by name.
+            LoadedContent(headers: headers.sorted { $0.customer.rawValue < $1.customer.rawValue }, unservedHosts: unserved, at: date)
+        }
     }
 
     /// The customers of a pass: those `changes` lists, with the hosts it read; without `changes`, those loaded
@@ -341,5 +477,90 @@ private struct LoadedContent {
     private func kept(_ header: PinSetHeader) -> [HostPins]? {
         guard let kept = unservedHosts[header.customer], kept.version == header.version else { return nil }
         return kept.hosts
+    }
+}
+
+/// A pass's figures summed over its batches.
+private struct PassTotals {
+    var bundleCount = 0
+    var signed = 0
+    var failures: [SigningIdentityFailure] = []
+    var defaultIdentityProblem: String?
+    var warnings: [String] = []
+    var expiry = SigningIdentityExpiry()
+    var identityExpiries: [SigningIdentityExpiry.Figures] = []
+    var loadedIdentities: [String] = []
+
+    mutating func add(_ result: SigningPassResult) {
+        bundleCount += result.bundles.count
+        signed += result.signed
+        failures += result.failures
+        defaultIdentityProblem = defaultIdentityProblem ?? result.defaultIdentityProblem
+        // Every batch reports the identities it used: each is listed once.
+        for warning in result.warnings where !warnings.contains(warning) { warnings.append(warning) }
+        expiry.include(result.expiry)
+        for figures in result.identityExpiries where !identityExpiries.contains(where: { $0.customer == figures.customer }) {
+            identityExpiries.append(figures)
+        }
+        loadedIdentities += result.loadedIdentities
+    }
+}
+
+/// Writes the archive of a full pass on a queue of its own, so that the refresher's next pass does not wait for
+/// the disk; a write asked for while one runs replaces any still waiting, and only the latest is written.
+private final class ArchiveWriter: @unchecked Sendable {
+    // `@unchecked Sendable`: `pending` and `stopped` are behind `lock`.
+    private let path: String
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "pinset.bundle-archive", qos: .utility)
+    private let lock = NSLock()
+    private var pending: [BundleArchive.Entry]?
+    private var stopped = false
+
+    init(path: String, logger: Logger) {
+        self.path = path
+        self.logger = logger
+    }
+
+    /// Archives the bundles that match their customer's header (a customer that failed keeps an older bundle,
+    /// which a start must not take for its current content).
+    func write(_ bundles: [CustomerName: SignedBundle], headers: [PinSetHeader]) {
+        let entries = headers.compactMap { header -> BundleArchive.Entry? in
+            guard let bundle = bundles[header.customer], bundle.version == header.version, bundle.signersNotBefore == header.signersNotBefore else {
+                return nil
+            }
+            return BundleArchive.Entry(bundle: bundle, signer: header.signer)
+        }
+        let schedule: Bool = lock.withLock {
+            guard !stopped else { return false }
+            let idle = pending == nil
+            pending = entries
+            return idle
+        }
+        guard schedule else { return }
+        queue.async { [self] in
+            guard let entries = lock.withLock({ () -> [BundleArchive.Entry]? in
+                defer { pending = nil }
+                return pending
+            }) else { return }
+            let started = ContinuousClock.now
+            do {
+                try BundleArchive.write(entries, to: path)
+                logger.debug("Persisted bundles written", metadata: [
+                    "bundles": "\(entries.count)", "duration_ms": "\((ContinuousClock.now - started).milliseconds)",
+                ])
+            } catch {
+                logger.warning("The signed bundles could not be persisted; the next start signs every customer", metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                ])
+            }
+        }
+    }
+
+    /// Takes no more writes, and waits for the one under way or waiting: a restart right after a pass (a rolling
+    /// deploy) then finds that pass's bundles.
+    func stop() {
+        lock.withLock { stopped = true }
+        queue.sync {}
     }
 }

@@ -7,6 +7,8 @@ public protocol PinSetSource: Sendable {
     /// Every customer's header, and the pin sets of at least the customers that are new or changed since
     /// `previous`, headers read from this source earlier: a source may read the hosts and pins of only those.
     func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges
+    /// Up to `limit` pin sets after `cursor`; a full signing pass reads the deployment page by page.
+    func pinSetPage(after cursor: PinSetPage.Cursor?, limit: Int) throws -> PinSetPage
     /// A number that changes whenever any pin set may have changed; polled twice a second.
     func changeCounter() throws -> Int64
     /// Calls `onChange` soon after a change where the source can push one (a PostgreSQL store); `nil` where
@@ -17,6 +19,11 @@ public protocol PinSetSource: Sendable {
 extension PinSetSource {
     public func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges {
         PinSetChanges(all: try allPinSets())
+    }
+
+    /// Every pin set in one page.
+    public func pinSetPage(after cursor: PinSetPage.Cursor?, limit: Int) throws -> PinSetPage {
+        PinSetPage(pinSets: try allPinSets(), next: nil)
     }
 
     public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? { nil }

@@ -56,7 +56,8 @@ public final class PinsetService: Sendable {
             logger: logger,
             resignInterval: configuration.resignIntervalSeconds,
             changePollInterval: configuration.changePollIntervalSeconds,
-            maxContentStaleness: configuration.maxContentStalenessSeconds
+            maxContentStaleness: configuration.maxContentStalenessSeconds,
+            archivePath: configuration.bundleArchivePath
         )
         let uptake = UptakeCounter(windowSeconds: configuration.uptakeWindowSeconds)
         self.uptake = uptake

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PinsetAdmin
 import PinsetCore
+import PinsetPublishing
 import PinsetSigning
 import PinsetStore
 
@@ -27,6 +28,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long after signing clients accept a freshly downloaded bundle; legacy clients use 600.
     public var freshnessWindowSeconds: Int64 = 600
     public var changePollIntervalSeconds: Double = 0.5
+    /// Whether each full pass's bundles are kept in `<dataDirectory>/signed-bundles`, so that a restart serves the
+    /// ones still current instead of signing every customer before it listens.
+    public var persistBundles = true
     /// While the store cannot be read, how long after the last successful read the content loaded then is
     /// re-signed, keeping bundles fresh; afterwards bundles age out and requests get 503. Longer rides out
     /// longer database outages; shorter bounds how long an edit made meanwhile can be missing from bundles.
@@ -95,6 +99,11 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     public var resolvedDatabasePath: String { files.databasePath }
 
+    /// Where the bundles of each full pass are persisted; `nil` when `persistBundles` is off.
+    public var bundleArchivePath: String? {
+        persistBundles ? "\(dataDirectory)/\(BundleArchive.fileName)" : nil
+    }
+
     /// The store to open: `database` when set, else the SQLite file at `resolvedDatabasePath`.
     public func storeLocation() throws -> StoreLocation {
         try database.map { try StoreLocation(parsing: $0) } ?? .sqlite(path: resolvedDatabasePath)
@@ -108,7 +117,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
-        "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
+        "persistBundles", "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
         "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api", "publicSuffixList",
     ]
 }
@@ -196,6 +205,7 @@ extension ServerConfiguration {
             config.logFormat = format
         }
         if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
+        if let v = try reader.bool("persistBundles") { config.persistBundles = v }
         if let v = try reader.string("transport") {
             guard let transport = SocketTransport(rawValue: v), SocketTransport.available.contains(transport) else {
                 let choices = SocketTransport.available.map { "'\($0.rawValue)'" }.joined(separator: " or ")

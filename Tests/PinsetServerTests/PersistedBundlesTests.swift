@@ -1,0 +1,223 @@
+import Foundation
+import Logging
+import PinsetCore
+import PinsetPublishing
+import PinsetServer
+import PinsetSigning
+import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// A restart serves what the last full pass signed instead of signing every customer first — but only what the
+/// store and the signing identity still stand behind: an old, foreign or damaged archive never reaches a client.
+struct PersistedBundlesTests {
+    private final class Deployment: Sendable {
+        let directory: TemporaryDirectory
+        let clock: TestClock
+        let source: ScriptedSource
+        let identity: SigningIdentity
+        var archivePath: String { directory.file(BundleArchive.fileName) }
+
+        init(customers: [PinSet]) throws {
+            directory = try TemporaryDirectory()
+            clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+            source = ScriptedSource(customers)
+            identity = try TestPKI.signingIdentity()
+        }
+
+        deinit { directory.remove() }
+
+        /// A server's refresher on this deployment, as one `pinset serve` would run it.
+        func refresher(
+            cache: BundleCache, identity: SigningIdentity? = nil, identities: SigningIdentityDirectory? = nil,
+            source: (any PinSetSource)? = nil, batchSize: Int = 2000
+        ) -> BundleRefresher {
+            BundleRefresher(
+                source: source ?? self.source,
+                pass: SigningPass(identities: identities ?? SigningIdentityDirectory(defaultIdentity: identity ?? self.identity), bundleLifetime: 3600),
+                cache: cache, metrics: nil, logger: Logger(label: "test"),
+                resignInterval: 300, changePollInterval: 0.05, archivePath: archivePath, batchSize: batchSize, now: clock.now
+            )
+        }
+
+        /// Starts a server, lets it persist its bundles, stops it; returns what it served.
+        @discardableResult
+        func run(identity: SigningIdentity? = nil) throws -> [CustomerName: SignedBundle] {
+            let cache = BundleCache()
+            let refresher = refresher(cache: cache, identity: identity)
+            #expect(refresher.start())
+            refresher.stop()
+            return cache.snapshot.bundles
+        }
+    }
+
+    private static func customers(_ versions: [String: Int64]) throws -> [PinSet] {
+        try versions.sorted { $0.key < $1.key }.map { try BundleRefresherTests.pinSet($0.key, version: $0.value) }
+    }
+
+    @Test func aRestartServesTheLastPassesBundlesWithoutSigningThem() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4, "initech": 9]))
+        let first = try deployment.run()
+        var info = stat()
+        #expect(stat(deployment.archivePath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+
+        deployment.clock.advance(by: 120)
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        // ECDSA signatures are randomised: the same bytes are the persisted bundles, not new signatures.
+        #expect(cache.snapshot.bundles.mapValues(\.bytes) == first.mapValues(\.bytes))
+        #expect(refresher.status.customerFailures.isEmpty)
+        // The kept bundles are as old as they are, not as the start.
+        #expect(cache.snapshot.signedAt == first.values.map(\.timestamp).min())
+        #expect(deployment.source.reads == 1, "the restart read only the customers changed since, not every pin set")
+    }
+
+    @Test func onlyTheCustomersEditedWhileStoppedAreSignedAgain() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4]))
+        let first = try deployment.run()
+        deployment.source.set(try Self.customers(["acme": 2, "globex": 4, "hooli": 1]))
+        let second = try deployment.run()
+        let acme = try CustomerName("acme"), globex = try CustomerName("globex"), hooli = try CustomerName("hooli")
+        #expect(second[acme]?.version == 2)
+        #expect(second[acme]?.bytes != first[acme]?.bytes)
+        #expect(second[globex]?.bytes == first[globex]?.bytes)
+        #expect(second[hooli]?.version == 1)
+    }
+
+    /// A start never lets a bundle's age exceed what a running server would serve: past the re-sign interval
+    /// the persisted content is signed again, from the bundle itself, without reading its hosts.
+    @Test func bundlesOlderThanTheResignIntervalAreSignedAgain() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4]))
+        let first = try deployment.run()
+        deployment.clock.advance(by: 301)
+        let second = try deployment.run()
+        #expect(second.count == 2)
+        for (customer, bundle) in second {
+            #expect(bundle.bytes != first[customer]?.bytes)
+            #expect(bundle.version == first[customer]?.version)
+            #expect(bundle.timestamp == Int64(deployment.clock.now().timeIntervalSince1970))
+        }
+        #expect(deployment.source.reads == 1, "only the first start read every pin set")
+    }
+
+    @Test func anotherSigningIdentityMeansEveryBundleIsSignedAgain() async throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1]))
+        try deployment.run()
+        let rotated = try TestPKI.signingIdentity(commonName: "Pinset Test Trust Server 2")
+        let second = try deployment.run(identity: rotated)
+        let bundle = try #require(second[try CustomerName("acme")])
+        let verified = await SignatureVerifier.verify(bundle.bytes, trustAnchors: [rotated.certificate], at: deployment.clock.now())
+        #expect((try? verified.get()) != nil)
+    }
+
+    /// The signer was replaced while the server was stopped (perhaps because its key leaked) by one that cannot
+    /// sign: the old signer's persisted bundles are not served in its place.
+    @Test func noPersistedBundleIsServedForACustomerWhoseIdentityCannotSignNow() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1]))
+        try deployment.run()
+        let missing = SigningIdentityDirectory(locations: SigningIdentityLocations(
+            defaultKeyPath: deployment.directory.file("no-key.pem"), defaultCertificatePath: deployment.directory.file("no-cert.pem"),
+            customerKeyDirectory: deployment.directory.file("customers")
+        ))
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache, identities: missing)
+        refresher.start()
+        defer { refresher.stop() }
+        #expect(cache.bundle(for: try CustomerName("acme")) == nil)
+        #expect(cache.failure(for: try CustomerName("acme")) != nil)
+    }
+
+    @Test func aCustomerRemovedWhileStoppedIsNotServed() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4]))
+        try deployment.run()
+        deployment.source.set(try Self.customers(["acme": 1]))
+        let second = try deployment.run()
+        #expect(Set(second.keys) == [try CustomerName("acme")])
+    }
+
+    /// Someone who can put an older archive in place (a restored backup, a copied data directory) cannot bring
+    /// back pins the store has since removed: the store's version decides.
+    @Test func aReplayedOlderArchiveCannotServeContentTheStoreHasReplaced() async throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1]))
+        try deployment.run()
+        let old = try [UInt8](Data(contentsOf: URL(fileURLWithPath: deployment.archivePath)))
+        let pin = Pin(spkiSHA256: SHA256Fingerprint(of: Array("new key".utf8)), source: PinSource(kind: .hash))
+        let replaced = PinSet(customer: try CustomerName("acme"), version: 2, hosts: [HostPins(hostname: try Hostname("acme.example.com"), pins: [pin])])
+        deployment.source.set([replaced])
+        try deployment.run()
+        _ = try deployment.directory.write(BundleArchive.fileName, old, mode: 0o600)
+
+        let served = try #require(try deployment.run()[try CustomerName("acme")])
+        #expect(served.version == 2)
+        let content = try await SignatureVerifier.verify(served.bytes, trustAnchors: [deployment.identity.certificate], at: deployment.clock.now()).get().content
+        #expect(try BundlePayload.decode(content).hosts.flatMap(\.spkiSHA256) == [try #require(pin.spkiSHA256)])
+    }
+
+    @Test(arguments: ["damaged", "group-writable", "not an archive"])
+    func anUnusableArchiveIsIgnoredAndEveryCustomerSigned(_ problem: String) throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4]))
+        let first = try deployment.run()
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: deployment.archivePath)))
+        switch problem {
+        case "damaged": bytes[bytes.count / 2] ^= 0x80
+        case "not an archive": bytes = Array("{\"customer\": \"acme\"}".utf8)
+        default: break
+        }
+        _ = try deployment.directory.write(BundleArchive.fileName, bytes, mode: problem == "group-writable" ? 0o660 : 0o600)
+        #expect(chmod(deployment.archivePath, problem == "group-writable" ? 0o660 : 0o600) == 0)
+        let second = try deployment.run()
+        #expect(second.count == 2)
+        for (customer, bundle) in second { #expect(bundle.bytes != first[customer]?.bytes) }
+        #expect(deployment.source.reads == 2)
+    }
+
+    @Test func withoutAnArchivePathNothingIsWritten() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cache = BundleCache()
+        let refresher = BundleRefresher(
+            source: ScriptedSource(try Self.customers(["acme": 1])),
+            pass: SigningPass(signer: BundleSigner(identity: try TestPKI.signingIdentity()), bundleLifetime: 3600),
+            cache: cache, metrics: nil, logger: Logger(label: "test"), resignInterval: 300
+        )
+        #expect(refresher.start())
+        refresher.stop()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        #expect(cache.snapshot.bundles.count == 1)
+    }
+
+    /// A full pass over a real store in batches: every customer is signed once, removed ones leave, and the
+    /// served set never lacks a customer that exists.
+    @Test func aFullPassSignsTheDeploymentBatchByBatch() throws {
+        let deployment = try Deployment(customers: [])
+        let store = try PinStore.open(path: deployment.directory.file("pinset.sqlite"))
+        defer { try? store.close() }
+        for index in 1...7 {
+            let name = try CustomerName("customer-\(index)")
+            try store.addCustomer(name, actor: "test")
+            let hostname = try Hostname("api.customer-\(index).example.com")
+            try store.addHost(hostname, to: name, actor: "test")
+            try store.addPins([Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))],
+                              to: hostname, of: name, actor: "test")
+        }
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache, source: store, batchSize: 3)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        #expect(cache.snapshot.bundles.count == 7)
+        #expect(refresher.status.customerCount == 7)
+
+        try store.removeCustomer(try CustomerName("customer-2"), actor: "test")
+        try store.addCustomer(try CustomerName("customer-8"), actor: "test")
+        deployment.clock.advance(by: 1)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let served = cache.snapshot.bundles
+        #expect(served.count == 7)
+        #expect(served[try CustomerName("customer-2")] == nil)
+        #expect(served[try CustomerName("customer-8")] != nil)
+        #expect(served.values.allSatisfy { $0.timestamp == Int64(deployment.clock.now().timeIntervalSince1970) })
+        #expect(cache.snapshot.signedAt == Int64(deployment.clock.now().timeIntervalSince1970))
+    }
+}
