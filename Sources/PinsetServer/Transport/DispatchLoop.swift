@@ -42,10 +42,17 @@ final class DispatchLoop: ReadinessLoop, @unchecked Sendable {
     private var cancelling: [Int32: Cancellation] = [:]
 
     private final class SocketWatch {
+        /// What events are delivered under: the one given to `register`, read when the event is delivered, so that
+        /// a descriptor registered again under another token is reported under the new one.
+        var token: UInt64
         var read: (any DispatchSourceRead)?
         var write: (any DispatchSourceWrite)?
         var reading = false
         var writing = false
+
+        init(token: UInt64) {
+            self.token = token
+        }
     }
 
     private struct Cancellation {
@@ -83,12 +90,14 @@ final class DispatchLoop: ReadinessLoop, @unchecked Sendable {
         }
     }
 
-    /// Stops the tick, cancels what is still watched (closing those descriptors) and releases the handlers; tasks
-    /// handed over later still run, on a loop that delivers nothing more.
+    /// Stops the tick, cancels what is still watched and releases the handlers; tasks handed over later still run,
+    /// on a loop that delivers nothing more. Closes no descriptor, as ``EpollLoop`` closes none: a listening socket
+    /// every loop watches belongs to its listener, which closes it once every loop has released it, and the
+    /// connections are closed by their worker before it stops the loop.
     func stop() {
         timer?.cancel()
         timer = nil
-        for fd in Array(watches.keys) { closeSocket(fd) }
+        for fd in Array(watches.keys) { cancelSources(of: fd, closes: false, then: nil) }
         onEvent = nil
         onTick = nil
     }
@@ -99,13 +108,13 @@ final class DispatchLoop: ReadinessLoop, @unchecked Sendable {
     }
 
     func modify(_ fd: Int32, token: UInt64, events: UInt32) -> Bool {
-        watch(fd, token: token, events: events)
+        watch(fd, token: watches[fd]?.token ?? token, events: events)
         return true
     }
 
     func remove(_ fd: Int32) {
-        guard watches[fd] != nil else { return }
-        watch(fd, token: 0, events: 0)
+        guard let watch = watches[fd] else { return }
+        self.watch(fd, token: watch.token, events: 0)
     }
 
     func closeSocket(_ fd: Int32) {
@@ -123,14 +132,15 @@ final class DispatchLoop: ReadinessLoop, @unchecked Sendable {
         let watch: SocketWatch
         if let existing = watches[fd] {
             watch = existing
+            watch.token = token
         } else {
-            watch = SocketWatch()
+            watch = SocketWatch(token: token)
             watches[fd] = watch
         }
         let wantsRead = events & Self.readable != 0
         if wantsRead != watch.reading {
             if wantsRead {
-                let source = watch.read ?? makeReadSource(fd, token: token)
+                let source = watch.read ?? makeReadSource(fd, for: watch)
                 watch.read = source
                 source.resume()
             } else {
@@ -141,7 +151,7 @@ final class DispatchLoop: ReadinessLoop, @unchecked Sendable {
         let wantsWrite = events & Self.writable != 0
         if wantsWrite != watch.writing {
             if wantsWrite {
-                let source = watch.write ?? makeWriteSource(fd, token: token)
+                let source = watch.write ?? makeWriteSource(fd, for: watch)
                 watch.write = source
                 source.resume()
             } else {
@@ -151,16 +161,21 @@ final class DispatchLoop: ReadinessLoop, @unchecked Sendable {
         }
     }
 
-    private func makeReadSource(_ fd: Int32, token: UInt64) -> any DispatchSourceRead {
+    // The handlers hold the watch weakly: it holds the sources, and the sources their handlers.
+    private func makeReadSource(_ fd: Int32, for watch: SocketWatch) -> any DispatchSourceRead {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in deliver(token, Self.readable) }
+        source.setEventHandler { [self, weak watch] in
+            if let watch { deliver(watch.token, Self.readable) }
+        }
         source.setCancelHandler { [self] in sourceCancelled(fd) }
         return source
     }
 
-    private func makeWriteSource(_ fd: Int32, token: UInt64) -> any DispatchSourceWrite {
+    private func makeWriteSource(_ fd: Int32, for watch: SocketWatch) -> any DispatchSourceWrite {
         let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in deliver(token, Self.writable) }
+        source.setEventHandler { [self, weak watch] in
+            if let watch { deliver(watch.token, Self.writable) }
+        }
         source.setCancelHandler { [self] in sourceCancelled(fd) }
         return source
     }
