@@ -17,6 +17,14 @@ let package = Package(
         .library(name: "PinsetHTTP", targets: ["PinsetHTTP"]),
         .library(name: "PinsetSigning", targets: ["PinsetSigning"]),
     ],
+    // An app that adds Pinset for its client asks for no trait (`traits: []` on its `.package` line) and resolves
+    // only the client's packages: swift-crypto, swift-certificates and swift-asn1. Every use of another package
+    // is guarded by one of these traits, both on by default (this repository's builds, `pinset` itself).
+    traits: [
+        .trait(name: "Server", description: "The pinset server and CLI, and the packages only they use: SwiftNIO, GRDB, PostgresNIO, swift-log, swift-metrics, Prometheus, ArgumentParser."),
+        .trait(name: "NIO", description: "PinsetNIOSSL, pin enforcement for SwiftNIO SSL connections, with SwiftNIO and swift-nio-ssl."),
+        .default(enabledTraits: ["Server", "NIO"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         // The CMS API is SPI: its shape may change in any release, so the version is pinned exactly.
@@ -77,13 +85,13 @@ let package = Package(
                 "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetMigrations",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Server"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6
         ),
@@ -107,9 +115,9 @@ let package = Package(
                 "PinsetCore",
                 "PinsetFileSystem",
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6
         ),
@@ -164,11 +172,11 @@ let package = Package(
                 "PinsetSigning",
                 "PinsetStatus",
                 "PinsetStore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
             ],
             resources: [.embedInCode("Resources/openapi.json")],
             swiftSettings: strictSwift6
@@ -180,10 +188,10 @@ let package = Package(
             dependencies: [
                 "PinsetAdminContract",
                 "PinsetCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6
         ),
@@ -235,13 +243,13 @@ let package = Package(
                 "PinsetHTTP",
                 "PinsetLiveCheck",
                 "PinsetStatus",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6
         ),
@@ -262,8 +270,8 @@ let package = Package(
             name: "PinsetNIOSSL",
             dependencies: [
                 "PinsetClient",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["NIO"])),
             ],
             swiftSettings: strictSwift6
         ),
@@ -283,9 +291,9 @@ let package = Package(
                 "PinsetFileSystem",
                 "PinsetLiveCheck",
                 "PinsetStatus",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6
         ),
@@ -336,7 +344,7 @@ let package = Package(
         .testTarget(
             name: "PinsetStoreTests",
             dependencies: ["PinsetStore", "PinsetCore", "PinsetMigrations", "PinsetTestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "X509", package: "swift-certificates")],
+                           .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Server"])), .product(name: "X509", package: "swift-certificates")],
             swiftSettings: strictSwift6
         ),
         .testTarget(name: "PinsetHTTPTests", dependencies: ["PinsetHTTP", "PinsetTestSupport"], swiftSettings: strictSwift6),
@@ -359,16 +367,16 @@ let package = Package(
         .testTarget(
             name: "PinsetServerTests",
             dependencies: ["PinsetServer", "PinsetPublishing", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
-                           "PinsetStatus", "PinsetAdmin", "PinsetAdminAPI", "PinsetAdminContract", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log")],
+                           "PinsetStatus", "PinsetAdmin", "PinsetAdminAPI", "PinsetAdminContract", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"]))],
             swiftSettings: strictSwift6
         ),
         .testTarget(
             name: "PinsetClientTests",
             dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetCore", "PinsetSigning", "PinsetTestSupport",
                            .product(name: "X509", package: "swift-certificates"),
-                           .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
+                           .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                           .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"]))],
             swiftSettings: strictSwift6
         ),
         // The Apple adapter's own source (Sources/PinsetClient/Apple, linked in) compiled on Linux against
