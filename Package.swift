@@ -57,12 +57,24 @@ let package = Package(
             name: "PinsetFileSystem",
             swiftSettings: strictSwift6
         ),
-        // CMS signing and signature verification: the only module that uses X509's CMS SPI.
+        // CMS signature verification against trust anchors: all of signing that the client needs.
+        .target(
+            name: "PinsetVerification",
+            dependencies: [
+                "PinsetCore",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // CMS signing, signing identities, roots and signer requests; re-exports PinsetVerification. With it, the only
+        // modules that use X509's CMS SPI.
         .target(
             name: "PinsetSigning",
             dependencies: [
                 "PinsetCore",
                 "PinsetFileSystem",
+                "PinsetVerification",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -259,7 +271,7 @@ let package = Package(
             dependencies: [
                 "PinsetCore",
                 "PinsetFileSystem",
-                "PinsetSigning",
+                "PinsetVerification",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],

@@ -1,6 +1,6 @@
 import Foundation
 import PinsetCore
-import PinsetSigning
+import PinsetVerification
 import X509
 
 /// Turns signed bundle bytes into a `VerifiedPinSet`, or says which check failed.

@@ -1,4 +1,4 @@
-import PinsetSigning
+import PinsetVerification
 
 /// Why an update, a seed or a stored state was refused.
 ///

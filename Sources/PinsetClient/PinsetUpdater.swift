@@ -1,6 +1,6 @@
 import Foundation
 import PinsetCore
-import PinsetSigning
+import PinsetVerification
 
 /// Keeps a customer's pin set current: loads the last good pins from disk, seeds from a bundle shipped with
 /// the app, and updates from the trust server (fetch → verify → apply).

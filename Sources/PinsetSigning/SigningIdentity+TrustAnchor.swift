@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetVerification
 import X509
 
 extension SigningIdentity {

@@ -43,6 +43,24 @@ import Testing
         #expect(packages.isDisjoint(with: Self.serverPackages), "\(packages.sorted())")
     }
 
+    /// The client links the verification half of signing only: no key generation, no root issuing, no signing.
+    @Test func theClientDependsOnVerificationNotOnSigning() throws {
+        let described = try ProcessRunner.run("swift", ["package", "--package-path", Self.repository, "describe", "--type", "json"], timeout: 300)
+        #expect(described.status == 0, "\(described.combined)")
+        let document = try JSONSerialization.jsonObject(with: Data(described.stdout)) as? [String: Any]
+        var dependencies: [String: [String]] = [:]
+        for target in document?["targets"] as? [[String: Any]] ?? [] {
+            if let name = target["name"] as? String { dependencies[name] = target["target_dependencies"] as? [String] ?? [] }
+        }
+        var reached: Set<String> = []
+        var pending = ["PinsetClient"]
+        while let next = pending.popLast() {
+            for dependency in dependencies[next] ?? [] where reached.insert(dependency).inserted { pending.append(dependency) }
+        }
+        #expect(reached.contains("PinsetVerification"))
+        #expect(!reached.contains("PinsetSigning"), "\(reached.sorted())")
+    }
+
     /// The repository's own builds have every trait: the server's packages are there.
     @Test func theDefaultTraitsResolveTheServer() throws {
         let packages = try Self.resolvedPackages(traits: "[.defaults]")

@@ -4,13 +4,13 @@ import X509
 /// OpenSSL's S/MIME signing purpose (`smime_sign`) for the certificates of a signer's chain: what
 /// `PKCS7_verify` in legacy clients and `openssl smime -verify` require of them, shared by the bundle verifier
 /// and the check of an identity's chain so both refuse the same chains.
-enum SMIMEUsage {
+package enum SMIMEUsage {
     /// Netscape certificate type (2.16.840.1.113730.1.1), a BIT STRING; OpenSSL still honours it.
-    static let netscapeCertificateType: ASN1ObjectIdentifier = [2, 16, 840, 1, 113_730, 1, 1]
+    package static let netscapeCertificateType: ASN1ObjectIdentifier = [2, 16, 840, 1, 113_730, 1, 1]
 
     /// Whether `certificate`'s extendedKeyUsage allows S/MIME: absent, or listing emailProtection
     /// (anyExtendedKeyUsage alone does not do). OpenSSL applies this to every certificate of the chain.
-    static func extendedKeyUsageAllowsSMIME(_ certificate: Certificate) throws -> Bool {
+    package static func extendedKeyUsageAllowsSMIME(_ certificate: Certificate) throws -> Bool {
         guard let extended = try certificate.extensions.extendedKeyUsage else { return true }
         return extended.contains(.emailProtection)
     }
@@ -18,7 +18,7 @@ enum SMIMEUsage {
     /// Why OpenSSL's `check_ca` refuses `certificate` as an issuer of an S/MIME chain, or `nil`: a keyUsage
     /// without keyCertSign; basicConstraints that are not a CA's; or neither basicConstraints nor keyUsage,
     /// unless it is a version 1 self-signed root or its Netscape certificate type names an S/MIME CA.
-    static func issuerProblem(_ certificate: Certificate) throws -> String? {
+    package static func issuerProblem(_ certificate: Certificate) throws -> String? {
         let constraints = try certificate.extensions.basicConstraints
         if case .notCertificateAuthority = constraints { return "its basicConstraints say it is not a CA" }
         let usage = try certificate.extensions.keyUsage
