@@ -35,6 +35,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_sql),
         SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_sql),
         SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_sql),
+        SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -50,5 +51,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0010_admin_review", bytes: PackageResources._010_admin_review_pg_sql),
         SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_pg_sql),
         SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_pg_sql),
+        SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_pg_sql),
     ]
 }

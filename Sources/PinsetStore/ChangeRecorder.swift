@@ -2,10 +2,11 @@ import Foundation
 import PinsetCore
 
 /// The bookkeeping every write does inside its transaction: look up what it changes, then increase the
-/// customer's content version, append the audit entry and bump the change counter.
+/// customer's content version, append that version's entry to the transparency log, append the audit entry and
+/// bump the change counter.
 ///
-/// Keeping these steps in one place is what makes "every change bumps the version, is audited and is seen by
-/// the server" hold for every write.
+/// Keeping these steps in one place is what makes "every change bumps the version, is logged, is audited and is
+/// seen by the server" hold for every write: an edit, its version and its log entry commit together or not at all.
 ///
 /// A new content version is max(previous + 1, the name's high-water mark + 1, now in milliseconds since
 /// 1970). The clock term is what keeps versions increasing across databases: a re-created database, or one
@@ -91,6 +92,7 @@ struct ChangeRecorder {
         let version = try nextVersion(after: customer.version, for: customer.name)
         try db.execute("UPDATE customer SET version = ?, updated_at = ? WHERE id = ?", [version, now, customer.id])
         try recordPublishedVersion(version, ofCustomerID: customer.id)
+        try TransparencyLogAppender.appendVersion(version, ofCustomerID: customer.id, named: customer.name, at: now, db)
         try raiseHighWater(customer.name.rawValue, to: version)
         try audit(customer.name, action, details, version: version)
         return version
@@ -105,10 +107,16 @@ struct ChangeRecorder {
     }
 
     /// Records the version of a customer just inserted or removed, with its audit entry and the change counter.
+    /// A customer's first version is logged here; a removal (version 0) appends nothing, and the entries of the
+    /// removed customer's versions stay in the log.
     func recordMembership(of name: CustomerName, _ action: AuditAction, _ details: String, version: Int64) throws {
         if version > 0 {
-            if let id = try db.fetchValue(Int64.self, "SELECT id FROM customer WHERE name = ?", [name.rawValue]) {
-                try recordPublishedVersion(version, ofCustomerID: id)
+            if let customer = try db.fetchOne("SELECT \(StoredRows.customerColumns) FROM customer WHERE name = ?", [name.rawValue], { try StoredRows.customerRow($0) }) {
+                try recordPublishedVersion(version, ofCustomerID: customer.id)
+                // A setting change records the current version again: that version is logged already.
+                if customer.version == version, try !TransparencyLogAppender.hasEntry(of: customer.name, version: version, db) {
+                    try TransparencyLogAppender.appendVersion(version, ofCustomerID: customer.id, named: customer.name, at: now, db)
+                }
             }
             try raiseHighWater(name.rawValue, to: version)
         }

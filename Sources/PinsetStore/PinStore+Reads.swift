@@ -145,6 +145,18 @@ enum PinSetLoader {
 
     /// The pin sets of `scope`'s customers, sorted by name (an empty array when there are none).
     static func load(_ db: any StoreConnection, _ scope: Scope) throws -> [PinSet] {
+        let hostsByCustomer = try hosts(db, scope)
+        var pinSets: [PinSet] = []
+        try forEachCustomer(db, scope) { id, pinSet in
+            var pinSet = pinSet
+            pinSet.hosts = hostsByCustomer[id] ?? []
+            pinSets.append(pinSet)
+        }
+        return pinSets
+    }
+
+    /// The hosts of `scope`'s customers with their pins, by customer row id, sorted as `load` returns them.
+    static func hosts(_ db: any StoreConnection, _ scope: Scope) throws -> [Int64: [HostPins]] {
         let arguments = scope.arguments
         let hostsOfScope = scope.condition.map { "JOIN customer ON host.customer_id = customer.id WHERE \($0)" } ?? ""
 
@@ -166,14 +178,7 @@ enum PinSetLoader {
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
             hostsByCustomer[customerID, default: []].append(host)
         }
-
-        var pinSets: [PinSet] = []
-        try forEachCustomer(db, scope) { id, pinSet in
-            var pinSet = pinSet
-            pinSet.hosts = hostsByCustomer[id] ?? []
-            pinSets.append(pinSet)
-        }
-        return pinSets
+        return hostsByCustomer
     }
 
     /// The next `limit` customers by row id after `cursor`: one query for the page's last id, then `load` of the

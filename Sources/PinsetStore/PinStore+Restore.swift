@@ -71,7 +71,7 @@ extension PinStore {
             let note = marker.map { "restored from a backup of \($0.source) taken \($0.takenAt.formatted(.iso8601))" } ?? "restored from \(backup)"
             let customers = try restored.raiseVersionsAfterRestore(
                 above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors,
-                breakGlass: replaced.unacknowledgedBreakGlass, note: note, actor: actor
+                breakGlass: replaced.unacknowledgedBreakGlass, transparencyLog: replaced.transparencyLog, force: force, note: note, actor: actor
             )
             try restored.close()
 
@@ -95,16 +95,21 @@ extension PinStore {
     }
 
     /// In one transaction: carries the replaced database's high-water marks, change counter, revocation floors
-    /// (a backup older than a floor must not bring back the signers it revoked) and unacknowledged break-glass
-    /// records (an edit applied without review stays in sight until someone acknowledges it) over, moves every
-    /// customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry, and clears the
-    /// backup mark.
+    /// (a backup older than a floor must not bring back the signers it revoked), unacknowledged break-glass
+    /// records (an edit applied without review stays in sight until someone acknowledges it) and the transparency
+    /// log entries appended since the backup (the log never goes back, see `ReplacedTransparencyLog`) over, moves
+    /// every customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry and a log entry,
+    /// and clears the backup mark.
     func raiseVersionsAfterRestore(
         above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(),
-        breakGlass: [ReplacedDatabaseReader.UnacknowledgedBreakGlass] = [], note: String, actor: String
+        breakGlass: [ReplacedDatabaseReader.UnacknowledgedBreakGlass] = [], transparencyLog: ReplacedTransparencyLog? = nil, force: Bool = false,
+        note: String, actor: String
     ) throws -> [RestoreReport.Customer] {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
+            if let transparencyLog {
+                try transparencyLog.carry(into: db, force: force)
+            }
             for (name, version) in floors where version >= 1 {
                 try change.raiseHighWater(name, to: version)
             }

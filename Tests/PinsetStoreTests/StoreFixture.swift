@@ -97,7 +97,9 @@ func dump(_ store: PinStore, excluding excluded: Set<String> = []) throws -> Str
         let tables = StoreCopier.tables.map { ($0.name, $0.columns) } + [("change_counter", ["id", "value"])]
         for (name, columns) in tables.sorted(by: { $0.0 < $1.0 }) where !excluded.contains(name) {
             lines.append("TABLE \(name)")
-            try db.forEachRow("SELECT \(columns.joined(separator: ", ")) FROM \(name) ORDER BY \(columns[0])", []) { row in
+            // The log's stored hashes are keyed by two columns; every other table's first column orders it.
+            let order = name == "transparency_log_hash" ? "level, node_index" : columns[0]
+            try db.forEachRow("SELECT \(columns.joined(separator: ", ")) FROM \(name) ORDER BY \(order)", []) { row in
                 lines.append("  " + (try (0..<columns.count).map { try row.value(atIndex: $0).description }).joined(separator: " | "))
             }
         }

@@ -43,6 +43,10 @@ enum StoreCopier {
             "id", "change_request_id", "customer", "customer_id", "applied_by", "reason", "applied_at", "applied_version",
             "acknowledged_by", "acknowledged_at", "acknowledgement", "request_author",
         ], generatesIDs: true),
+        // The transparency log, whole: a copy's tree head equals the source's, so the checkpoints and proofs served
+        // from either agree. Rows are only inserted, which the append-only triggers allow.
+        Table(name: "transparency_log_entry", columns: ["log_index", "customer", "version", "leaf_data", "leaf_hash", "appended_at"], generatesIDs: false),
+        Table(name: "transparency_log_hash", columns: ["level", "node_index", "hash"], generatesIDs: false),
     ]
 
     /// Tables of figures that running server instances rewrite every few seconds and that describe those

@@ -33,7 +33,11 @@ enum PostgresMigrator {
         for (position, migration) in SchemaMigrations.postgreSQL.enumerated() where !applied.contains(migration.identifier) {
             try session.execute("BEGIN")
             do {
+                // Writers from instances already running keep writing while a new one migrates: taking the write
+                // lock makes a migration that reads or fills in data see them all or none.
+                try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresDatabase.writeLockKey])
                 try session.executeScript(migration.sql)
+                try MigrationFollowUps.run(after: migration.identifier, session, now: Date())
                 try session.execute("INSERT INTO pinset_migrations (position, identifier, applied_at) VALUES (?, ?, ?)",
                                     [Int64(position + 1), migration.identifier, Date()])
                 try session.execute("COMMIT")

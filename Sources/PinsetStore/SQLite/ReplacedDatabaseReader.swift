@@ -14,6 +14,8 @@ enum ReplacedDatabaseReader {
         /// Edits applied without review that nobody had acknowledged: a backup taken before them must not make
         /// them disappear unseen.
         var unacknowledgedBreakGlass: [UnacknowledgedBreakGlass] = []
+        /// Its transparency log, which the restored log must continue; `nil` when it has none.
+        var transparencyLog: ReplacedTransparencyLog?
     }
 
     /// A break-glass record as stored (dates in their stored text form, the same on both backends).
@@ -84,6 +86,7 @@ enum ReplacedDatabaseReader {
                         )
                     }
                 }
+                result.transparencyLog = try ReplacedTransparencyLog.read(db, path: path)
                 return result
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
@@ -152,7 +155,11 @@ enum ReplacedDatabaseReader {
                         customerRemoved: try row.decode(atIndex: 6), requestAuthor: try row.decode(atIndex: 7)
                     ))
                 }
-                return Result(versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass)
+                let logSize = try TransparencyLogAppender.storedSize(db)
+                return Result(
+                    versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass,
+                    transparencyLog: logSize > 0 ? ReplacedTransparencyLog(size: logSize, source: .store(location)) : nil
+                )
             }
         } catch let error as StoreError {
             throw StoreError(.restoreRefused, "Cannot read the database \(location) that the restore replaces: \(error.message) Nothing was changed. Give --replacing the database the servers use now, and check that it can be reached.")
@@ -177,5 +184,10 @@ extension ReplacedDatabaseReader.Result {
         }
         signerFloors.own.merge(other.signerFloors.own, uniquingKeysWith: max)
         unacknowledgedBreakGlass += other.unacknowledgedBreakGlass.filter { !unacknowledgedBreakGlass.contains($0) }
+        // The longer log is the one checkpoints may have been served from; the restore checks that the backup's
+        // log is a prefix of it.
+        if let log = other.transparencyLog, log.size > transparencyLog?.size ?? 0 {
+            transparencyLog = log
+        }
     }
 }

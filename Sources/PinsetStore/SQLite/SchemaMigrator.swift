@@ -10,8 +10,10 @@ enum SchemaMigrator {
         var migrator = DatabaseMigrator()
         for migration in SchemaMigrations.sqlite {
             let sql = migration.sql
-            migrator.registerMigration(migration.identifier) { db in
+            let identifier = migration.identifier
+            migrator.registerMigration(identifier) { db in
                 try db.execute(sql: sql)
+                try MigrationFollowUps.run(after: identifier, SQLiteConnection(db: db), now: Date())
             }
         }
         return migrator
