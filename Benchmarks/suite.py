@@ -51,9 +51,21 @@ FULL = {
     "client_iterations": 300,
     "client_hosts": [1, 50],
     "allocations": True,
-    # 100,000 only here: populating it through PinStore takes minutes.
+    # 100,000 only here.
     "scale_sizes": [1, 1000, 10000, 100000],
     "scale_runs": 3,
+    # Sizes up to this are populated one transaction per row, as the CLI writes them (the populate column keeps
+    # that figure); larger ones through PinStore.importCustomers, scale_batch customers per transaction, because
+    # 100,000 customers one row at a time take ~19 minutes.
+    "scale_per_row_max": 10000,
+    "scale_batch": 1000,
+    # resignIntervalSeconds for the scale starts: base + per customer (15 s at 1 customer, 90 s at 100,000). It
+    # must outlast the start from nothing plus the settle (so the steady RSS is read between passes), and the
+    # scheduled pass plus a restart (so the next start finds every persisted bundle younger than the interval and
+    # keeps it); a pass takes ~30 s at 100,000 on a quiet machine and twice that on a busy one. It stays below
+    # freshnessWindowSeconds (600), which the server requires.
+    "scale_resign_seconds": (15, 0.00075),
+    "scale_settle_seconds": 2,
     "monitor_customers": 200,  # 5 hosts each: 1,000 monitored hosts
     "postgres_customers": 10000,
     "postgres_runs": 3,
@@ -83,6 +95,10 @@ SMOKE = {
     "allocations": False,  # glibc mtrace over a debug build takes minutes; the full run counts them
     "scale_sizes": [1, 20],
     "scale_runs": 1,
+    "scale_per_row_max": 1,  # so that 20 exercises the batched populate, in three transactions
+    "scale_batch": 8,
+    "scale_resign_seconds": (3, 0),
+    "scale_settle_seconds": 0.3,
     "monitor_customers": 4,
     "postgres_customers": 20,
     "postgres_runs": 1,
@@ -104,6 +120,8 @@ PROPAGATION_INSTANCES = 3
 CHANGE_POLL_SECONDS = 0.5  # the server's default changePollIntervalSeconds
 FLOOD_ADDRESSES = 50
 FLOOD_PER_ADDRESS_PER_MINUTE = 60  # the reports listener's default reportsPerMinutePerAddress
+PERSISTED_BUNDLES = "signed-bundles"  # what the server writes into its data directory after every full pass
+LOG_POLL_SECONDS = 0.05
 
 
 # Serving targets, Pinset / nginx in the same run: (label, threshold).
@@ -172,14 +190,17 @@ def free_port():
         return s.getsockname()[1]
 
 
-def proc_status(pid):
-    """VmHWM and VmRSS of a process in KiB."""
+RSS_SPLIT = ("VmHWM", "VmRSS", "RssAnon", "RssFile")  # VmRSS split too: a mapped file's resident pages count in VmRSS
+
+
+def proc_status(pid, keys=("VmHWM", "VmRSS")):
+    """The `keys` fields of /proc/PID/status in KiB (default VmHWM and VmRSS; RSS_SPLIT adds anonymous and file pages)."""
     values = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 key, _, rest = line.partition(":")
-                if key in ("VmHWM", "VmRSS"):
+                if key in keys:
                     values[key] = int(rest.split()[0])
     except OSError:
         pass
@@ -306,7 +327,7 @@ class Suite:
                 os.kill(target, sig or getattr(process, "stop_signal", signal.SIGTERM))
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                log(f"{process.name} (pid {target}) did not stop within {timeout} s; killing it")
+                log(f"{process.name} (pid {target}) did not stop within {timeout} s; killing it. {self.stuck_threads(target)}")
                 for pid in {target, process.pid}:
                     try:
                         os.kill(pid, signal.SIGKILL)
@@ -318,6 +339,33 @@ class Suite:
         if process in self.processes:
             self.processes.remove(process)
         return process.returncode
+
+    @staticmethod
+    def stuck_threads(pid):
+        """What a process that ignores SIGTERM is doing: each thread's state and kernel wait channel, and where gdb
+        is installed, every thread's stack saved to a file outside the temporary directory (which is removed)."""
+        states = collections.Counter()
+        for task in sorted(os.listdir(f"/proc/{pid}/task")) if os.path.isdir(f"/proc/{pid}/task") else []:
+            try:
+                with open(f"/proc/{pid}/task/{task}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                with open(f"/proc/{pid}/task/{task}/wchan") as f:
+                    wchan = f.read().strip() or "-"
+                states[f"{state}:{wchan}"] += 1
+            except OSError:
+                pass
+        text = "Threads (state:wait channel): " + ", ".join(f"{k} ×{v}" for k, v in states.most_common())
+        if shutil.which("gdb"):
+            path = os.path.join(tempfile.gettempdir(), f"pinset-bench-stuck-{pid}.txt")
+            try:
+                completed = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 20"],
+                                           capture_output=True, text=True, timeout=60)
+                with open(path, "w") as f:
+                    f.write(completed.stdout + completed.stderr)
+                text += f"; stacks in {path}"
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        return text
 
     def stop_all(self):
         for process in list(reversed(self.processes)):
@@ -356,13 +404,19 @@ class Suite:
                  timeout=120, what="pinset init")
         return directory
 
-    def populate(self, directory, customers):
-        return self.bench_json(["populate", "--database", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)],
-                               timeout=1800)
+    def populate(self, directory, customers, batch=0):
+        """Adds `customers` customers through PinStore: one transaction per row, or with `batch` > 0 that many
+        customers per `importCustomers` transaction."""
+        return self.bench_json(["populate", "--database", os.path.join(directory, "pinset.sqlite"), "--customers", str(customers)]
+                               + (["--batch", str(batch)] if batch else []), timeout=1800)
 
     def measured_start(self, directory, name, customers, label, **start_options):
         """Starts `pinset serve`, checks that `customers` (numbers) are served, stops it; returns its start timings,
-        RSS and startup signing pass."""
+        RSS and startup signing pass. Every such start is one from nothing: the bundles an earlier start persisted are
+        removed first, or the server would sign only what they lack."""
+        persisted = os.path.join(directory, PERSISTED_BUNDLES)
+        if os.path.exists(persisted):
+            os.remove(persisted)
         server = self.start_pinset(directory, name=name, per_address_limit=False, **start_options)
         memory = proc_status(server.pid)
         for customer in customers:
@@ -423,6 +477,7 @@ class Suite:
             raise StepFailed("pinset serve did not become ready within 300 s")
         ready = time.monotonic()
         process.port = port
+        process.started = started
         process.timings = {"listeningSeconds": listening - started, "readySeconds": ready - started}
         return process
 
@@ -805,33 +860,224 @@ http {{
         return {"blocks": blocks / iterations, "bytes": total_bytes / iterations}
 
     def step_scale(self):
+        """For growing numbers of customers in one data directory: time to ready from nothing and from the bundles
+        the last server persisted, RSS once ready, the steady RSS and the peak during a scheduled full pass."""
         sizes = self.sizes
         directory = self.init_data("scale", "p256")
         results = []
         have = 0
         for size in sizes["scale_sizes"]:
-            populate = self.populate(directory, size - have)
+            batch = sizes["scale_batch"] if size > sizes["scale_per_row_max"] else 0
+            populate = self.populate(directory, size - have, batch=batch)
             have = size
             load = self.bench_json(["load", "--database", os.path.join(directory, "pinset.sqlite"), "--repeat", "3"], timeout=600)
+            base, per_customer = sizes["scale_resign_seconds"]
+            interval = round(base + per_customer * size, 1)
             runs = []
             for run_number in range(sizes["scale_runs"]):
-                run = self.measured_start(directory, f"pinset-scale-{size}-{run_number}", sorted({1, size}), f"{size} customers")
+                run = self.scale_run(directory, size, run_number, interval)
                 runs.append(run)
-                log(f"scale {size}: ready in {run['readySeconds']:.3f} s, RSS {run['rssKiB']} KiB")
+                log(f"scale {size}: ready in {run['fromNothing']['readySeconds']:.3f} s from nothing, "
+                    f"{run['fromPersisted']['readySeconds']:.3f} s from persisted ({run['fromPersisted']['kept']} kept); "
+                    f"steady RSS {run['steadyRssKiB']} KiB, scheduled-pass peak {run['schedulePeakKiB']} KiB")
             if size == sizes["postgres_customers"] and size != sizes["scale_sizes"][-1]:
                 # The PostgreSQL step reuses this size; the scale step goes on growing its own directory.
                 kept = os.path.join(self.temp, f"scale-{size}")
-                shutil.copytree(directory, kept)
+                shutil.copytree(directory, kept, ignore=shutil.ignore_patterns(PERSISTED_BUNDLES))
                 self.scale_deployments[size] = kept
-            median = lambda key: statistics.median(r[key] for r in runs if r[key] is not None) if any(r[key] is not None for r in runs) else None
+            def median(values):
+                values = [v for v in values if v is not None]
+                return statistics.median(values) if values else None
+            def medians(part):
+                return {key: median(r[part].get(key) for r in runs) for key in runs[0][part]}
             results.append({
-                "customers": size, "populateSeconds": populate["seconds"], "allPinSetsSeconds": load["seconds"]["median"],
-                "listeningSeconds": median("listeningSeconds"), "readySeconds": median("readySeconds"),
-                "rssKiB": median("rssKiB"), "peakRssKiB": median("peakRssKiB"), "startupPassMs": median("startupPassMs"),
+                "customers": size, "populateSeconds": populate["seconds"], "populateMode": populate["mode"],
+                "populateBatch": populate["batch"], "populateTransactions": populate["transactions"],
+                "allPinSetsSeconds": load["seconds"]["median"], "resignIntervalSeconds": interval,
+                "fromNothing": medians("fromNothing"), "fromPersisted": medians("fromPersisted"),
+                **{key: median(r.get(key) for r in runs) for key in
+                   ("steadyRssKiB", "steadyRssAnonKiB", "steadyRssFileKiB", "schedulePeakKiB", "schedulePeakAtLogLineKiB", "afterScheduleRssKiB",
+                    "schedulePassMs", "persistedFileBytes")},
+                # Ratios per run, then the median: the peak and the steady RSS of one run belong together.
+                "schedulePeakRatio": median(r["schedulePeakKiB"] / r["steadyRssKiB"] for r in runs),
+                "startupPeakRatio": median(r["fromNothing"]["peakRssKiB"] / r["steadyRssKiB"] for r in runs),
+                "persistedStartPeakRatio": median(r["fromPersisted"]["peakRssKiB"] / r["steadyRssKiB"] for r in runs),
                 "runs": runs,
             })
         self.results["steps"]["scale"] = results
         self.scale_deployments[have] = directory
+
+    def scale_run(self, directory, size, run_number, interval):
+        """One start from nothing (the persisted bundles removed first), measured through its first scheduled full
+        pass and stopped; then a start from the bundles that server persisted."""
+        label = f"{size} customers, run {run_number + 1}"
+        persisted = os.path.join(directory, PERSISTED_BUNDLES)
+        if os.path.exists(persisted):
+            os.remove(persisted)
+        # `persistBundles` is on by default; naming it makes a server that does not persist refuse the key (its
+        # configuration rejects unknown keys) instead of passing a second start from nothing off as one from the file.
+        extra = {"resignIntervalSeconds": interval, "persistBundles": True}
+        customers = sorted({1, size})
+        load = os.getloadavg()[0]
+        server = self.start_pinset(directory, name=f"pinset-scale-{size}-{run_number}-nothing", per_address_limit=False, extra=extra)
+        from_nothing = dict(self.ready_figures(server, customers, label), loadAverage1m=load)
+        scheduled = self.scheduled_pass(server, interval, persisted, label)
+        self.stop_cleanly(server, label)
+        if not os.path.exists(persisted):
+            raise StepFailed(f"pinset serve ({label}) left no {persisted} after its passes and a clean stop")
+        file_bytes = os.path.getsize(persisted)
+
+        label = f"{size} customers, run {run_number + 1}, from persisted bundles"
+        load = os.getloadavg()[0]
+        server = self.start_pinset(directory, name=f"pinset-scale-{size}-{run_number}-persisted", per_address_limit=False, extra=extra)
+        from_persisted = dict(self.ready_figures(server, customers, label), loadAverage1m=load)
+        # Logged before the server listens; the bound only covers the log line reaching the file.
+        loaded, _ = self.wait_for_log(server, "Persisted bundles loaded", timeout=10, what=label)
+        # "Persisted bundles read" times reading and checking the file, before the startup pass ("loaded") that
+        # compares its bundles with the store and signs the rest.
+        read = self.log_lines(server, "Persisted bundles read")
+        from_persisted.update(persistedBundles=int(loaded["bundles"]), kept=int(loaded["kept"]),
+                              persistedLoadMs=int(loaded["duration_ms"]),
+                              persistedReadMs=int(read[0]["duration_ms"]) if read and "duration_ms" in read[0] else None)
+        self.stop_cleanly(server, label)
+        return {"fromNothing": from_nothing, "fromPersisted": from_persisted, "persistedFileBytes": file_bytes, **scheduled}
+
+    def ready_figures(self, server, customers, label):
+        """Once a server is ready: its RSS and peak RSS, every customer in `customers` answered 200, and its startup
+        signing pass from its log."""
+        memory = proc_status(server.pid)
+        body = b""
+        for customer in customers:
+            status, _, body = http_get(server.port, f"/customer-{customer:05d}.json.signed")
+            if status != 200:
+                raise StepFailed(f"customer {customer} ({label}) answered {status}")
+        startup = self.log_lines(server, "Signed bundles", reason="startup")
+        return dict(server.timings, rssKiB=memory.get("VmRSS"), peakRssKiB=memory.get("VmHWM"), bundleBytes=len(body),
+                    startupPassMs=int(startup[0]["duration_ms"]) if startup else None,
+                    signedAtStart=int(startup[0]["signed"]) if startup and "signed" in startup[0] else None)
+
+    def scheduled_pass(self, server, interval, persisted, label):
+        """The steady RSS between passes, then the peak RSS (VmHWM, reset after the steady reading) of the next
+        scheduled full pass, read once the pass has logged its line and its bundles are persisted."""
+        settle = self.sizes["scale_settle_seconds"]
+        # The steady reading and the reset must come before the next pass can start, with this much to spare.
+        margin = min(1.0, interval / 4)
+        # A scheduled pass starts resignIntervalSeconds after the start of the pass before it (at the refresher's
+        # next tick), and the startup pass started no earlier than the exec.
+        earliest_next = server.started + interval
+        latest_previous_start = server.started + server.timings["listeningSeconds"]
+        startup = self.log_lines(server, "Signed bundles", reason="startup")
+        previous_ms = int(startup[0]["duration_ms"]) if startup else 0
+        # The server writes the file after a pass, off the pass's thread: the startup pass's write belongs to the
+        # start, not to the steady state. The file was removed before this start, so any file is this server's.
+        self.wait_for_persisted(server, persisted, self.wall_time(server.started), previous_ms, label)
+        seen = 0
+        for attempt in range(3):
+            if time.monotonic() + settle <= earliest_next - margin:
+                break
+            if attempt == 2:
+                raise StepFailed(f"{label}: passes of {previous_ms} ms leave no {settle} s between passes at resignIntervalSeconds "
+                                 f"{interval}; raise scale_resign_seconds in Benchmarks/suite.py")
+            # The previous pass left no time for a steady reading before the next one: read after the one that comes.
+            log(f"{label}: the next scheduled pass may start within {settle} s; reading the steady RSS after it")
+            line, seen_at = self.wait_for_log(server, "Signed bundles", reason="schedule", count=seen + 1,
+                                              timeout=self.pass_bound(latest_previous_start, interval, previous_ms), what=label)
+            seen += 1
+            previous_ms = int(line["duration_ms"])
+            began = seen_at - LOG_POLL_SECONDS - previous_ms / 1000
+            self.wait_for_persisted(server, persisted, self.wall_time(began), previous_ms, label)
+            latest_previous_start = seen_at
+            earliest_next = began + interval
+        time.sleep(settle)
+        steady = proc_status(server.pid, RSS_SPLIT)
+        seen = len(self.log_lines(server, "Signed bundles", reason="schedule"))
+        try:
+            with open(f"/proc/{server.pid}/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM to the current RSS (proc(5))
+        except OSError as error:
+            raise StepFailed(f"{label}: cannot reset the peak RSS through /proc/{server.pid}/clear_refs: {error}")
+        load = os.getloadavg()[0]
+        line, seen_at = self.wait_for_log(server, "Signed bundles", reason="schedule", count=seen + 1,
+                                          timeout=self.pass_bound(latest_previous_start, interval, previous_ms), what=label)
+        # Read as the line is seen too: the file is written after it, off the pass's thread, so the two readings
+        # tell the pass's own peak (nearly: the write may have begun) from that of writing the file.
+        at_line = proc_status(server.pid)
+        # Writing the file is part of the pass's cost: the peak is read once it is written.
+        pass_ms = int(line["duration_ms"])
+        self.wait_for_persisted(server, persisted, self.wall_time(seen_at - LOG_POLL_SECONDS - pass_ms / 1000), pass_ms, label)
+        after = proc_status(server.pid)
+        return {
+            "steadyRssKiB": steady.get("VmRSS"), "steadyRssAnonKiB": steady.get("RssAnon"), "steadyRssFileKiB": steady.get("RssFile"),
+            "schedulePeakKiB": after.get("VmHWM"), "schedulePeakAtLogLineKiB": at_line.get("VmHWM"),
+            "afterScheduleRssKiB": after.get("VmRSS"),
+            "schedulePassMs": pass_ms, "scheduleSigned": int(line["signed"]) if "signed" in line else None,
+            "loadAverageAtSchedule": load, "scheduledPassesBeforeSteady": seen,
+        }
+
+    @staticmethod
+    def wall_time(monotonic):
+        return time.time() - (time.monotonic() - monotonic)
+
+    def wait_for_persisted(self, server, persisted, since, pass_ms, label):
+        """Waits for `persisted` to have been written at or after `since` (seconds since the epoch; 0.1 s allowed
+        for the file system's coarser clock), within twice the pass's time or 30 s."""
+        bound = max(30, 2 * pass_ms / 1000)
+        deadline = time.monotonic() + bound
+        while self.file_mtime(persisted) < since - 0.1:
+            if time.monotonic() > deadline:
+                raise StepFailed(f"{label}: {persisted} was not written within {bound:.0f} s of a full pass's log line")
+            if server.poll() is not None:
+                raise StepFailed(f"pinset serve ({label}) exited with {server.returncode}:\n{self.tail(server.stderr_path)}")
+            time.sleep(LOG_POLL_SECONDS)
+
+    @staticmethod
+    def pass_bound(previous_start, interval, previous_ms):
+        """Seconds from now within which the scheduled pass after one that started by `previous_start` (monotonic)
+        must have logged its line: the interval and one refresher tick, then four times the previous pass or a minute."""
+        return max(1.0, previous_start + interval + 1 - time.monotonic()) + max(60, 4 * previous_ms / 1000)
+
+    @staticmethod
+    def file_mtime(path):
+        """The file's modification time (seconds since the epoch), 0 while it does not exist."""
+        try:
+            return os.stat(path).st_mtime
+        except FileNotFoundError:
+            return 0
+
+    def stop_cleanly(self, server, label):
+        code = self.stop(server)
+        if code != 0:
+            raise StepFailed(f"pinset serve ({label}) exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
+
+    def log_lines(self, server, message, **fields):
+        """The `key=value` fields of every text log line of `server` with `message` whose fields include `fields`."""
+        found = []
+        for line in self.tail(server.stdout_path, 10**9).splitlines():
+            at = line.find(": " + message)
+            rest = line[at + 2 + len(message):] if at >= 0 else None
+            if rest is None or (rest and not rest.startswith(" ")):
+                continue
+            values = {key: (value[1:-1] if value.startswith('"') else value)
+                      for key, value in re.findall(r'([A-Za-z0-9_.-]+)=("(?:[^"\\]|\\.)*"|\S*)', rest)}
+            if all(values.get(key) == value for key, value in fields.items()):
+                found.append(values)
+        return found
+
+    def wait_for_log(self, server, message, timeout, what, count=1, **fields):
+        """Waits up to `timeout` seconds for the `count`-th log line with `message` and `fields`; returns its fields
+        and when it was seen (monotonic)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.log_lines(server, message, **fields)
+            if len(lines) >= count:
+                return lines[count - 1], time.monotonic()
+            if server.poll() is not None:
+                raise StepFailed(f"pinset serve ({what}) exited with {server.returncode}:\n{self.tail(server.stderr_path)}")
+            if time.monotonic() > deadline:
+                wanted = " ".join([message] + [f"{k}={v}" for k, v in fields.items()])
+                raise StepFailed(f"pinset serve ({what}) logged no '{wanted}' (number {count}) within {timeout:.0f} s:\n"
+                                 f"{self.tail(server.stdout_path)}")
+            time.sleep(LOG_POLL_SECONDS)
 
     def startup_pass_ms(self, server):
         """The first signing pass's duration from the server's own log line (fields are logged in key order)."""
@@ -1697,31 +1943,7 @@ def render(results):
             )
         lines.append("")
     if "scale" in steps:
-        lines += [
-            "### 4. Scale: server start with N customers (P-256, 5 hosts × 3 pins each)",
-            "",
-            "Time from `exec` of `pinset serve` to its \"listening\" line and to the first `/readyz` 200 (the server signs every "
-            "bundle before it listens), and its RSS once ready; medians of the runs.",
-            "",
-            "| customers | to listening | to ready | startup signing pass | `allPinSets()` | RSS when ready | peak RSS | populate (PinStore API) |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        ]
-        scale = steps["scale"]
-        for r in scale:
-            lines.append(
-                f"| {r['customers']:,} | {fmt_s(r['listeningSeconds'])} | {fmt_s(r['readySeconds'])} | "
-                f"{fmt_s(r['startupPassMs'] / 1000) if r['startupPassMs'] is not None else '–'} | {fmt_s(r['allPinSetsSeconds'])} | "
-                f"{fmt_mib(r['rssKiB'])} | {fmt_mib(r['peakRssKiB'])} | {fmt_s(r['populateSeconds'])} |"
-            )
-        base = scale[0]
-        growth = []
-        for r in scale[1:]:
-            extra = r["customers"] - base["customers"]
-            growth.append(
-                f"{r['customers']:,}: {(r['readySeconds'] - base['readySeconds']) / extra * 1e6:.0f} µs and "
-                f"{(r['rssKiB'] - base['rssKiB']) * 1024 / extra / 1024:.1f} KiB per customer above the {base['customers']}-customer baseline"
-            )
-        lines += ["", "Marginal cost per customer — " + "; ".join(growth) + ".", ""]
+        lines += render_scale(steps["scale"])
     if "monitoring" in steps:
         m = steps["monitoring"]
         on = m["runs"]["on"]
@@ -1847,6 +2069,147 @@ def render(results):
     if results["failures"]:
         lines += ["### Failed steps", ""] + [f"- {f['step']}: {f['error'].splitlines()[0]}" for f in results["failures"]] + [""]
     return "\n".join(lines)
+
+
+def fmt_kib(kib):
+    return "–" if kib is None else f"{kib:.1f} KiB"
+
+
+def fmt_range(values):
+    low, high = min(values), max(values)
+    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}"
+
+
+def fmt_ratio(value):
+    return "–" if value is None else f"{value:.2f}"
+
+
+SCALE_TARGET_CUSTOMERS = 100000
+
+
+def render_scale(scale):
+    """Section 4: time to ready from nothing and from persisted bundles, steady and peak RSS."""
+    if "fromNothing" not in scale[0]:
+        return render_scale_before_persisted(scale)
+    runs = len(scale[0]["runs"])
+    lines = [
+        "### 4. Scale: server start with N customers (P-256, 5 hosts × 3 pins each)",
+        "",
+        f"{runs} run{'' if runs == 1 else 's'} per size, each a start from nothing (the persisted bundles removed; the server "
+        "signs every bundle before it listens), kept running through its first scheduled full pass and stopped, then a start "
+        "from the bundles it persisted. Time from `exec` of `pinset serve` to the first `/readyz` 200; medians of the runs. "
+        "The 1-minute load average is read before each start.",
+        "",
+        "| customers | populate (PinStore) | `allPinSets()` | ready from nothing | its pass | ready from persisted | "
+        "file read + its pass | bundles kept / persisted | signed at that start | persisted file | load at the starts |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in scale:
+        nothing, persisted = r["fromNothing"], r["fromPersisted"]
+        mode = "per row" if r["populateMode"] == "perRow" else f"{r['populateBatch']:,} per transaction"
+        loads = [run[part]["loadAverage1m"] for run in r["runs"] for part in ("fromNothing", "fromPersisted")]
+        lines.append(
+            f"| {r['customers']:,} | {fmt_s(r['populateSeconds'])} ({mode}) | {fmt_s(r['allPinSetsSeconds'])} | "
+            f"{fmt_s(nothing['readySeconds'])} | {fmt_s(nothing['startupPassMs'] / 1000) if nothing['startupPassMs'] is not None else '–'} | "
+            f"{fmt_s(persisted['readySeconds'])} | "
+            f"{'–' if persisted.get('persistedReadMs') is None else fmt_s(persisted['persistedReadMs'] / 1000)} + "
+            f"{fmt_s(persisted['persistedLoadMs'] / 1000)} | "
+            f"{persisted['kept']:,.0f} / {persisted['persistedBundles']:,.0f} | "
+            f"{'–' if persisted['signedAtStart'] is None else format(persisted['signedAtStart'], ',.0f')} | "
+            f"{r['persistedFileBytes'] / 1024 / 1024:,.1f} MiB | {fmt_range(loads)} |"
+        )
+    lines += [
+        "",
+        "Populate: \"per row\" is one durable transaction per customer, per host and per host's pins (11 per customer, as the "
+        "CLI writes them); \"N per transaction\" is `PinStore.importCustomers` with the same rows. Neither is part of a "
+        "measured start.",
+        "",
+    ]
+    # Results from before the reading at the log line was taken have none: then neither the column nor its note.
+    at_line = any(r.get("schedulePeakAtLogLineKiB") is not None for r in scale)
+    lines += [
+        "Memory (`VmRSS`/`VmHWM` from `/proc/PID/status`): once ready; steady = after ready and a short settle; then the peak "
+        "is reset (`clear_refs` 5) and read again once the next scheduled full pass has logged its line and its bundles are "
+        "persisted (the server writes the file after the line, on another thread)"
+        + (", and as the line is seen (in parentheses: the pass itself, with at most the start of the write)." if at_line else "."),
+        "",
+        "| customers | RSS ready (from nothing) | peak during that start | steady | peak during a scheduled pass "
+        + ("(by its log line) " if at_line else "") + "| that pass | "
+        "scheduled peak ÷ steady | startup peak ÷ steady | RSS ready (from persisted) | peak during that start |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in scale:
+        nothing, persisted = r["fromNothing"], r["fromPersisted"]
+        lines.append(
+            f"| {r['customers']:,} | {fmt_mib(nothing['rssKiB'])} | {fmt_mib(nothing['peakRssKiB'])} | {fmt_mib(r['steadyRssKiB'])} | "
+            f"{fmt_mib(r['schedulePeakKiB'])}{' (' + fmt_mib(r.get('schedulePeakAtLogLineKiB')) + ')' if at_line else ''} | "
+            f"{fmt_s(r['schedulePassMs'] / 1000)} | "
+            f"{fmt_ratio(r['schedulePeakRatio'])} | "
+            f"{fmt_ratio(r['startupPeakRatio'])} | {fmt_mib(persisted['rssKiB'])} | {fmt_mib(persisted['peakRssKiB'])} |"
+        )
+    base = scale[0]
+    per_customer = {}
+    for r in scale[1:]:
+        per_customer[r["customers"]] = (r["steadyRssKiB"] - base["steadyRssKiB"]) / (r["customers"] - base["customers"])
+    bundle = scale[-1]["fromNothing"]["bundleBytes"]
+    if per_customer:
+        lines += ["", f"Steady RSS per customer above the {base['customers']:,}-customer start — " + "; ".join(
+            f"{customers:,}: {fmt_kib(kib)}" for customers, kib in per_customer.items())
+            + f". Every bundle served is held in memory, and one is {bundle:,.0f} bytes ({bundle / 1024:.1f} KiB) here."
+            + (f" Of the steady RSS at {scale[-1]['customers']:,}, {fmt_mib(scale[-1]['steadyRssAnonKiB'])} is anonymous memory and "
+               f"{fmt_mib(scale[-1]['steadyRssFileKiB'])} file pages (the binary, its libraries and any mapped file)."
+               if scale[-1].get("steadyRssAnonKiB") is not None else "")]
+    runs_text = []
+    for r in scale:
+        if r["customers"] >= 10000:
+            runs_text.append(f"{r['customers']:,}: " + ", ".join(
+                f"{fmt_s(run['fromNothing']['readySeconds'])} / {fmt_s(run['fromPersisted']['readySeconds'])}" for run in r["runs"]))
+    if runs_text:
+        lines += ["", "Ready per run (from nothing / from persisted) — " + "; ".join(runs_text) + "."]
+    top = scale[-1]
+    if top["customers"] == SCALE_TARGET_CUSTOMERS:
+        ratio = max(v for v in (top["schedulePeakRatio"], top["startupPeakRatio"]) if v is not None)
+        kib = per_customer.get(top["customers"])
+        lines += ["", f"Targets at {top['customers']:,} customers: ready from persisted ≤ 3 s: "
+                  f"{fmt_s(top['fromPersisted']['readySeconds'])}, {verdict(top['fromPersisted']['readySeconds'] <= 3)}; "
+                  f"from nothing ≤ 30 s: {fmt_s(top['fromNothing']['readySeconds'])}, {verdict(top['fromNothing']['readySeconds'] <= 30)}; "
+                  f"peak ≤ 1.25 × steady during any pass: {fmt_ratio(top['schedulePeakRatio'])} scheduled, "
+                  f"{fmt_ratio(top['startupPeakRatio'])} starting from nothing, {verdict(ratio <= 1.25)}; "
+                  f"steady ≤ 4 KiB per customer above the 1-customer start: {fmt_kib(kib)}, "
+                  f"{verdict(kib is not None and kib <= 4)}."]
+    else:
+        lines += ["", f"The start-up targets are set at {SCALE_TARGET_CUSTOMERS:,} customers; this run's largest size is "
+                  f"{top['customers']:,}, so none is judged."]
+    return lines + [""]
+
+
+def render_scale_before_persisted(scale):
+    """Section 4 from results of runs before the server persisted its bundles (one kind of start only)."""
+    lines = [
+        "### 4. Scale: server start with N customers (P-256, 5 hosts × 3 pins each)",
+        "",
+        "Time from `exec` of `pinset serve` to its \"listening\" line and to the first `/readyz` 200 (the server signs every "
+        "bundle before it listens), and its RSS once ready; medians of the runs.",
+        "",
+        "| customers | to listening | to ready | startup signing pass | `allPinSets()` | RSS when ready | peak RSS | populate (PinStore API) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in scale:
+        lines.append(
+            f"| {r['customers']:,} | {fmt_s(r['listeningSeconds'])} | {fmt_s(r['readySeconds'])} | "
+            f"{fmt_s(r['startupPassMs'] / 1000) if r['startupPassMs'] is not None else '–'} | {fmt_s(r['allPinSetsSeconds'])} | "
+            f"{fmt_mib(r['rssKiB'])} | {fmt_mib(r['peakRssKiB'])} | {fmt_s(r['populateSeconds'])} |"
+        )
+    base = scale[0]
+    growth = []
+    for r in scale[1:]:
+        extra = r["customers"] - base["customers"]
+        growth.append(
+            f"{r['customers']:,}: {(r['readySeconds'] - base['readySeconds']) / extra * 1e6:.0f} µs and "
+            f"{(r['rssKiB'] - base['rssKiB']) * 1024 / extra / 1024:.1f} KiB per customer above the {base['customers']}-customer baseline"
+        )
+    lines += ["", "Marginal cost per customer — " + "; ".join(growth) + ".", ""]
+    return lines
 
 
 def update_markdown(path, section):

@@ -7,8 +7,10 @@ import PinsetPublishing
 enum Bench {
     static let usage = """
         usage: pinset-bench <command> [--option value ...]
-          populate     --database LOCATION --customers N [--hosts 5] [--pins 3]
-                                                                        add customers through PinStore
+          populate     --database LOCATION --customers N [--hosts 5] [--pins 3] [--batch N]
+                                                                        add customers through PinStore (one
+                                                                        transaction per row as the CLI does, or
+                                                                        importCustomers, N customers per transaction)
           load         --database LOCATION [--repeat 3]                 time PinStore.allPinSets()
                        (LOCATION: a SQLite path or a postgres:// URL, password from PGPASSWORD;
                        --db FILE still names a SQLite file)
