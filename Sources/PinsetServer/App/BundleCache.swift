@@ -8,12 +8,12 @@ import PinsetSigning
 /// lock and a dictionary lookup.
 public final class BundleCache: Sendable {
     public struct Snapshot: Sendable {
-        public let bundles: [CustomerName: SignedBundle]
-        /// Unix seconds of the pass that produced this snapshot.
-        public let signedAt: Int64
+        public internal(set) var bundles: [CustomerName: SignedBundle]
+        /// Unix seconds of the oldest bundle served to a customer without a failure: what readiness judges.
+        public internal(set) var signedAt: Int64
         /// Customers the pass could not sign, with the reason. Their last good bundle, if any, stays in
         /// `bundles` and is served while clients still accept it.
-        public let failures: [CustomerName: String]
+        public internal(set) var failures: [CustomerName: String]
 
         public static let empty = Snapshot(bundles: [:], signedAt: 0, failures: [:])
 
@@ -65,33 +65,38 @@ public final class BundleCache: Sendable {
     /// Swaps in one batch of a pass that signs the deployment batch by batch: its customers get their new
     /// bundles (or, where they failed, keep the one they had), every other customer keeps what it had. The old
     /// bundles of a batch are freed as it lands, so a pass never holds two bundles for every customer.
-    /// `signedAt` becomes the oldest bundle served to a customer without a failure (`passTime` when none).
     /// `keepingFailedCustomersBundles` false: a customer that failed loses the bundle it had (one this process
     /// did not sign, taken from persisted bundles only if the pass could have kept it).
-    public func merge(_ bundles: [SignedBundle], failures: [SigningIdentityFailure], passTime: Int64, keepingFailedCustomersBundles: Bool = true) {
-        current.withLock { previous in
-            var map = previous.bundles
-            var failed = previous.failures
+    ///
+    /// Changed in place, so a batch costs its own customers, not a copy of every customer's entry (a request
+    /// reading the snapshot at that moment makes it a copy once). `signedAt` only moves back here, to the
+    /// batch's oldest bundle; `finishPass` sets it exactly.
+    public func merge(_ bundles: [SignedBundle], failures: [SigningIdentityFailure], keepingFailedCustomersBundles: Bool = true) {
+        current.withLock { snapshot in
             for bundle in bundles {
-                map[bundle.customer] = Self.replacing(previous.bundles[bundle.customer], with: bundle)
-                failed[bundle.customer] = nil
+                snapshot.bundles[bundle.customer] = Self.replacing(snapshot.bundles[bundle.customer], with: bundle)
+                snapshot.failures[bundle.customer] = nil
+                snapshot.signedAt = min(snapshot.signedAt, bundle.timestamp)
             }
             for failure in failures {
-                failed[failure.customer] = failure.reason
-                if !keepingFailedCustomersBundles { map[failure.customer] = nil }
+                snapshot.failures[failure.customer] = failure.reason
+                if !keepingFailedCustomersBundles { snapshot.bundles[failure.customer] = nil }
             }
-            previous = Snapshot(bundles: map, signedAt: Self.oldest(map, excluding: failed) ?? passTime, failures: failed)
         }
     }
 
-    /// Ends a pass made of `merge`s: customers that no longer exist lose their bundle, and the failures are
-    /// exactly the pass's.
+    /// Ends a pass made of `merge`s: customers that no longer exist lose their bundle, the failures are exactly
+    /// the pass's, and `signedAt` becomes the oldest bundle served to a customer without a failure (`passTime`
+    /// when there is none).
     public func finishPass(customers: Set<CustomerName>, failures: [SigningIdentityFailure], passTime: Int64) {
-        current.withLock { previous in
-            let map = previous.bundles.filter { customers.contains($0.key) }
+        current.withLock { snapshot in
+            if !snapshot.bundles.keys.allSatisfy(customers.contains) {
+                snapshot.bundles = snapshot.bundles.filter { customers.contains($0.key) }
+            }
             var failed: [CustomerName: String] = [:]
             for failure in failures where customers.contains(failure.customer) { failed[failure.customer] = failure.reason }
-            previous = Snapshot(bundles: map, signedAt: Self.oldest(map, excluding: failed) ?? passTime, failures: failed)
+            snapshot.failures = failed
+            snapshot.signedAt = Self.oldest(snapshot.bundles, excluding: failed) ?? passTime
         }
     }
 

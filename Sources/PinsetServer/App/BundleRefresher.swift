@@ -196,6 +196,27 @@ public final class BundleRefresher: @unchecked Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
     }()
 
+    /// Signs one batch against the bundles served now: those of its customers that `reusing` allows are kept
+    /// where their header still matches, and any may have its content taken from its served bundle. Looks up only
+    /// the batch's customers, so a pass over many batches costs each batch, not the whole deployment each time.
+    private func signBatch(_ customers: [SigningPass.Customer], reusing: Content.Reuse, at attemptAt: Date) -> SigningPassResult {
+        let served = cache.snapshot.bundles
+        // A batch of every customer (a change pass) takes the served bundles as they are, without a copy.
+        var ofBatch: [CustomerName: SignedBundle] = customers.count >= served.count ? served : [:]
+        if customers.count < served.count {
+            ofBatch.reserveCapacity(customers.count)
+            for customer in customers {
+                if let bundle = served[customer.header.customer] { ofBatch[customer.header.customer] = bundle }
+            }
+        }
+        let kept: [CustomerName: SignedBundle] = switch reusing {
+        case .none: [:]
+        case .all: ofBatch
+        case .signedSince(let since, let lifetime): ofBatch.filter { $0.value.timestamp >= since && $0.value.expires - $0.value.timestamp == lifetime }
+        }
+        return pass.run(customers, now: attemptAt, reusing: kept, contentOf: ofBatch)
+    }
+
     /// The archive of the last full pass, if there is one and it can be read; an unusable one is logged and
     /// ignored (every customer is then signed, as without one).
     private func loadArchive() -> [BundleArchive.Entry]? {
@@ -232,18 +253,16 @@ public final class BundleRefresher: @unchecked Sendable {
             var totals = PassTotals()
             var loaded = LoadedContent.Builder()
             func sign(_ customers: [SigningPass.Customer], reusing: Content.Reuse) {
-                let served = cache.snapshot.bundles
-                let kept: [CustomerName: SignedBundle] = switch reusing {
-                case .none: [:]
-                case .all: served
-                case .signedSince(let since, let lifetime): served.filter { $0.value.timestamp >= since && $0.value.expires - $0.value.timestamp == lifetime }
-                }
-                let result = pass.run(customers, now: attemptAt, reusing: kept, contentOf: served)
+                let result = signBatch(customers, reusing: reusing, at: attemptAt)
                 // A persisted bundle is served only where this pass could have kept it: not for a customer whose
                 // identity cannot sign now (it may have been replaced because its key leaked).
-                cache.merge(result.bundles, failures: result.failures, passTime: passTime, keepingFailedCustomersBundles: archived == nil)
+                cache.merge(result.bundles, failures: result.failures, keepingFailedCustomersBundles: archived == nil)
                 totals.add(result)
                 loaded.add(customers, servedAs: cache.snapshot.bundles)
+                // The batch's old bundles are free now. Returned to the system at once: the next batch allocates
+                // on whichever worker threads sign it, whose malloc arenas need not be the ones these were freed
+                // to, and without this a full pass would grow by every bundle it replaces.
+                _ = Self.releaseFreedMemory?(0)
             }
             switch content.customers {
             case .listed(let customers, let reuse):
