@@ -4,8 +4,8 @@ import Testing
 
 /// An app that adds Pinset for its client gets the client's packages only: the example in Examples/ClientOnly,
 /// resolved from a copy in a temporary directory as an app's package would be, lists swift-crypto,
-/// swift-certificates and swift-asn1 and nothing of the server's. (`scripts/test` builds that example and verifies
-/// a bundle with it.)
+/// swift-certificates and swift-asn1 and nothing of the server's. (`scripts/check-client-only-example` runs the
+/// built example against a bundle `pinset sign` made.)
 @Suite(.serialized) struct ClientDependencyTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let clientPackages: Set<String> = ["swift-asn1", "swift-certificates", "swift-crypto"]
