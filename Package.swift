@@ -272,6 +272,7 @@ let package = Package(
             dependencies: [
                 "PinsetCore",
                 "PinsetFileSystem",
+                "PinsetTransparency",
                 "PinsetVerification",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -385,7 +386,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PinsetClientTests",
-            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetCore", "PinsetSigning", "PinsetTestSupport",
+            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetCore", "PinsetSigning", "PinsetTestSupport", "PinsetTransparency",
                            .product(name: "X509", package: "swift-certificates"),
                            .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                            .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),

@@ -44,6 +44,9 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
         /// it passes every check. `PinUpdateError.estimatedClockSkew` says by how much the clock is off, so an
         /// app can tell its user to correct the date and time. Nothing was accepted.
         case clockSkew
+        /// `PinsetClientConfiguration.transparency` is set and the transparency log does not prove the bundle's
+        /// content (see `TransparencyRefusal`). The pins held stay in force.
+        case transparency(TransparencyRefusal)
 
         public var description: String {
             switch self {
@@ -63,6 +66,7 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
             case .versionContentMismatch: "versionContentMismatch"
             case .storage: "storage"
             case .clockSkew: "clockSkew"
+            case .transparency(let refusal): "transparency(\(refusal.rawValue))"
             }
         }
     }

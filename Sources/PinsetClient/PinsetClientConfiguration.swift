@@ -49,6 +49,11 @@ public struct PinsetClientConfiguration: Sendable {
     /// `PinFailureRecoveryPolicy`, default one per host per 60 s and 3 in all per 60 s — how often a pin failure
     /// may force a bundle update (``PinsetUpdater/recoverAfterPinFailure(host:)``).
     public var pinFailureRecovery: PinFailureRecoveryPolicy = .default
+    /// `ClientTransparencyPolicy?`, default `nil` (off) — the transparency log a downloaded pin set must be in.
+    /// When set, each update also fetches `proofURL` (and, when the log grew, hash tiles from the policy's tile
+    /// base URL) and refuses pins the log does not prove; when `nil`, the client makes exactly the requests it
+    /// made before transparency existed.
+    public var transparency: ClientTransparencyPolicy?
 
     /// Creates a configuration from trust-server certificates as an app bundles them: each element is one
     /// file's contents, DER or PEM (a PEM file may hold several certificates).
@@ -90,6 +95,12 @@ public struct PinsetClientConfiguration: Sendable {
     /// Where this customer's signed bundle is served.
     public var bundleURL: URL {
         serverURL.appendingPathComponent(customer.bundleFileName)
+    }
+
+    /// Where the proof that the served bundle's content is in the transparency log is served: the bundle's URL
+    /// with `.json.proof` for `.json.signed`.
+    public var proofURL: URL {
+        serverURL.appendingPathComponent(customer.rawValue + ".json.proof")
     }
 
     /// The file holding the last good pin set.

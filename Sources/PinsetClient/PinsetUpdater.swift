@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetTransparency
 import PinsetVerification
 
 /// Keeps a customer's pin set current: loads the last good pins from disk, seeds from a bundle shipped with
@@ -8,6 +9,10 @@ import PinsetVerification
 /// An update either replaces the pin set completely — on disk first, atomically, then in memory — or changes
 /// nothing and throws a `PinUpdateError` naming the failed check. The pins in force are published through
 /// `evaluator`, which TLS callbacks may query synchronously from any thread.
+///
+/// With `configuration.transparency`, a download is installed only when the transparency log proves its content
+/// and the log's checkpoint is consistent with the last one this client verified (see
+/// `PinsetUpdater+Transparency.swift`).
 ///
 /// After a connection its pins refused, `recoverAfterPinFailure(host:)` forces an update within the bounds of
 /// `configuration.pinFailureRecovery` and says whether one retry would now pass.
@@ -21,7 +26,7 @@ public actor PinsetUpdater {
     public nonisolated let evaluator: PinEvaluator
     /// Reports pin mismatches the evaluator sees; nil unless `configuration.failureReports` is set and enabled.
     public nonisolated let failureReporter: PinFailureReporter?
-    private let fetcher: any BundleFetcher
+    let fetcher: any BundleFetcher
     private let now: @Sendable () -> Date
     private var loadedFromDisk = false
     /// The accepted bundle carrying the highest revocation floor (`signers-not-before`), `nil` while none was
@@ -34,6 +39,11 @@ public actor PinsetUpdater {
     var recoveryThrottle: PinFailureRecoveryThrottle
     /// The update a pin failure forced, while it runs: failures meanwhile wait for it instead of fetching again.
     var forcedUpdate: Task<Result<VerifiedPinSet, PinUpdateError>, Never>?
+    /// The latest transparency-log checkpoint verified (from a proof or the state file), as a signed note; kept in
+    /// the state file with the pins so that the log can never be seen going back or forking, even after a restart.
+    var heldCheckpoint: SignedNote?
+    /// The log inclusion the last accepted download was proven by, `nil` before one (or without a policy).
+    public private(set) var lastVerifiedInclusion: VerifiedInclusion?
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -123,7 +133,8 @@ public actor PinsetUpdater {
             return .missing
         case .rejected(let error):
             return .rejected(error)
-        case .loaded(let stored, let storedFloorSource):
+        case .loaded(let stored, let storedFloorSource, let storedCheckpoint):
+            heldCheckpoint = Self.larger(heldCheckpoint, storedCheckpoint)
             // Fast-forward recovery, as for a download: a stored floor that revokes the signer of the pins in
             // force replaces them whatever their version.
             let recovers = BundleVerifier.revokesSigner(
@@ -236,6 +247,16 @@ public actor PinsetUpdater {
 
     private func accept(_ signedBundle: [UInt8], source: BundleVerifier.Source, at time: Date) async throws(PinUpdateError) -> VerifiedPinSet {
         let content = try await BundleVerifier.verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: time).get()
+        var inclusion: VerifiedInclusion?
+        if source == .download, let transparency = configuration.transparency {
+            // The other checks first, so that a bundle refused anyway costs no proof request; they run again below
+            // against the state as it is after the proof's suspension points.
+            let candidate = try BundleVerifier.checkContent(
+                content, signedBundle: signedBundle, configuration: configuration, lastAccepted: evaluator.pinSet,
+                signersNotBefore: floorSource?.payload.signersNotBefore, source: source, at: time
+            ).get()
+            inclusion = try await proveInLog(candidate.payload, under: transparency)
+        }
         // From here on there is no suspension point: the checks see the state the write replaces.
         let current = evaluator.pinSet
         let floorInForce = floorSource?.payload.signersNotBefore
@@ -249,13 +270,22 @@ public actor PinsetUpdater {
             at: time
         ).get()
         let recovers = BundleVerifier.revokesSigner(of: current, floors: floorInForce, verified.payload.signersNotBefore)
+        let checkpoint = inclusion?.checkpoint.note ?? heldCheckpoint
         if !recovers, let current, current.version == verified.version, current.payload.timestamp >= verified.payload.timestamp {
-            // The same pins, signed no later than the ones in force: nothing to replace.
+            // The same pins, signed no later than the ones in force: nothing to replace but a newer checkpoint.
+            if checkpoint != heldCheckpoint {
+                try StoredPinState.write(current, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
+                heldCheckpoint = checkpoint
+            }
+            lastVerifiedInclusion = inclusion ?? lastVerifiedInclusion
             return current
         }
         let newFloorSource = Self.higherFloor(floorSource, verified)
-        try StoredPinState.write(verified, floorSource: newFloorSource, acceptedAt: time, configuration: configuration)
+        try StoredPinState.write(verified, floorSource: newFloorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
         floorSource = newFloorSource
+        heldCheckpoint = checkpoint
+        // A seed is installed without a proof: the inclusion of older pins no longer describes the ones in force.
+        lastVerifiedInclusion = inclusion
         evaluator.install(verified)
         return verified
     }

@@ -1,6 +1,7 @@
 import Foundation
 import PinsetCore
 import PinsetFileSystem
+import PinsetTransparency
 
 /// The on-disk form of the last good pin set: the verified signed bundle itself plus a little metadata.
 ///
@@ -22,6 +23,11 @@ import PinsetFileSystem
 /// the bundle's own signing time for the same reason. What an attacker able to write the app's private
 /// state directory can still do is put back an older genuine bundle of the same customer (or drop the floor's
 /// evidence); that needs storage the attacker cannot write and is outside what a file can protect.
+///
+/// With a transparency policy the metadata also carries `checkpoint`, the latest transparency-log checkpoint this
+/// client verified (the signed note, verbatim), so that a restarted app still refuses a smaller or forked log.
+/// Files without it (written before transparency, or with no policy) load as holding no checkpoint; a value
+/// that is not a signed note makes the file fail like any other tampering.
 struct StoredPinState {
     static let magic = Array("PINSET-STATE 1\n".utf8)
     /// State files are a signed bundle and a line of metadata; anything larger is not one.
@@ -38,9 +44,11 @@ struct StoredPinState {
         var signersNotBefore: Int64?
         /// The earlier bundle that set the floor, when the bundle in force carries a lower one or none.
         var floorBundle: FloorBundle?
+        /// The latest verified transparency checkpoint, a signed note; absent while none was verified.
+        var checkpoint: String?
 
         enum CodingKeys: String, CodingKey {
-            case customer, version, timestamp
+            case customer, version, timestamp, checkpoint
             case contentSHA256 = "content-sha256"
             case bundleLength = "bundle-length"
             case acceptedAt = "accepted-at"
@@ -64,12 +72,14 @@ struct StoredPinState {
         case rejected(PinUpdateError)
         /// The stored pins, and the accepted bundle whose `signers-not-before` is the floor in force (the pins'
         /// own bundle or an earlier one), `nil` while no floor was accepted.
-        case loaded(VerifiedPinSet, floorSource: VerifiedPinSet?)
+        /// `checkpoint`: the transparency checkpoint stored beside them, unverified (the caller checks it against
+        /// its policy), `nil` when the file holds none.
+        case loaded(VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?)
     }
 
     /// `floorSource`: the accepted bundle that carries the highest floor, if any; stored as evidence only when
     /// it is not `pinSet` and carries a higher floor than `pinSet`.
-    static func encode(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, acceptedAt: Date) -> [UInt8] {
+    static func encode(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote? = nil, acceptedAt: Date) -> [UInt8] {
         let evidence = separateEvidence(for: pinSet, floorSource: floorSource)
         let metadata = Metadata(
             customer: pinSet.customer.rawValue,
@@ -79,7 +89,8 @@ struct StoredPinState {
             bundleLength: pinSet.signedBundle.count,
             acceptedAt: Int64(acceptedAt.timeIntervalSince1970.rounded(.down)),
             signersNotBefore: revocationFloor(of: pinSet, evidence: evidence),
-            floorBundle: evidence.map { FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count) }
+            floorBundle: evidence.map { FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count) },
+            checkpoint: checkpoint?.encoded
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -100,11 +111,14 @@ struct StoredPinState {
         [pinSet.payload.signersNotBefore, evidence?.payload.signersNotBefore].compactMap { $0 }.max()
     }
 
-    static func write(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, acceptedAt: Date, configuration: PinsetClientConfiguration) throws(PinUpdateError) {
+    static func write(
+        _ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote? = nil, acceptedAt: Date,
+        configuration: PinsetClientConfiguration
+    ) throws(PinUpdateError) {
         try requirePrivateDirectory(configuration.stateDirectory)
         do {
             try AtomicFile.createDirectory(configuration.stateDirectory, mode: 0o700)
-            try AtomicFile.write(encode(pinSet, floorSource: floorSource, acceptedAt: acceptedAt), to: configuration.stateFilePath, mode: 0o600)
+            try AtomicFile.write(encode(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: acceptedAt), to: configuration.stateFilePath, mode: 0o600)
         } catch {
             throw PinUpdateError(.storage, "the pin set could not be saved: \(error)")
         }
@@ -166,7 +180,8 @@ struct StoredPinState {
             signersNotBefore: revocationFloor(of: verified, evidence: evidence),
             floorBundle: separateEvidence(for: verified, floorSource: evidence).map {
                 FloorBundle(timestamp: $0.payload.timestamp, bundleLength: $0.signedBundle.count)
-            }
+            },
+            checkpoint: parsed.metadata.checkpoint
         )
         guard expected == parsed.metadata || parsed.metadata == writtenBeforeFloors(expected, verified) else {
             return .rejected(PinUpdateError(.storage, "the state file's metadata does not match its signed bundles"))
@@ -174,8 +189,15 @@ struct StoredPinState {
         if let problem = BundleVerifier.revocationProblem(signer: verified.signer, floor: expected.signersNotBefore) {
             return .rejected(problem)
         }
+        var checkpoint: SignedNote?
+        if let text = parsed.metadata.checkpoint {
+            guard let note = try? SignedNote(parsing: text) else {
+                return .rejected(PinUpdateError(.storage, "the state file's transparency checkpoint is not a signed note"))
+            }
+            checkpoint = note
+        }
         let floorSource = evidence ?? (verified.payload.signersNotBefore == nil ? nil : verified)
-        return .loaded(verified, floorSource: floorSource)
+        return .loaded(verified, floorSource: floorSource, checkpoint: checkpoint)
     }
 
     /// What a client library from before revocation floors wrote for `verified`: it stored a bundle carrying

@@ -23,6 +23,8 @@ extension ClientCommand {
 
         @OptionGroup var state: ClientStateOptions
 
+        @OptionGroup var log: ClientTransparencyOptions
+
         @Option(help: ArgumentHelp("Connect to this address instead of resolving the host name (the name is still sent and validated).", valueName: "address[:port]"))
         var connectTo: String?
 
@@ -30,10 +32,14 @@ extension ClientCommand {
         var caFile: String?
 
         func run() async throws {
-            let setup = try ClientSetup.resolve(state)
+            let setup = try ClientSetup.resolve(state, transparency: log)
             let (host, port) = try Self.hostAndPort(endpoint)
             let updater = PinsetUpdater(configuration: setup.configuration)
             let pins = try await ClientCommand.heldPins(updater, json: state.json)
+            let transparency = await ClientCommand.transparencySummary(updater)
+            if !state.json, setup.configuration.transparency != nil {
+                ClientCommand.printTransparency(transparency)
+            }
             let presented: [Certificate]
             do {
                 presented = try await LiveChainFetcher.fetchChain(
@@ -59,7 +65,7 @@ extension ClientCommand {
             switch await evaluator.evaluate(serverHostname: host, presentedChain: chain) {
             case .success(let result):
                 if state.json {
-                    try Output.json(TrustVerdict(trusted: true, verdict: result.evaluation.description, version: pins.version))
+                    try Output.json(TrustVerdict(trusted: true, verdict: result.evaluation.description, version: pins.version, transparency: transparency))
                 } else {
                     Output.line("TRUSTED: \(result.evaluation) (pins version \(pins.version))")
                 }
@@ -144,9 +150,10 @@ private struct TrustVerdict: Encodable {
     var verdict: String?
     var version: Int64?
     var refusal: Refusal?
+    var transparency: ClientCommand.TransparencySummary?
 
     private enum CodingKeys: String, CodingKey {
-        case trusted, code, reason, verdict, version, presentedChain, entry, expectedPinSHA256, expectedCertificateSHA256
+        case trusted, code, reason, verdict, version, transparency, presentedChain, entry, expectedPinSHA256, expectedCertificateSHA256
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -156,6 +163,7 @@ private struct TrustVerdict: Encodable {
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encodeIfPresent(verdict, forKey: .verdict)
         try container.encodeIfPresent(version, forKey: .version)
+        try container.encodeIfPresent(transparency, forKey: .transparency)
         if let refusal {
             try container.encode(refusal.presentedChain, forKey: .presentedChain)
             try container.encode(refusal.entry, forKey: .entry)

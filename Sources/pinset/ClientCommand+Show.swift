@@ -15,19 +15,25 @@ extension ClientCommand {
 
         @OptionGroup var state: ClientStateOptions
 
+        @OptionGroup var log: ClientTransparencyOptions
+
         func run() async throws {
-            let setup = try ClientSetup.resolve(state)
+            let setup = try ClientSetup.resolve(state, transparency: log)
             let updater = PinsetUpdater(configuration: setup.configuration)
             let pins = try await ClientCommand.heldPins(updater, json: state.json)
             let floor = await updater.signersNotBefore
             if state.json {
                 var summary = ClientCommand.summary(pins, floor: floor)
                 summary.latestSignedAt = Output.date(await updater.latestSignedAt)
+                summary.transparency = await ClientCommand.transparencySummary(updater)
                 try Output.json(summary)
                 return
             }
             Output.line("HELD: customer '\(pins.customer)', version \(pins.version)")
             ClientCommand.printSummary(pins, floor: floor)
+            if setup.configuration.transparency != nil {
+                ClientCommand.printTransparency(await ClientCommand.transparencySummary(updater))
+            }
         }
     }
 

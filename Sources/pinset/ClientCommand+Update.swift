@@ -10,13 +10,15 @@ extension ClientCommand {
             discussion: """
                 Runs the client library's PinsetUpdater: the stored pins are loaded first (as at an app's \
                 start), then the bundle is fetched, verified (signature, customer, revocation floor, bounds, \
-                freshness, expiry, rollback) and stored. Prints the version, signer, floor, expiry and the \
+                freshness, expiry, rollback, and with a transparency log the log's proof) and stored. Prints the version, signer, floor, expiry and the \
                 device clock's offset from the server's. Exits with the refusing check's status (see \
                 'pinset client --help').
                 """
         )
 
         @OptionGroup var state: ClientStateOptions
+
+        @OptionGroup var log: ClientTransparencyOptions
 
         @Option(help: ArgumentHelp("The trust server's base URL (default: the one the state directory was set up with).", valueName: "url"))
         var server: String?
@@ -34,7 +36,7 @@ extension ClientCommand {
         }
 
         func run() async throws {
-            let setup = try ClientSetup.resolve(state, server: server)
+            let setup = try ClientSetup.resolve(state, transparency: log, server: server)
             guard !setup.settings.server.isEmpty else {
                 throw CLIError("No server: give --server with the trust server's base URL, e.g. https://trust.example.com/.")
             }
@@ -76,11 +78,15 @@ extension ClientCommand {
                 var summary = ClientCommand.summary(pins, floor: floor)
                 summary.accepted = true
                 summary.clockSkewSeconds = .some(skew)
+                summary.transparency = await ClientCommand.transparencySummary(updater)
                 try Output.json(summary)
                 return
             }
             Output.line("ACCEPTED: customer '\(pins.customer)', version \(pins.version)")
             ClientCommand.printSummary(pins, floor: floor)
+            if updater.configuration.transparency != nil {
+                ClientCommand.printTransparency(await ClientCommand.transparencySummary(updater))
+            }
             if let skew {
                 Output.line("device clock: \(skew >= 0 ? "+" : "")\(skew) s from the server's Date header")
             }
@@ -171,9 +177,11 @@ struct PinSetSummary: Encodable {
     var clockSkewSeconds: Int64??
     /// `client show`: when the newest bundle held was signed.
     var latestSignedAt: String?
+    /// With a transparency log: the proof checked (`update`) or the checkpoint held (`show`); left out without one.
+    var transparency: ClientCommand.TransparencySummary?
 
     private enum CodingKeys: String, CodingKey {
-        case customer, version, origin, signedAt, expiresAt, expired, signer, signerNotBefore, signersNotBefore, hosts, accepted, clockSkewSeconds, latestSignedAt
+        case customer, version, origin, signedAt, expiresAt, expired, signer, signerNotBefore, signersNotBefore, hosts, accepted, clockSkewSeconds, latestSignedAt, transparency
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -191,6 +199,7 @@ struct PinSetSummary: Encodable {
         try container.encodeIfPresent(accepted, forKey: .accepted)
         if let clockSkewSeconds { try container.encode(clockSkewSeconds, forKey: .clockSkewSeconds) }
         try container.encodeIfPresent(latestSignedAt, forKey: .latestSignedAt)
+        try container.encodeIfPresent(transparency, forKey: .transparency)
     }
 }
 

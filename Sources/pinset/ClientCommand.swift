@@ -19,6 +19,10 @@ struct ClientCommand: AsyncParsableCommand {
             Exit status of 'client update': 0 accepted; otherwise the check that refused the bundle — \
             \(ClientExitStatus.updateTable). 'client check': 0 trusted; \(ClientExitStatus.checkTable). \
             1: any other error (unreadable state directory, bad option).
+
+            With --log-key (and --log-origin, --witness-key, --witness-quorum, --log-url), recorded like the \
+            other settings, 'client update' also fetches <customer>.json.proof and accepts the bundle only when \
+            the transparency log proves it, as an app with a transparency policy does; see docs/client.md.
             """,
         subcommands: [Update.self, Show.self, Check.self]
     )
@@ -46,6 +50,8 @@ struct ClientSettings: Codable, Equatable {
     var customer: String
     /// Base64 DER of each trust certificate.
     var trust: [String]
+    /// The transparency log the pins must be in; absent (and left out of the file) without one.
+    var transparency: ClientTransparencySettings?
 
     static func path(in directory: String) -> String {
         (directory as NSString).appendingPathComponent(fileName)

@@ -9,8 +9,10 @@ struct ClientSetup {
     let configuration: PinsetClientConfiguration
     let settings: ClientSettings
 
-    /// - Parameter server: `--server`, which only `client update` takes.
-    static func resolve(_ options: ClientStateOptions, server: String? = nil) throws -> ClientSetup {
+    /// - Parameters:
+    ///   - transparency: the log options; when any is given they replace the recorded policy.
+    ///   - server: `--server`, which only `client update` takes.
+    static func resolve(_ options: ClientStateOptions, transparency: ClientTransparencyOptions, server: String? = nil) throws -> ClientSetup {
         // Whoever can write the directory chooses the trust certificates recorded in it: checked before reading.
         do {
             try FileTrust.checkIfPresent(options.stateDir, as: .directory)
@@ -48,11 +50,15 @@ struct ClientSetup {
             }
             serverURL = url
         }
-        let configuration = try PinsetClientConfiguration(
+        var configuration = try PinsetClientConfiguration(
             serverURL: serverURL, customer: customer, trustCertificates: trust, stateDirectory: options.stateDir
         )
+        let transparencySettings = try transparency.settings(server: serverText) ?? recorded?.transparency
+        configuration.transparency = try transparencySettings?.policy()
         let anchors = try configuration.trustAnchors.map { Base64.encode(try PinMaterial.derBytes(of: $0)) }
-        return ClientSetup(configuration: configuration, settings: ClientSettings(server: serverText, customer: customer.rawValue, trust: anchors))
+        return ClientSetup(
+            configuration: configuration,
+            settings: ClientSettings(server: serverText, customer: customer.rawValue, trust: anchors, transparency: transparencySettings))
     }
 
     /// Records the settings beside the state, so later commands need only `--state-dir`.
@@ -88,6 +94,20 @@ enum ClientExitStatus {
         case .versionContentMismatch: 23
         case .storage: 24
         case .clockSkew: 25
+        case .transparency(let refusal): transparency(refusal)
+        }
+    }
+
+    static func transparency(_ refusal: TransparencyRefusal) -> Int32 {
+        switch refusal {
+        case .proofUnavailable: 40
+        case .malformedProof: 41
+        case .untrustedCheckpoint: 42
+        case .witnessQuorumNotMet: 43
+        case .entryNotInLog: 44
+        case .checkpointRollback: 45
+        case .logFork: 46
+        case .tilesUnavailable: 47
         }
     }
 
@@ -99,6 +119,6 @@ enum ClientExitStatus {
     static let noPinsHeld: Int32 = 33
     static let unreachable: Int32 = 34
 
-    static let updateTable = "10 transport, 11 httpStatus, 12 bodyTooLarge, 13 signature, 14 malformedPayload, 15 wrongCustomer, 16 revokedSigner, 17 lifetimeTooLong, 18 versionAheadOfSigningTime, 19 stale, 20 fromTheFuture, 21 expired, 22 rollback, 23 versionContentMismatch, 24 storage, 25 clockSkew"
+    static let updateTable = "10 transport, 11 httpStatus, 12 bodyTooLarge, 13 signature, 14 malformedPayload, 15 wrongCustomer, 16 revokedSigner, 17 lifetimeTooLong, 18 versionAheadOfSigningTime, 19 stale, 20 fromTheFuture, 21 expired, 22 rollback, 23 versionContentMismatch, 24 storage, 25 clockSkew; with a transparency log: 40 proof-unavailable, 41 malformed-proof, 42 untrusted-checkpoint, 43 witness-quorum-not-met, 44 entry-not-in-log, 45 checkpoint-rollback, 46 log-fork, 47 tiles-unavailable"
     static let checkTable = "30 chain or host name not valid, 31 no pin matches, 32 unpinned host refused, 33 no pins held, 34 host unreachable"
 }
