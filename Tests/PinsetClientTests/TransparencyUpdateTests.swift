@@ -101,6 +101,43 @@ struct TransparencyUpdateTests {
         #expect(error?.code == .transparency(.checkpointRollback))
     }
 
+    @Test func aStateFileFromBeforeThePolicyLoadsAndTheFirstCheckpointIsTrustedOnFirstUse() async throws {
+        var f = try TransparencyFixture(withPolicy: false)
+        defer { f.client.directory.remove() }
+        try f.publish(try f.client.payload(version: 1), othersBefore: 1)
+        try await f.makeUpdater().update()
+        f.client.configuration.transparency = try f.log.clientPolicy()
+
+        let updater = f.makeUpdater()
+        guard case .loaded(let pins) = await updater.loadStoredPins() else {
+            Issue.record("a state file without a checkpoint must still load")
+            return
+        }
+        #expect(pins.version == 1)
+        #expect(await updater.transparencyCheckpoint == nil)
+        try f.publish(try f.client.payload(version: 2), othersBefore: 3)
+        #expect(try await updater.update().version == 2)
+        #expect(await updater.transparencyCheckpoint?.checkpoint.treeSize == 6)
+    }
+
+    @Test func aStateFileWhoseCheckpointWasTamperedWithIsNotLoaded() async throws {
+        var f = try TransparencyFixture()
+        defer { f.client.directory.remove() }
+        try f.publish(try f.client.payload(version: 1))
+        try await f.makeUpdater().update()
+        let path = f.client.configuration.stateFilePath
+        let bytes = try #require(f.client.stateFileBytes())
+        let tampered = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"checkpoint\":\"", with: "\"checkpoint\":\"x")
+        #expect(tampered != String(decoding: bytes, as: UTF8.self))
+        try Data(tampered.utf8).write(to: URL(fileURLWithPath: path))
+
+        guard case .rejected(let error) = await f.makeUpdater().loadStoredPins() else {
+            Issue.record("a state file with a checkpoint that is not a signed note must be refused")
+            return
+        }
+        #expect(error.code == .storage)
+    }
+
     @Test func aSameVersionRefreshNeedsAProofButNeverDropsThePins() async throws {
         var f = try TransparencyFixture()
         defer { f.client.directory.remove() }
