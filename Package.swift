@@ -141,6 +141,17 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSwift6
         ),
+        // The transparency log as served: checkpoints signed by the log's key, tiles, entry bundles and per-customer
+        // inclusion proofs, from an in-memory copy of the store's log.
+        .target(
+            name: "PinsetLogPublishing",
+            dependencies: [
+                "PinsetCore",
+                "PinsetTransparency",
+                "PinsetFileSystem",
+            ],
+            swiftSettings: strictSwift6
+        ),
         // A signing pass: every customer's pin set signed, with the identity that signs for it, into the bundle served
         // for it. The server's refresher and `pinset sign --out` both run it.
         .target(
@@ -249,6 +260,8 @@ let package = Package(
                 "PinsetAdminAPI",
                 "PinsetDashboard",
                 "PinsetPublishing",
+                "PinsetLogPublishing",
+                "PinsetTransparency",
                 "PinsetCore",
                 "PinsetFileSystem",
                 "PinsetSigning",
@@ -303,6 +316,8 @@ let package = Package(
                 "PinsetClient",
                 "PinsetExport",
                 "PinsetFileSystem",
+                "PinsetLogPublishing",
+                "PinsetTransparency",
                 "PinsetLiveCheck",
                 "PinsetStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
@@ -380,7 +395,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PinsetServerTests",
-            dependencies: ["PinsetServer", "PinsetPublishing", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
+            dependencies: ["PinsetServer", "PinsetPublishing", "PinsetLogPublishing", "PinsetTransparency", "PinsetFileSystem", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
                            "PinsetStatus", "PinsetAdmin", "PinsetAdminAPI", "PinsetAdminContract", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"]))],
             swiftSettings: strictSwift6
         ),
@@ -400,6 +415,6 @@ let package = Package(
             dependencies: ["PinsetClient", "PinsetCore", "PinsetSigning", "PinsetTestSupport", .product(name: "X509", package: "swift-certificates")],
             swiftSettings: strictSwift6 + [.define("PINSET_APPLE_SHIM")]
         ),
-        .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore"], swiftSettings: strictSwift6),
+        .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore", "PinsetTransparency"], swiftSettings: strictSwift6),
     ]
 )

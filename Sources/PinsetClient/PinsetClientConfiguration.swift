@@ -103,6 +103,14 @@ public struct PinsetClientConfiguration: Sendable {
         serverURL.appendingPathComponent(customer.rawValue + ".json.proof")
     }
 
+    /// ``proofURL`` asking for the proof of content `version`: the server may have moved to newer content between
+    /// the bundle's download and this one, and the proof must be of the bundle in hand.
+    public func proofURL(forVersion version: Int64) -> URL {
+        var components = URLComponents(url: proofURL, resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "version", value: String(version))]
+        return components?.url ?? proofURL
+    }
+
     /// The file holding the last good pin set.
     public var stateFilePath: String { stateFile("pinset-state") }
 

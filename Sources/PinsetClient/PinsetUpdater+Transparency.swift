@@ -5,7 +5,7 @@ import PinsetTransparency
 /// The transparency check of a download (`PinsetClientConfiguration.transparency`).
 ///
 /// A downloaded bundle is installed only when, after every other check passed:
-/// 1. the proof at `configuration.proofURL` is fetched (same fetcher and timeout, at most
+/// 1. the proof at `configuration.proofURL(forVersion:)` is fetched (same fetcher and timeout, at most
 ///    `ClientTransparencyPolicy.maximumProofSize` bytes) and parses as c2sp.org/tlog-proof@v1;
 /// 2. its checkpoint is from the configured origin, signed by a log key and cosigned by the witness quorum;
 /// 3. its inclusion proof leads from the leaf `PinSetLogEntry(payload:)` of the verified payload to that
@@ -32,7 +32,7 @@ extension PinsetUpdater {
     func proveInLog(_ payload: BundlePayload, under settings: ClientTransparencyPolicy) async throws(PinUpdateError) -> VerifiedInclusion {
         let downloader = TransparencyDownloader(fetcher: fetcher, timeout: configuration.fetchTimeout)
         let body = try await downloader.body(
-            configuration.proofURL, maximumSize: settings.maximumProofSize, refusal: .proofUnavailable,
+            configuration.proofURL(forVersion: payload.version), maximumSize: settings.maximumProofSize, refusal: .proofUnavailable,
             what: "the transparency proof")
         let inclusion = try LogInclusionCheck.verify(
             proofBody: body, payload: payload, policy: settings.policy, maximumSize: settings.maximumProofSize)

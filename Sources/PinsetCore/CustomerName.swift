@@ -31,8 +31,17 @@ public struct CustomerName: Hashable, Sendable, Comparable, CustomStringConverti
     ///
     /// Runs on every request, so it works on UTF-8 bytes and builds a `String` only for a path of valid shape.
     public init?(bundlePath path: Substring) {
+        self.init(path: path, suffix: Self.bundleSuffix)
+    }
+
+    /// Parses the customer from a request path of the form `/<name>.json.proof`, where the transparency log's proof
+    /// for the bundle's content is served; `nil` for any other path.
+    public init?(proofPath path: Substring) {
+        self.init(path: path, suffix: Self.proofSuffix)
+    }
+
+    private init?(path: Substring, suffix: [UInt8]) {
         let bytes = path.utf8
-        let suffix = Self.bundleSuffix
         guard bytes.count > suffix.count + 1, bytes.count <= suffix.count + 1 + Self.maximumLength,
               bytes.first == UInt8(ascii: "/"), bytes.suffix(suffix.count).elementsEqual(suffix)
         else { return nil }
@@ -42,6 +51,7 @@ public struct CustomerName: Hashable, Sendable, Comparable, CustomStringConverti
     }
 
     private static let bundleSuffix = Array(".json.signed".utf8)
+    private static let proofSuffix = Array(".json.proof".utf8)
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
         isAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
@@ -49,6 +59,9 @@ public struct CustomerName: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// The file name and URL path segment of this customer's signed bundle.
     public var bundleFileName: String { rawValue + ".json.signed" }
+
+    /// The file name and URL path segment of the transparency proof for this customer's bundle.
+    public var proofFileName: String { rawValue + ".json.proof" }
 
     public var description: String { rawValue }
 

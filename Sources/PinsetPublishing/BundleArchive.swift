@@ -63,16 +63,23 @@ public enum BundleArchive {
         var chains: [[Certificate]] = []
         var bundleChains: [UInt32] = []
         bundleChains.reserveCapacity(entries.count)
+        // Bundles signed by one identity share its chain's storage, so comparing with the previous bundle's chain
+        // (which `==` answers from the storage's identity) spares serializing the chain once per bundle.
+        var previous: (chain: [Certificate], index: UInt32)?
         for entry in entries {
-            let key = try chainKey(entry.bundle.signerChain)
-            if let index = chainIndex[key] {
-                bundleChains.append(index)
+            let chain = entry.bundle.signerChain
+            let index: UInt32
+            if let previous, previous.chain == chain {
+                index = previous.index
+            } else if let known = chainIndex[try chainKey(chain)] {
+                index = known
             } else {
-                let index = UInt32(chains.count)
-                chainIndex[key] = index
-                chains.append(entry.bundle.signerChain)
-                bundleChains.append(index)
+                index = UInt32(chains.count)
+                chainIndex[try chainKey(chain)] = index
+                chains.append(chain)
             }
+            bundleChains.append(index)
+            previous = (chain, index)
         }
         try AtomicFile.write(to: path, mode: 0o600) { append in try withoutActuallyEscaping(append) { append in
             var writer = ChunkedWriter(append: append)

@@ -100,7 +100,7 @@ public struct ConsistencyProof: Hashable, Sendable {
             }
             return
         }
-        // RFC 9162 §2.1.4.2, step by step.
+        // RFC 9162 §2.1.4.2.
         guard !path.isEmpty else {
             throw TransparencyError(.consistencyProofFailed, "The consistency proof is empty.")
         }
@@ -114,30 +114,23 @@ public struct ConsistencyProof: Hashable, Sendable {
             fn >>= 1
             sn >>= 1
         }
+        var walk = ProofPathWalk(fn: fn, sn: sn)
         var oldResult = proof[0]
         var newResult = proof[0]
         for hash in proof.dropFirst() {
-            guard sn != 0 else {
+            switch walk.next() {
+            case nil:
                 throw TransparencyError(
                     .consistencyProofFailed,
                     "The proof has more hashes than sizes \(oldSize) and \(newSize) need.")
-            }
-            if fn & 1 == 1 || fn == sn {
+            case .left:
                 oldResult = TreeHasher.nodeHash(left: hash, right: oldResult)
                 newResult = TreeHasher.nodeHash(left: hash, right: newResult)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 {
-                        fn >>= 1
-                        sn >>= 1
-                    }
-                }
-            } else {
+            case .right:
                 newResult = TreeHasher.nodeHash(left: newResult, right: hash)
             }
-            fn >>= 1
-            sn >>= 1
         }
-        guard sn == 0 else {
+        guard walk.reachedRoot else {
             throw TransparencyError(
                 .consistencyProofFailed, "The proof has fewer hashes than sizes \(oldSize) and \(newSize) need.")
         }

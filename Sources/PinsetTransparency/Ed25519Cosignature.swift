@@ -23,19 +23,13 @@ public struct Ed25519Cosigner: Sendable {
     private let privateKey: Curve25519.Signing.PrivateKey
 
     public init(keyName: String, privateKey: Curve25519.Signing.PrivateKey) throws {
-        _ = try NoteVerifierKey(
-            keyName: keyName, signatureType: .ed25519Cosignature,
-            publicKey: Array(privateKey.publicKey.rawRepresentation))
+        _ = try Ed25519KeyMaterial.verifierKey(keyName: keyName, signatureType: .ed25519Cosignature, privateKey: privateKey)
         self.keyName = keyName
         self.privateKey = privateKey
     }
 
     public var verifierKey: NoteVerifierKey {
-        guard let key = try? NoteVerifierKey(
-            keyName: keyName, signatureType: .ed25519Cosignature,
-            publicKey: Array(privateKey.publicKey.rawRepresentation))
-        else { preconditionFailure("validated in init") }
-        return key
+        Ed25519KeyMaterial.validatedVerifierKey(keyName: keyName, signatureType: .ed25519Cosignature, privateKey: privateKey)
     }
 
     /// The cosignature line over `checkpoint` at `timestamp` (POSIX seconds, 1…2^63-1; tlog-witness forbids 0).
@@ -60,15 +54,7 @@ public struct Ed25519CosignatureVerifier: NoteVerifier {
     private let publicKey: Curve25519.Signing.PublicKey
 
     public init(_ key: NoteVerifierKey) throws {
-        guard key.signatureType == .ed25519Cosignature else {
-            throw TransparencyError(
-                .unsupportedSignatureType, "'\(key.keyName)' is not an Ed25519 cosignature key (0x04).")
-        }
-        do {
-            publicKey = try Curve25519.Signing.PublicKey(rawRepresentation: key.publicKey)
-        } catch {
-            throw TransparencyError(.malformedVerifierKey, "'\(key.keyName)' is not a usable Ed25519 public key.")
-        }
+        publicKey = try Ed25519KeyMaterial.publicKey(of: key, expected: .ed25519Cosignature, what: "an Ed25519 cosignature key")
         keyName = key.keyName
         keyID = key.keyID
     }

@@ -8,18 +8,13 @@ public struct Ed25519NoteSigner: Sendable {
     private let privateKey: Curve25519.Signing.PrivateKey
 
     public init(keyName: String, privateKey: Curve25519.Signing.PrivateKey) throws {
-        _ = try NoteVerifierKey(
-            keyName: keyName, signatureType: .ed25519, publicKey: Array(privateKey.publicKey.rawRepresentation))
+        _ = try Ed25519KeyMaterial.verifierKey(keyName: keyName, signatureType: .ed25519, privateKey: privateKey)
         self.keyName = keyName
         self.privateKey = privateKey
     }
 
     public var verifierKey: NoteVerifierKey {
-        // The name was validated in init and a Curve25519 public key is always 32 bytes.
-        guard let key = try? NoteVerifierKey(
-            keyName: keyName, signatureType: .ed25519, publicKey: Array(privateKey.publicKey.rawRepresentation))
-        else { preconditionFailure("validated in init") }
-        return key
+        Ed25519KeyMaterial.validatedVerifierKey(keyName: keyName, signatureType: .ed25519, privateKey: privateKey)
     }
 
     public var keyID: UInt32 { verifierKey.keyID }
@@ -44,14 +39,7 @@ public struct Ed25519NoteVerifier: NoteVerifier {
     private let publicKey: Curve25519.Signing.PublicKey
 
     public init(_ key: NoteVerifierKey) throws {
-        guard key.signatureType == .ed25519 else {
-            throw TransparencyError(.unsupportedSignatureType, "'\(key.keyName)' is not an Ed25519 note key (0x01).")
-        }
-        do {
-            publicKey = try Curve25519.Signing.PublicKey(rawRepresentation: key.publicKey)
-        } catch {
-            throw TransparencyError(.malformedVerifierKey, "'\(key.keyName)' is not a usable Ed25519 public key.")
-        }
+        publicKey = try Ed25519KeyMaterial.publicKey(of: key, expected: .ed25519, what: "an Ed25519 note key")
         keyName = key.keyName
         keyID = key.keyID
     }

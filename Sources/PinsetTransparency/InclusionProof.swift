@@ -72,31 +72,22 @@ public struct InclusionProof: Hashable, Sendable {
     ///
     /// Throws ``TransparencyError/Code/inclusionProofFailed`` with the reason; returns only when the proof holds.
     public func verify(leafHash: MerkleHash, rootHash: MerkleHash) throws {
-        // RFC 9162 §2.1.3.2, step by step.
-        var fn = leafIndex
-        var sn = treeSize - 1
+        // RFC 9162 §2.1.3.2.
+        var walk = ProofPathWalk(fn: leafIndex, sn: treeSize - 1)
         var result = leafHash
         for sibling in path {
-            guard sn != 0 else {
+            switch walk.next() {
+            case nil:
                 throw TransparencyError(
                     .inclusionProofFailed,
                     "The proof has more hashes than leaf \(leafIndex) of a tree of \(treeSize) needs.")
-            }
-            if fn & 1 == 1 || fn == sn {
+            case .left:
                 result = TreeHasher.nodeHash(left: sibling, right: result)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 {
-                        fn >>= 1
-                        sn >>= 1
-                    }
-                }
-            } else {
+            case .right:
                 result = TreeHasher.nodeHash(left: result, right: sibling)
             }
-            fn >>= 1
-            sn >>= 1
         }
-        guard sn == 0 else {
+        guard walk.reachedRoot else {
             throw TransparencyError(
                 .inclusionProofFailed,
                 "The proof has fewer hashes than leaf \(leafIndex) of a tree of \(treeSize) needs.")

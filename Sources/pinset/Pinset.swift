@@ -26,6 +26,7 @@ struct Pinset: AsyncParsableCommand {
             ExportCommand.self,
             VerifyCommand.self,
             LogCommand.self,
+            TransparencyCommand.self,
             ServeCommand.self,
             StatusCommand.self,
             ReportsCommand.self,

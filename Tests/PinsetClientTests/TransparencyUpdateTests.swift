@@ -17,7 +17,7 @@ struct TransparencyUpdateTests {
         #expect(accepted.version == 1)
         #expect(f.server.requestedURLs == [
             URL(string: "https://trust.example.com/acme.json.signed")!,
-            URL(string: "https://trust.example.com/acme.json.proof")!,
+            URL(string: "https://trust.example.com/acme.json.proof?version=1")!,
         ])
         let inclusion = try #require(await updater.lastVerifiedInclusion)
         #expect(inclusion.leafIndex == index)

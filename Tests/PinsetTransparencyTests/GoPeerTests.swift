@@ -48,6 +48,7 @@ struct GoPeerTests {
 
         // (a) Notes and keys.
         try write("vkey", fixture.logSigner.verifierKey.encoded + "\n")
+        try write("log.key", fixture.logKey.encoded + "\n")
         try write("checkpoint", checkpointNote.encoded)
         try write("witness.vkeys", fixture.witnesses.map { $0.verifierKey.encoded + "\n" }.joined())
         let text = "a note that is not a checkpoint\n\nwith an empty line\n"
@@ -133,6 +134,7 @@ struct GoPeerTests {
         #expect(result.status == 0, "\(result.output)")
         let lines = result.output.split(separator: "\n").map(String.init)
         #expect(lines.last == "PEER OK", "\(result.output.suffix(2_000))")
+        #expect(lines.contains("private key ok \(TestLogFixture.origin) \(fixture.logSigner.verifierKey.encoded.split(separator: "+")[1])"))
         #expect(lines.contains { $0.hasPrefix("checkpoint ok origin \(TestLogFixture.origin) size \(size) signatures 1 unverified 2") })
         #expect(lines.filter { $0.hasPrefix("cosignature ") && $0.hasSuffix(" ok time 1800000000") }.count == 2)
         #expect(lines.filter { $0.hasPrefix("note ") && $0.contains("as expected") }.count == 3)

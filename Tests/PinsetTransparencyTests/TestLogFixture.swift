@@ -6,12 +6,15 @@ struct TestLogFixture {
     static let origin = "pinset.example.com/log"
 
     var log = InMemoryLog(entryCount: 0)
+    /// The log's key as a key file holds it (Go's sumdb/note text form).
+    let logKey: NotePrivateKey
     let logSigner: Ed25519NoteSigner
     let witnesses: [Ed25519Cosigner]
 
     init(entryCount: Int, witnessCount: Int = 3) throws {
         log = InMemoryLog(entryCount: entryCount)
-        logSigner = try Ed25519NoteSigner(keyName: Self.origin, privateKey: Curve25519.Signing.PrivateKey())
+        logKey = try NotePrivateKey(generatingFor: Self.origin, signatureType: .ed25519)
+        logSigner = try logKey.makeNoteSigner()
         witnesses = try (0..<witnessCount).map {
             try Ed25519Cosigner(keyName: "witness\($0).example", privateKey: Curve25519.Signing.PrivateKey())
         }

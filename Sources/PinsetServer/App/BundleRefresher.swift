@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Logging
 import PinsetCore
+import PinsetLogPublishing
 import PinsetPublishing
 import PinsetSigning
 import PinsetStore
@@ -66,6 +67,9 @@ public final class BundleRefresher: @unchecked Sendable {
     /// How many customers a full pass reads and signs at a time.
     private let batchSize: Int
     private let archiveWriter: ArchiveWriter?
+    /// The transparency log served beside the bundles: brought up to date after pin sets are read and before the
+    /// bundles signed from them are served, so its checkpoint covers every content they carry.
+    private let transparencyLog: TransparencyLogPublisher?
     private var lastLoaded: LoadedContent?
     /// The persisted bundles the first pass starts from, until it has moved them into the cache: held nowhere
     /// else, so that each is freed as the pass replaces it.
@@ -77,6 +81,7 @@ public final class BundleRefresher: @unchecked Sendable {
     private var lastSeenChange: Int64?
     private var nextScheduledPass = Date.distantPast
     private var nextStoreCheck = Date.distantPast
+    private var nextWitnessRetry = Date.distantPast
     private let statusBox = LockedValue(Status())
 
     public init(
@@ -91,8 +96,10 @@ public final class BundleRefresher: @unchecked Sendable {
         maxContentStaleness: TimeInterval = 3600,
         archivePath: String? = nil,
         batchSize: Int = 2000,
+        transparencyLog: TransparencyLogPublisher? = nil,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
+        self.transparencyLog = transparencyLog
         self.archivePath = archivePath
         self.batchSize = max(1, batchSize)
         archiveWriter = archivePath.map { ArchiveWriter(path: $0, logger: logger) }
@@ -172,6 +179,10 @@ public final class BundleRefresher: @unchecked Sendable {
             }
         } else if counter != lastSeenChange {
             runPass(reason: "change", observedCounter: counter)
+        } else if transparencyLog?.awaitsWitnesses == true, now() >= nextWitnessRetry {
+            // Content held back for want of cosignatures is served by the first pass after a quorum cosigns.
+            nextWitnessRetry = now().addingTimeInterval(retryInterval)
+            runPass(reason: "change", observedCounter: counter)
         } else if now() >= nextScheduledPass {
             runPass(reason: "schedule")
         }
@@ -217,6 +228,19 @@ public final class BundleRefresher: @unchecked Sendable {
         return pass.run(customers, now: attemptAt, reusing: kept, contentOf: ofBatch)
     }
 
+    /// The bundles whose content the transparency log's served checkpoint covers: with witnesses, content logged
+    /// after the last size a quorum cosigned waits, and its customer keeps the bundle served before.
+    private func servable(_ bundles: [SignedBundle]) -> [SignedBundle] {
+        guard let transparencyLog else { return bundles }
+        return bundles.filter { bundle in
+            if transparencyLog.covers(bundle.customer, version: bundle.version) { return true }
+            logger.warning("New content waits for a witnessed checkpoint; the previous bundle is served meanwhile", metadata: [
+                "customer": "\(bundle.customer)", "version": "\(bundle.version)",
+            ])
+            return false
+        }
+    }
+
     /// The archive of the last full pass, if there is one and it can be read; an unusable one is logged and
     /// ignored (every customer is then signed, as without one).
     private func loadArchive() -> [BundleArchive.Entry]? {
@@ -250,13 +274,16 @@ public final class BundleRefresher: @unchecked Sendable {
                 observedCounter: observedCounter, incremental: incremental, archivedHeaders: archived?.headers,
                 fallBackToLoaded: reason != "store check", at: attemptAt
             ) else { return false }
+            // Every content version just read was logged in the transaction that made it. Content loaded earlier
+            // (the store is unavailable) is under the checkpoint served since then.
+            if content.counter != nil { try transparencyLog?.advance() }
             var totals = PassTotals()
             var loaded = LoadedContent.Builder()
             func sign(_ customers: [SigningPass.Customer], reusing: Content.Reuse) {
                 let result = signBatch(customers, reusing: reusing, at: attemptAt)
                 // A persisted bundle is served only where this pass could have kept it: not for a customer whose
                 // identity cannot sign now (it may have been replaced because its key leaked).
-                cache.merge(result.bundles, failures: result.failures, keepingFailedCustomersBundles: archived == nil)
+                cache.merge(servable(result.bundles), failures: result.failures, keepingFailedCustomersBundles: archived == nil)
                 totals.add(result)
                 loaded.add(customers, servedAs: cache.snapshot.bundles)
                 // The batch's old bundles are free now. Returned to the system at once: the next batch allocates
@@ -282,6 +309,7 @@ public final class BundleRefresher: @unchecked Sendable {
                     sign(page.pinSets.map(SigningPass.Customer.init), reusing: .none)
                     guard let next = page.next else { break }
                     page = try source.pinSetPage(after: next, limit: batchSize)
+                    try transparencyLog?.advance()
                 }
             }
             cache.finishPass(customers: loaded.customers, failures: totals.failures, passTime: passTime)
@@ -522,64 +550,5 @@ private struct PassTotals {
             identityExpiries.append(figures)
         }
         loadedIdentities += result.loadedIdentities
-    }
-}
-
-/// Writes the archive of a full pass on a queue of its own, so that the refresher's next pass does not wait for
-/// the disk; a write asked for while one runs replaces any still waiting, and only the latest is written.
-private final class ArchiveWriter: @unchecked Sendable {
-    // `@unchecked Sendable`: `pending` and `stopped` are behind `lock`.
-    private let path: String
-    private let logger: Logger
-    private let queue = DispatchQueue(label: "pinset.bundle-archive", qos: .utility)
-    private let lock = NSLock()
-    private var pending: [BundleArchive.Entry]?
-    private var stopped = false
-
-    init(path: String, logger: Logger) {
-        self.path = path
-        self.logger = logger
-    }
-
-    /// Archives the bundles that match their customer's header (a customer that failed keeps an older bundle,
-    /// which a start must not take for its current content).
-    func write(_ bundles: [CustomerName: SignedBundle], headers: [PinSetHeader]) {
-        let entries = headers.compactMap { header -> BundleArchive.Entry? in
-            guard let bundle = bundles[header.customer], bundle.version == header.version, bundle.signersNotBefore == header.signersNotBefore else {
-                return nil
-            }
-            return BundleArchive.Entry(bundle: bundle, signer: header.signer)
-        }
-        let schedule: Bool = lock.withLock {
-            guard !stopped else { return false }
-            let idle = pending == nil
-            pending = entries
-            return idle
-        }
-        guard schedule else { return }
-        queue.async { [self] in
-            guard let entries = lock.withLock({ () -> [BundleArchive.Entry]? in
-                defer { pending = nil }
-                return pending
-            }) else { return }
-            let started = ContinuousClock.now
-            do {
-                try BundleArchive.write(entries, to: path)
-                logger.debug("Persisted bundles written", metadata: [
-                    "bundles": "\(entries.count)", "duration_ms": "\((ContinuousClock.now - started).milliseconds)",
-                ])
-            } catch {
-                logger.warning("The signed bundles could not be persisted; the next start signs every customer", metadata: [
-                    "path": "\(path)", "error": "\(error)",
-                ])
-            }
-        }
-    }
-
-    /// Takes no more writes, and waits for the one under way or waiting: a restart right after a pass (a rolling
-    /// deploy) then finds that pass's bundles.
-    func stop() {
-        lock.withLock { stopped = true }
-        queue.sync {}
     }
 }

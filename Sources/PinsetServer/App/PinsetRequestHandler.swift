@@ -1,7 +1,9 @@
 import Foundation
 import PinsetCore
 import PinsetHTTP
+import PinsetLogPublishing
 import PinsetPublishing
+import PinsetTransparency
 
 /// Routes requests: `/<customer>.json.signed`, `/healthz`, `/readyz`, `/status`, `/metrics`, limited by
 /// ``endpoints`` so that a public listener can leave the operator endpoints to a private one (404 there).
@@ -23,6 +25,8 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
     public let minimumRemainingFreshness: Int64
     public let now: @Sendable () -> Date
     public let endpoints: Endpoints
+    /// The transparency log served on the public endpoints (`/log/…` and `/<customer>.json.proof`); nil: none.
+    public let transparencyLog: TransparencyLogPublisher?
     /// `Cache-Control` values for every `max-age` the freshness settings allow (up to a bound), made once so that
     /// a bundle response formats no string.
     private let cacheControlValues: [String]
@@ -54,9 +58,11 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         freshnessWindow: Int64 = 600,
         minimumRemainingFreshness: Int64 = defaultMinimumRemainingFreshness,
         now: @escaping @Sendable () -> Date = Date.init,
-        endpoints: Endpoints = .all
+        endpoints: Endpoints = .all,
+        transparencyLog: TransparencyLogPublisher? = nil
     ) {
         self.endpoints = endpoints
+        self.transparencyLog = transparencyLog
         self.cache = cache
         self.readiness = readiness
         self.statusReport = statusReport
@@ -73,6 +79,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         let path = request.path
         if endpoints != .adminOnly, let customer = CustomerName(bundlePath: path) {
             return bundleResponse(customer: customer, request: request)
+        }
+        if endpoints != .adminOnly, let transparencyLog, let response = logResponse(path: path, query: request.query, log: transparencyLog) {
+            return response
         }
         if endpoints == .publicOnly && (path == "/status" || path == "/metrics") {
             return .text(.notFound, "not found\n")
@@ -127,6 +136,53 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             ("Last-Modified", bundle.lastModified),
         ], body: bundle.bytes)
     }
+
+    /// `/log/checkpoint`, `/log/tile/…` and `/<customer>.json.proof[?version=N]`; nil for any other path.
+    ///
+    /// A proof is of the content version the query names, else of the bundle served now: a client that downloaded
+    /// the bundle just before a pass replaced it asks for the proof of the one it has.
+    private func logResponse(path: Substring, query: Substring?, log: TransparencyLogPublisher) -> HTTPResponse? {
+        if let customer = CustomerName(proofPath: path) {
+            guard let bundle = cache.bundle(for: customer) else { return .text(.notFound, "not found\n") }
+            var version = bundle.version
+            if let query {
+                guard query.hasPrefix("version="), let asked = Int64(query.dropFirst("version=".count)), asked >= 0,
+                      String(asked) == query.dropFirst("version=".count)
+                else { return .text(.badRequest, "the only query a proof takes is version=<content version>\n") }
+                version = asked
+            }
+            do {
+                guard let proof = try log.proof(for: customer, version: version) else {
+                    return version == bundle.version ? Self.noProofYet : .text(.notFound, "no content version \(version) of this customer is under the served checkpoint\n")
+                }
+                return HTTPResponse(status: .ok, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-cache")], body: proof)
+            } catch {
+                return Self.noProofYet
+            }
+        }
+        guard path.hasPrefix(Self.logPrefix) else { return nil }
+        let below = path.dropFirst(Self.logPrefix.count)
+        if below == "checkpoint" {
+            guard let checkpoint = log.checkpoint else { return Self.noProofYet }
+            return HTTPResponse(status: .ok, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-cache")], body: checkpoint.encoded)
+        }
+        // Only the canonical spelling of a tile path parses, so one tile has one URL and no path is normalised.
+        guard below.hasPrefix("tile/"), let address = try? TileAddress(path: String(below)),
+              let contents = try? log.tile(address)
+        else { return .text(.notFound, "not found\n") }
+        // A tile's contents never change once it exists; a wider partial tile has a path of its own.
+        return HTTPResponse(status: .ok, headers: [
+            ("Content-Type", "application/octet-stream"), ("Cache-Control", "public, max-age=31536000, immutable"),
+        ], body: contents)
+    }
+
+    static let logPrefix = "/log/"
+
+    static let noProofYet = HTTPResponse(
+        status: .serviceUnavailable,
+        headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "1"), ("Cache-Control", "no-store")],
+        body: Array("no checkpoint of the transparency log covers this content yet\n".utf8)
+    )
 
     /// The preconditions of RFC 9110 §13.2.2 that can answer 304: If-None-Match when present (step 3), and only
     /// without it If-Modified-Since (step 4), for GET and HEAD, when the bundle was signed no later than the date

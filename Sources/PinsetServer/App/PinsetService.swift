@@ -7,6 +7,7 @@ import PinsetDashboard
 import PinsetCore
 import PinsetHTTP
 import PinsetLiveCheck
+import PinsetLogPublishing
 import PinsetPublishing
 import PinsetSigning
 import PinsetStore
@@ -45,6 +46,16 @@ public final class PinsetService: Sendable {
         let store = try PinStore.open(try configuration.storeLocation())
         let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
         self.metrics = metrics
+        let transparencyLog = try configuration.transparencyLog.map { log in
+            try TransparencyLogPublisher(
+                origin: log.origin,
+                signer: LogKeyFile.load(configuration.resolvedTransparencyLogKeyPath ?? log.keyFile).makeNoteSigner(),
+                source: store
+            )
+        }
+        if let transparencyLog {
+            logger.notice("Publishing the transparency log", metadata: ["origin": "\(transparencyLog.origin)", "key": "\(transparencyLog.verifierKey)"])
+        }
         let refresher = BundleRefresher(
             source: store,
             pass: SigningPass(
@@ -57,7 +68,8 @@ public final class PinsetService: Sendable {
             resignInterval: configuration.resignIntervalSeconds,
             changePollInterval: configuration.changePollIntervalSeconds,
             maxContentStaleness: configuration.maxContentStalenessSeconds,
-            archivePath: configuration.bundleArchivePath
+            archivePath: configuration.bundleArchivePath,
+            transparencyLog: transparencyLog
         )
         let uptake = UptakeCounter(windowSeconds: configuration.uptakeWindowSeconds)
         self.uptake = uptake
@@ -94,7 +106,8 @@ public final class PinsetService: Sendable {
                 metrics: metrics,
                 uptake: uptake,
                 freshnessWindow: freshness,
-                endpoints: endpoints
+                endpoints: endpoints,
+                transparencyLog: transparencyLog
             )
         }
         var transport = SocketServerConfiguration()

@@ -71,6 +71,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `/usr/share/publicsuffix/public_suffix_list.dat` from Debian's `publicsuffix` package); read once at start,
     /// which it stops when it cannot be read or parsed. `nil` (the default): the embedded copy.
     public var publicSuffixList: String?
+    /// The transparency log of pin sets this server publishes; `nil` (the default): none.
+    public var transparencyLog: TransparencyLog?
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
@@ -119,6 +121,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
         "persistBundles", "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
         "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api", "publicSuffixList",
+        "transparencyLog",
     ]
 }
 
@@ -235,6 +238,9 @@ extension ServerConfiguration {
         }
         if let object = try reader.object("reports", example: "{\"host\": \"127.0.0.1\", \"port\": 9443}") {
             config.reports = try Reports.parse(object, origin: "\(origin): 'reports'")
+        }
+        if let object = try reader.object("transparencyLog", example: "{\"origin\": \"pins.example.com/log\", \"keyFile\": \"log.key\"}") {
+            config.transparencyLog = try TransparencyLog.parse(object, origin: "\(origin): 'transparencyLog'")
         }
         try config.validate(origin: origin)
         return config

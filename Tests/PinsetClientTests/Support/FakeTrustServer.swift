@@ -36,7 +36,9 @@ final class FakeTrustServer: BundleFetcher, @unchecked Sendable {
     func fetch(from url: URL, timeout: Duration, maximumBodySize: Int) async throws -> FetchedBundle {
         lock.withLock {
             requests.append(url)
-            return responses[url.absoluteString] ?? FetchedBundle(statusCode: 404, body: Array("not found".utf8))
+            // A proof is asked for with its version in the query; the tests serve one proof per path.
+            let withoutQuery = url.absoluteString.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url.absoluteString
+            return responses[url.absoluteString] ?? responses[withoutQuery] ?? FetchedBundle(statusCode: 404, body: Array("not found".utf8))
         }
     }
 }

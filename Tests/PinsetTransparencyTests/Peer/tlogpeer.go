@@ -230,6 +230,25 @@ func main() {
 	fmt.Printf("checkpoint ok origin %s size %d signatures %d unverified %d\n", cp.origin, cp.size, len(opened.Sigs), len(opened.UnverifiedSigs))
 	verifyCosignatures(dir, signed, cp)
 
+	// The Swift-written private key file, through note.NewSigner: same name and key hash as the vkey, and a
+	// note it signs opens under the vkey.
+	skey := strings.TrimSpace(string(readFile(dir, "log.key")))
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		fail("note.NewSigner(log.key): %v", err)
+	}
+	if signer.Name() != verifier.Name() || signer.KeyHash() != verifier.KeyHash() {
+		fail("log.key names %s %08x, the vkey %s %08x", signer.Name(), signer.KeyHash(), verifier.Name(), verifier.KeyHash())
+	}
+	goSigned, err := note.Sign(&note.Note{Text: "signed by Go with the Swift key file\n"}, signer)
+	if err != nil {
+		fail("note.Sign: %v", err)
+	}
+	if _, err := note.Open(goSigned, verifiers); err != nil {
+		fail("a note Go signed with log.key does not open under the vkey: %v", err)
+	}
+	fmt.Printf("private key ok %s %08x\n", signer.Name(), signer.KeyHash())
+
 	noteFiles, _ := filepath.Glob(filepath.Join(dir, "notes", "*"))
 	sort.Strings(noteFiles)
 	for _, file := range noteFiles {

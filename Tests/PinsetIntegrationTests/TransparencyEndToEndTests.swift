@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PinsetCore
+import PinsetTestSupport
+import PinsetTransparency
+import Testing
+
+/// The real binary publishing the transparency log: `pinset transparency key generate`, `pinset serve` with a
+/// `transparencyLog` section, `curl` for the bundle, its proof and the checkpoint, OpenSSL verifying the bundle, and
+/// the proof checked against the entry recomputed from what OpenSSL verified.
+@Suite(.serialized) struct TransparencyEndToEndTests {
+    static let origin = "127.0.0.1/log"
+
+    func verifiedPayload(_ bytes: [UInt8], cli: PinsetCLI, name: String) throws -> BundlePayload {
+        let bundle = try cli.directory.write(name, bytes)
+        let verified = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "der", "-in", bundle, "-CAfile", cli.trustCertificate])
+        #expect(verified.status == 0, "openssl cms -verify: \(verified.stderr)")
+        return try BundlePayload.decode(verified.stdout)
+    }
+
+    @Test func aServedBundlesContentIsProvenInTheLogUnderTheServedCheckpoint() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        #expect(generated.status == 0, "\(generated.combined)")
+        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        var info = stat()
+        #expect(stat("\(cli.dataDir)/log.key", &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        let again = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("already exists"), "\(again.combined)")
+        #expect(try cli.run(["transparency", "key", "show"]).stdoutText == vkey + "\n")
+        let policy = try TransparencyPolicy(origin: Self.origin, logKeys: [NoteVerifierKey(parsing: vkey).makeVerifier()])
+
+        let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": ["origin": Self.origin]])
+        defer { server.stop() }
+        #expect(server.process.stdout.contains(vkey), "the log's verifier key is logged at start: \(server.process.stdout)")
+
+        func proven() throws -> (payload: BundlePayload, inclusion: VerifiedInclusion) {
+            let bundle = try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory)
+            #expect(bundle.status == 200)
+            let payload = try verifiedPayload(bundle.body, cli: cli, name: "acme-\(UUID().uuidString.prefix(6)).json.signed")
+            // The proof of the bundle in hand: a pass may replace the bundle between the two downloads.
+            let proof = try CurlResponse.get("\(server.baseURL)/acme.json.proof?version=\(payload.version)", in: cli.directory)
+            #expect(proof.status == 200)
+            #expect(proof.headers["content-type"] == "text/plain; charset=utf-8")
+            let parsed = try TransparencyProof(parsing: String(decoding: proof.body, as: UTF8.self))
+            return (payload, try policy.verify(parsed, entry: PinSetLogEntry(payload: payload).encoded()))
+        }
+        let first = try proven()
+        let checkpoint = try CurlResponse.get("\(server.baseURL)/log/checkpoint", in: cli.directory)
+        #expect(checkpoint.status == 200)
+        let served = try policy.verify(checkpoint: SignedNote(parsing: String(decoding: checkpoint.body, as: UTF8.self)))
+        #expect(served == first.inclusion.checkpoint)
+
+        // An edit: once the new content is served, its proof is too, under a larger checkpoint.
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        var second = try proven()
+        for _ in 0..<100 where second.payload.version == first.payload.version {
+            usleep(100_000)
+            second = try proven()
+        }
+        #expect(second.payload.version > first.payload.version)
+        #expect(second.inclusion.checkpoint.checkpoint.treeSize > first.inclusion.checkpoint.checkpoint.treeSize)
+        #expect(server.stop() == 0, "SIGTERM must exit 0: \(server.process.stderr)")
+    }
+
+    /// The log key must be its owner's alone: the server does not start on one others can read, and says how to fix it.
+    @Test func theServerRefusesALogKeyOthersCanRead() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["transparency", "key", "generate", "--origin", Self.origin]).status == 0)
+        chmod("\(cli.dataDir)/log.key", 0o644)
+        let configPath = cli.directory.file("config.json")
+        let configuration: [String: Any] = [
+            "host": "127.0.0.1", "port": 0, "dataDirectory": cli.dataDir, "transparencyLog": ["origin": Self.origin],
+        ]
+        try JSONSerialization.data(withJSONObject: configuration).write(to: URL(fileURLWithPath: configPath))
+        let refused = try ProcessRunner.run(PinsetCLI.binary, ["serve", "--config", configPath], environment: cli.environment, timeout: 60)
+        #expect(refused.status != 0)
+        #expect(refused.combined.contains("chmod 600 \(cli.dataDir)/log.key"), "\(refused.combined)")
+        #expect(!refused.combined.contains("PRIVATE+KEY"))
+    }
+
+    /// An app that requires the log (`pinset client --log-key`) follows the real server across an edit (its kept
+    /// checkpoint grows, checked against the log's tiles); then someone holding the leaked bundle signer serves it a
+    /// forged bundle, with no proof and then with the genuine proof: both are refused, and the genuine pins stay.
+    @Test func anAppThatRequiresTheLogRefusesABundleForgedWithALeakedSigner() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": ["origin": Self.origin]])
+        defer { server.stop() }
+        let state = cli.directory.file("app-state")
+        func json(_ output: ProcessRunner.Output) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any], "\(output.combined)")
+        }
+
+        let first = try cli.run(["client", "update", "--server", server.baseURL, "--customer", "acme", "--trust", cli.trustCertificate,
+                                 "--state-dir", state, "--log-key", vkey, "--json"])
+        #expect(first.status == 0, "\(first.combined)")
+        let firstVersion = try #require(try json(first)["version"] as? Int64)
+        let firstProof = try #require(try json(first)["transparency"] as? [String: Any], "\(first.stdoutText)")
+        let firstSize = try #require(firstProof["treeSize"] as? Int)
+
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        var secondVersion = firstVersion
+        var secondSize = firstSize
+        for _ in 0..<100 where secondVersion == firstVersion {
+            let update = try cli.run(["client", "update", "--state-dir", state, "--json"])
+            #expect(update.status == 0, "\(update.combined)")
+            secondVersion = try #require(try json(update)["version"] as? Int64)
+            secondSize = ((try json(update)["transparency"] as? [String: Any])?["treeSize"] as? Int) ?? 0
+            if secondVersion == firstVersion { usleep(100_000) }
+        }
+        #expect(secondVersion > firstVersion)
+        #expect(secondSize > firstSize)
+
+        // The attacker: the bundle signer's key and certificate, copied out, and a loopback web server of their own.
+        let www = try TemporaryDirectory(prefix: "pinset-attacker")
+        defer { www.remove() }
+        try FileManager.default.createDirectory(atPath: www.file("www"), withIntermediateDirectories: true)
+        let port = try FreePort.pick()
+        let attackerServer = try BackgroundProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", www.file("www")], logDirectory: www.path, name: "attacker")
+        defer { attackerServer.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+        let attacker = LeakedSignerRecoveryTests.Attacker(
+            directory: www,
+            key: try www.write("leaked-key.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/signing-key.pem"))), mode: 0o600),
+            chain: try www.write("leaked-chain.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: cli.trustCertificate)))),
+            port: port, server: attackerServer
+        )
+        let forgedPin = Base64.encode([UInt8](repeating: 9, count: 32))
+        try attacker.serve(version: secondVersion + 1, lifetime: 3600, pin: forgedPin, tool: OfflineRootTests())
+
+        let withoutProof = try cli.run(["client", "update", "--server", attacker.url, "--state-dir", state])
+        #expect(withoutProof.status == 40, "\(withoutProof.combined)")
+        // The genuine proof proves the genuine content, not the forged one.
+        let genuineProof = try CurlResponse.get("\(server.baseURL)/acme.json.proof", in: cli.directory)
+        _ = try www.write("www/acme.json.proof", genuineProof.body)
+        let withGenuineProof = try cli.run(["client", "update", "--server", attacker.url, "--state-dir", state])
+        #expect(withGenuineProof.status == 44, "\(withGenuineProof.combined)")
+
+        let shown = try cli.run(["client", "show", "--state-dir", state, "--json"])
+        #expect(try json(shown)["version"] as? Int64 == secondVersion, "\(shown.combined)")
+        #expect(!shown.stdoutText.contains(forgedPin))
+    }
+}
