@@ -89,8 +89,13 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     }
 
     /// Whether the log holds entries the served checkpoint does not cover yet (witnesses have not cosigned them).
-    public var awaitsWitnesses: Bool {
-        mirror.size > (checkpoint?.checkpoint.treeSize ?? 0)
+    public var awaitsWitnesses: Bool { entriesAwaitingWitnesses > 0 }
+
+    /// How many entries the log holds beyond the served checkpoint.
+    public var entriesAwaitingWitnesses: UInt64 {
+        let served = checkpoint?.checkpoint.treeSize ?? 0
+        let read = mirror.size
+        return read > served ? read - served : 0
     }
 
     /// The public key verifiers configure for this log.

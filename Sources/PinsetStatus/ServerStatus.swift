@@ -34,6 +34,8 @@ public struct ServerStatus: Codable, Hashable, Sendable {
     public var breakGlass: [BreakGlass]?
     /// The Public Suffix List in use; absent from servers older than this member.
     public var publicSuffixList: PublicSuffixList?
+    /// The transparency log served; absent when the server serves none.
+    public var transparencyLog: TransparencyLog?
 
     public init(
         ready: Bool, notReadyReason: String? = nil, customers: Int, consecutiveSigningFailures: Int,
@@ -41,8 +43,9 @@ public struct ServerStatus: Codable, Hashable, Sendable {
         lastSigningPassMilliseconds: Int64? = nil, customersNotSigned: [CustomerNotSigned]? = nil,
         oldestBundleAgeSeconds: Int64? = nil, signingIdentities: [IdentityExpiry], warnings: [String], store: Store?,
         monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled, breakGlass: [BreakGlass]? = nil,
-        publicSuffixList: PublicSuffixList? = nil, version: String? = nil
+        publicSuffixList: PublicSuffixList? = nil, transparencyLog: TransparencyLog? = nil, version: String? = nil
     ) {
+        self.transparencyLog = transparencyLog
         self.version = version
         self.ready = ready
         self.notReadyReason = notReadyReason
@@ -87,6 +90,7 @@ public struct ServerStatus: Codable, Hashable, Sendable {
             reports: try container.decodeIfPresent(Reports.self, forKey: .reports),
             breakGlass: try container.decodeIfPresent([BreakGlass].self, forKey: .breakGlass),
             publicSuffixList: try container.decodeIfPresent(PublicSuffixList.self, forKey: .publicSuffixList),
+            transparencyLog: try container.decodeIfPresent(TransparencyLog.self, forKey: .transparencyLog),
             version: try container.decodeIfPresent(String.self, forKey: .version)
         )
     }

@@ -68,6 +68,16 @@ struct StatusCommand: AsyncParsableCommand {
             let version = [list.version, list.commit.map { "commit \($0)" }].compactMap { $0 }.joined(separator: ", ")
             Output.line("public suffix list:   \(list.source), \(version.isEmpty ? "no version in its header" : version) (\(list.rules) rules)")
         }
+        if let log = report.transparencyLog {
+            let served = log.checkpointSize.map { "checkpoint of \($0) entries, root \(log.rootHash ?? "?")" } ?? "no checkpoint served yet"
+            Output.line("transparency log:     \(log.origin), \(served)")
+            if log.entriesAwaitingWitnesses > 0 {
+                Output.line("  awaiting witnesses: \(log.entriesAwaitingWitnesses) entries not yet cosigned by the quorum; their content is not served")
+            }
+            for (witness, reason) in log.witnessFailures.sorted(by: { $0.key < $1.key }) {
+                Output.line("  witness \(witness): \(reason)")
+            }
+        }
         for warning in report.warnings { Output.line("warning:              \(warning)") }
         if let monitoring = report.monitoring { Self.printMonitoring(monitoring) }
         for line in UptakeStatusLines.lines(from: report.uptake) { Output.line(line) }

@@ -55,6 +55,14 @@ import Testing
         #expect(checkpoint.status == 200)
         let served = try policy.verify(checkpoint: SignedNote(parsing: String(decoding: checkpoint.body, as: UTF8.self)))
         #expect(served == first.inclusion.checkpoint)
+        let status = try CurlResponse.get("\(server.baseURL)/status", in: cli.directory)
+        let log = try #require((try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["transparencyLog"] as? [String: Any])
+        #expect(log["origin"] as? String == Self.origin)
+        #expect(log["verifierKey"] as? String == vkey)
+        #expect((log["checkpointSize"] as? NSNumber)?.uint64Value == served.checkpoint.treeSize)
+        #expect((log["entriesAwaitingWitnesses"] as? NSNumber)?.intValue == 0)
+        let statusCommand = try cli.run(["status", "--url", server.baseURL])
+        #expect(statusCommand.stdoutText.contains("transparency log:     \(Self.origin), checkpoint of \(served.checkpoint.treeSize) entries"), "\(statusCommand.combined)")
 
         // An edit: once the new content is served, its proof is too, under a larger checkpoint.
         #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",

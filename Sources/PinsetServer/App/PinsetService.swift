@@ -96,7 +96,8 @@ public final class PinsetService: Sendable {
         let breakGlass = BreakGlassWatch(store: store, metrics: metrics, logger: logger)
         let reporter = StatusReporter(
             refresher: refresher, cache: cache, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
-            monitor: monitor, uptake: uptake, recentReports: recentReports, breakGlass: breakGlass, publicSuffixes: publicSuffixes
+            monitor: monitor, uptake: uptake, recentReports: recentReports, breakGlass: breakGlass, publicSuffixes: publicSuffixes,
+            transparencyLog: transparencyLog
         )
         func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
             PinsetRequestHandler(

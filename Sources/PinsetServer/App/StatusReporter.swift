@@ -1,6 +1,7 @@
 import Foundation
 import PinsetAdmin
 import PinsetCore
+import PinsetLogPublishing
 import PinsetPublishing
 import PinsetSigning
 import PinsetStatus
@@ -20,6 +21,8 @@ struct StatusReporter: Sendable {
     let breakGlass: BreakGlassWatch?
     /// The Public Suffix List the admin rules check include-subdomains against.
     let publicSuffixes: PublicSuffixListSource
+    /// The transparency log served, when configured.
+    var transparencyLog: TransparencyLogPublisher? = nil
 
     func readiness(now: Date = Date()) -> Readiness {
         Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshnessWindow, now: now)
@@ -40,6 +43,7 @@ struct StatusReporter: Sendable {
             reports: ServerStatus.Reports(recentReports, at: now),
             breakGlass: breakGlass?.unacknowledged.map(ServerStatus.BreakGlass.init) ?? [],
             publicSuffixList: ServerStatus.PublicSuffixList(publicSuffixes),
+            transparencyLog: transparencyLog.map(ServerStatus.TransparencyLog.init),
             now: now
         )
     }
@@ -73,7 +77,8 @@ struct StatusReporter: Sendable {
     static func status(
         of status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
         monitoring: ServerStatus.Monitoring = .disabled, uptake: ServerStatus.Uptake? = nil, reports: ServerStatus.Reports = .disabled,
-        breakGlass: [ServerStatus.BreakGlass] = [], publicSuffixList: ServerStatus.PublicSuffixList? = nil, now: Date
+        breakGlass: [ServerStatus.BreakGlass] = [], publicSuffixList: ServerStatus.PublicSuffixList? = nil,
+        transparencyLog: ServerStatus.TransparencyLog? = nil, now: Date
     ) -> ServerStatus {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow, now: now)
         return ServerStatus(
@@ -101,6 +106,7 @@ struct StatusReporter: Sendable {
             reports: reports,
             breakGlass: breakGlass.isEmpty ? nil : breakGlass,
             publicSuffixList: publicSuffixList,
+            transparencyLog: transparencyLog,
             version: PinsetRelease.version
         )
     }
@@ -215,6 +221,18 @@ extension ServerStatus.Reports {
             enabled: true,
             windowSeconds: RecentReportCounter.windowSeconds,
             failuresLastHour: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
+        )
+    }
+}
+
+extension ServerStatus.TransparencyLog {
+    init(_ log: TransparencyLogPublisher) {
+        let served = log.checkpoint?.checkpoint
+        let witnesses = log.witnessesStatus
+        self.init(
+            origin: log.origin, verifierKey: log.verifierKey.encoded, checkpointSize: served?.treeSize,
+            rootHash: served?.rootHash.base64, entriesAwaitingWitnesses: log.entriesAwaitingWitnesses,
+            witnessesCosigned: witnesses.cosigned, witnessFailures: witnesses.failures
         )
     }
 }
