@@ -423,7 +423,10 @@ let package = Package(
         // `pinset witness` run as a process.
         .testTarget(
             name: "PinsetWitnessTests",
-            dependencies: ["PinsetWitness", "PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PinsetWitness", "PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+            ],
             swiftSettings: strictSwift6
         ),
         .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore"], swiftSettings: strictSwift6),

@@ -24,7 +24,8 @@ final class WitnessHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm(limits.idleTimeout, context: context)
+        // A new connection has as long to send its first request as any request has to arrive whole.
+        arm(limits.requestTimeout, context: context)
         context.fireChannelActive()
     }
 

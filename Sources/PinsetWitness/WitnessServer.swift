@@ -10,19 +10,26 @@ import NIOPosix
 /// behind a TLS-terminating proxy to offer https. Hostile input is bounded: bodies above
 /// ``Witness/maximumRequestBytes`` are refused with 413 before they are read, each request must arrive whole within
 /// ``Limits/requestTimeout`` (a trickle does not extend it), idle keep-alive connections close after
-/// ``Limits/idleTimeout``, and at most ``Limits/maximumConnections`` are open at once. SQLite work runs on a small
+/// ``Limits/idleTimeout``, and at most ``Limits/maximumConnections`` are open at once, at most
+/// ``Limits/maximumConnectionsPerAddress`` from one address. SQLite work runs on a small
 /// thread pool, never on the event loop.
 public final class WitnessServer: Sendable {
     public struct Limits: Sendable {
         /// Connections open at once; more are closed as they arrive.
         public var maximumConnections: Int
+        /// Connections open at once from one client address, so that one host cannot take every slot.
+        public var maximumConnectionsPerAddress: Int
         /// Time from a request's first byte to its last.
         public var requestTimeout: TimeAmount
         /// Time a keep-alive connection may wait for its next request.
         public var idleTimeout: TimeAmount
 
-        public init(maximumConnections: Int = 256, requestTimeout: TimeAmount = .seconds(10), idleTimeout: TimeAmount = .seconds(60)) {
+        public init(
+            maximumConnections: Int = 256, maximumConnectionsPerAddress: Int = 32, requestTimeout: TimeAmount = .seconds(10),
+            idleTimeout: TimeAmount = .seconds(60)
+        ) {
             self.maximumConnections = maximumConnections
+            self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout
         }
@@ -36,7 +43,7 @@ public final class WitnessServer: Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let threadPool = NIOThreadPool(numberOfThreads: 2)
     private let channel = NIOLockedValueBox<(any Channel)?>(nil)
-    private let openConnections = NIOLockedValueBox(0)
+    private let connections = NIOLockedValueBox(WitnessConnectionCount())
 
     /// - Parameter port: 0 binds a free port; ``start()`` returns the one bound.
     public init(witness: Witness, host: String, port: Int, limits: Limits = Limits(), logger: Logger = Logger(label: "pinset.witness")) {
@@ -54,18 +61,14 @@ public final class WitnessServer: Sendable {
         let witness = self.witness
         let threadPool = self.threadPool
         let limits = self.limits
-        let openConnections = self.openConnections
+        let connections = self.connections
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                let admitted = openConnections.withLockedValue { open in
-                    guard open < limits.maximumConnections else { return false }
-                    open += 1
-                    return true
-                }
-                guard admitted else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in openConnections.withLockedValue { $0 -= 1 } }
+                let address = channel.remoteAddress?.ipAddress ?? "unknown"
+                guard connections.withLockedValue({ $0.admit(address, limits: limits) }) else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0.remove(address) } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
@@ -95,5 +98,27 @@ public final class WitnessServer: Sendable {
         try? await bound?.close()
         try? await group.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
+    }
+}
+
+/// The connections open now, in all and per client address.
+struct WitnessConnectionCount: Sendable {
+    private(set) var total = 0
+    private(set) var byAddress: [String: Int] = [:]
+
+    /// Counts a new connection from `address`, or returns false when a limit is reached.
+    mutating func admit(_ address: String, limits: WitnessServer.Limits) -> Bool {
+        guard total < limits.maximumConnections, byAddress[address, default: 0] < limits.maximumConnectionsPerAddress else {
+            return false
+        }
+        total += 1
+        byAddress[address, default: 0] += 1
+        return true
+    }
+
+    mutating func remove(_ address: String) {
+        total -= 1
+        let remaining = byAddress[address, default: 1] - 1
+        byAddress[address] = remaining > 0 ? remaining : nil
     }
 }

@@ -17,9 +17,16 @@ enum RawHTTP {
     }
 
     static func exchange(port: Int, _ request: [UInt8]) throws -> RawHTTPResponse {
+        let fd = try connect(port: port)
+        defer { close(fd) }
+        send(request, on: fd)
+        return try parse(readToEnd(fd))
+    }
+
+    /// A connected socket, with a 5-second limit on every read and write; the caller closes it.
+    static func connect(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        defer { close(fd) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -28,16 +35,27 @@ enum RawHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)")
+        }
+        return fd
+    }
+
+    static func send(_ bytes: [UInt8], on fd: Int32) {
         var offset = 0
-        while offset < request.count {
+        while offset < bytes.count {
             // MSG_NOSIGNAL: a server that answers early and closes must not kill the test with SIGPIPE.
-            let sent = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent <= 0 { break }
             offset += sent
         }
+    }
+
+    /// Everything the server sends until it closes the connection (or 5 seconds pass without a byte).
+    static func readToEnd(_ fd: Int32) -> [UInt8] {
         var received = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while received.count < 1 << 20 {
@@ -45,7 +63,7 @@ enum RawHTTP {
             if count <= 0 { break }
             received += chunk[0..<count]
         }
-        return try parse(received)
+        return received
     }
 
     static func parse(_ bytes: [UInt8]) throws -> RawHTTPResponse {

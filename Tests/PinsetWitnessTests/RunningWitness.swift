@@ -18,20 +18,25 @@ final class RunningWitness: @unchecked Sendable {
     private(set) var server: WitnessServer
     private(set) var port: Int
 
-    init(following logs: [TestLog]) async throws {
+    let limits: WitnessServer.Limits
+
+    init(following logs: [TestLog], limits: WitnessServer.Limits = WitnessServer.Limits()) async throws {
+        self.limits = limits
         directory = try TemporaryDirectory(prefix: "pinset-witness")
         cosigner = try Ed25519Cosigner(keyName: "witness.example.com/w1", privateKey: Curve25519.Signing.PrivateKey())
         self.logs = try logs.map { try WitnessedLog(parsing: "\($0.origin) \($0.vkey)") }
-        let served = try await Self.serve(statePath: directory.file("witness.sqlite"), logs: self.logs, cosigner: cosigner)
+        let served = try await Self.serve(statePath: directory.file("witness.sqlite"), logs: self.logs, cosigner: cosigner, limits: limits)
         store = served.store
         server = served.server
         port = served.port
     }
 
-    private static func serve(statePath: String, logs: [WitnessedLog], cosigner: Ed25519Cosigner) async throws -> (store: WitnessStateStore, server: WitnessServer, port: Int) {
+    private static func serve(
+        statePath: String, logs: [WitnessedLog], cosigner: Ed25519Cosigner, limits: WitnessServer.Limits
+    ) async throws -> (store: WitnessStateStore, server: WitnessServer, port: Int) {
         let store = try WitnessStateStore(path: statePath)
         let witness = try Witness(logs: logs, cosigner: cosigner, store: store, now: { RunningWitness.now })
-        let server = WitnessServer(witness: witness, host: "127.0.0.1", port: 0)
+        let server = WitnessServer(witness: witness, host: "127.0.0.1", port: 0, limits: limits)
         return (store, server, try await server.start())
     }
 
@@ -40,7 +45,7 @@ final class RunningWitness: @unchecked Sendable {
     func restart() async throws {
         await server.shutdown()
         try store.close()
-        let served = try await Self.serve(statePath: statePath, logs: logs, cosigner: cosigner)
+        let served = try await Self.serve(statePath: statePath, logs: logs, cosigner: cosigner, limits: limits)
         store = served.store
         server = served.server
         port = served.port
@@ -78,8 +83,10 @@ final class RunningWitness: @unchecked Sendable {
 
 extension RunningWitness {
     /// Runs `body` with a witness following `logs`, and stops it (server, state, directory) however `body` ends.
-    static func with(following logs: [TestLog], _ body: (RunningWitness) async throws -> Void) async throws {
-        let witness = try await RunningWitness(following: logs)
+    static func with(
+        following logs: [TestLog], limits: WitnessServer.Limits = WitnessServer.Limits(), _ body: (RunningWitness) async throws -> Void
+    ) async throws {
+        let witness = try await RunningWitness(following: logs, limits: limits)
         do {
             try await body(witness)
         } catch {
