@@ -93,7 +93,7 @@ struct WitnessCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let level = Logger.Level(rawValue: logLevel) else {
-                throw ValidationError("--log-level '\(logLevel)' is not a level: give trace, debug, info, notice, warning, error or critical.")
+                throw CLIError("--log-level '\(logLevel)' is not a level: give trace, debug, info, notice, warning, error or critical.")
             }
             let (host, port) = try Self.parseListen(listen)
             let cosigner: Ed25519Cosigner
@@ -158,12 +158,14 @@ struct WitnessCommand: AsyncParsableCommand {
                 host = text[..<colon]
                 portText = text[text.index(after: colon)...]
             }
-            guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { throw listenError(text) }
+            guard !host.isEmpty, !host.contains("["), !host.contains("]"), let port = Int(portText), (0...65535).contains(port) else {
+                throw listenError(text)
+            }
             return (String(host), port)
         }
 
-        private static func listenError(_ text: String) -> ValidationError {
-            ValidationError("--listen '\(text)' is not host:port. Give an address and a port from 0 to 65535, such as 127.0.0.1:7380 or [::1]:7380.")
+        private static func listenError(_ text: String) -> CLIError {
+            CLIError("--listen '\(text)' is not host:port. Give an address and a port from 0 to 65535, such as 127.0.0.1:7380 or [::1]:7380.")
         }
     }
 
