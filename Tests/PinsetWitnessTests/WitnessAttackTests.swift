@@ -1,4 +1,5 @@
 import Crypto
+import PinsetTestSupport
 import PinsetTransparency
 import PinsetWitness
 import Testing
@@ -188,6 +189,28 @@ struct WitnessAttackTests {
                 if case .failure(let error) = outcome {
                     #expect(error.kind == .conflict(latestSize: latest))
                 }
+            }
+        }
+    }
+}
+
+/// A state file changed behind the witness's back fails closed: no cosignature until it is restored.
+struct WitnessDamagedStateTests {
+    @Test func aDamagedRecordStopsCosigningForThatLog() async throws {
+        var log = try TestLog(entries: 4)
+        try await RunningWitness.with(following: [log]) { witness in
+            #expect(try witness.post(Array(log.request(old: 0).encoded.utf8)).status == 200)
+            // The size no longer matches the recorded checkpoint's text (the guarding trigger removed first).
+            let damaged = try ProcessRunner.run("sqlite3", [
+                witness.statePath,
+                "DROP TRIGGER witnessed_checkpoint_never_rolls_back; UPDATE witnessed_checkpoint SET tree_size = 3;",
+            ], timeout: 10)
+            #expect(damaged.status == 0, "\(damaged.stderr)")
+            log.append(2)
+            for old: UInt64 in [3, 4] {
+                let answer = try witness.post(Array(log.request(old: old).encoded.utf8))
+                #expect(answer.status == 500, "old \(old)")
+                #expect(!answer.text.contains("\u{2014}"))
             }
         }
     }
