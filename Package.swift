@@ -152,6 +152,24 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // A C2SP tlog-witness: cosigns the checkpoints of the logs it follows over HTTP (`pinset witness serve`), its
+        // state in a SQLite file, and the client a log uses to ask witnesses for cosignatures.
+        .target(
+            name: "PinsetWitness",
+            dependencies: [
+                "PinsetTransparency",
+                "PinsetFileSystem",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // A signing pass: every customer's pin set signed, with the identity that signs for it, into the bundle served
         // for it. The server's refresher and `pinset sign --out` both run it.
         .target(
@@ -262,6 +280,7 @@ let package = Package(
                 "PinsetPublishing",
                 "PinsetLogPublishing",
                 "PinsetTransparency",
+                "PinsetWitness",
                 "PinsetCore",
                 "PinsetFileSystem",
                 "PinsetSigning",
@@ -320,6 +339,7 @@ let package = Package(
                 "PinsetTransparency",
                 "PinsetLiveCheck",
                 "PinsetStatus",
+                "PinsetWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
@@ -414,6 +434,16 @@ let package = Package(
             name: "PinsetAppleGlueTests",
             dependencies: ["PinsetClient", "PinsetCore", "PinsetSigning", "PinsetTestSupport", .product(name: "X509", package: "swift-certificates")],
             swiftSettings: strictSwift6 + [.define("PINSET_APPLE_SHIM")]
+        ),
+        // The witness over real HTTP and SQLite files: a log's checkpoints cosigned, every attack refused; and
+        // `pinset witness` run as a process.
+        .testTarget(
+            name: "PinsetWitnessTests",
+            dependencies: [
+                "PinsetWitness", "PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+            ],
+            swiftSettings: strictSwift6
         ),
         .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore", "PinsetTransparency"], swiftSettings: strictSwift6),
     ]

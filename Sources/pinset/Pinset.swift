@@ -36,6 +36,7 @@ struct Pinset: AsyncParsableCommand {
             RootCommand.self,
             SignerCommand.self,
             ClientCommand.self,
+            WitnessCommand.self,
             DeprecatedBackupCommand.self,
             DeprecatedRestoreCommand.self,
         ]

@@ -159,4 +159,88 @@ import Testing
         #expect(try json(shown)["version"] as? Int64 == secondVersion, "\(shown.combined)")
         #expect(!shown.stdoutText.contains(forgedPin))
     }
+
+    /// `pinset witness` started on its own port, following the log.
+    struct RunningWitness {
+        let process: BackgroundProcess
+        let port: Int
+        var url: String { "http://127.0.0.1:\(port)" }
+
+        init(cli: PinsetCLI, keyFile: String, logKey: String, listenPort: Int = 0) throws {
+            let started = try BackgroundProcess(PinsetCLI.binary, [
+                "witness", "serve", "--key-file", keyFile, "--name", "witness.example", "--state", cli.directory.file("witness.sqlite"),
+                "--log", "\(TransparencyEndToEndTests.origin) \(logKey)", "--listen", "127.0.0.1:\(listenPort)",
+            ], logDirectory: cli.directory.path, name: "witness-\(UUID().uuidString.prefix(6))")
+            var found: Int?
+            _ = started.waitFor(timeout: 60) {
+                found = started.stdout.split(separator: "\n").lazy.compactMap { line in
+                    line.hasPrefix("pinset witness listening on ") ? line.split(separator: ":").last.flatMap { Int($0) } : nil
+                }.first
+                return found != nil
+            }
+            guard let found else {
+                started.stop(signal: SIGKILL)
+                throw Failure("pinset witness serve did not start: \(started.stdout)\n\(started.stderr)")
+            }
+            process = started
+            port = found
+        }
+    }
+
+    /// The server, a `pinset witness` and an app requiring one cosignature: the app takes content only with the
+    /// witness's cosignature; while the witness is down an edit is not served (the previous bundle is, and /status
+    /// says why); once it is back the edit is served, cosigned, and the app takes it.
+    @Test func contentIsServedOnlyUnderACheckpointTheWitnessCosigned() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        let logKey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let witnessKeyFile = cli.directory.file("witness.key")
+        let initialized = try cli.run(["witness", "init", "--name", "witness.example", "--key-file", witnessKeyFile])
+        #expect(initialized.status == 0, "\(initialized.combined)")
+        let witnessKey = initialized.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        var witness = try RunningWitness(cli: cli, keyFile: witnessKeyFile, logKey: logKey)
+        defer { _ = witness.process.stop(signal: SIGTERM, timeout: 15) }
+        let witnessPort = witness.port
+        let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": [
+            "origin": Self.origin, "witnesses": [["url": witness.url, "key": witnessKey]], "quorum": 1,
+        ]])
+        defer { server.stop() }
+        let state = cli.directory.file("app-state")
+        func json(_ output: ProcessRunner.Output) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any], "\(output.combined)")
+        }
+        let first = try cli.run(["client", "update", "--server", server.baseURL, "--customer", "acme", "--trust", cli.trustCertificate,
+                                 "--state-dir", state, "--log-key", logKey, "--witness-key", witnessKey, "--witness-quorum", "1", "--json"])
+        #expect(first.status == 0, "\(first.combined)")
+        let firstVersion = try #require(try json(first)["version"] as? Int64)
+
+        // The witness goes away; an edit waits for it.
+        #expect(witness.process.stop(signal: SIGTERM, timeout: 15) == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        var awaiting = 0
+        for _ in 0..<100 where awaiting == 0 {
+            let status = try CurlResponse.get("\(server.baseURL)/status", in: cli.directory)
+            let log = (try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["transparencyLog"] as? [String: Any]
+            awaiting = (log?["entriesAwaitingWitnesses"] as? NSNumber)?.intValue ?? 0
+            if awaiting == 0 { usleep(100_000) }
+        }
+        #expect(awaiting > 0)
+        let held = try cli.run(["client", "update", "--state-dir", state, "--json"])
+        #expect(held.status == 0, "\(held.combined)")
+        #expect(try json(held)["version"] as? Int64 == firstVersion, "the edit is not served before the witness cosigns it")
+
+        // Back on the same port, with its state: the server's next try is cosigned and the edit is served.
+        witness = try RunningWitness(cli: cli, keyFile: witnessKeyFile, logKey: logKey, listenPort: witnessPort)
+        var version = firstVersion
+        for _ in 0..<150 where version == firstVersion {
+            let update = try cli.run(["client", "update", "--state-dir", state, "--json"])
+            #expect(update.status == 0, "\(update.combined)")
+            version = (try json(update)["version"] as? Int64) ?? firstVersion
+            if version == firstVersion { usleep(100_000) }
+        }
+        #expect(version > firstVersion)
+        #expect(server.stop() == 0, "SIGTERM must exit 0: \(server.process.stderr)")
+    }
 }

@@ -50,7 +50,10 @@ public final class PinsetService: Sendable {
             try TransparencyLogPublisher(
                 origin: log.origin,
                 signer: LogKeyFile.load(configuration.resolvedTransparencyLogKeyPath ?? log.keyFile).makeNoteSigner(),
-                source: store
+                source: store,
+                witnesses: WitnessQuorum(
+                    witnesses: log.witnesses.map { try HTTPCheckpointWitness(url: $0.url, key: $0.key) }, quorum: log.quorum
+                )
             )
         }
         if let transparencyLog {
