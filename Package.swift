@@ -97,6 +97,7 @@ let package = Package(
                 "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetMigrations",
+                "PinsetFileSystem",
                 "PinsetTransparency",
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Server"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),

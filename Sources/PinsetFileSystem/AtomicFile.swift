@@ -142,6 +142,18 @@ public enum AtomicFile {
         access(path, F_OK) == 0
     }
 
+    /// Creates `path` as an empty file with `mode` unless it exists, which is left as it is. For files another
+    /// library opens and would create with its own mode (SQLite: 0644 minus the umask): the file is then never
+    /// readable by more than `mode` allows, not even for a moment.
+    public static func createEmptyIfMissing(_ path: String, mode: mode_t) throws(FileSystemError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        if descriptor >= 0 {
+            close(descriptor)
+            return
+        }
+        guard errno == EEXIST else { throw FileSystemError(path: path, operation: "create", errno: errno) }
+    }
+
     /// Creates `path` and its parents with `mode` where missing.
     public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws(FileSystemError) {
         var current = path.hasPrefix("/") ? "" : "."

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetFileSystem
 import GRDB
 import PinsetTransparency
 
@@ -190,15 +191,11 @@ public final class WitnessStateStore: Sendable {
     /// Creates an empty file with ``newFileMode`` so that SQLite, which would create it 0644 minus the umask, opens a
     /// file that was never readable by others. An existing file is left as it is.
     private static func createFileIfMissing(_ path: String) throws {
-        let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, newFileMode)
-        if descriptor >= 0 {
-            Foundation.close(descriptor)
-            return
-        }
-        let error = errno
-        guard error == EEXIST else {
+        do {
+            try AtomicFile.createEmptyIfMissing(path, mode: newFileMode)
+        } catch {
             throw WitnessStateError(
-                "Cannot create the witness state \(path): \(String(cString: strerror(error))). Check that the directory exists and is writable by the user running the witness.")
+                "Cannot create the witness state \(path): \(String(cString: strerror(error.errno))). Check that the directory exists and is writable by the user running the witness.")
         }
     }
 }

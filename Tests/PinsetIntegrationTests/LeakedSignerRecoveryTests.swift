@@ -32,6 +32,25 @@ import Testing
             guard signed.status == 0 else { throw Failure("openssl cms -sign: \(signed.combined)") }
         }
 
+        /// The attacker of `cli`'s deployment: its default signing key and certificate copied out, and a loopback web
+        /// server of its own serving `www` in a new directory. The caller stops `server` and removes `directory`.
+        static func start(leakingFrom cli: PinsetCLI) throws -> Attacker {
+            let www = try TemporaryDirectory(prefix: "pinset-attacker")
+            try FileManager.default.createDirectory(atPath: www.file("www"), withIntermediateDirectories: true)
+            let port = try FreePort.pick()
+            let server = try BackgroundProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", www.file("www")], logDirectory: www.path, name: "attacker")
+            guard FreePort.waitUntilListening(port: port) else {
+                server.stop()
+                throw Failure("the attacker's web server did not listen on \(port)")
+            }
+            return Attacker(
+                directory: www,
+                key: try www.write("leaked-key.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/signing-key.pem"))), mode: 0o600),
+                chain: try www.write("leaked-chain.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: cli.trustCertificate)))),
+                port: port, server: server
+            )
+        }
+
         var bundle: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("www/acme.json.signed"))))) ?? [] }
     }
 
@@ -64,19 +83,11 @@ import Testing
         let genuineVersion = try #require(try json(first)["version"] as? Int64)
 
         // The leak: the signer key file and its certificate, copied out.
-        let www = try TemporaryDirectory(prefix: "pinset-attacker")
-        defer { www.remove() }
-        try FileManager.default.createDirectory(atPath: www.file("www"), withIntermediateDirectories: true)
-        let port = try FreePort.pick()
-        let attackerServer = try BackgroundProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", www.file("www")], logDirectory: www.path, name: "attacker")
-        defer { attackerServer.stop() }
-        #expect(FreePort.waitUntilListening(port: port))
-        let attacker = Attacker(
-            directory: www,
-            key: try www.write("leaked-key.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/signing-key.pem"))), mode: 0o600),
-            chain: try www.write("leaked-chain.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: cli.trustCertificate)))),
-            port: port, server: attackerServer
-        )
+        let attacker = try Attacker.start(leakingFrom: cli)
+        defer {
+            attacker.server.stop()
+            attacker.directory.remove()
+        }
 
         // Version 2^62, expiring in a century: refused by the bounds whatever the signer.
         try attacker.serve(version: 1 << 62, lifetime: 100 * 365 * 86_400, pin: forgedPin, tool: tool)
@@ -115,7 +126,7 @@ import Testing
         #expect(hosts.first?["pinSHA256"] as? [String] == [genuinePin])
 
         // The forged bundle served again is refused; the pins held stay the genuine ones.
-        _ = try www.write("www/acme.json.signed", forgedBundle)
+        _ = try attacker.directory.write("www/acme.json.signed", forgedBundle)
         let replay = try client(cli, ["update", "--server", attacker.url, "--state-dir", state])
         #expect(replay.status == 16 && replay.stderr.contains("revokedSigner"), "\(replay.combined)")
         let shown = try client(cli, ["show", "--state-dir", state, "--json"])

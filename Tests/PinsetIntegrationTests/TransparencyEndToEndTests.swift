@@ -131,19 +131,11 @@ import Testing
         #expect(secondSize > firstSize)
 
         // The attacker: the bundle signer's key and certificate, copied out, and a loopback web server of their own.
-        let www = try TemporaryDirectory(prefix: "pinset-attacker")
-        defer { www.remove() }
-        try FileManager.default.createDirectory(atPath: www.file("www"), withIntermediateDirectories: true)
-        let port = try FreePort.pick()
-        let attackerServer = try BackgroundProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", www.file("www")], logDirectory: www.path, name: "attacker")
-        defer { attackerServer.stop() }
-        #expect(FreePort.waitUntilListening(port: port))
-        let attacker = LeakedSignerRecoveryTests.Attacker(
-            directory: www,
-            key: try www.write("leaked-key.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/signing-key.pem"))), mode: 0o600),
-            chain: try www.write("leaked-chain.pem", [UInt8](try Data(contentsOf: URL(fileURLWithPath: cli.trustCertificate)))),
-            port: port, server: attackerServer
-        )
+        let attacker = try LeakedSignerRecoveryTests.Attacker.start(leakingFrom: cli)
+        defer {
+            attacker.server.stop()
+            attacker.directory.remove()
+        }
         let forgedPin = Base64.encode([UInt8](repeating: 9, count: 32))
         try attacker.serve(version: secondVersion + 1, lifetime: 3600, pin: forgedPin, tool: OfflineRootTests())
 
@@ -151,7 +143,7 @@ import Testing
         #expect(withoutProof.status == 40, "\(withoutProof.combined)")
         // The genuine proof proves the genuine content, not the forged one.
         let genuineProof = try CurlResponse.get("\(server.baseURL)/acme.json.proof", in: cli.directory)
-        _ = try www.write("www/acme.json.proof", genuineProof.body)
+        _ = try attacker.directory.write("www/acme.json.proof", genuineProof.body)
         let withGenuineProof = try cli.run(["client", "update", "--server", attacker.url, "--state-dir", state])
         #expect(withGenuineProof.status == 44, "\(withGenuineProof.combined)")
 

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetFileSystem
 import GRDB
 
 /// The embedded backend: one SQLite file in WAL mode, shared by `pinset serve` and the admin commands on one
@@ -97,14 +98,10 @@ final class SQLiteDatabase: StoreDatabase {
     /// Creates an empty file with `newFileMode` so that SQLite, which would create it with 0644 minus umask,
     /// opens a file that was never world-readable. An existing file is left as it is.
     private static func createFileIfMissing(_ path: String) throws {
-        let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, newFileMode)
-        if descriptor >= 0 {
-            Foundation.close(descriptor)
-            return
-        }
-        let error = errno
-        guard error == EEXIST else {
-            throw StoreError(.invalidInput, "Cannot create the database file \(path): \(String(cString: strerror(error))). Check that the directory exists and is writable.")
+        do {
+            try AtomicFile.createEmptyIfMissing(path, mode: newFileMode)
+        } catch {
+            throw StoreError(.invalidInput, "Cannot create the database file \(path): \(String(cString: strerror(error.errno))). Check that the directory exists and is writable.")
         }
     }
 }
