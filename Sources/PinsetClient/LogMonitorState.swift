@@ -48,7 +48,7 @@ public struct LogMonitorState: Codable, Hashable, Sendable {
     /// Replaces `path` atomically: a crash leaves the previous state or this one, never a mix.
     public func save(to path: String) throws(LogMonitorError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
             try AtomicFile.write(Array(try encoder.encode(self)), to: path)
         } catch {

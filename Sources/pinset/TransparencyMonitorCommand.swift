@@ -41,7 +41,7 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
     var witnessKeys: [String] = []
 
     @Option(help: ArgumentHelp("How many of the witnesses must cosign each checkpoint (default 0: the log's signature alone).", valueName: "n"))
-    var witnessQuorum: Int = 0
+    var witnessQuorum: Int?
 
     @Option(help: ArgumentHelp("The file that keeps the last verified checkpoint between runs; created by the first run.", valueName: "path"))
     var state: String
@@ -59,7 +59,7 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
         let policy: ClientTransparencyPolicy
         do {
             policy = try ClientTransparencyPolicy(
-                origin: logOrigin ?? "\(url.host ?? "")/log", logKeys: logKeys, witnessKeys: witnessKeys, quorum: witnessQuorum)
+                origin: logOrigin ?? "\(url.host ?? "")/log", logKeys: logKeys, witnessKeys: witnessKeys, quorum: witnessQuorum ?? 0)
         } catch let error as TransparencyError {
             throw CLIError("The log's keys are not usable: \(error.reason) Check --log-key, --log-origin, --witness-key and --witness-quorum.")
         }
@@ -73,7 +73,7 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
                 try Output.json(MonitorRefusal(code: error.kind.rawValue, reason: error.reason, exitStatus: Int(status)))
             } else {
                 Output.note("REFUSED (\(error.kind.rawValue)): \(error.reason)")
-                Output.note("The state file \(state) is unchanged.")
+                Output.note("Nothing was saved to \(state).")
             }
             throw ExitCode(status)
         }
