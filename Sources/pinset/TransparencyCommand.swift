@@ -6,14 +6,15 @@ import PinsetLogPublishing
 struct TransparencyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transparency",
-        abstract: "The transparency log of pin sets: its checkpoint-signing key.",
+        abstract: "The transparency log of pin sets: its checkpoint-signing key, and a monitor that follows it.",
         discussion: """
             Every content version of every customer is appended to a Merkle log in the database. With \
             "transparencyLog": {"origin": ..., "keyFile": ...} in the server's configuration, 'pinset serve' signs \
             checkpoints of it with the log key and serves /log/checkpoint, /log/tile/... and \
-            /<customer>.json.proof; see docs/transparency.md.
+            /<customer>.json.proof; 'pinset transparency monitor' follows a log and reports every pin set it \
+            publishes. See docs/transparency.md.
             """,
-        subcommands: [TransparencyKeyCommand.self]
+        subcommands: [TransparencyKeyCommand.self, TransparencyMonitorCommand.self]
     )
 }
 
