@@ -194,6 +194,7 @@ let package = Package(
                 "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetPublishing",
+                "PinsetLogPublishing",
                 "PinsetFileSystem",
                 "PinsetSigning",
                 "PinsetStore",

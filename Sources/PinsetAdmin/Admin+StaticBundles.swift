@@ -1,8 +1,10 @@
 import Foundation
 import PinsetCore
 import PinsetFileSystem
+import PinsetLogPublishing
 import PinsetPublishing
 import PinsetSigning
+import PinsetTransparency
 
 extension Admin {
     /// Signs every customer's bundle, as the server does, into `directory` for a web server or CDN to serve.
@@ -12,12 +14,17 @@ extension Admin {
     /// (typically an unusable default key), the directory is left untouched. With `prune`, files of customers
     /// that no longer exist are deleted.
     ///
+    /// With `transparencyLog`, the log is published beside the bundles as the server serves it: `log/checkpoint`
+    /// signed by the log key, `log/tile/…` and each `<customer>.json.proof`. They are written before the bundles, so
+    /// a CDN that copies the directory while this runs never publishes a bundle without its proof; full tiles,
+    /// which never change, are written only once.
+    ///
     /// - Parameters:
     ///   - key: the default signing key, in place of the data directory's.
     ///   - certificate: the default signing certificate, in place of the data directory's.
     public func writeSignedBundles(
         to directory: String, bundleLifetime: Int64, key: String? = nil, certificate: String? = nil, prune: Bool = false,
-        now: Date = Date()
+        transparencyLog: (origin: String, signer: Ed25519NoteSigner)? = nil, now: Date = Date()
     ) throws -> SigningPassResult {
         var locations = dataDirectory.signingIdentityLocations
         if let key { locations.defaultKeyPath = key }
@@ -30,6 +37,12 @@ extension Admin {
         try AtomicFile.createDirectory(directory)
         // A run killed mid-write leaves a hidden temporary file; never let a CDN sync publish it.
         AtomicFile.removeAbandonedTemporaryFiles(in: directory)
+        if let transparencyLog {
+            // Read after the pin sets: every version they carry was logged in the transaction that made it.
+            let publisher = try TransparencyLogPublisher(origin: transparencyLog.origin, signer: transparencyLog.signer, source: store)
+            try publisher.advance()
+            try Self.writeLog(of: publisher, proving: result.bundles, to: directory)
+        }
         for bundle in result.bundles {
             try AtomicFile.write(bundle.bytes, to: "\(directory)/\(bundle.customer.bundleFileName)", mode: 0o644)
         }
@@ -41,5 +54,29 @@ extension Admin {
             }
         }
         return result
+    }
+
+    /// The tiles, entry bundles, proofs and checkpoint of `publisher`'s checkpoint, in that order.
+    private static func writeLog(of publisher: TransparencyLogPublisher, proving bundles: [SignedBundle], to directory: String) throws {
+        guard let checkpoint = publisher.checkpoint else {
+            throw AdminError("The transparency log has no checkpoint to publish.")
+        }
+        let size = checkpoint.checkpoint.treeSize
+        for tile in TileLayout.hashTiles(forTreeSize: size) + TileLayout.entryBundles(forTreeSize: size) {
+            let path = "\(directory)/log/\(tile.path)"
+            if !tile.isPartial && AtomicFile.exists(path) { continue }
+            guard let contents = try publisher.tile(tile) else {
+                throw AdminError("The transparency log has no \(tile.path) under its checkpoint of \(size) entries.")
+            }
+            try AtomicFile.createDirectory(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+            try AtomicFile.write(contents, to: path, mode: 0o644)
+        }
+        for bundle in bundles {
+            guard let proof = try publisher.proof(for: bundle.customer, version: bundle.version) else {
+                throw AdminError("Customer '\(bundle.customer)' version \(bundle.version) is not in the transparency log, so no bundle is written. The database was edited by hand or is damaged; restore it from a backup with 'pinset store restore'.")
+            }
+            try AtomicFile.write(proof, to: "\(directory)/\(bundle.customer.proofFileName)", mode: 0o644)
+        }
+        try AtomicFile.write(checkpoint.encoded, to: "\(directory)/log/checkpoint", mode: 0o644)
     }
 }

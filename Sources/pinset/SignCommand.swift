@@ -3,6 +3,7 @@ import PinsetAdmin
 import PinsetAdminContract
 import Foundation
 import PinsetCore
+import PinsetLogPublishing
 
 struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +12,9 @@ struct SignCommand: AsyncParsableCommand {
         discussion: """
             Each <customer>.json.signed is replaced atomically, so a web server reading the directory never \
             serves a partial file. The bytes are what 'pinset serve' serves. Run it at least every five minutes \
-            (legacy clients refuse bundles older than ten); deploy/systemd/pinset-sign.timer does that.
+            (legacy clients refuse bundles older than ten); deploy/systemd/pinset-sign.timer does that. \
+            With --log-origin, the transparency log is written beside them as 'pinset serve' serves it: \
+            log/checkpoint, log/tile/... and <customer>.json.proof, before the bundles (docs/transparency.md).
             """
     )
 
@@ -32,10 +35,26 @@ struct SignCommand: AsyncParsableCommand {
     @Flag(help: "Also delete <name>.json.signed files of customers that no longer exist.")
     var prune = false
 
+    @Option(help: ArgumentHelp("Also publish the transparency log, named by this origin (the URL prefix it is served at without the scheme, such as pins.example.com/log).", valueName: "origin"))
+    var logOrigin: String?
+
+    @Option(help: ArgumentHelp("The log's key, as 'pinset transparency key generate' wrote it (default: <data-dir>/log.key).", valueName: "file"))
+    var logKey: String?
+
+    func validate() throws {
+        if logKey != nil && logOrigin == nil {
+            throw ArgumentParser.ValidationError("--log-key needs --log-origin, the origin its checkpoints name.")
+        }
+    }
+
     func run() async throws {
         let now = Date()
+        let transparencyLog = try logOrigin.map { origin in
+            (origin: origin, signer: try LogKeyFile.load(logKey ?? "\(options.dataDir)/log.key").makeNoteSigner())
+        }
         let result = try options.openAdmin().writeSignedBundles(
-            to: out, bundleLifetime: bundleLifetime, key: key, certificate: certificate, prune: prune, now: now
+            to: out, bundleLifetime: bundleLifetime, key: key, certificate: certificate, prune: prune,
+            transparencyLog: transparencyLog, now: now
         )
         let bundles = result.bundles
         for warning in result.warnings { Output.warn(warning) }

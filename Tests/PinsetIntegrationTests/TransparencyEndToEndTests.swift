@@ -235,4 +235,46 @@ import Testing
         #expect(version > firstVersion)
         #expect(server.stop() == 0, "SIGTERM must exit 0: \(server.process.stderr)")
     }
+
+    /// Static hosting: `pinset sign --out --log-origin` writes the log beside the bundles, and a plain web server
+    /// serving that directory is enough for an app that requires the log (across a re-sign after an edit, its kept
+    /// checkpoint proven consistent from the written tiles) and for `pinset transparency monitor`.
+    @Test func signOutPublishesTheLogForAStaticHost() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let out = cli.directory.file("www")
+        let signed = try cli.run(["sign", "--out", out, "--log-origin", Self.origin])
+        #expect(signed.status == 0, "\(signed.combined)")
+        for file in ["acme.json.signed", "acme.json.proof", "log/checkpoint"] {
+            #expect(FileManager.default.fileExists(atPath: "\(out)/\(file)"), "\(file)")
+        }
+        let port = try FreePort.pick()
+        let host = try BackgroundProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", out], logDirectory: cli.directory.path, name: "static")
+        defer { host.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+        let base = "http://127.0.0.1:\(port)"
+        let state = cli.directory.file("app-state")
+        func version(_ output: ProcessRunner.Output) throws -> Int64 {
+            #expect(output.status == 0, "\(output.combined)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any], "\(output.combined)")
+            return try #require(object["version"] as? Int64)
+        }
+        let first = try version(try cli.run(["client", "update", "--server", base, "--customer", "acme", "--trust", cli.trustCertificate,
+                                              "--state-dir", state, "--log-key", vkey, "--json"]))
+
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        #expect(try cli.run(["sign", "--out", out, "--log-origin", Self.origin]).status == 0)
+        let second = try version(try cli.run(["client", "update", "--state-dir", state, "--json"]))
+        #expect(second > first)
+
+        let monitored = try cli.run(["transparency", "monitor", "--log-url", "\(base)/log/", "--log-key", vkey,
+                                     "--state", cli.directory.file("monitor.json"), "--customer", "acme", "--json"])
+        #expect(monitored.status == 0, "\(monitored.combined)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(monitored.stdout)) as? [String: Any])
+        let versions = (report["entries"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int64 }
+        #expect(versions.contains(first) && versions.contains(second), "\(monitored.stdoutText)")
+    }
 }
