@@ -380,7 +380,7 @@ let package = Package(
         // Tests mirror the modules; PinsetIntegrationTests drives the built `pinset` binary with curl and openssl.
         .testTarget(
             name: "PinsetTransparencyTests",
-            dependencies: ["PinsetTransparency", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             // The Go program an independent implementation checks the log's formats with, built by the tests.
             exclude: ["Peer"],
             swiftSettings: strictSwift6

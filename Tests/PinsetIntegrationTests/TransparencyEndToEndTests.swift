@@ -277,4 +277,150 @@ import Testing
         let versions = (report["entries"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int64 }
         #expect(versions.contains(first) && versions.contains(second), "\(monitored.stdoutText)")
     }
+
+    /// Every perfect-subtree hash of a tree held in memory: the attacker's view of a log they extend.
+    struct InMemoryTree: MerkleHashReader {
+        var levels: [[MerkleHash]]
+
+        init(_ entries: [[UInt8]]) {
+            levels = [entries.map { TreeHasher.leafHash(ofEntry: $0) }]
+            while levels[levels.count - 1].count > 1 {
+                let below = levels[levels.count - 1]
+                levels.append(stride(from: 0, to: below.count - 1, by: 2).map { TreeHasher.nodeHash(left: below[$0], right: below[$0 + 1]) })
+            }
+        }
+
+        func hashes(at positions: [MerkleNodePosition]) throws -> [MerkleHash] {
+            try positions.map { position in
+                guard position.level < levels.count, position.index < UInt64(levels[position.level].count) else {
+                    throw Failure("no hash at \(position)")
+                }
+                return levels[position.level][Int(position.index)]
+            }
+        }
+    }
+
+    /// With the log key stolen as well, an attacker can get an extension of the genuine tree holding their entry
+    /// cosigned by a witness once — the limit of any witness. It cannot stay hidden: the witness then holds a tree
+    /// the store does not, the server's next checkpoint is refused by it, `/status` names the witness and says so,
+    /// and the log does not advance, so the edit waiting for it is not served.
+    @Test func aForgedAppendWithAStolenLogKeyIsReportedByTheServer() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        let logKey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let witnessKeyFile = cli.directory.file("witness.key")
+        let witnessKey = try cli.run(["witness", "init", "--name", "witness.example", "--key-file", witnessKeyFile])
+            .stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let witness = try RunningWitness(cli: cli, keyFile: witnessKeyFile, logKey: logKey)
+        defer { _ = witness.process.stop(signal: SIGTERM, timeout: 15) }
+        let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": [
+            "origin": Self.origin, "witnesses": [["url": witness.url, "key": witnessKey]], "quorum": 1,
+        ]])
+        defer { server.stop() }
+
+        // The genuine log as anyone reads it: the checkpoint and the entries under it.
+        let served = try CurlResponse.get("\(server.baseURL)/log/checkpoint", in: cli.directory)
+        let genuine = try Checkpoint(noteText: SignedNote(parsing: String(decoding: served.body, as: UTF8.self)).text)
+        var entries = [[UInt8]]()
+        for bundle in TileLayout.entryBundles(forTreeSize: genuine.treeSize) {
+            entries += try EntryBundle.decode(try CurlResponse.get("\(server.baseURL)/log/\(bundle.path)", in: cli.directory).body, at: bundle)
+        }
+        #expect(TreeHasher.treeHash(ofEntries: entries) == genuine.rootHash)
+
+        // The attacker appends an entry of their own, signs the checkpoint with the stolen key, and asks the witness.
+        let stolen = try NotePrivateKey(parsing: String(contentsOfFile: "\(cli.dataDir)/log.key", encoding: .utf8)).makeNoteSigner()
+        let forgedEntry = try PinSetLogEntry(
+            customer: CustomerName("acme"), version: Int64(Date().timeIntervalSince1970 * 1000), contentSHA256: SHA256Fingerprint(of: Array("forged pins".utf8))
+        ).encoded()
+        let forgedTree = InMemoryTree(entries + [forgedEntry])
+        let forged = try Checkpoint(origin: Self.origin, treeSize: genuine.treeSize + 1, rootHash: TreeHasher.treeHash(ofEntries: entries + [forgedEntry]))
+        let request = try AddCheckpointRequest(
+            oldSize: genuine.treeSize,
+            consistencyProof: ConsistencyProof.generate(oldSize: genuine.treeSize, newSize: forged.treeSize, from: forgedTree).path,
+            checkpointNote: stolen.signedNote(text: forged.noteText)
+        )
+        let body = try cli.directory.write("add-checkpoint", Array(request.encoded.utf8))
+        let cosigned = try ProcessRunner.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--data-binary", "@\(body)", "\(witness.url)/add-checkpoint"])
+        #expect(cosigned.stdoutText == "200", "a pure extension is cosigned once: \(cosigned.combined)")
+
+        // The next genuine edit: the witness refuses the genuine tree, and the server says so.
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        var failure: String?
+        var awaiting = 0
+        for _ in 0..<100 where failure == nil {
+            let status = try CurlResponse.get("\(server.baseURL)/status", in: cli.directory)
+            let log = (try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["transparencyLog"] as? [String: Any]
+            failure = (log?["witnessFailures"] as? [String: String])?["witness.example"]
+            awaiting = (log?["entriesAwaitingWitnesses"] as? NSNumber)?.intValue ?? 0
+            if failure == nil { usleep(100_000) }
+        }
+        let reason = try #require(failure, "the server reports the witness that holds a tree its store does not")
+        #expect(reason.contains("422"), "\(reason)")
+        #expect(awaiting > 0)
+        let checkpointNow = try CurlResponse.get("\(server.baseURL)/log/checkpoint", in: cli.directory)
+        #expect(checkpointNow.body == served.body, "the log does not advance past what the witness refuses")
+        let statusCommand = try cli.run(["status", "--url", server.baseURL])
+        #expect(statusCommand.stdoutText.contains("witness witness.example:"), "\(statusCommand.combined)")
+    }
+
+    /// An independent verifier reads what the running server served: Go's sumdb/note opens both checkpoints with the
+    /// log's vkey, and sumdb/tlog checks each served proof against the entry recomputed from the bundle OpenSSL
+    /// verified, recomputes the same proof from the served tiles, and proves the two checkpoints consistent.
+    @Test(.enabled(if: GoTlogPeer.shouldRun, "needs Go (apt-get install golang-go golang-golang-x-mod-dev)"))
+    func goXModVerifiesWhatTheServerServes() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
+        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": ["origin": Self.origin]])
+        defer { server.stop() }
+        let peerDirectory = URL(fileURLWithPath: cli.directory.file("peer"))
+        try FileManager.default.createDirectory(at: peerDirectory.appendingPathComponent("proofs"), withIntermediateDirectories: true)
+        func write(_ name: String, _ bytes: [UInt8]) throws {
+            let url = peerDirectory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        func get(_ path: String) throws -> [UInt8] {
+            let response = try CurlResponse.get("\(server.baseURL)/\(path)", in: cli.directory)
+            #expect(response.status == 200, "\(path)")
+            return response.body
+        }
+        /// The served bundle's verified entry and the proof of it.
+        func fetchProof(_ name: String) throws -> Int64 {
+            let payload = try verifiedPayload(try get("acme.json.signed"), cli: cli, name: "\(name).json.signed")
+            try write("proofs/\(name).entry", PinSetLogEntry(payload: payload).encoded())
+            try write("proofs/\(name).proof", try get("acme.json.proof?version=\(payload.version)"))
+            return payload.version
+        }
+        try write("vkey", Array((vkey + "\n").utf8))
+        try write("old.checkpoint", try get("log/checkpoint"))
+        let firstVersion = try fetchProof("first")
+
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        var secondVersion = firstVersion
+        for _ in 0..<100 where secondVersion == firstVersion {
+            secondVersion = try verifiedPayload(try get("acme.json.signed"), cli: cli, name: "poll.json.signed").version
+            if secondVersion == firstVersion { usleep(100_000) }
+        }
+        #expect(secondVersion > firstVersion)
+        _ = try fetchProof("second")
+        // The earlier content's proof, now under the later checkpoint.
+        try write("proofs/first.proof", try get("acme.json.proof?version=\(firstVersion)"))
+        let checkpoint = try get("log/checkpoint")
+        try write("checkpoint", checkpoint)
+        let size = try Checkpoint(noteText: SignedNote(parsing: String(decoding: checkpoint, as: UTF8.self)).text).treeSize
+        for tile in TileLayout.hashTiles(forTreeSize: size) {
+            try write(tile.path, try get("log/\(tile.path)"))
+        }
+
+        let peer = try GoTlogPeer.build(in: peerDirectory)
+        let result = try GoTlogPeer.run(peer, ["served", peerDirectory.path], directory: peerDirectory)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.split(separator: "\n").last == "PEER OK", "\(result.output)")
+        #expect(result.output.contains("served proof first ok") && result.output.contains("served proof second ok"), "\(result.output)")
+    }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PinsetTestSupport
 import PinsetTransparency
 import Testing
 
@@ -9,21 +10,9 @@ import Testing
 ///
 /// Skipped only when `go` is not installed and CI is not "true"; under CI=true a missing `go` fails the test.
 struct GoPeerTests {
-    static let environment = ProcessInfo.processInfo.environment
-    static let isCI = environment["CI"] == "true"
-    static let goExecutable: String? = {
-        let searchPath = (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/lib/go/bin", "/usr/local/go/bin"]
-        return searchPath.map { $0 + "/go" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
-    static let peerSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peer/tlogpeer.go")
-
-    @Test(.enabled(if: goExecutable != nil || isCI, "needs Go (apt-get install golang-go golang-golang-x-mod-dev)"),
+    @Test(.enabled(if: GoTlogPeer.shouldRun, "needs Go (apt-get install golang-go golang-golang-x-mod-dev)"),
           .timeLimit(.minutes(5)))
     func goXModVerifiesTheSwiftLog() throws {
-        guard let go = Self.goExecutable else {
-            Issue.record("CI=true but no `go` executable was found on PATH: install the Debian packages golang-go and golang-golang-x-mod-dev.")
-            return
-        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tlogpeer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -121,16 +110,8 @@ struct GoPeerTests {
         ].map(\.path)
         try write("paths.txt", paths.map { $0 + "\n" }.joined())
 
-        let peer = directory.appendingPathComponent("tlogpeer").path
-        let build = try run(go, ["build", "-o", peer, Self.peerSource.path], directory: directory)
-        guard build.status == 0 else {
-            Issue.record("""
-                Building the Go peer failed (are golang-golang-x-mod-dev's sources under /usr/share/gocode?):
-                \(build.output)
-                """)
-            return
-        }
-        let result = try run(peer, [directory.path], directory: directory)
+        let peer = try GoTlogPeer.build(in: directory)
+        let result = try GoTlogPeer.run(peer, [directory.path], directory: directory)
         #expect(result.status == 0, "\(result.output)")
         let lines = result.output.split(separator: "\n").map(String.init)
         #expect(lines.last == "PEER OK", "\(result.output.suffix(2_000))")
@@ -149,24 +130,5 @@ struct GoPeerTests {
             #expect(ours.count == theirs.count)
         }
         #expect(lines.filter { $0.hasPrefix("path ") }.count == paths.count)
-    }
-
-    private func run(_ executable: String, _ arguments: [String], directory: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var environment = Self.environment
-        environment["GOPATH"] = "/usr/share/gocode"
-        environment["GO111MODULE"] = "off"
-        environment["GOFLAGS"] = ""
-        environment["GOCACHE"] = directory.appendingPathComponent("gocache").path
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }

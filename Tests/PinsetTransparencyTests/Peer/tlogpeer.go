@@ -16,6 +16,21 @@
 //	paths.txt          C2SP tile paths to translate to x/mod paths and parse
 //	tile/...           C2SP tiles and entry bundles of the checkpoint's tree
 //
+// Usage: tlogpeer served <dir>
+//
+// checks what a running server served, fetched into the directory:
+//
+//	vkey                   the log's verifier key
+//	old.checkpoint         a checkpoint served earlier
+//	checkpoint             the checkpoint served later, whose tree the tiles are of
+//	tile/...               the hash tiles the server served for that tree
+//	proofs/<n>.proof       tlog-proofs the server served, each under `checkpoint`
+//	proofs/<n>.entry       the entry each proof is for, as the verifier recomputed it from the bundle it verified
+//
+// It checks both checkpoints' signatures with note.Open, each proof's path with tlog.CheckRecord against the
+// entry and its checkpoint and against the path tlog.ProveRecord computes from the tiles, and the consistency of
+// the two checkpoints with tlog.ProveTree and tlog.CheckTree over the tiles.
+//
 // It prints one line per check and "PEER OK" at the end, or "PEER FAIL: <reason>" and exits 1.
 package main
 
@@ -208,9 +223,83 @@ func verifyCosignatures(dir string, signed []byte, cp checkpoint) {
 	}
 }
 
+// openCheckpoint opens a signed checkpoint with the log's key and parses its text.
+func openCheckpoint(signed []byte, verifiers note.Verifiers, what string) checkpoint {
+	opened, err := note.Open(signed, verifiers)
+	if err != nil {
+		fail("note.Open(%s): %v", what, err)
+	}
+	return parseCheckpoint(opened.Text)
+}
+
+func served(dir string) {
+	verifier, err := note.NewVerifier(strings.TrimSpace(string(readFile(dir, "vkey"))))
+	if err != nil {
+		fail("note.NewVerifier: %v", err)
+	}
+	verifiers := note.VerifierList(verifier)
+	old := openCheckpoint(readFile(dir, "old.checkpoint"), verifiers, "old.checkpoint")
+	cp := openCheckpoint(readFile(dir, "checkpoint"), verifiers, "checkpoint")
+	fmt.Printf("served checkpoints ok sizes %d %d\n", old.size, cp.size)
+	reader := tlog.TileHashReader(tlog.Tree{N: cp.size, Hash: cp.root}, dirTileReader{dir})
+
+	proofs, _ := filepath.Glob(filepath.Join(dir, "proofs", "*.proof"))
+	sort.Strings(proofs)
+	if len(proofs) == 0 {
+		fail("no proofs to check")
+	}
+	for _, file := range proofs {
+		base := strings.TrimSuffix(filepath.Base(file), ".proof")
+		text := string(readFile(dir, filepath.Join("proofs", base+".proof")))
+		header, rest, ok := strings.Cut(text, "\n\n")
+		if !ok {
+			fail("proof %s has no blank line before its checkpoint", base)
+		}
+		lines := strings.Split(header, "\n")
+		if len(lines) < 2 || lines[0] != "c2sp.org/tlog-proof@v1" || !strings.HasPrefix(lines[1], "index ") {
+			fail("proof %s does not start with the tlog-proof header and index", base)
+		}
+		index := parseInt(strings.TrimPrefix(lines[1], "index "))
+		var path tlog.RecordProof
+		for _, line := range lines[2:] {
+			path = append(path, parseHash(line))
+		}
+		under := openCheckpoint([]byte(rest), verifiers, "the checkpoint of proof "+base)
+		if under.size != cp.size || under.root != cp.root {
+			fail("proof %s is under %d %v, not the served checkpoint %d %v", base, under.size, under.root, cp.size, cp.root)
+		}
+		leaf := tlog.RecordHash(readFile(dir, filepath.Join("proofs", base+".entry")))
+		if err := tlog.CheckRecord(path, cp.size, cp.root, index, leaf); err != nil {
+			fail("tlog.CheckRecord(proof %s): %v", base, err)
+		}
+		fromTiles, err := tlog.ProveRecord(cp.size, index, reader)
+		if err != nil {
+			fail("tlog.ProveRecord(%d) from the served tiles: %v", index, err)
+		}
+		if fmt.Sprint(fromTiles) != fmt.Sprint(path) {
+			fail("proof %s is not the path the served tiles give", base)
+		}
+		fmt.Printf("served proof %s ok index %d\n", base, index)
+	}
+
+	tree, err := tlog.ProveTree(cp.size, old.size, reader)
+	if err != nil {
+		fail("tlog.ProveTree(%d, %d) from the served tiles: %v", cp.size, old.size, err)
+	}
+	if err := tlog.CheckTree(tree, cp.size, cp.root, old.size, old.root); err != nil {
+		fail("tlog.CheckTree(%d -> %d): %v", old.size, cp.size, err)
+	}
+	fmt.Printf("served consistency ok %d -> %d\n", old.size, cp.size)
+	fmt.Println("PEER OK")
+}
+
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "served" {
+		served(os.Args[2])
+		return
+	}
 	if len(os.Args) != 2 {
-		fail("usage: tlogpeer <dir>")
+		fail("usage: tlogpeer <dir> | tlogpeer served <dir>")
 	}
 	dir := os.Args[1]
 
