@@ -160,8 +160,8 @@ let package = Package(
             dependencies: [
                 "PinsetTransparency",
                 "PinsetFileSystem",
+                "PinsetStore",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
@@ -442,7 +442,7 @@ let package = Package(
         .testTarget(
             name: "PinsetWitnessTests",
             dependencies: [
-                "PinsetWitness", "PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "PinsetWitness", "PinsetStore", "PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6

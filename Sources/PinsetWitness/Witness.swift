@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PinsetStore
 import PinsetTransparency
 
 /// A transparency-log witness (c2sp.org/tlog-witness): cosigns a followed log's checkpoint when it is consistent with

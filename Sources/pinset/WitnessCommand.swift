@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PinsetFileSystem
 import PinsetServer
+import PinsetStore
 import PinsetTransparency
 import PinsetWitness
 

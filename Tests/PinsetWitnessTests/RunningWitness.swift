@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PinsetTestSupport
+import PinsetStore
 import PinsetTransparency
 import PinsetWitness
 

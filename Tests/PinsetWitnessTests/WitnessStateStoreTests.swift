@@ -1,5 +1,6 @@
 import Foundation
 import PinsetTestSupport
+import PinsetStore
 import PinsetTransparency
 import PinsetWitness
 import Testing
