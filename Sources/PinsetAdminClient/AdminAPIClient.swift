@@ -168,7 +168,15 @@ public struct AdminAPIClient: Sendable {
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: target, headers: headers)
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         if !body.isEmpty { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
-        try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
+        do {
+            try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
+        } catch {
+            // The connection ended before the request was out (a TLS handshake the server refused, say): the
+            // collector may have joined a channel that was already closed, so nothing else completes the promise.
+            promise.fail(error)
+            try? await channel.close()
+            throw error
+        }
         let (status, bytes) = try await promise.futureResult.get()
         try? await channel.close()
         return (status, bytes)
@@ -192,6 +200,13 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     init(promise: EventLoopPromise<(Int, [UInt8])>, limit: Int) {
         self.promise = promise
         self.limit = limit
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // A channel that closed before this handler joined sends it no channelInactive.
+        if !context.channel.isActive {
+            finish(.failure(AdminAPIClientError("Could not reach the admin API: the connection closed before the request was sent (a server certificate this client does not trust, or a server that is no Pinset admin API). Check --server and --server-ca.")))
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
