@@ -27,7 +27,7 @@ public struct LogMonitor: Sendable {
     /// The log's base URL, ending in `/`: `<base>checkpoint` is its checkpoint, `<base>tile/0/000` a tile.
     public let logURL: URL
     public let limits: Limits
-    private let downloader: TransparencyDownloader
+    let downloader: TransparencyDownloader
 
     public init(
         policy: TransparencyPolicy, logURL: URL, fetcher: any BundleFetcher = URLSessionBundleFetcher(),
@@ -41,7 +41,12 @@ public struct LogMonitor: Sendable {
     }
 
     /// One monitoring run against the state kept at `statePath`, which it replaces once everything verified.
-    public func run(statePath: String) async throws(LogMonitorError) -> LogMonitorReport {
+    ///
+    /// With `comparing`, it then fetches each of those customers' bundles from the source and compares their content
+    /// with the newest entry logged for them, reporting what changed in their pins since the last comparison.
+    public func run(
+        statePath: String, comparing: (source: LogMonitorBundleSource, customers: [CustomerName])? = nil
+    ) async throws(LogMonitorError) -> LogMonitorReport {
         let state = try LogMonitorState.load(from: statePath)
         let held = try state?.checkpoint(origin: policy.origin, path: statePath)
         let (verified, noteText) = try await fetchCheckpoint()
@@ -59,21 +64,35 @@ public struct LogMonitor: Sendable {
         let entries = try await LogEntryRangeCheck(tiles: tiles, maximumTileFetches: limits.maximumTileFetches)
             .entries(from: start, of: new)
         var latestVersions = state?.latestVersions ?? [:]
+        var latestContentSHA256 = state?.latestContentSHA256 ?? [:]
         var monitored = [LogMonitorEntry]()
         monitored.reserveCapacity(entries.count)
         for (offset, bytes) in entries.enumerated() {
             let index = start + UInt64(offset)
             do {
                 let entry = try PinSetLogEntry(encoded: bytes)
-                latestVersions[entry.customer.rawValue] = max(latestVersions[entry.customer.rawValue] ?? entry.version, entry.version)
+                let customer = entry.customer.rawValue
+                if entry.version >= latestVersions[customer] ?? entry.version {
+                    latestVersions[customer] = entry.version
+                    latestContentSHA256[customer] = entry.contentSHA256.base64
+                }
                 monitored.append(LogMonitorEntry(index: index, content: .pinSet(entry)))
             } catch {
                 monitored.append(LogMonitorEntry(index: index, content: .unparsable(reason: error.message)))
             }
         }
-        let newState = LogMonitorState(checkpointNote: noteText, latestVersions: latestVersions)
+        var newState = LogMonitorState(
+            checkpointNote: noteText, latestVersions: latestVersions, latestContentSHA256: latestContentSHA256,
+            comparedPins: state?.comparedPins)
+        var comparisons: [LogMonitorPinSetComparison] = []
+        if let comparing {
+            var pins = newState.comparedPins ?? [:]
+            comparisons = await compare(comparing.customers, servedBy: comparing.source, logged: newState.latestContents, keptPins: &pins)
+            newState.comparedPins = pins
+        }
         try newState.save(to: statePath)
-        return LogMonitorReport(checkpoint: verified, previousTreeSize: held?.treeSize, entries: monitored, state: newState)
+        return LogMonitorReport(
+            checkpoint: verified, previousTreeSize: held?.treeSize, entries: monitored, comparisons: comparisons, state: newState)
     }
 
     /// The log's checkpoint, verified under the policy, and its note exactly as served.

@@ -29,8 +29,15 @@ public struct LogMonitorReport: Hashable, Sendable {
     public let previousTreeSize: UInt64?
     /// Every entry in `[previousTreeSize ?? 0, checkpoint.treeSize)`, in log order.
     public let entries: [LogMonitorEntry]
+    /// The served bundles compared with the log, one per customer asked for, in the order asked.
+    public let comparisons: [LogMonitorPinSetComparison]
     /// The state saved after this run.
     public let state: LogMonitorState
+
+    /// Comparisons that found a served bundle the log does not hold for its version.
+    public var contentNotLogged: [LogMonitorPinSetComparison] {
+        comparisons.filter { if case .servedContentNotLogged = $0.outcome { true } else { false } }
+    }
 
     /// The entries about one of `customers`, or all of them when `customers` is empty; unparsable entries always.
     public func entries(watching customers: Set<String>) -> [LogMonitorEntry] {

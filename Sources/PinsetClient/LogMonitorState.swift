@@ -12,10 +12,30 @@ public struct LogMonitorState: Codable, Hashable, Sendable {
     public var checkpointNote: String
     /// Customer name to the highest content version logged for it, over every entry processed so far.
     public var latestVersions: [String: Int64]
+    /// Customer name to the content hash (base64) of that highest version's entry. Absent in state files written
+    /// before content was compared.
+    public var latestContentSHA256: [String: String]?
+    /// Customer name to the pins, by host, of the last served content the monitor compared with the log: what the
+    /// next comparison reports changes against.
+    public var comparedPins: [String: [String: [String]]]?
 
-    public init(checkpointNote: String, latestVersions: [String: Int64]) {
+    public init(
+        checkpointNote: String, latestVersions: [String: Int64], latestContentSHA256: [String: String]? = nil,
+        comparedPins: [String: [String: [String]]]? = nil
+    ) {
         self.checkpointNote = checkpointNote
         self.latestVersions = latestVersions
+        self.latestContentSHA256 = latestContentSHA256
+        self.comparedPins = comparedPins
+    }
+
+    /// The newest logged entry of each customer whose content hash is known.
+    var latestContents: [String: LoggedContent] {
+        var contents: [String: LoggedContent] = [:]
+        for (customer, hash) in latestContentSHA256 ?? [:] {
+            if let version = latestVersions[customer] { contents[customer] = LoggedContent(version: version, contentSHA256: hash) }
+        }
+        return contents
     }
 
     /// The kept checkpoint, which must be from `origin`.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import PinsetClient
+import PinsetCore
+import PinsetFileSystem
 import PinsetTransparency
 
 /// `pinset transparency monitor`: follows a pin-set log and reports the entries appended since the last run.
@@ -24,7 +26,14 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
             quorum; 12 rollback; 13 fork (a split view, or a larger tree that does not extend the kept one); 14 the \
             entry bundles are not the entries the checkpoint commits to; 15 everything verified and the state was \
             saved, but the log holds an entry that is not a pin-set entry (printed); 16 the state file cannot be \
-            read or written, or follows another log; 1 an option is unusable. Only 0 and 15 change the state file.
+            read or written, or follows another log; 17 everything verified and the state was saved, but a \
+            --bundle-url server serves a customer's newest logged version with other content than the log holds \
+            (a bundle the log does not vouch for: clients that require inclusion refuse it, legacy clients do not); \
+            1 an option is unusable. Only 0, 15 and 17 change the state file.
+
+            With --bundle-url and --trust, each run also fetches each --customer's bundle, verifies it as a client \
+            does (freshness aside), and when it is the content of the newest logged entry, reports which hosts and \
+            pins changed since the last content it compared (the first comparison lists every host as added).
             """
     )
 
@@ -49,6 +58,12 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
     @Option(name: .customLong("customer"), help: ArgumentHelp("Print only this customer's entries; repeat for several (default: every customer).", valueName: "name"))
     var customers: [String] = []
 
+    @Option(help: ArgumentHelp("Where the customers' bundles are served (<bundle-url>/<customer>.json.signed): compare each --customer's served content with its newest logged entry and report what changed in its pins.", valueName: "url"))
+    var bundleURL: String?
+
+    @Option(name: .customLong("trust"), help: ArgumentHelp("The trust-server certificate apps embed (PEM or DER), to verify the bundles --bundle-url serves; repeat for several.", valueName: "file"))
+    var trustFiles: [String] = []
+
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -63,10 +78,11 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
         } catch let error as TransparencyError {
             throw CLIError("The log's keys are not usable: \(error.reason) Check --log-key, --log-origin, --witness-key and --witness-quorum.")
         }
+        let comparing = try bundleSource()
         let monitor = LogMonitor(policy: policy.policy, logURL: url)
         let report: LogMonitorReport
         do {
-            report = try await monitor.run(statePath: state)
+            report = try await monitor.run(statePath: state, comparing: comparing)
         } catch {
             let status = Self.exitStatus(error.kind)
             if json {
@@ -83,12 +99,42 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
         } else {
             MonitorDocument.print(report, watched: watched)
         }
+        if !report.contentNotLogged.isEmpty {
+            throw ExitCode(Self.contentNotLoggedStatus)
+        }
         if !report.unparsableEntries.isEmpty {
             throw ExitCode(Self.unparsableEntryStatus)
         }
     }
 
     static let unparsableEntryStatus: Int32 = 15
+    static let contentNotLoggedStatus: Int32 = 17
+
+    /// The bundles to compare with the log, from --bundle-url, --trust and --customer; `nil` without --bundle-url.
+    private func bundleSource() throws -> (source: LogMonitorBundleSource, customers: [CustomerName])? {
+        guard let bundleURL else {
+            guard trustFiles.isEmpty else { throw CLIError("--trust verifies the bundles of --bundle-url; give --bundle-url too, or leave --trust out.") }
+            return nil
+        }
+        let base = try Self.logBaseURL(bundleURL, option: "--bundle-url", example: "https://pins.example.com/")
+        guard !customers.isEmpty else {
+            throw CLIError("--bundle-url compares the bundles of the customers named with --customer; name at least one (each costs one bundle download per run).")
+        }
+        guard !trustFiles.isEmpty else {
+            throw CLIError("--bundle-url needs --trust: the trust-server certificate apps embed, to verify the bundles it serves.")
+        }
+        let anchors = try trustFiles.flatMap { path in
+            do {
+                return try PinMaterial.certificates(fromFileContents: try AtomicFile.read(path, limit: 1024 * 1024), origin: path)
+            } catch {
+                throw CLIError("--trust \(path): \(error)")
+            }
+        }
+        let names = try customers.map { name in
+            do { return try CustomerName(name) } catch { throw CLIError("--customer \(name): \(error)") }
+        }
+        return (LogMonitorBundleSource(bundleBase: base, trustAnchors: anchors), names)
+    }
 
     static func exitStatus(_ kind: LogMonitorError.Kind) -> Int32 {
         switch kind {
@@ -102,10 +148,10 @@ struct TransparencyMonitorCommand: AsyncParsableCommand {
     }
 
     /// `text` as an http(s) URL with a host.
-    static func logBaseURL(_ text: String) throws -> URL {
+    static func logBaseURL(_ text: String, option: String = "--log-url", example: String = "https://pins.example.com/log/") throws -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = url.host, !host.isEmpty else {
-            throw CLIError("--log-url '\(text)' is not an http:// or https:// URL; give the log's base URL, e.g. https://pins.example.com/log/.")
+            throw CLIError("\(option) '\(text)' is not an http:// or https:// URL; give a base URL, e.g. \(example).")
         }
         return url
     }
