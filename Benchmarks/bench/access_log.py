@@ -1,4 +1,4 @@
-"""Step `access-log` of the benchmark suite (Benchmarks/suite.py): what logging every request costs, Pinset against
+"""Step `access-log` of the benchmark suite: what logging every request costs, Pinset against
 nginx, as operators run them.
 
 Four servers serve the same signed bundle from the same machine: Pinset with its access log off and on (on: written
@@ -21,25 +21,25 @@ import os
 import statistics
 import time
 
+from .common import StepFailed, children, http_get, log, parse_wrk, proc_cpu_seconds
+
 CONNECTIONS = (8, 64)
 MODES = ("keepalive", "notModified")
 SERVERS = ("pinset-off", "pinset-on", "nginx-off", "nginx-on")
-def wrk(suite, tools, port, path, connections, seconds, headers=()):
+def wrk(suite, port, path, connections, seconds, headers=()):
     argv = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "5s"]
     for header in headers:
         argv += ["-H", header]
     argv.append(f"http://127.0.0.1:{port}{path}")
-    result = tools["parse_wrk"](suite.run(argv, timeout=seconds + 60, what="wrk").stdout)
+    result = parse_wrk(suite.run(argv, timeout=seconds + 60, what="wrk").stdout)
     if result.get("requests", 0) == 0 or result.get("non2xx", 0) or result.get("socketErrors", 0):
-        raise tools["StepFailed"](f"wrk against port {port}: {result}")
+        raise StepFailed(f"wrk against port {port}: {result}")
     return result
 
 
-def step(suite, tools):
-    """Runs the step on `suite` (a Suite of suite.py) and stores its results under steps["access-log"]. `tools`
-    holds suite.py's helpers: StepFailed, log, http_get, parse_wrk, proc_cpu_seconds, children."""
+def step(suite):
+    """Runs the step on `suite` (the suite's harness) and stores its results under steps["access-log"]."""
     sizes = suite.sizes
-    step_failed, log = tools["StepFailed"], tools["log"]
     directory = suite.init_data("access-log", "p256")
     suite.populate(directory, sizes["serving_customers"])
     www = os.path.join(suite.temp, "access-log-www")
@@ -56,15 +56,15 @@ def step(suite, tools):
     }
     etags = {}
     for name, process in servers.items():
-        status, headers, _ = tools["http_get"](process.port, path)
+        status, headers, _ = http_get(process.port, path)
         etag = {k.lower(): v for k, v in headers.items()}.get("etag")
-        if status != 200 or not etag or tools["http_get"](process.port, path, headers={"If-None-Match": etag})[0] != 304:
-            raise step_failed(f"{name} does not answer 200, then 304 to its own ETag")
+        if status != 200 or not etag or http_get(process.port, path, headers={"If-None-Match": etag})[0] != 304:
+            raise StepFailed(f"{name} does not answer 200, then 304 to its own ETag")
         etags[name] = etag
     seconds = sizes["access_log_seconds"]
     if sizes["wrk_warmup_seconds"]:
         for process in servers.values():
-            wrk(suite, tools, process.port, path, 64, sizes["wrk_warmup_seconds"])
+            wrk(suite, process.port, path, 64, sizes["wrk_warmup_seconds"])
     runs = {(c, m, s): [] for c in CONNECTIONS for m in MODES for s in SERVERS}
     for round_number in range(sizes["access_log_rounds"]):
         # A different order each round, so that no server always runs right after the same one.
@@ -73,11 +73,11 @@ def step(suite, tools):
             for mode in MODES:
                 for name in order:
                     process = servers[name]
-                    pids = [process.pid] + (tools["children"](process.pid) if name.startswith("nginx") else [])
-                    cpu_before, wall_before = tools["proc_cpu_seconds"](pids), time.monotonic()
+                    pids = [process.pid] + (children(process.pid) if name.startswith("nginx") else [])
+                    cpu_before, wall_before = proc_cpu_seconds(pids), time.monotonic()
                     headers = [f"If-None-Match: {etags[name]}"] if mode == "notModified" else ()
-                    result = wrk(suite, tools, process.port, path, connections, seconds, headers)
-                    cpu = tools["proc_cpu_seconds"](pids) - cpu_before
+                    result = wrk(suite, process.port, path, connections, seconds, headers)
+                    cpu = proc_cpu_seconds(pids) - cpu_before
                     result["serverCpuMicrosecondsPerRequest"] = 1e6 * cpu / max(result["requests"], 1)
                     result["wallSeconds"] = time.monotonic() - wall_before
                     runs[(connections, mode, name)].append(result)
@@ -87,12 +87,12 @@ def step(suite, tools):
     for name, process in servers.items():
         code = suite.stop(process)
         if name.startswith("pinset") and code != 0:
-            raise step_failed(f"{name} exited with {code} after SIGTERM")
+            raise StepFailed(f"{name} exited with {code} after SIGTERM")
     # Every request of the log-on server is in its file once it has stopped (the warm-up and ETag checks besides).
     with open(pinset_log, "rb") as f:
         lines = sum(1 for _ in f)
     if lines < requests_logged:
-        raise step_failed(f"the access log holds {lines} lines for {requests_logged} requests")
+        raise StepFailed(f"the access log holds {lines} lines for {requests_logged} requests")
 
     cells = {}
     for (connections, mode, name), results in runs.items():
@@ -156,3 +156,11 @@ def render(result, verdict):
                          f"{r['pinsetOverNginxBothLogging']:.2f} | {r['pinsetOverNginxNeitherLogging']:.2f} | {target} |")
     lines += ["", f"Pinset's log held {result['pinsetLogLines']:,} lines ({result['pinsetLogBytes']:,} bytes) after its stop, one per request answered.", ""]
     return lines
+
+
+class AccessLogStep:
+    """Mixed into the suite's `Suite` with the harness (bench/harness.py)."""
+
+    def step_access_log(self):
+        """Requests/s and server CPU per request with the access log off and on, Pinset against nginx."""
+        step(self)

@@ -1,4 +1,4 @@
-"""Step `admin-flood` of the benchmark suite (Benchmarks/suite.py): admin API call latency while the admin listener
+"""Step `admin-flood` of the benchmark suite: admin API call latency while the admin listener
 is flooded.
 
 An attacker holds 8 connections from each of 127.0.1.1–127.0.1.8 (the whole 127/8 reaches the loopback interface
@@ -15,6 +15,8 @@ import select
 import socket
 import threading
 import time
+
+from .common import StepFailed, free_port, latency_summary, log
 
 FLOOD_SOURCES = [f"127.0.1.{n}" for n in range(1, 9)]
 FLOOD_PER_SOURCE = 8
@@ -115,8 +117,8 @@ def admin_calls(port, token, count):
     return latencies, failures
 
 
-def step(suite, step_failed, latency_summary, log, free_port):
-    """Runs the step on `suite` (a Suite of suite.py) and stores its results under steps["admin-flood"]."""
+def step(suite):
+    """Runs the step on `suite` (the suite's harness) and stores its results under steps["admin-flood"]."""
     calls = suite.sizes["admin_flood_calls"]
     directory = suite.init_data("admin-flood", "p256")
     database = os.path.join(directory, "pinset.sqlite")
@@ -141,7 +143,7 @@ def step(suite, step_failed, latency_summary, log, free_port):
                 time.sleep(0.05)
             if flood.open < len(FLOOD_SOURCES) * FLOOD_PER_SOURCE - 4:
                 flood.stop()
-                raise step_failed(f"the {mode} flood could not hold its connections open ({flood.open} open)")
+                raise StepFailed(f"the {mode} flood could not hold its connections open ({flood.open} open)")
             time.sleep(0.5)
         try:
             latencies, failures = admin_calls(api_port, token, calls)
@@ -180,3 +182,11 @@ def render(result, fmt_s, verdict):
                      f"{r['floodReopened']:,} | {met} |")
     lines.append("")
     return lines
+
+
+class AdminFloodStep:
+    """Mixed into the suite's `Suite` with the harness (bench/harness.py)."""
+
+    def step_admin_flood(self):
+        """Admin API call latency while 8 addresses hold every admin listener slot they may."""
+        step(self)
