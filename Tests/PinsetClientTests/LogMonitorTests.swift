@@ -97,28 +97,27 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: statePath + ".refused-checkpoint"), "the refused checkpoint is kept as evidence")
     }
 
-    @Test func anotherRootAtTheSameSizeIsRefusedAsAFork() async throws {
-        defer { directory.remove() }
+    /// A log the monitor followed once, the state file that run saved, and a fork of the log under the same key
+    /// (entry 1 rewritten), as only a holder of the log's key makes.
+    func followedLogAndAFork() async throws -> (log: TestEntryLog, fork: TestEntryLog, state: [UInt8]?) {
         let log = try followedLog()
         try log.publish(on: server)
         _ = try await monitor(log).run(statePath: statePath)
-        let before = try stateBytes()
         var entries = log.entries
         entries[1] = try TestEntryLog.entry(customer: "acme", version: 99)
-        let fork = TestEntryLog(reusingKeysOf: log, entries: entries)
+        return (log, TestEntryLog(reusingKeysOf: log, entries: entries), try stateBytes())
+    }
+
+    @Test func anotherRootAtTheSameSizeIsRefusedAsAFork() async throws {
+        defer { directory.remove() }
+        let (log, fork, before) = try await followedLogAndAFork()
         try fork.publish(on: server)
         try await expectRefusal(.fork, by: log, unchanged: before)
     }
 
     @Test func aLargerTreeThatDoesNotExtendTheKeptOneIsRefusedAsAFork() async throws {
         defer { directory.remove() }
-        let log = try followedLog()
-        try log.publish(on: server)
-        _ = try await monitor(log).run(statePath: statePath)
-        let before = try stateBytes()
-        var entries = log.entries
-        entries[1] = try TestEntryLog.entry(customer: "acme", version: 99)
-        var fork = TestEntryLog(reusingKeysOf: log, entries: entries)
+        var (log, fork, before) = try await followedLogAndAFork()
         try fork.append(customer: "acme", version: 100)
         try fork.publish(on: server)
         try await expectRefusal(.fork, by: log, unchanged: before)

@@ -100,8 +100,7 @@ import Testing
     @Test func anAppThatRequiresTheLogRefusesABundleForgedWithALeakedSigner() throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
-        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let vkey = try cli.generateLogKey(origin: Self.origin)
         let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": ["origin": Self.origin]])
         defer { server.stop() }
         let state = cli.directory.file("app-state")
@@ -185,12 +184,9 @@ import Testing
     @Test func contentIsServedOnlyUnderACheckpointTheWitnessCosigned() throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
-        let logKey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let logKey = try cli.generateLogKey(origin: Self.origin)
         let witnessKeyFile = cli.directory.file("witness.key")
-        let initialized = try cli.run(["witness", "init", "--name", "witness.example", "--key-file", witnessKeyFile])
-        #expect(initialized.status == 0, "\(initialized.combined)")
-        let witnessKey = initialized.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let witnessKey = try cli.initializeWitness(keyFile: witnessKeyFile)
         var witness = try RunningWitness(cli: cli, keyFile: witnessKeyFile, logKey: logKey)
         defer { _ = witness.process.stop(signal: SIGTERM, timeout: 15) }
         let witnessPort = witness.port
@@ -242,8 +238,7 @@ import Testing
     @Test func signOutPublishesTheLogForAStaticHost() throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
-        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let vkey = try cli.generateLogKey(origin: Self.origin)
         let out = cli.directory.file("www")
         let signed = try cli.run(["sign", "--out", out, "--log-origin", Self.origin])
         #expect(signed.status == 0, "\(signed.combined)")
@@ -307,11 +302,9 @@ import Testing
     @Test func aForgedAppendWithAStolenLogKeyIsReportedByTheServer() throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
-        let logKey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let logKey = try cli.generateLogKey(origin: Self.origin)
         let witnessKeyFile = cli.directory.file("witness.key")
-        let witnessKey = try cli.run(["witness", "init", "--name", "witness.example", "--key-file", witnessKeyFile])
-            .stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let witnessKey = try cli.initializeWitness(keyFile: witnessKeyFile)
         let witness = try RunningWitness(cli: cli, keyFile: witnessKeyFile, logKey: logKey)
         defer { _ = witness.process.stop(signal: SIGTERM, timeout: 15) }
         let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": [
@@ -372,8 +365,7 @@ import Testing
     func goXModVerifiesWhatTheServerServes() throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
-        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let vkey = try cli.generateLogKey(origin: Self.origin)
         let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": ["origin": Self.origin]])
         defer { server.stop() }
         let peerDirectory = URL(fileURLWithPath: cli.directory.file("peer"))
@@ -422,5 +414,21 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.split(separator: "\n").last == "PEER OK", "\(result.output)")
         #expect(result.output.contains("served proof first ok") && result.output.contains("served proof second ok"), "\(result.output)")
+    }
+}
+
+extension PinsetCLI {
+    /// Generates the data directory's log key for `origin` and returns its verifier key, as the command prints it.
+    func generateLogKey(origin: String) throws -> String {
+        let generated = try run(["transparency", "key", "generate", "--origin", origin])
+        #expect(generated.status == 0, "\(generated.combined)")
+        return try #require(generated.stdoutText.split(separator: "\n").last.map(String.init), "\(generated.combined)")
+    }
+
+    /// Creates a witness named witness.example with its key in `keyFile`, and returns its cosignature verifier key.
+    func initializeWitness(keyFile: String) throws -> String {
+        let initialized = try run(["witness", "init", "--name", "witness.example", "--key-file", keyFile])
+        #expect(initialized.status == 0, "\(initialized.combined)")
+        return initialized.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

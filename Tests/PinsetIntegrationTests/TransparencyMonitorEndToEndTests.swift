@@ -15,9 +15,7 @@ import Testing
     @Test func theMonitorListsACustomersEntriesThenOnlyTheOneAnEditAppends() throws {
         let cli = try ServeEndToEndTests().populated()
         defer { cli.remove() }
-        let generated = try cli.run(["transparency", "key", "generate", "--origin", Self.origin])
-        #expect(generated.status == 0, "\(generated.combined)")
-        let vkey = try #require(generated.stdoutText.split(separator: "\n").last.map(String.init))
+        let vkey = try cli.generateLogKey(origin: Self.origin)
         let server = try RunningServer(cli: cli, extraConfiguration: ["transparencyLog": ["origin": Self.origin]])
         defer { server.stop() }
         let state = cli.directory.file("monitor-state.json")
