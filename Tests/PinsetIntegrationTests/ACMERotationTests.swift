@@ -46,7 +46,7 @@ import Testing
             // The key for the following renewal is pinned as next; the old live key is retired.
             let following = try bed.stateNextKeyHash()
             #expect(following != nextKey && !liveKeys.contains(following), "\(client) renewal: \(renewal.combined)")
-            #expect(try bed.pins() == pinned([nextKey: false, following: true]), "after the \(client) renewal")
+            #expect(try bed.pins() == pinned([nextKey: false, following: true]), "after the \(client) renewal: \((try? bed.pins()) ?? [:]), next \(nextKey), following \(following): \(renewal.combined)")
             // Nothing left over: no pending key, rollback copy, used CSR or certbot output directory.
             let leftOver = try bed.stateFiles().filter { ["pending.key", "pending.pub", "rollback.crt", "rollback.key", "next.csr"].contains($0) || $0.hasPrefix("certbot.") }
             #expect(leftOver.isEmpty, "\(leftOver)")

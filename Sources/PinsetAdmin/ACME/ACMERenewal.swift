@@ -334,32 +334,45 @@ public struct ACMERenewal: Sendable {
     /// Waits (PINSET_ACME_WAIT_SECONDS at most) until the host serves `key`, then `rotation complete`: the next
     /// mark of the key now served is cleared and keys neither live, nor next, nor kept are retired.
     func complete(_ key: String, reason: String) async throws(ACMEFailure) {
-        let fetcher = LiveChainFetcher(roots: .system, timeout: .seconds(10))
         let deadline = ContinuousClock.now + .seconds(configuration.waitSeconds)
-        var served: String?
         while true {
-            served = nil
+            try await waitUntilServed(key, deadline: deadline)
+            let completion: RotationCompletion
+            do {
+                completion = try await admin.completeRotation(
+                    of: configuration.host, of: configuration.customer, keep: Set(configuration.keep), reason: reason, by: admin.localOperator,
+                    liveCheck: LiveCheckSettings(caFile: configuration.caFile, connectTo: configuration.connect?.description)
+                )
+            } catch {
+                throw ACMEFailure(.incomplete, "the new certificate is live, but 'pinset rotation complete' failed: \(error) Old keys stay pinned until it succeeds: fix that and run 'pinset acme complete'.")
+            }
+            for promoted in completion.promoted { report.say("live    \(promoted.base64) (was next)") }
+            for retired in completion.retired { report.say("retired \(retired.spkiSHA256?.base64 ?? retired.label)") }
+            // Right after a reload, a handshake can still reach a process of the old configuration: the completion
+            // then saw the old key live and left every pin in place, so it runs again until it sees the new one.
+            guard completion.remaining.contains(where: { $0.isNext && $0.pin.spkiSHA256?.base64 == key }) else { return }
+            if ContinuousClock.now >= deadline {
+                throw ACMEFailure(.incomplete, "\(host) at \(configuration.connectDescription) still presents an older certificate on some connections after \(configuration.waitSeconds) s, so the new key \(key) stays marked next and old keys stay pinned. Check that every server process reloaded (PINSET_ACME_RELOAD), then run 'pinset acme complete'.")
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Returns once a handshake with the host presents `key`; throws 5 at `deadline`.
+    func waitUntilServed(_ key: String, deadline: ContinuousClock.Instant) async throws(ACMEFailure) {
+        let fetcher = LiveChainFetcher(roots: .system, timeout: .seconds(10))
+        while true {
+            var served: String?
             if let chain = try? await fetcher.fetchChain(host: host, port: configuration.connect?.port ?? 443, connectTo: configuration.connect, verify: false),
                let leaf = chain.first {
                 served = try? ACMEKeyMaterial.pin(of: leaf.publicKey)
             }
-            if served == key { break }
+            if served == key { return }
             if ContinuousClock.now >= deadline {
                 throw ACMEFailure(.incomplete, "\(host) at \(configuration.connectDescription) still serves \(served ?? "no certificate (no TLS answer)") instead of the new key \(key) after \(configuration.waitSeconds) s. Check PINSET_ACME_RELOAD and PINSET_ACME_CONNECT; once the new certificate is served, run 'pinset acme complete'.")
             }
             try? await Task.sleep(for: .seconds(1))
         }
-        let completion: RotationCompletion
-        do {
-            completion = try await admin.completeRotation(
-                of: configuration.host, of: configuration.customer, keep: Set(configuration.keep), reason: reason, by: admin.localOperator,
-                liveCheck: LiveCheckSettings(caFile: configuration.caFile, connectTo: configuration.connect?.description)
-            )
-        } catch {
-            throw ACMEFailure(.incomplete, "the new certificate is live, but 'pinset rotation complete' failed: \(error) Old keys stay pinned until it succeeds: fix that and run 'pinset acme complete'.")
-        }
-        for promoted in completion.promoted { report.say("live    \(promoted.base64) (was next)") }
-        for retired in completion.retired { report.say("retired \(retired.spkiSHA256?.base64 ?? retired.label)") }
     }
 
     // MARK: status and due
