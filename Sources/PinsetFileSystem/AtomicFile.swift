@@ -122,7 +122,7 @@ public enum AtomicFile {
     }
 
     /// Reads an open descriptor to its end; `path` names it in errors.
-    static func readAll(from fd: Int32, path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+    public static func readAll(from fd: Int32, path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

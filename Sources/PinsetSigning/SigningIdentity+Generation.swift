@@ -49,7 +49,7 @@ extension SigningIdentity {
     }
 
     /// A fresh private key of `keyType`.
-    static func generateKey(_ keyType: SigningKeyType) throws -> Certificate.PrivateKey {
+    public static func generateKey(_ keyType: SigningKeyType) throws -> Certificate.PrivateKey {
         switch keyType {
         case .p256: return Certificate.PrivateKey(P256.Signing.PrivateKey())
         case .p384: return Certificate.PrivateKey(P384.Signing.PrivateKey())

@@ -20,6 +20,7 @@ struct Pinset: AsyncParsableCommand {
             HostCommand.self,
             PinCommand.self,
             RotationCommand.self,
+            ACMECommand.self,
             AdminCommand.self,
             ReviewCommand.self,
             SignCommand.self,

@@ -15,8 +15,8 @@ struct RotationCommand: AsyncParsableCommand {
             1. 'pinset rotation add-next' pins the key of the host's next certificate ahead of the renewal. \
             2. 'pinset rotation status' says when a renewal may use it (exit 0), not yet (3), or that no next key \
             is pinned (4). 3. After the new certificate is deployed, 'pinset rotation complete' clears the mark of \
-            the next key now served and retires keys that are neither live nor next. deploy/acme/ has hooks for \
-            certbot and lego that run these steps at every renewal.
+            the next key now served and retires keys that are neither live nor next. 'pinset acme' runs these steps \
+            at every renewal, with certbot or lego (deploy/acme/).
             """,
         subcommands: [AddNext.self, Status.self, Complete.self]
     )

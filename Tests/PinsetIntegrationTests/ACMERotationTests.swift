@@ -4,8 +4,8 @@ import PinsetCore
 import PinsetTestSupport
 import Testing
 
-/// Key pre-rotation through deploy/acme/pinset-acme with real parts on loopback: Debian's pebble issues, Debian's
-/// certbot and lego request, nginx serves the certificate, `pinset serve` signs the pins, and an app-like client
+/// Key pre-rotation through `pinset acme` and the certbot and lego shims of deploy/acme with real parts on loopback:
+/// Debian's pebble issues, Debian's certbot and lego request, nginx serves the certificate, `pinset serve` signs the pins, and an app-like client
 /// (the real `PinsetUpdater` fetching from it, the real `ServerTrustEvaluator` over the chain the TLS server
 /// presents) connects every 100 ms with its pins enforced. Nothing leaves 127.0.0.1.
 ///
@@ -37,7 +37,7 @@ import Testing
             // The app has been connecting on the live certificate meanwhile (the gate's minute is plenty; the bound
             // only matters on a machine so busy that the app's rounds slow down).
             #expect(try await app.waitForConnections(with: liveKeys.last!, count: Self.connectionsPerKey), "before the \(client) renewal")
-            let renewal = try await bed.acme(bed.renewalArguments(client))
+            let renewal = try await bed.renew(client)
             #expect(renewal.status == 0, "\(client) renewal: \(renewal.combined)")
             #expect(!renewal.combined.contains("PRIVATE KEY"), "key material in the output")
             // The certificate went live with the key pinned at the previous renewal.
@@ -46,7 +46,7 @@ import Testing
             // The key for the following renewal is pinned as next; the old live key is retired.
             let following = try bed.stateNextKeyHash()
             #expect(following != nextKey && !liveKeys.contains(following), "\(client) renewal: \(renewal.combined)")
-            #expect(try bed.pins() == pinned([nextKey: false, following: true]), "after the \(client) renewal")
+            #expect(try bed.pins() == pinned([nextKey: false, following: true]), "after the \(client) renewal: \((try? bed.pins()) ?? [:]), next \(nextKey), following \(following): \(renewal.combined)")
             // Nothing left over: no pending key, rollback copy, used CSR or certbot output directory.
             let leftOver = try bed.stateFiles().filter { ["pending.key", "pending.pub", "rollback.crt", "rollback.key", "next.csr"].contains($0) || $0.hasPrefix("certbot.") }
             #expect(leftOver.isEmpty, "\(leftOver)")
@@ -82,8 +82,8 @@ import Testing
         try bed.generateKey(at: bed.stateNextKey)
         let unpinned = try bed.stateNextKeyHash()
 
-        // Through the lego wrapper: refused at the gate, so nothing is even requested from the CA.
-        let refused = try await bed.acme(bed.renewalArguments(.lego))
+        // Through the lego shim: refused at the gate, so nothing is even requested from the CA.
+        let refused = try await bed.renew(.lego)
         #expect(refused.status == 4, "\(refused.combined)")
         #expect(refused.stderr.contains("is not a next pin of \(ACMERotationTestbed.hostname)"), "\(refused.stderr)")
         #expect(refused.stderr.contains("Nothing was issued or deployed"))
@@ -123,8 +123,8 @@ import Testing
         #expect(bootstrap.status == 0, "\(bootstrap.combined)")
         let next = try bed.stateNextKeyHash()
 
-        // Through the certbot wrapper: the gate says not yet, so certbot is not even started.
-        let refused = try await bed.acme(bed.renewalArguments(.certbot))
+        // Through the certbot shim: the gate says not yet, so certbot is not even started.
+        let refused = try await bed.renew(.certbot)
         #expect(refused.status == 3, "\(refused.combined)")
         #expect(refused.stderr.contains("is pinned but not yet safe to go live"), "\(refused.stderr)")
         #expect(refused.stderr.contains("published too recently"), "pinset's reason is shown: \(refused.stderr)")
@@ -165,8 +165,8 @@ import Testing
         let next = try bed.stateNextKeyHash()
 
         // pebble's certificates last about five years, so with PINSET_ACME_REUSE_DAYS at ten years the first one
-        // counts as expiring: the lego wrapper renews with the live key instead of refusing.
-        let renewal = try await bed.acme(bed.renewalArguments(.lego), environment: ["PINSET_ACME_REUSE_DAYS": "3650"])
+        // counts as expiring: the lego shim renews with the live key instead of refusing.
+        let renewal = try await bed.renew(.lego, environment: ["PINSET_ACME_REUSE_DAYS": "3650"])
         #expect(renewal.status == 6, "\(renewal.combined)")
         #expect(renewal.stderr.contains("Renewing with the LIVE key \(bed.initialKeyHash)"), "\(renewal.stderr)")
         #expect(renewal.stderr.contains("published too recently"), "pinset's reason is shown: \(renewal.stderr)")
@@ -228,14 +228,15 @@ enum ACMEClient: String, CustomStringConvertible {
 }
 
 /// One pinned host with everything around it: pebble, a first certificate (key K0, pinned), nginx serving it
-/// over TLS, `pinset serve` with the fast gate, and a pinset-acme configuration for it.
+/// over TLS, `pinset serve` with the fast gate, and a `pinset acme` configuration for it.
 final class ACMERotationTestbed: @unchecked Sendable {
     static let hostname = "api.pinset.test"
-    static let script: String = {
+    /// deploy/acme/pinset-acme-certbot or pinset-acme-lego.
+    static func shim(_ client: ACMEClient) -> String {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("deploy/acme/pinset-acme").path
-    }()
+        return url.appendingPathComponent("deploy/acme/pinset-acme-\(client)").path
+    }
 
     let directory: TemporaryDirectory
     let pebble: PebbleACMEServer
@@ -314,7 +315,6 @@ final class ACMERotationTestbed: @unchecked Sendable {
 
             stateDirectory = directory.file("acme-state")
             configFile = try directory.write("pinset-acme.conf", """
-                PINSET_BIN=\(PinsetCLI.binary)
                 PINSET_DATA_DIR=\(cli.dataDir)
                 PINSET_ACTOR=pinset-acme-test
                 PINSET_CUSTOMER=acme
@@ -347,29 +347,35 @@ final class ACMERotationTestbed: @unchecked Sendable {
 
     // MARK: Running things
 
-    /// `pinset-acme --config FILE ARGUMENTS` with `extra` in its environment, off the cooperative pool.
-    func acme(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessRunner.Output {
-        let script = Self.script, configFile = configFile, environment = pebble.clientEnvironment.merging(extra) { _, new in new }
+    /// `pinset acme ARGUMENTS --config FILE`, off the cooperative pool.
+    func acme(_ arguments: [String]) async throws -> ProcessRunner.Output {
+        let configFile = configFile
         return try await blocking {
-            try ProcessRunner.run(script, ["--config", configFile] + arguments, environment: environment, timeout: 150)
+            try ProcessRunner.run(PinsetCLI.binary, ["acme"] + arguments + ["--config", configFile], timeout: 150)
         }
     }
 
-    /// The wrapper arguments for one forced renewal with `client`, on a fresh loopback port for its challenge
-    /// listener (pebble validates nothing, but the clients still open it).
-    func renewalArguments(_ client: ACMEClient) throws -> [String] {
+    /// One forced renewal through the shim of `client` with `extra` in its environment, on a fresh loopback port
+    /// for its challenge listener (pebble validates nothing, but the clients still open it).
+    func renew(_ client: ACMEClient, environment extra: [String: String] = [:]) async throws -> ProcessRunner.Output {
         let port = try FreePort.pick()
+        let clientArguments: [String]
         switch client {
         case .lego:
-            return ["lego", "--force", "--", "--accept-tos", "--http", "--http.port", "127.0.0.1:\(port)"]
+            clientArguments = ["--accept-tos", "--http", "--http.port", "127.0.0.1:\(port)"]
         case .certbot:
             let certbot = "\(stateDirectory)/certbot"
-            return ["certbot", "--force", "--", "--agree-tos", "--config-dir", "\(certbot)/config", "--work-dir", "\(certbot)/work",
-                    "--logs-dir", "\(certbot)/logs", "--standalone", "--http-01-address", "127.0.0.1", "--http-01-port", "\(port)"]
+            clientArguments = ["--agree-tos", "--config-dir", "\(certbot)/config", "--work-dir", "\(certbot)/work",
+                               "--logs-dir", "\(certbot)/logs", "--standalone", "--http-01-address", "127.0.0.1", "--http-01-port", "\(port)"]
+        }
+        let shim = Self.shim(client), arguments = ["--config", configFile, "--force", "--"] + clientArguments
+        let environment = pebble.clientEnvironment.merging(extra.merging(["PINSET_BIN": PinsetCLI.binary]) { _, new in new }) { _, new in new }
+        return try await blocking {
+            try ProcessRunner.run(shim, arguments, environment: environment, timeout: 150)
         }
     }
 
-    /// lego run by hand (not through the wrapper) with a CSR of `key` and pinset-acme's deploy as its hook; its
+    /// lego run by hand (not through the shim) with a CSR of `key` and `pinset acme deploy` as its hook; its
     /// output, and where lego saved the certificate.
     func legoDirect(csrFromKey key: String) async throws -> (ProcessRunner.Output, certificate: String) {
         let csr = try Self.csr(for: key, in: directory)
@@ -377,7 +383,7 @@ final class ACMERotationTestbed: @unchecked Sendable {
         let path = directory.file("direct-lego-\(UUID().uuidString.prefix(6))")
         let pebble = pebble
         let output = try await blocking {
-            try Self.legoRun(pebble: pebble, csr: csr, path: path, hook: "\(Self.script) deploy", environment: environment)
+            try Self.legoRun(pebble: pebble, csr: csr, path: path, hook: "\(PinsetCLI.binary) acme deploy", environment: environment)
         }
         return (output, "\(path)/certificates/\(Self.hostname).crt")
     }
@@ -481,7 +487,7 @@ final class ACMERotationTestbed: @unchecked Sendable {
 
     func generateKey(at path: String) throws { try Self.generateKey(at: path) }
 
-    /// A P-256 key, mode 0600 (as pinset-acme makes them).
+    /// A P-256 key, mode 0600 (as `pinset acme` makes them).
     static func generateKey(at path: String) throws {
         let result = try ProcessRunner.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path])
         guard result.status == 0 else { throw Failure("openssl genpkey: \(result.stderr)") }
