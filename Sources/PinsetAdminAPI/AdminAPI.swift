@@ -334,6 +334,14 @@ public struct AdminAPI: Sendable {
             certificateKeys: certificateKeys, label: label, detail: "admin API")
     }
 
+    /// The publish window `notBefore`/`notAfter` give (ISO 8601), or nil when neither is given.
+    static func window(notBefore: String?, notAfter: String?) throws -> PinWindow? {
+        guard notBefore != nil || notAfter != nil else { return nil }
+        return try PinWindow(
+            notBefore: try notBefore.map { try PinWindow.parse($0, what: "'notBefore'") },
+            notAfter: try notAfter.map { try PinWindow.parse($0, what: "'notAfter'") })
+    }
+
     private func raiseFloor(_ body: JSONBody, customer: CustomerName?, by caller: AdminAccount, for operation: AdminOperation) throws -> AdminAPIResponse {
         let floor = try body.decode(AdminRequest.RevocationFloor.self).notBefore.map(Int64.init)
         return try json(200, AdminDocuments.revocationFloor(try admin.raiseRevocationFloor(customer: customer?.rawValue, to: floor, by: .admin(caller))), for: operation)
@@ -350,12 +358,20 @@ public struct AdminAPI: Sendable {
         let reason = dryRun && givenReason == nil ? "" : try PinStore.validatedReviewText(givenReason ?? "", what: "reason", required: true)
         let hours = request.expiresInHours ?? AdminLimits.defaultChangeRequestLifetimeHours
         var edits: [PinEdit] = []
-        let pins = try Self.pins(hashes: request.hashes, certificates: request.certificates, publicKeys: request.publicKeys, certificateKeys: .everyCertificate, label: nil)
+        let window = try Self.window(notBefore: request.notBefore, notAfter: request.notAfter)
+        var pins = try Self.pins(hashes: request.hashes, certificates: request.certificates, publicKeys: request.publicKeys, certificateKeys: .everyCertificate, label: nil)
+        if window != nil && pins.isEmpty && request.window == nil {
+            throw APIFailure(400, "'notBefore' and 'notAfter' give the publish window of the pins added ('hashes', 'certificates', 'publicKeys') or of the pin named by 'window'; give one of those.")
+        }
+        for index in pins.indices { pins[index].window = window }
         if !pins.isEmpty { edits.append(PinEdit(hostname: hostname, operation: .addPins(pins))) }
         if let remove = request.remove {
             edits.append(PinEdit(hostname: hostname, operation: .removePin(try SHA256Fingerprint(base64: remove), allowLastPin: request.allowLastPin ?? false)))
         }
-        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates', 'publicKeys') or one to remove ('remove').") }
+        if let hash = request.window {
+            edits.append(PinEdit(hostname: hostname, operation: .setWindow(try SHA256Fingerprint(base64: hash), window)))
+        }
+        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates', 'publicKeys'), one to remove ('remove'), or one whose publish window to set ('window').") }
         if dryRun {
             let previews = try await admin.previewPinEdits(edits, for: customer, by: author, liveCheck: liveCheck(hostname))
             return try json(200, AdminResponse.PinEditOutcome(preview: previews.map { hostname, preview in

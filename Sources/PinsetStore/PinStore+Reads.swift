@@ -161,13 +161,18 @@ enum PinSetLoader {
         let hostsOfScope = scope.condition.map { "JOIN customer ON host.customer_id = customer.id WHERE \($0)" } ?? ""
 
         var pinsByHost: [Int64: [Pin]] = [:]
+        var withheldByHost: [Int64: [Pin]] = [:]
         var decoder = StoredRows.PinDecoder()
         try db.forEachRow(scope.condition == nil
             ? "SELECT \(StoredRows.pinColumns) FROM pin"
             : "SELECT \(StoredRows.pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(hostsOfScope)",
             arguments) { row in
-            let (hostID, pin) = try decoder.pin(row)
-            pinsByHost[hostID, default: []].append(pin)
+            let (hostID, pin, withheld) = try decoder.storedPin(row)
+            if withheld {
+                withheldByHost[hostID, default: []].append(pin)
+            } else {
+                pinsByHost[hostID, default: []].append(pin)
+            }
         }
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
@@ -176,6 +181,9 @@ enum PinSetLoader {
             """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
+            if let withheld = withheldByHost[hostID] {
+                host.scheduledPins = withheld.sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
+            }
             hostsByCustomer[customerID, default: []].append(host)
         }
         return hostsByCustomer
