@@ -16,6 +16,10 @@ enum StoredRows {
 
     /// `pin` columns for `PinDecoder.pin(_:at:)`.
     static let pinColumns = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after, pin.window_not_before, pin.window_not_after, pin.withheld"
+    /// `pinColumns` as a database from before migration 0014 (publish windows) has them: no window, nothing
+    /// withheld. For the follow-up of an earlier migration, which runs before 0014 has added the columns.
+    static let pinColumnsBeforeWindows = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(0 AS BIGINT)"
+
     /// How many columns `pinColumns` names: where the columns a query selects after them begin.
     static let pinColumnCount = 10
 
