@@ -76,7 +76,7 @@ import Testing
         configuration.dataDirectory = cli.dataDir
         configuration.changePollIntervalSeconds = 0.1
         configuration.accessLog = false
-        let service = try PinsetService(configuration: configuration, logger: Logger(label: "pin-window-test"), clock: clock.now)
+        let service = try PinsetService(configuration: configuration, logger: Logger(label: "pin-window-test", factory: { _ in SwiftLogNoOpLogHandler() }), clock: clock.now)
         let port = try service.start()
         let legacy = try LegacyClientPinTests.legacyClient(cli)
         let state = cli.directory.file("app-state")
