@@ -334,12 +334,16 @@ public struct AdminAPI: Sendable {
             certificateKeys: certificateKeys, label: label, detail: "admin API")
     }
 
-    /// The publish window `notBefore`/`notAfter` give (ISO 8601), or nil when neither is given.
-    static func window(notBefore: String?, notAfter: String?) throws -> PinWindow? {
+    /// The publish window `notBefore`/`notAfter` give (Unix seconds), or nil when neither is given. The document
+    /// bounds each; one that ends before it begins conflicts with the rule of windows (409, like a window ended).
+    static func window(notBefore: Int?, notAfter: Int?) throws -> PinWindow? {
         guard notBefore != nil || notAfter != nil else { return nil }
-        return try PinWindow(
-            notBefore: try notBefore.map { try PinWindow.parse($0, what: "'notBefore'") },
-            notAfter: try notAfter.map { try PinWindow.parse($0, what: "'notAfter'") })
+        do {
+            return try PinWindow(
+                notBefore: notBefore.map { Date(timeIntervalSince1970: TimeInterval($0)) }, notAfter: notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) })
+        } catch {
+            throw APIFailure(409, "'notBefore' must be earlier than 'notAfter' (Unix seconds): \(error.message) Nothing was changed.", code: .refused)
+        }
     }
 
     private func raiseFloor(_ body: JSONBody, customer: CustomerName?, by caller: AdminAccount, for operation: AdminOperation) throws -> AdminAPIResponse {
@@ -361,7 +365,7 @@ public struct AdminAPI: Sendable {
         let window = try Self.window(notBefore: request.notBefore, notAfter: request.notAfter)
         var pins = try Self.pins(hashes: request.hashes, certificates: request.certificates, publicKeys: request.publicKeys, certificateKeys: .everyCertificate, label: nil)
         if window != nil && pins.isEmpty && request.window == nil {
-            throw APIFailure(400, "'notBefore' and 'notAfter' give the publish window of the pins added ('hashes', 'certificates', 'publicKeys') or of the pin named by 'window'; give one of those.")
+            throw APIFailure(409, "'notBefore' and 'notAfter' give the publish window of the pins added ('hashes', 'certificates', 'publicKeys') or of the pin named by 'window'; give one of those. Nothing was changed.", code: .refused)
         }
         for index in pins.indices { pins[index].window = window }
         if !pins.isEmpty { edits.append(PinEdit(hostname: hostname, operation: .addPins(pins))) }

@@ -24,8 +24,8 @@ extension PinStore {
     /// log, the audit log, and the rules of `requireScheduleKeepsHostPinned` at every time the window changes what
     /// is published; the pin is listed or withheld at once according to the window at this edit's time.
     ///
-    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinNotFound`, `.invalidInput` when the window is
-    ///   the one the pin has, `.lastPinOfHost` or `.tooFewLegacyPins` when the schedule would leave the host without
+    /// - Throws: `StoreError.customerNotFound`, `.hostNotFound`, `.pinNotFound`, `.refused` when the window is
+    ///   the one the pin has or has already ended, `.lastPinOfHost` or `.tooFewLegacyPins` when the schedule would leave the host without
     ///   a published pin, or legacy clients with fewer than two they can use.
     @discardableResult
     public func setPinWindow(
@@ -125,7 +125,7 @@ extension ChangeRecorder {
         changed.window = window
         try requireWindowsNotEnded([changed], of: hostname)
         guard pin.window != window else {
-            throw StoreError(.invalidInput, "The pin \(pin.displayName) of \(hostname) already has \(window.map { "the publish window \($0)" } ?? "no publish window"). Nothing was changed.")
+            throw StoreError(.refused, "The pin \(pin.displayName) of \(hostname) already has \(window.map { "the publish window \($0)" } ?? "no publish window"). Nothing was changed.")
         }
         let listedBefore = try publishedPinCount(ofHost: hostID)
         let publish = window?.contains(now) ?? true
@@ -150,7 +150,7 @@ extension ChangeRecorder {
     func requireWindowsNotEnded(_ pins: [Pin], of hostname: Hostname) throws {
         for pin in pins {
             guard let end = pin.window?.notAfter, end <= now else { continue }
-            throw StoreError(.invalidInput, "The publish window of \(pin.displayName) for \(hostname) ends at \(PinWindow.format(end)), which is not after now (\(PinWindow.format(now))): the pin would never be listed. Nothing was changed. Give a later --not-after, or remove the pin with 'pinset pin remove'.")
+            throw StoreError(.refused, "The publish window of \(pin.displayName) for \(hostname) ends at \(PinWindow.format(end)), which is not after now (\(PinWindow.format(now))): the pin would never be listed. Nothing was changed. Give a later --not-after, or remove the pin with 'pinset pin remove'.")
         }
     }
 

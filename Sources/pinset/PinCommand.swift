@@ -130,7 +130,7 @@ struct PinCommand: AsyncParsableCommand {
                 let keys = pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) }
                 let body = AdminRequest.EditPins(
                     hashes: hashesToSend, certificates: certificatesToSend, publicKeys: keys.isEmpty ? nil : keys,
-                    notBefore: publishWindow?.notBefore.map(PinWindow.format), notAfter: publishWindow?.notAfter.map(PinWindow.format),
+                    notBefore: publishWindow?.notBefore.map(Self.unixSeconds), notAfter: publishWindow?.notAfter.map(Self.unixSeconds),
                     reason: credentials.requestReason ?? "", expiresInHours: credentials.requestExpiresIn)
                 let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: body, answer: AdminResponse.PinEditOutcome.self)
                 return try ProposedEditPrinter.show(outcome, hostname: host.rawValue, customer: customer.rawValue, json: options.json)
@@ -155,6 +155,9 @@ struct PinCommand: AsyncParsableCommand {
             }
             if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
+
+        /// A publish window's end as the admin API takes it.
+        static func unixSeconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
 
         static func read(_ path: String) throws -> [UInt8] {
             do {
@@ -273,7 +276,7 @@ struct PinCommand: AsyncParsableCommand {
             let publishWindow = clear ? nil : try window.parsed()
             if let client {
                 let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.EditPins(
-                    window: fingerprint.base64, notBefore: publishWindow?.notBefore.map(PinWindow.format), notAfter: publishWindow?.notAfter.map(PinWindow.format),
+                    window: fingerprint.base64, notBefore: publishWindow?.notBefore.map(Add.unixSeconds), notAfter: publishWindow?.notAfter.map(Add.unixSeconds),
                     reason: credentials.requestReason ?? "", expiresInHours: credentials.requestExpiresIn
                 ), answer: AdminResponse.PinEditOutcome.self)
                 return try ProposedEditPrinter.show(outcome, hostname: host.rawValue, customer: customer.rawValue, json: options.json)
