@@ -1,9 +1,11 @@
 import Foundation
 import PinsetCore
+@testable import PinsetDashboard
 import PinsetLiveCheck
 import Testing
 
-/// The monitor warns before a publish window leaves a host listing no pin of the chain it serves.
+/// What operators are told about publish windows: the monitor warns before a window leaves a host listing no pin of
+/// the chain it serves, and the dashboard shows each pin's window.
 @Suite struct PinWindowMonitorTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -21,7 +23,8 @@ import Testing
         let host = HostPins(hostname: try Hostname("api.example.com"), pins: [live, spare])
         let warned = HostChecker.result(of: HostCheckJob(customer: try CustomerName("acme"), host: host), against: chain, now: Self.now, expiryWarningDays: 14)
         #expect(warned.state == .matches)
-        #expect(warned.warnings.contains { $0.contains("from \(PinWindow.format(leaving.notAfter!))") && $0.contains(spare.displayName) }, "\(warned.warnings)")
+        let leaves = PinWindow.format(try #require(leaving.notAfter))
+        #expect(warned.warnings.contains { $0.contains("from \(leaves)") && $0.contains(spare.displayName) }, "\(warned.warnings)")
 
         // A pin of the live chain (its CA) entering before then: nothing to say.
         var replacement = Pin(spkiSHA256: try Self.key(3), source: PinSource(kind: .hash))
@@ -29,5 +32,17 @@ import Testing
         let covered = HostPins(hostname: host.hostname, pins: [live, spare], scheduledPins: [replacement])
         let quiet = HostChecker.result(of: HostCheckJob(customer: try CustomerName("acme"), host: covered), against: chain, now: Self.now, expiryWarningDays: 14)
         #expect(!quiet.warnings.contains { $0.contains("match no certificate") }, "\(quiet.warnings)")
+    }
+
+    /// The dashboard says beside a pin whether the bundle lists it, its window, and when that changes next.
+    @Test func theDashboardShowsAPinsWindow() throws {
+        var pin = Pin(spkiSHA256: try Self.key(1), source: PinSource(kind: .hash))
+        let window = try PinWindow(notBefore: nil, notAfter: Date().addingTimeInterval(86_400))
+        pin.window = window
+        let end = PinWindow.format(try #require(window.notAfter))
+        let listed = DashboardPages.publishWindow(pin, listed: true).rendered
+        #expect(listed.contains("listed; publish window now .. \(end); leaves the bundle at \(end)"), "\(listed)")
+        pin.window = nil
+        #expect(DashboardPages.publishWindow(pin, listed: true).rendered.isEmpty)
     }
 }
