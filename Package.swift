@@ -447,6 +447,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "PinsetIntegrationTests", dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore", "PinsetTransparency"], swiftSettings: strictSwift6),
+        // PinsetServer: the end-to-end tests that move the signing passes' clock run the server in process.
+        .testTarget(
+            name: "PinsetIntegrationTests",
+            dependencies: ["PinsetTestSupport", "PinsetClient", "PinsetCore", "PinsetStore", "PinsetTransparency", "PinsetServer",
+                           .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"]))],
+            swiftSettings: strictSwift6),
     ]
 )

@@ -100,6 +100,11 @@ extension Admin {
                 fingerprint, from: edit.hostname, of: customer, allowRemovingLastPin: allowLastPin, liveCheck: checked?.record,
                 unlessReviewRequired: unlessReviewRequired, note: note, actor: principal.actor
             )
+        case .setWindow(let fingerprint, let window):
+            return try store.setPinWindow(
+                window, of: fingerprint, host: edit.hostname, of: customer, liveCheck: checked?.record,
+                unlessReviewRequired: unlessReviewRequired, note: note, actor: principal.actor
+            )
         }
     }
 

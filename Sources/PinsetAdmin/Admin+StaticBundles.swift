@@ -29,6 +29,8 @@ extension Admin {
         var locations = dataDirectory.signingIdentityLocations
         if let key { locations.defaultKeyPath = key }
         if let certificate { locations.defaultCertificatePath = certificate }
+        // Like the server's pass: pins whose publish window began or ended by `now` enter or leave first.
+        try store.applyPinWindows(at: now)
         let pinSets = try store.allPinSets()
         let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         if result.bundles.isEmpty && !result.failures.isEmpty {

@@ -26,6 +26,10 @@ public enum AdminDocuments {
                 switch edit.operation {
                 case .addPins(let pins): AdminResponse.ChangeRequest.Edit(hostname: edit.hostname.rawValue, add: pins.map(\.displayName))
                 case .removePin(let hash, let allowLastPin): AdminResponse.ChangeRequest.Edit(hostname: edit.hostname.rawValue, remove: hash.base64, allowLastPin: allowLastPin)
+                case .setWindow(let hash, let window):
+                    AdminResponse.ChangeRequest.Edit(
+                        hostname: edit.hostname.rawValue, window: hash.base64,
+                        notBefore: window?.notBefore.map { date($0) }, notAfter: window?.notAfter.map { date($0) })
                 }
             },
             decidedBy: request.decidedBy, decidedAt: request.decidedAt.map { date($0) }, decisionNote: request.decisionNote,
@@ -133,14 +137,14 @@ public enum AdminDocuments {
                     legacyUsablePins: host.legacyUsablePins(at: now).count, lacksBackupPin: host.lacksBackupPin,
                     lacksLegacyBackupPin: host.lacksLegacyBackupPin(at: now), unmonitoredReason: view.unmonitoredReasons[host.hostname],
                     pins: host.pins.map { pin in
-                        var entry = self.pin(pin)
+                        var entry = self.pin(pin, listed: true, at: now)
                         if let state = rotationPins["\(host.hostname.rawValue) \(pin.displayName)"] {
                             entry.next = state.isNext
                             entry.publishedAt = date(state.addedAt)
                             entry.publishedVersion = state.publishedVersion
                         }
                         return entry
-                    })
+                    } + host.scheduledPins.map { self.pin($0, listed: false, at: now) })
             })
     }
 
@@ -154,6 +158,19 @@ public enum AdminDocuments {
             pin: pin.displayName, label: pin.label, source: pin.source.storedForm, pinSHA256: pin.spkiSHA256?.base64,
             certificateSHA256: pin.certificateSHA256?.hex, notAfter: pin.notAfter.map { date($0) }, hasPublicKey: pin.subjectPublicKeyInfo != nil,
             legacyUse: pin.legacyUses.map(\.rawValue))
+    }
+
+    /// A pin with its publish window, if it has one: whether the bundle served lists it (`listed`), and when a pass
+    /// next starts or stops listing it after `now`.
+    public static func pin(_ pin: Pin, listed: Bool, at now: Date) -> AdminResponse.PinSet.Pin {
+        var entry = self.pin(pin)
+        if let window = pin.window {
+            entry.windowNotBefore = window.notBefore.map { date($0) }
+            entry.windowNotAfter = window.notAfter.map { date($0) }
+            entry.listed = listed
+            entry.nextChange = PinSchedule([pin]).nextChange(after: now).map { date($0) }
+        }
+        return entry
     }
 
     /// Which identity signs a customer's bundles. The files' paths are the server's own and only shown where the

@@ -151,8 +151,33 @@ public struct LiveChainGuard: Sendable {
         return await check()
     }
 
-    /// Runs the check on `result`; returns its outcome, or throws why the edit is refused.
+    /// Runs the check on `result`; returns its outcome, or throws why the edit is refused. With publish windows, every
+    /// pin the host stores is checked, and the edit is refused unless the pins a pass publishes — now and after every
+    /// later window boundary — include one that matches the live chain: a scheduled removal that would lock apps out
+    /// is refused when it is made.
     private func permit(_ result: HostPins) async throws -> LiveEditCheck.Outcome {
+        let schedule = PinSchedule(result.storedPins)
+        guard schedule.pins.contains(where: { $0.window != nil }) else { return try await permitNow(result) }
+        var everyPin = result
+        everyPin.pins = result.storedPins
+        everyPin.scheduledPins = []
+        let outcome = try await permitNow(everyPin)
+        guard case .checked(let endpoint, let check) = outcome else { return outcome }
+        let unmatched = Set(check.unmatchedPins)
+        let now = store.now()
+        for time in [now] + schedule.changes(after: now) {
+            let published = schedule.published(at: time)
+            guard !published.isEmpty, !published.contains(where: { !unmatched.contains($0) }) else { continue }
+            throw AdminError("Refused: from \(time == now ? "now" : PinWindow.format(time)) the pins of \(hostname) that signing passes publish ("
+                + published.map(\.displayName).joined(separator: ", ")
+                + ") would match no certificate of the chain \(endpoint) serves, so apps would fail to connect once they get that bundle. Live chain SPKI SHA-256: "
+                + check.chain.map { "\($0.role) \($0.spkiSHA256.base64) (\($0.subject))" }.joined(separator: ", ")
+                + ". Nothing was changed. Keep a pin of the live chain published over that time (end its window later, or start its replacement's earlier), or pass --skip-live-check --reason TEXT.")
+        }
+        return outcome
+    }
+
+    private func permitNow(_ result: HostPins) async throws -> LiveEditCheck.Outcome {
         let outcome = try await run(result)
         switch outcome {
         case .overridden, .unmonitored:

@@ -16,7 +16,14 @@ extension PinEdit {
         case .removePin(let fingerprint, _):
             // The store's rule: the pin with this SPKI hash, or the certificate-only pin with this certificate hash.
             edit.removed = current.pins.filter { $0.spkiSHA256 == fingerprint || ($0.spkiSHA256 == nil && $0.certificateSHA256 == fingerprint) }
+            edit.removed += current.scheduledPins.filter { $0.spkiSHA256 == fingerprint || ($0.spkiSHA256 == nil && $0.certificateSHA256 == fingerprint) }
             result.pins.removeAll { edit.removed.contains($0) }
+            result.scheduledPins.removeAll { edit.removed.contains($0) }
+        case .setWindow(let fingerprint, let window):
+            func named(_ pin: Pin) -> Bool { pin.spkiSHA256 == fingerprint || (pin.spkiSHA256 == nil && pin.certificateSHA256 == fingerprint) }
+            for index in result.pins.indices where named(result.pins[index]) { result.pins[index].window = window }
+            for index in result.scheduledPins.indices where named(result.scheduledPins[index]) { result.scheduledPins[index].window = window }
+            edit.other.append("\(fingerprint.base64): publish window \(window?.description ?? "none")")
         }
         return (result, edit)
     }
@@ -30,6 +37,7 @@ extension PinEdit {
             host = result
             combined.added += step.added
             combined.removed += step.removed
+            combined.other += step.other
         }
         return (host, combined)
     }

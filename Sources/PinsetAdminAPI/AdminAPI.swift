@@ -334,6 +334,18 @@ public struct AdminAPI: Sendable {
             certificateKeys: certificateKeys, label: label, detail: "admin API")
     }
 
+    /// The publish window `notBefore`/`notAfter` give (Unix seconds), or nil when neither is given. The document
+    /// bounds each; one that ends before it begins conflicts with the rule of windows (409, like a window ended).
+    static func window(notBefore: Int?, notAfter: Int?) throws -> PinWindow? {
+        guard notBefore != nil || notAfter != nil else { return nil }
+        do {
+            return try PinWindow(
+                notBefore: notBefore.map { Date(timeIntervalSince1970: TimeInterval($0)) }, notAfter: notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) })
+        } catch {
+            throw APIFailure(409, "'notBefore' must be earlier than 'notAfter' (Unix seconds): \(error.message) Nothing was changed.", code: .refused)
+        }
+    }
+
     private func raiseFloor(_ body: JSONBody, customer: CustomerName?, by caller: AdminAccount, for operation: AdminOperation) throws -> AdminAPIResponse {
         let floor = try body.decode(AdminRequest.RevocationFloor.self).notBefore.map(Int64.init)
         return try json(200, AdminDocuments.revocationFloor(try admin.raiseRevocationFloor(customer: customer?.rawValue, to: floor, by: .admin(caller))), for: operation)
@@ -350,12 +362,20 @@ public struct AdminAPI: Sendable {
         let reason = dryRun && givenReason == nil ? "" : try PinStore.validatedReviewText(givenReason ?? "", what: "reason", required: true)
         let hours = request.expiresInHours ?? AdminLimits.defaultChangeRequestLifetimeHours
         var edits: [PinEdit] = []
-        let pins = try Self.pins(hashes: request.hashes, certificates: request.certificates, publicKeys: request.publicKeys, certificateKeys: .everyCertificate, label: nil)
+        let window = try Self.window(notBefore: request.notBefore, notAfter: request.notAfter)
+        var pins = try Self.pins(hashes: request.hashes, certificates: request.certificates, publicKeys: request.publicKeys, certificateKeys: .everyCertificate, label: nil)
+        if window != nil && pins.isEmpty && request.window == nil {
+            throw APIFailure(409, "'notBefore' and 'notAfter' give the publish window of the pins added ('hashes', 'certificates', 'publicKeys') or of the pin named by 'window'; give one of those. Nothing was changed.", code: .refused)
+        }
+        for index in pins.indices { pins[index].window = window }
         if !pins.isEmpty { edits.append(PinEdit(hostname: hostname, operation: .addPins(pins))) }
         if let remove = request.remove {
             edits.append(PinEdit(hostname: hostname, operation: .removePin(try SHA256Fingerprint(base64: remove), allowLastPin: request.allowLastPin ?? false)))
         }
-        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates', 'publicKeys') or one to remove ('remove').") }
+        if let hash = request.window {
+            edits.append(PinEdit(hostname: hostname, operation: .setWindow(try SHA256Fingerprint(base64: hash), window)))
+        }
+        guard !edits.isEmpty else { throw APIFailure(400, "Give pins to add ('hashes', 'certificates', 'publicKeys'), one to remove ('remove'), or one whose publish window to set ('window').") }
         if dryRun {
             let previews = try await admin.previewPinEdits(edits, for: customer, by: author, liveCheck: liveCheck(hostname))
             return try json(200, AdminResponse.PinEditOutcome(preview: previews.map { hostname, preview in

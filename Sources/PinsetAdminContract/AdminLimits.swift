@@ -22,6 +22,8 @@ public enum AdminLimits {
     public static let defaultPort = 443
     /// A revocation floor, in seconds since 1970: up to the year 2514, far beyond any certificate.
     public static let revocationFloor: ClosedRange<Int> = 0...Int(Int32.max) * 4
+    /// An end of a pin's publish window, in seconds since 1970: the same span as a revocation floor.
+    public static let publishWindowTimes: ClosedRange<Int> = revocationFloor
     /// The share of uptake a rotation waits for.
     public static let minimumShare: ClosedRange<Double> = 0...1
     /// Bytes of a request body.

@@ -24,7 +24,7 @@ extension AdminOperation {
         "editPins", "POST", "/customers/{customer}/hosts/{hostname}/pins", access: .role(.editor),
         body: [
             .strings("hashes"), .strings("certificates"), .strings("publicKeys"), .string("remove"), .boolean("allowLastPin"),
-            .text("reason"), .integer("expiresInHours", AdminLimits.changeRequestLifetimeHours), .boolean("dryRun"),
+            .string("window"), .integer("notBefore", AdminLimits.publishWindowTimes), .integer("notAfter", AdminLimits.publishWindowTimes), .text("reason"), .integer("expiresInHours", AdminLimits.changeRequestLifetimeHours), .boolean("dryRun"),
         ],
         successes: [200, 202])
     public static let addNextKeys = AdminOperation(

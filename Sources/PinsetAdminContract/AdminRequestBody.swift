@@ -79,14 +79,24 @@ public enum AdminRequest {
         /// The SPKI SHA-256 of a pin to remove.
         public var remove: String?
         public var allowLastPin: Bool?
+        /// The SPKI SHA-256 of a pin whose publish window `notBefore` and `notAfter` replace (neither: cleared).
+        public var window: String?
+        /// Unix seconds: the first time a signing pass publishes the pins added, or the pin of `window`.
+        public var notBefore: Int?
+        /// Unix seconds: the first time a signing pass no longer publishes them.
+        public var notAfter: Int?
         public var reason: String?
         public var expiresInHours: Int?
         public var dryRun: Bool?
 
         public init(
             hashes: [String]? = nil, certificates: [String]? = nil, publicKeys: [String]? = nil, remove: String? = nil, allowLastPin: Bool? = nil,
+            window: String? = nil, notBefore: Int? = nil, notAfter: Int? = nil,
             reason: String? = nil, expiresInHours: Int? = nil, dryRun: Bool? = nil
         ) {
+            self.window = window
+            self.notBefore = notBefore
+            self.notAfter = notAfter
             self.hashes = hashes
             self.certificates = certificates
             self.publicKeys = publicKeys

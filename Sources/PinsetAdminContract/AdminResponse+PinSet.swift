@@ -75,6 +75,14 @@ extension AdminResponse {
             public var next: Bool?
             public var publishedAt: String?
             public var publishedVersion: Int64?
+            /// The publish window (ISO 8601), where the pin has one: signing passes list it from `windowNotBefore` and
+            /// stop at `windowNotAfter`.
+            public var windowNotBefore: String?
+            public var windowNotAfter: String?
+            /// Whether the bundle now served lists the pin; false for a pin waiting for or past its window.
+            public var listed: Bool?
+            /// The next time a signing pass starts or stops listing the pin.
+            public var nextChange: String?
 
             public init(
                 pin: String, label: String, source: String, pinSHA256: String?, certificateSHA256: String?, notAfter: String?, hasPublicKey: Bool,

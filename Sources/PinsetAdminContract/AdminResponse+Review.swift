@@ -50,6 +50,17 @@ extension AdminResponse {
             public var add: [String]?
             public var remove: String?
             public var allowLastPin: Bool?
+            /// The pin whose publish window the edit sets to `notBefore`..`notAfter` (ISO 8601; neither: cleared).
+            public var window: String?
+            public var notBefore: String?
+            public var notAfter: String?
+
+            public init(hostname: String, window: String, notBefore: String?, notAfter: String?) {
+                self.hostname = hostname
+                self.window = window
+                self.notBefore = notBefore
+                self.notAfter = notAfter
+            }
 
             public init(hostname: String, add: [String]) {
                 self.hostname = hostname

@@ -3,14 +3,21 @@ public struct HostPins: Hashable, Sendable {
     public var hostname: Hostname
     public var port: UInt16
     public var includeSubdomains: Bool
+    /// The pins the bundle lists.
     public var pins: [Pin]
+    /// Stored pins outside their publish window when the content was last made (`PinWindow`): not listed.
+    public var scheduledPins: [Pin]
 
-    public init(hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin]) {
+    public init(hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin], scheduledPins: [Pin] = []) {
         self.hostname = hostname
         self.port = port
         self.includeSubdomains = includeSubdomains
         self.pins = pins
+        self.scheduledPins = scheduledPins
     }
+
+    /// Every stored pin: those listed and those waiting for or past their window.
+    public var storedPins: [Pin] { pins + scheduledPins }
 
     /// TrustKit, HPKP and Android's network security config all refuse a single pin: when that one key is
     /// replaced the app can no longer connect. A host needs a backup pin.

@@ -14,7 +14,10 @@ public struct Pin: Hashable, Sendable {
     public var certificateSHA256: SHA256Fingerprint?
     public var label: String
     public var source: PinSource
+    /// The certificate's expiry, when the pin came from a certificate: informative, and what legacy clients check.
     public var notAfter: Date?
+    /// When signing passes publish the pin; nil: whenever it is stored. Not part of the bundle.
+    public var window: PinWindow?
 
     public init(
         spkiSHA256: SHA256Fingerprint?,
@@ -22,7 +25,8 @@ public struct Pin: Hashable, Sendable {
         certificateSHA256: SHA256Fingerprint? = nil,
         label: String = "",
         source: PinSource,
-        notAfter: Date? = nil
+        notAfter: Date? = nil,
+        window: PinWindow? = nil
     ) {
         self.spkiSHA256 = spkiSHA256
         self.subjectPublicKeyInfo = subjectPublicKeyInfo
@@ -30,6 +34,7 @@ public struct Pin: Hashable, Sendable {
         self.label = label
         self.source = source
         self.notAfter = notAfter
+        self.window = window
     }
 
     /// The hash that names the pin in lists, audit entries and `pin remove`: the SPKI SHA-256 (base64), or for

@@ -184,6 +184,14 @@ enum DashboardPages {
 
     // MARK: One customer
 
+    /// A pin's publish window, whether the bundle served lists it, and when that next changes; nothing without one.
+    static func publishWindow(_ pin: Pin, listed: Bool) -> HTML {
+        guard let window = pin.window else { return "" }
+        let next = PinSchedule([pin]).nextChange(after: Date()).map { "; \(listed ? "leaves" : "enters") the bundle at \(PinWindow.format($0))" } ?? ""
+        let text = "\(listed ? "listed" : "not listed"); publish window \(window.description)\(next)"
+        return "<br><span class=\"muted\" data-window>\(text)</span>"
+    }
+
     static func customer(
         _ context: Context, pinSet: PinSet, requiresReview: Bool, health: CustomerHealth?, rotation: [RotationGate.Readiness],
         reports: PinFailureOverview, requests: [ChangeRequest], breakGlass: [BreakGlassEvent], audit: [AuditEntry]
@@ -199,7 +207,10 @@ enum DashboardPages {
             } else {
                 "<span class=\"muted\">not monitored</span>"
             }
-            let pins: [HTML] = host.pins.map { pin in "<div><code class=\"hash\">\(pin.displayName)</code> \(pin.label)</div>" }
+            let pins: [HTML] = host.pins.map { pin in "<div><code class=\"hash\">\(pin.displayName)</code> \(pin.label)\(publishWindow(pin, listed: true))</div>" }
+                + host.scheduledPins.map { pin in
+                    "<div class=\"scheduled\" data-scheduled-pin=\"\(pin.displayName)\"><code class=\"hash\">\(pin.displayName)</code> \(pin.label)\(publishWindow(pin, listed: false))</div>"
+                }
             return """
             <tr data-host="\(host.hostname.rawValue)"><td>\(host.hostname.rawValue):\(Int(host.port))\(host.includeSubdomains ? " (and subdomains)" : "")</td>
             <td>\(state)</td><td>\(nextKey(verdicts[host.hostname]))</td><td>\(pins)</td></tr>
@@ -279,6 +290,7 @@ enum DashboardPages {
             switch edit.operation {
             case .addPins(let pins): "<li>\(edit.hostname.rawValue): add \(pins.map(\.displayName).joined(separator: ", "))</li>"
             case .removePin(let hash, _): "<li>\(edit.hostname.rawValue): remove \(hash.base64)</li>"
+            case .setWindow(let hash, let window): "<li>\(edit.hostname.rawValue): publish \(hash.base64) \(window.map { "from \($0.description)" } ?? "without a window")</li>"
             }
         }
         var actions: [HTML] = []

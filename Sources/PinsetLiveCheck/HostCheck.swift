@@ -165,6 +165,21 @@ public struct HostChecker: Sendable {
         let detail = check.fails
             ? "live: " + live.map { "\($0.role) \($0.spkiSHA256.base64)" }.joined(separator: ", ")
             : matched.joined(separator: ", ") + (check.leafDaysLeft.map { "; leaf expires in \($0) day(s)" } ?? "")
-        return HostCheckResult(job: job, state: state, detail: detail, warnings: check.warnings)
+        return HostCheckResult(job: job, state: state, detail: detail, warnings: check.warnings + scheduleWarnings(of: job.host, against: live, now: now))
+    }
+
+    /// Publish windows whose next boundaries would leave the host listing no pin of the chain it serves now: said
+    /// before the pin leaves, since the signing pass carries a window out as scheduled.
+    static func scheduleWarnings(of host: HostPins, against live: [LiveCertificate], now: Date) -> [String] {
+        let schedule = PinSchedule(host.storedPins)
+        let changes = schedule.changes(after: now)
+        guard !changes.isEmpty else { return [] }
+        let unmatched = Set(LiveChainCheck(pins: schedule.pins, chain: live, now: now, expiryWarningDays: 0).unmatchedPins)
+        for time in changes {
+            let listed = schedule.published(at: time)
+            guard !listed.isEmpty, listed.allSatisfy(unmatched.contains) else { continue }
+            return ["from \(PinWindow.format(time)) the pins listed (\(listed.map(\.displayName).joined(separator: ", "))) match no certificate of the chain served now: pin its key, or move the window with 'pinset pin window'"]
+        }
+        return []
     }
 }

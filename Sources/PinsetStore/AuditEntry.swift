@@ -30,6 +30,10 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let changeRequested = AuditAction(rawValue: "review.request")
     public static let changeRejected = AuditAction(rawValue: "review.reject")
     public static let breakGlassAcknowledged = AuditAction(rawValue: "review.acknowledge")
+    /// An admin set or cleared a pin's publish window.
+    public static let pinWindowChanged = AuditAction(rawValue: "pin.window")
+    /// A signing pass found pins entering or leaving their publish windows: a new content version.
+    public static let pinWindowsApplied = AuditAction(rawValue: "pin.publish")
 
     public var description: String { rawValue }
 }

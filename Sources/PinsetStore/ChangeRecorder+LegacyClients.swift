@@ -10,7 +10,7 @@ extension ChangeRecorder {
 
     /// How many of the host's pins a legacy GCX client can match at the time of this change.
     func legacyUsablePinCount(ofHost hostID: Int64) throws -> Int {
-        try pins(ofHost: hostID).filter { $0.isUsableByLegacyClients(at: now) }.count
+        try pins(ofHost: hostID).filter { $0.isPublished(at: now) && $0.isUsableByLegacyClients(at: now) }.count
     }
 
     /// The pin change `requireLegacyBackup` judges.

@@ -129,7 +129,7 @@ struct ChangeRecorder {
     func recordPublishedVersion(_ version: Int64, ofCustomerID customerID: Int64) throws {
         try db.execute("""
             UPDATE pin SET published_version = ?
-            WHERE published_version IS NULL AND host_id IN (SELECT id FROM host WHERE customer_id = ?)
+            WHERE published_version IS NULL AND withheld = 0 AND host_id IN (SELECT id FROM host WHERE customer_id = ?)
             """, [version, customerID])
     }
 

@@ -8,6 +8,9 @@ public struct PinEdit: Sendable, Hashable {
         case addPins([Pin])
         /// The pin with this SPKI hash, or the certificate-only pin with this certificate hash.
         case removePin(SHA256Fingerprint, allowLastPin: Bool)
+        /// Sets (or, nil, clears) the publish window of the pin with this SPKI hash, or of the certificate-only pin
+        /// with this certificate hash.
+        case setWindow(SHA256Fingerprint, PinWindow?)
     }
 
     public var hostname: Hostname
@@ -23,6 +26,7 @@ public struct PinEdit: Sendable, Hashable {
         switch operation {
         case .addPins(let pins): pins.map { "\(hostname): + \($0.displayName)" }.joined(separator: "\n")
         case .removePin(let hash, _): "\(hostname): - \(hash.base64)"
+        case .setWindow(let hash, let window): "\(hostname): ~ \(hash.base64) publish window \(window?.description ?? "none")"
         }
     }
 }
@@ -85,6 +89,10 @@ enum StoredPinEdits {
         var add: [StoredPin]?
         var remove: String?
         var allowLastPin: Bool?
+        /// The pin whose publish window `notBefore`/`notAfter` replace (both absent: cleared).
+        var window: String?
+        var notBefore: Int64?
+        var notAfter: Int64?
     }
 
     private struct StoredPin: Codable {
@@ -94,6 +102,8 @@ enum StoredPinEdits {
         var label: String
         var source: String
         var notAfter: Int64?
+        var windowNotBefore: Int64?
+        var windowNotAfter: Int64?
     }
 
     static func encode(_ edits: [PinEdit]) throws -> String {
@@ -104,11 +114,16 @@ enum StoredPinEdits {
                     StoredPin(
                         spkiSHA256: pin.spkiSHA256?.base64, subjectPublicKeyInfo: pin.subjectPublicKeyInfo.map { Data($0).base64EncodedString() },
                         certificateSHA256: pin.certificateSHA256?.base64, label: pin.label, source: pin.source.storedForm,
-                        notAfter: pin.notAfter.map { Int64($0.timeIntervalSince1970) }
+                        notAfter: pin.notAfter.map { Int64($0.timeIntervalSince1970) },
+                        windowNotBefore: StoredRows.storedSeconds(pin.window?.notBefore), windowNotAfter: StoredRows.storedSeconds(pin.window?.notAfter)
                     )
                 })
             case .removePin(let hash, let allowLastPin):
                 return Edit(host: edit.hostname.rawValue, remove: hash.base64, allowLastPin: allowLastPin)
+            case .setWindow(let hash, let window):
+                return Edit(
+                    host: edit.hostname.rawValue, window: hash.base64,
+                    notBefore: StoredRows.storedSeconds(window?.notBefore), notAfter: StoredRows.storedSeconds(window?.notAfter))
             }
         }
         let encoder = JSONEncoder()
@@ -128,6 +143,18 @@ enum StoredPinEdits {
         }
         return try stored.map { edit in
             guard let hostname = try? Hostname(edit.host) else { throw corrupt("host '\(edit.host)'") }
+            func window(_ notBefore: Int64?, _ notAfter: Int64?) throws -> PinWindow? {
+                guard notBefore != nil || notAfter != nil else { return nil }
+                do {
+                    return try PinWindow(notBefore: notBefore.map(StoredRows.date), notAfter: notAfter.map(StoredRows.date))
+                } catch {
+                    throw corrupt("a publish window: \(error.message)")
+                }
+            }
+            if let hash = edit.window {
+                guard edit.add == nil, edit.remove == nil, let fingerprint = try? SHA256Fingerprint(base64: hash) else { throw corrupt("window of '\(hash)'") }
+                return PinEdit(hostname: hostname, operation: .setWindow(fingerprint, try window(edit.notBefore, edit.notAfter)))
+            }
             switch (edit.add, edit.remove) {
             case (let pins?, nil):
                 return PinEdit(hostname: hostname, operation: .addPins(try pins.map { stored in
@@ -141,7 +168,8 @@ enum StoredPinEdits {
                             },
                             certificateSHA256: try stored.certificateSHA256.map { try SHA256Fingerprint(base64: $0) },
                             label: stored.label, source: source,
-                            notAfter: stored.notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+                            notAfter: stored.notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) },
+                            window: try window(stored.windowNotBefore, stored.windowNotAfter)
                         )
                     } catch let error as StoreError {
                         throw error

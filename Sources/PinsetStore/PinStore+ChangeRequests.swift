@@ -171,6 +171,8 @@ extension PinStore {
                     version = try change.addPins(pins, to: edit.hostname, of: request.customer, liveCheck: nil, note: editNote).version
                 case .removePin(let hash, let allowLastPin):
                     version = try change.removePin(hash, from: edit.hostname, of: request.customer, allowRemovingLastPin: allowLastPin, liveCheck: nil, note: editNote).version
+                case .setWindow(let hash, let window):
+                    version = try change.setPinWindow(window, of: hash, host: edit.hostname, of: request.customer, liveCheck: nil, note: editNote).version
                 }
             }
             let updated = try db.execute("""

@@ -25,14 +25,16 @@ extension PinStore {
             let hostID = try db.insertReturningID("""
                 INSERT INTO host (customer_id, hostname, published_hostname, port, include_subdomains, created_at) VALUES (?, ?, ?, ?, ?, ?)
                 """, [owner.id, hostname.rawValue, hostname.hasMixedCase ? hostname.spelling : nil, Int64(port), includeSubdomains, change.now])
+            try change.requireWindowsNotEnded(pins, of: hostname)
             var seen = Set<String>()
             let added = pins.filter { seen.insert($0.displayName).inserted }
             for pin in added { try Self.insert(pin, hostID: hostID, at: change.now, db) }
             try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .newHost)
+            try change.requireScheduleKeepsHostPinned(hostID: hostID, hostname: hostname, customer: owner, listedBefore: 0)
             let spelling = hostname.hasMixedCase ? " (published as \(hostname.spelling))" : ""
             var details = "added host \(hostname)\(spelling) port \(port), include-subdomains \(Self.onOff(includeSubdomains))"
             if !added.isEmpty {
-                details += " with \(added.count) pin(s): " + added.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
+                details += " with \(added.count) pin(s): " + added.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm)\($0.window.map { "; publish window \($0)" } ?? ""))" }.joined(separator: ", ")
             }
             if let liveCheckNote { details += "; " + liveCheckNote }
             try change.recordChange(of: owner, .hostAdded, details)

@@ -41,7 +41,9 @@ extension ChangeRecorder {
         let owner = try change.customer(customer)
         let (hostID, current) = try change.host(hostname, of: owner)
         try change.requireUnchanged(hostID: hostID, current: current, since: liveCheck)
+        try change.requireWindowsNotEnded(pins, of: hostname)
         let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
+        let listedBefore = try change.publishedPinCount(ofHost: hostID)
         var bySPKI: [[UInt8]: [UInt8]?] = [:]
         var certificates: Set<[UInt8]> = []
         try db.forEachRow("SELECT spki_sha256, certificate_sha256 FROM pin WHERE host_id = ?", [hostID]) { row in
@@ -101,9 +103,10 @@ extension ChangeRecorder {
                 : "Host \(hostname) of customer '\(owner.name)' already has all \(pins.count) given pins. Nothing was changed.")
         }
         try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .addition(usableBefore: legacyUsableBefore))
+        try change.requireScheduleKeepsHostPinned(hostID: hostID, hostname: hostname, customer: owner, listedBefore: listedBefore)
 
         func describe(_ pins: [Pin]) -> String {
-            pins.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm))" }.joined(separator: ", ")
+            pins.map { "\($0.displayName) (\($0.label.isEmpty ? "no label" : $0.label); \($0.source.storedForm)\($0.window.map { "; publish window \($0)" } ?? ""))" }.joined(separator: ", ")
         }
         var parts: [String] = []
         if !added.isEmpty { parts.append("added \(added.count) pin(s): " + describe(added)) }
@@ -122,12 +125,15 @@ extension PinStore {
     /// Inserts one pin row; the caller has checked that the host does not have it.
     static func insert(_ pin: Pin, hostID: Int64, at now: Date, _ db: any StoreConnection) throws {
         try db.execute("""
-            INSERT INTO pin (host_id, spki_sha256, spki_der, certificate_sha256, label, source, not_after, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO pin (host_id, spki_sha256, spki_der, certificate_sha256, label, source, not_after, created_at,
+                             window_not_before, window_not_after, withheld)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 hostID, pin.spkiSHA256?.bytes, pin.subjectPublicKeyInfo,
                 pin.certificateSHA256?.bytes, pin.label, pin.source.storedForm,
                 StoredRows.storedNotAfter(pin.notAfter), now,
+                StoredRows.storedSeconds(pin.window?.notBefore), StoredRows.storedSeconds(pin.window?.notAfter),
+                Int64(pin.isPublished(at: now) ? 0 : 1),
             ])
     }
 
@@ -173,8 +179,12 @@ extension ChangeRecorder {
             throw StoreError(.lastPinOfHost, "\(spkiSHA256.base64) is the last pin of \(hostname); removing it would stop publishing the host, and apps would then apply a covering include-subdomains parent's pins to it, or none. If the new certificate has a new key, add its pin first and then remove this one. If it keeps this key, this pin already matches it: keep it (the key, not the certificate, is pinned). To stop pinning the host, remove it with 'pinset host remove', or pass --allow-last-pin.")
         }
         let legacyUsableBefore = owner.servesLegacyClients ? try change.legacyUsablePinCount(ofHost: hostID) : 0
+        let listedBefore = try change.publishedPinCount(ofHost: hostID)
         try db.execute("DELETE FROM pin WHERE \(match)", matchArguments)
         try change.requireLegacyBackup(ofHost: hostID, hostname: hostname, customer: owner, edit: .removal(usableBefore: legacyUsableBefore))
+        if !allowRemovingLastPin {
+            try change.requireScheduleKeepsHostPinned(hostID: hostID, hostname: hostname, customer: owner, listedBefore: listedBefore)
+        }
         let version = try change.recordChange(
             of: owner, .pinRemoved,
             "\(hostname): removed pin \(spkiSHA256.base64) (\(label.isEmpty ? "no label" : label)); \(count - 1) pin(s) left"

@@ -144,8 +144,10 @@ enum PinSetLoader {
     }
 
     /// The pin sets of `scope`'s customers, sorted by name (an empty array when there are none).
-    static func load(_ db: any StoreConnection, _ scope: Scope) throws -> [PinSet] {
-        let hostsByCustomer = try hosts(db, scope)
+    /// `pinColumns`: the pin columns to read, `StoredRows.pinColumns` but for a migration's follow-up that runs
+    /// before a later migration added some of them.
+    static func load(_ db: any StoreConnection, _ scope: Scope, pinColumns: String = StoredRows.pinColumns) throws -> [PinSet] {
+        let hostsByCustomer = try hosts(db, scope, pinColumns: pinColumns)
         var pinSets: [PinSet] = []
         try forEachCustomer(db, scope) { id, pinSet in
             var pinSet = pinSet
@@ -156,18 +158,23 @@ enum PinSetLoader {
     }
 
     /// The hosts of `scope`'s customers with their pins, by customer row id, sorted as `load` returns them.
-    static func hosts(_ db: any StoreConnection, _ scope: Scope) throws -> [Int64: [HostPins]] {
+    static func hosts(_ db: any StoreConnection, _ scope: Scope, pinColumns: String = StoredRows.pinColumns) throws -> [Int64: [HostPins]] {
         let arguments = scope.arguments
         let hostsOfScope = scope.condition.map { "JOIN customer ON host.customer_id = customer.id WHERE \($0)" } ?? ""
 
         var pinsByHost: [Int64: [Pin]] = [:]
+        var withheldByHost: [Int64: [Pin]] = [:]
         var decoder = StoredRows.PinDecoder()
         try db.forEachRow(scope.condition == nil
-            ? "SELECT \(StoredRows.pinColumns) FROM pin"
-            : "SELECT \(StoredRows.pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(hostsOfScope)",
+            ? "SELECT \(pinColumns) FROM pin"
+            : "SELECT \(pinColumns) FROM pin JOIN host ON pin.host_id = host.id \(hostsOfScope)",
             arguments) { row in
-            let (hostID, pin) = try decoder.pin(row)
-            pinsByHost[hostID, default: []].append(pin)
+            let (hostID, pin, withheld) = try decoder.storedPin(row)
+            if withheld {
+                withheldByHost[hostID, default: []].append(pin)
+            } else {
+                pinsByHost[hostID, default: []].append(pin)
+            }
         }
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
@@ -176,6 +183,9 @@ enum PinSetLoader {
             """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
+            if let withheld = withheldByHost[hostID] {
+                host.scheduledPins = withheld.sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
+            }
             hostsByCustomer[customerID, default: []].append(host)
         }
         return hostsByCustomer

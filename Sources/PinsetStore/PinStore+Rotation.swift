@@ -86,13 +86,16 @@ extension PinStore {
                 SELECT \(StoredRows.pinColumns), pin.next_key, pin.created_at, pin.published_version, customer.version
                 FROM pin JOIN host ON pin.host_id = host.id JOIN customer ON host.customer_id = customer.id \(condition)
                 """, arguments) { row in
-                let (hostID, pin) = try decoder.pin(row)
-                let next: Int64 = try row.decode(atIndex: 7)
-                let published: Int64? = try row.decode(atIndex: 9)
+                let (hostID, pin, withheld) = try decoder.storedPin(row)
+                // A pin outside its publish window is in no bundle: apps cannot have it, so it takes no part in a rotation.
+                guard !withheld else { return }
+                let extra = StoredRows.pinColumnCount
+                let next: Int64 = try row.decode(atIndex: extra)
+                let published: Int64? = try row.decode(atIndex: extra + 2)
                 // Unstamped only when written by hand: the customer's version is then the safe guess.
-                let customerVersion: Int64 = try row.decode(atIndex: 10)
+                let customerVersion: Int64 = try row.decode(atIndex: extra + 3)
                 pinsByHost[hostID, default: []].append(RotationPin(
-                    pin: pin, isNext: next != 0, addedAt: try row.decode(atIndex: 8), publishedVersion: published ?? customerVersion
+                    pin: pin, isNext: next != 0, addedAt: try row.decode(atIndex: extra + 1), publishedVersion: published ?? customerVersion
                 ))
             }
             return try db.fetchAll("""
@@ -226,7 +229,8 @@ extension PinStore {
                 throw StoreError(.pinNotFound, "No pin of \(hostname) matches the chain it serves now (" + live.map { "\($0.role) \($0.spkiSHA256.base64)" }.joined(separator: ", ") + "): apps are failing to connect, and nothing can be retired. Nothing was changed. Pin the live key, or put back the certificate whose key is pinned.")
             }
             let promoted = host.pins.filter { $0.isNext && isLive($0) }
-            let retired = host.pins.filter { !isLive($0) && !$0.isNext && !($0.pin.sortKey.map(keep.contains) ?? false) }
+            // A pin with a publish window is retired by its window, on the date the operator set.
+            let retired = host.pins.filter { !isLive($0) && !$0.isNext && $0.pin.window == nil && !($0.pin.sortKey.map(keep.contains) ?? false) }
             let remaining = host.pins.filter { !retired.contains($0) }
             guard !promoted.isEmpty || !retired.isEmpty else {
                 return RotationCompletion(promoted: [], retired: [], remaining: host.pins, version: owner.version)
@@ -278,12 +282,13 @@ extension PinStore {
     private static func rotationHost(hostID: Int64, of owner: CustomerRow, hostname: Hostname, _ db: any StoreConnection) throws -> RotationHost? {
         var decoder = StoredRows.PinDecoder()
         let pins = try db.fetchAll("""
-            SELECT \(StoredRows.pinColumns), pin.next_key, pin.created_at, pin.published_version FROM pin WHERE pin.host_id = ?
+            SELECT \(StoredRows.pinColumns), pin.next_key, pin.created_at, pin.published_version FROM pin WHERE pin.host_id = ? AND pin.withheld = 0
             """, [hostID]) { row in
             let (_, pin) = try decoder.pin(row)
-            let next: Int64 = try row.decode(atIndex: 7)
-            let published: Int64? = try row.decode(atIndex: 9)
-            return RotationPin(pin: pin, isNext: next != 0, addedAt: try row.decode(atIndex: 8), publishedVersion: published ?? owner.version)
+            let extra = StoredRows.pinColumnCount
+            let next: Int64 = try row.decode(atIndex: extra)
+            let published: Int64? = try row.decode(atIndex: extra + 2)
+            return RotationPin(pin: pin, isNext: next != 0, addedAt: try row.decode(atIndex: extra + 1), publishedVersion: published ?? owner.version)
         }
         let port = try db.fetchValue(Int64.self, "SELECT port FROM host WHERE id = ?", [hostID])
         guard let port, let validPort = UInt16(exactly: port) else { return nil }

@@ -61,6 +61,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The revocation floor cannot be set as asked in the current state: it would go down (floors only rise),
         /// or the customer signs with the default identity, whose floor applies to it.
         case revocationFloorRefused
+        /// The edit conflicts with a rule of the request's own kind (a publish window already ended, or unchanged):
+        /// the contract's generic `refused`.
+        case refused
     }
 
     public let code: Code

@@ -15,7 +15,13 @@ enum StoredRows {
     static let hostColumns = "host.id, host.customer_id, coalesce(host.published_hostname, host.hostname), host.port, host.include_subdomains"
 
     /// `pin` columns for `PinDecoder.pin(_:at:)`.
-    static let pinColumns = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after"
+    static let pinColumns = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after, pin.window_not_before, pin.window_not_after, pin.withheld"
+    /// `pinColumns` as a database from before migration 0014 (publish windows) has them: no window, nothing
+    /// withheld. For the follow-up of an earlier migration, which runs before 0014 has added the columns.
+    static let pinColumnsBeforeWindows = "pin.host_id, pin.spki_sha256, pin.spki_der, pin.certificate_sha256, pin.label, pin.source, pin.not_after, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(0 AS BIGINT)"
+
+    /// How many columns `pinColumns` names: where the columns a query selects after them begin.
+    static let pinColumnCount = 10
 
     static func customerRow(_ row: any StoreRow, at offset: Int = 0) throws -> CustomerRow {
         CustomerRow(
@@ -58,6 +64,12 @@ enum StoredRows {
 
         /// Returns the pin's host id and the pin.
         mutating func pin(_ row: any StoreRow, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin) {
+            let (hostID, pin, _) = try storedPin(row, at: offset)
+            return (hostID, pin)
+        }
+
+        /// Returns the pin's host id, the pin, and whether it is withheld from the content (outside its window).
+        mutating func storedPin(_ row: any StoreRow, at offset: Int = 0) throws -> (hostID: Int64, pin: Pin, withheld: Bool) {
             let spkiHash = try bytes(row, offset + 1).map(fingerprint)
             let certificateHash = try bytes(row, offset + 3).map(fingerprint)
             let storedSource: String = try row.decode(atIndex: offset + 5)
@@ -80,9 +92,22 @@ enum StoredRows {
                 certificateSHA256: certificateHash,
                 label: try row.decode(atIndex: offset + 4),
                 source: source,
-                notAfter: notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+                notAfter: notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) },
+                window: try window(row, offset + 7)
             )
-            return (try row.decode(atIndex: offset), pin)
+            let withheld: Int64 = try row.decode(atIndex: offset + 9)
+            return (try row.decode(atIndex: offset), pin, withheld != 0)
+        }
+
+        private func window(_ row: any StoreRow, _ index: Int) throws -> PinWindow? {
+            let notBefore: Int64? = try row.decode(atIndex: index)
+            let notAfter: Int64? = try row.decode(atIndex: index + 1)
+            guard notBefore != nil || notAfter != nil else { return nil }
+            do {
+                return try PinWindow(notBefore: notBefore.map(StoredRows.date), notAfter: notAfter.map(StoredRows.date))
+            } catch {
+                throw StoreError(.corruptData, "A stored pin has the invalid publish window \(notBefore.map(String.init) ?? "-")..\(notAfter.map(String.init) ?? "-"): \(error.message) Fix the row with the database's own tool (sqlite3 or psql).")
+            }
         }
     }
 
@@ -92,6 +117,13 @@ enum StoredRows {
 
     /// Stored form of `Pin.notAfter`: whole seconds since 1970, rounded down (X.509 times have no fractions).
     static func storedNotAfter(_ date: Date?) -> Int64? {
+        date.map { Int64($0.timeIntervalSince1970.rounded(.down)) }
+    }
+
+    static func date(_ seconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds)) }
+
+    /// Stored form of a `PinWindow` end: whole seconds since 1970.
+    static func storedSeconds(_ date: Date?) -> Int64? {
         date.map { Int64($0.timeIntervalSince1970.rounded(.down)) }
     }
 

@@ -120,7 +120,8 @@ extension TransparencyLogAppender {
     /// had a log gets a complete one (run by migration `0013_transparency_log`, in its transaction).
     static func appendEveryCurrentVersion(at now: Date, _ db: any StoreConnection) throws {
         var appender = try TransparencyLogAppender(db)
-        for pinSet in try PinSetLoader.load(db, .all) {
+        // Before 0014 (publish windows) has run: no pin has a window yet.
+        for pinSet in try PinSetLoader.load(db, .all, pinColumns: StoredRows.pinColumnsBeforeWindows) {
             try appender.append(try logEntry(of: pinSet), at: now, db)
         }
         try appender.flush(db)

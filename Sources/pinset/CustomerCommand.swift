@@ -177,8 +177,20 @@ enum PinSetPrinter {
         for host in document.hosts {
             let published = host.publishedHostname != host.hostname ? "  (published as \(host.publishedHostname))" : ""
             Output.line("")
-            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(published)  legacy clients can use \(host.legacyUsablePins) of \(host.pins.count) pins")
-            if host.pins.contains(where: { $0.next == true }) {
+            let listed = host.pins.count { $0.listed != false }
+            Output.line("host \(host.hostname):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(published)  legacy clients can use \(host.legacyUsablePins) of \(listed) pins")
+            if host.pins.contains(where: { $0.listed != nil }) {
+                Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "LISTED", "PUBLISH WINDOW", "NEXT CHANGE"], host.pins.map { pin in
+                    pinRow(pin) + [
+                        pin.listed == false ? "no" : "yes",
+                        pin.listed == nil ? "-" : "\(pin.windowNotBefore ?? "now") .. \(pin.windowNotAfter ?? "removal")",
+                        pin.nextChange ?? "-",
+                    ]
+                })
+                // What the next bundles hold: each change a later signing pass makes, in order.
+                let changes = host.pins.compactMap { pin in pin.nextChange.map { ($0, "\(pin.listed == false ? "+" : "-") \(pin.pin)") } }.sorted { $0.0 < $1.0 }
+                for (time, change) in changes { Output.line("  from \(time): \(change)") }
+            } else if host.pins.contains(where: { $0.next == true }) {
                 Output.table(["PIN-SHA256", "CERT", "LEGACY", "NOT AFTER", "SOURCE", "LABEL", "NEXT SINCE"], host.pins.map { pin in
                     pinRow(pin) + [pin.next == true ? pin.publishedAt ?? "-" : "-"]
                 })

@@ -12,7 +12,7 @@ struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
         abstract: "Add, remove and list a host's pins.",
-        subcommands: [Add.self, Remove.self, List.self]
+        subcommands: [Add.self, Remove.self, Window.self, List.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -60,6 +60,8 @@ struct PinCommand: AsyncParsableCommand {
         @Option(help: "A label for the pins (default: the certificate's common name).")
         var label: String?
 
+        @OptionGroup(title: "Publish window") var window: PinWindowOptions
+
         func validate() throws {
             if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty && certificateHashes.isEmpty {
                 throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate-sha256, --certificate, --public-key or --from-host.")
@@ -83,6 +85,7 @@ struct PinCommand: AsyncParsableCommand {
                 ("--ca-file without --from-host", caFile != nil && liveHosts.isEmpty),
             ])
             // Every input is read and validated before the database is touched.
+            let publishWindow = try window.parsed()
             var pins = try PinFile.hashPins(hashes, label: label)
             var certificatesToSend: [String] = []
             for path in certificates {
@@ -119,6 +122,7 @@ struct PinCommand: AsyncParsableCommand {
                     certificatesToSend.append(try certificate.serializeAsPEM().pemString)
                 }
             }
+            for index in pins.indices { pins[index].window = publishWindow }
             if let client {
                 // Certificates as they are, so the server records their hashes and expiry; keys by their SPKI hash.
                 let hashesToSend = try hashes.map { try SHA256Fingerprint(base64: $0).base64 }
@@ -126,6 +130,7 @@ struct PinCommand: AsyncParsableCommand {
                 let keys = pins.filter { $0.source.kind == .publicKey }.compactMap { $0.subjectPublicKeyInfo.map(publicKeyPEM) }
                 let body = AdminRequest.EditPins(
                     hashes: hashesToSend, certificates: certificatesToSend, publicKeys: keys.isEmpty ? nil : keys,
+                    notBefore: publishWindow?.notBefore.map(Self.unixSeconds), notAfter: publishWindow?.notAfter.map(Self.unixSeconds),
                     reason: credentials.requestReason ?? "", expiresInHours: credentials.requestExpiresIn)
                 let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: body, answer: AdminResponse.PinEditOutcome.self)
                 return try ProposedEditPrinter.show(outcome, hostname: host.rawValue, customer: customer.rawValue, json: options.json)
@@ -150,6 +155,9 @@ struct PinCommand: AsyncParsableCommand {
             }
             if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
         }
+
+        /// A publish window's end as the admin API takes it.
+        static func unixSeconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
 
         static func read(_ path: String) throws -> [UInt8] {
             do {
@@ -215,6 +223,82 @@ struct PinCommand: AsyncParsableCommand {
         }
     }
 
+    struct Window: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or clear the publish window of a host's pin: when signing passes start and stop listing it.",
+            discussion: """
+                Each signing pass lists the pin only from --not-before and until --not-after; a pin entering or \
+                leaving gives the customer a new content version. The change is an edit like any other: checked \
+                against the host's live chain at every time it changes what is published, audited, and reviewed \
+                where the customer requires review.
+                """
+        )
+        @OptionGroup var options: GlobalOptions
+        @Argument var customer: String
+        @Argument var hostname: String
+        @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SPKI SHA-256 of the pin.", valueName: "base64"))
+        var hash: String?
+        @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex certificate SHA-256 of a pin known only by it.", valueName: "hex"))
+        var certificateHash: String?
+        @OptionGroup(title: "Publish window") var window: PinWindowOptions
+        @Flag(help: "Remove the pin's window: it is listed whenever it is stored.")
+        var clear = false
+        @Option(help: ArgumentHelp("Connect the live-chain check to this address (and port, default the host's port) while sending and validating the host name.", valueName: "address[:port]"))
+        var connectTo: String?
+        @Option(help: ArgumentHelp("PEM file of CA certificates to validate the live chain against instead of the system store.", valueName: "file"))
+        var caFile: String?
+        @OptionGroup var liveCheck: LiveCheckOptions
+        @OptionGroup(title: "Named admin") var credentials: AdminCredentialOptions
+        @OptionGroup(title: "Through a server") var remote: ServerOptions
+
+        func validate() throws {
+            if clear && window.isGiven {
+                throw ArgumentParser.ValidationError("--clear removes the window; give it without --not-before and --not-after.")
+            }
+            if !clear && !window.isGiven {
+                throw ArgumentParser.ValidationError("Give --not-before, --not-after or both, or --clear to remove the pin's window.")
+            }
+        }
+
+        func run() async throws {
+            let customer = try CustomerName(customer)
+            let host = try Hostname(hostname)
+            let client = try remote.client(credentials, for: "pin window", localOnly: [
+                ("--certificate-sha256", certificateHash != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
+                ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil),
+            ])
+            let fingerprint: SHA256Fingerprint
+            switch (hash, certificateHash) {
+            case (let hash?, nil): fingerprint = try SHA256Fingerprint(base64: hash)
+            case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
+            default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
+            }
+            let publishWindow = clear ? nil : try window.parsed()
+            if let client {
+                let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.EditPins(
+                    window: fingerprint.base64, notBefore: publishWindow?.notBefore.map(Add.unixSeconds), notAfter: publishWindow?.notAfter.map(Add.unixSeconds),
+                    reason: credentials.requestReason ?? "", expiresInHours: credentials.requestExpiresIn
+                ), answer: AdminResponse.PinEditOutcome.self)
+                return try ProposedEditPrinter.show(outcome, hostname: host.rawValue, customer: customer.rawValue, json: options.json)
+            }
+            let edit = PinEdit(hostname: host, operation: .setWindow(fingerprint, publishWindow))
+            let admin = try options.openAdmin()
+            let liveGuard = admin.liveChainGuard(for: host, of: customer, settings: liveCheck.settings(caFile: caFile, connectTo: connectTo))
+            if !liveCheck.dryRun, try await credentials.proposeAsNamedAdmin(edit, of: customer, with: admin, liveCheck: liveGuard.settings, json: options.json) {
+                return
+            }
+            let checked = try await liveCheck.guardEdit(liveGuard) { edit.applied(to: $0) }
+            let change = try admin.applyPinEdit(edit, of: customer, checked: checked, by: admin.localOperator)
+            if options.json {
+                try Output.json(PinWindowReport(
+                    pin: fingerprint.base64, notBefore: publishWindow?.notBefore.map(PinWindow.format), notAfter: publishWindow?.notAfter.map(PinWindow.format),
+                    version: change.version))
+            } else {
+                Output.note("\(fingerprint.base64) of \(host) is published \(publishWindow.map { "from \($0.description)" } ?? "without a window") (version \(change.version)).")
+            }
+        }
+    }
+
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the pins of a customer, or of one of its hosts.")
         @OptionGroup var options: GlobalOptions
@@ -245,4 +329,34 @@ private struct PinAddReport: Encodable {
     let upgraded: [String]
     let pinCount: Int
     let version: Int64
+}
+
+/// What `pinset pin window --json` prints when the local operator applies the edit.
+private struct PinWindowReport: Encodable {
+    let pin: String
+    let notBefore: String?
+    let notAfter: String?
+    let version: Int64
+}
+
+/// `--not-before` and `--not-after`: when signing passes start and stop listing a pin.
+struct PinWindowOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Signing passes list the pin only from this ISO 8601 time (2027-03-01 is midnight UTC; or 2027-03-01T12:00:00Z).", valueName: "time"))
+    var notBefore: String?
+    @Option(help: ArgumentHelp("Signing passes stop listing the pin at this ISO 8601 time.", valueName: "time"))
+    var notAfter: String?
+
+    var isGiven: Bool { notBefore != nil || notAfter != nil }
+
+    /// The window given, or nil when neither option is.
+    func parsed() throws -> PinWindow? {
+        guard isGiven else { return nil }
+        do {
+            return try PinWindow(
+                notBefore: try notBefore.map { try PinWindow.parse($0, what: "--not-before") },
+                notAfter: try notAfter.map { try PinWindow.parse($0, what: "--not-after") })
+        } catch let error as InputError {
+            throw AdminError("\(error.message) Nothing was changed.")
+        }
+    }
 }

@@ -159,6 +159,7 @@ public final class BundleRefresher: @unchecked Sendable {
     }
 
     private func tick() {
+        applyPinWindows()
         let counter: Int64
         do {
             counter = try source.changeCounter()
@@ -258,7 +259,24 @@ public final class BundleRefresher: @unchecked Sendable {
         }
     }
 
+    /// Starts and stops listing the pins whose publish windows begin or end by now, before the change counter is
+    /// read: a pin entering or leaving gives its customer a new content version, which this tick's pass then signs.
+    /// While the store cannot be written, the content loaded stays as it is and the next tick tries again.
+    private func applyPinWindows() {
+        do {
+            for transition in try source.applyPinWindows(at: now()) {
+                logger.notice("A pin \(transition.entered ? "entered" : "left") the bundle at the edge of its publish window", metadata: [
+                    "customer": "\(transition.customer)", "host": "\(transition.hostname)", "pin": "\(transition.pin.displayName)",
+                    "window": "\(transition.pin.window?.description ?? "none")", "version": "\(transition.version)",
+                ])
+            }
+        } catch {
+            logger.warning("Publish windows could not be applied: \(error)")
+        }
+    }
+
     private func signAndPublish(reason: String, observedCounter: Int64?) -> Bool {
+        if observedCounter == nil { applyPinWindows() }
         let archived = startupArchive.map { (headers: $0.map(\.header), count: $0.count) }
         let started = ContinuousClock.now
         let attemptAt = now()

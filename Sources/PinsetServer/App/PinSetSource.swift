@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 import PinsetStore
 
@@ -14,6 +15,9 @@ public protocol PinSetSource: Sendable {
     /// Calls `onChange` soon after a change where the source can push one (a PostgreSQL store); `nil` where
     /// only polling works. The poll stays on as well: pushed notifications are lost while disconnected.
     func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)?
+    /// Lists the pins whose publish window has begun at `time` and withholds those whose window has ended, each
+    /// changed customer under a new content version (which moves the change counter); returns what changed.
+    func applyPinWindows(at time: Date) throws -> [PinWindowTransition]
 }
 
 extension PinSetSource {
@@ -27,4 +31,7 @@ extension PinSetSource {
     }
 
     public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? { nil }
+
+    /// A source without publish windows changes nothing.
+    public func applyPinWindows(at time: Date) throws -> [PinWindowTransition] { [] }
 }

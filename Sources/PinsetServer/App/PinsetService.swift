@@ -36,8 +36,9 @@ public final class PinsetService: Sendable {
     private let logger: Logger
 
     /// Loads the key (refusing one readable by group or others) and the configured Public Suffix List, and opens the
-    /// database. Nothing listens yet.
-    public init(configuration: ServerConfiguration, logger: Logger) throws {
+    /// database. Nothing listens yet. `clock` is the signing passes' time (tests inject one); the program uses the
+    /// system clock.
+    public init(configuration: ServerConfiguration, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init) throws {
         self.configuration = configuration
         self.logger = logger
         let publicSuffixes = try PublicSuffixListSource.load(path: configuration.publicSuffixList)
@@ -72,7 +73,8 @@ public final class PinsetService: Sendable {
             changePollInterval: configuration.changePollIntervalSeconds,
             maxContentStaleness: configuration.maxContentStalenessSeconds,
             archivePath: configuration.bundleArchivePath,
-            transparencyLog: transparencyLog
+            transparencyLog: transparencyLog,
+            now: clock
         )
         let uptake = UptakeCounter(windowSeconds: configuration.uptakeWindowSeconds)
         self.uptake = uptake

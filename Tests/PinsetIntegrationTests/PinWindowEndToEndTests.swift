@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import PinsetServer
+import PinsetTestSupport
+import Testing
+
+/// Publish windows end to end: the server (in this process, so that its signing passes run on a clock the test
+/// moves) lists a pin from its window's start and drops it at its end; the bundles served are checked by
+/// `openssl cms -verify`, the legacy GCX client and `pinset client update`.
+@Suite(.serialized) struct PinWindowEndToEndTests {
+    static func iso(_ date: Date) -> String { date.formatted(.iso8601) }
+
+    /// The served bundle of `customer`, accepted by `openssl cms -verify` under the data directory's trust certificate:
+    /// its bytes and payload.
+    static func served(_ customer: String, port: UInt16, cli: PinsetCLI) throws -> (bytes: [UInt8], payload: [String: Any]) {
+        let file = cli.directory.file("\(customer)-\(UUID().uuidString.prefix(6)).signed")
+        let fetched = try ProcessRunner.run("curl", ["-sS", "--fail", "--max-time", "10", "-o", file, "http://127.0.0.1:\(port)/\(customer).json.signed"])
+        guard fetched.status == 0 else { throw Failure("curl: \(fetched.stderr)") }
+        let verified = try ProcessRunner.run("openssl", ["cms", "-verify", "-inform", "DER", "-in", file, "-CAfile", cli.trustCertificate, "-purpose", "any"])
+        guard verified.status == 0 else { throw Failure("openssl cms -verify refused the served bundle: \(verified.stderr)") }
+        let payload = try #require(try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any])
+        return ([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), payload)
+    }
+
+    /// The `pin-sha256` hashes the payload lists for its only host.
+    static func listedKeys(_ payload: [String: Any]) -> Set<String> {
+        let hosts = payload["hashes"] as? [[String: Any]] ?? []
+        return Set(hosts.flatMap { $0["pin-sha256"] as? [String] ?? [] })
+    }
+
+    @Test func pinsEnterAndLeaveServedBundlesAtTheirWindows() async throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let steady = try LegacyClientPinTests.certificate("steady", in: cli.directory)
+        let arriving = try LegacyClientPinTests.certificate("arriving", in: cli.directory)
+        let retiring = try LegacyClientPinTests.certificate("retiring", in: cli.directory)
+        let keys = (steady: try CLIPinSourceTests.opensslPin(certificate: steady.cert), arriving: try CLIPinSourceTests.opensslPin(certificate: arriving.cert),
+                    retiring: try CLIPinSourceTests.opensslPin(certificate: retiring.cert))
+        let skip = ["--skip-live-check", "--reason", "test host not served"]
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+
+        // The server's clock starts here; the windows lie ahead of it and of the real clock, by less than the
+        // clock skew `pinset client` allows, so that bundles signed at them are accepted.
+        let clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let enters = clock.now().addingTimeInterval(40), leaves = clock.now().addingTimeInterval(50)
+        for (certificate, window) in [(steady.cert, [String]()), (arriving.cert, ["--not-before", Self.iso(enters)]), (retiring.cert, ["--not-after", Self.iso(leaves)])] {
+            let added = try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", certificate] + window + skip)
+            #expect(added.status == 0, "\(added.combined)")
+        }
+
+        // Bad windows are refused with what to do, and store nothing.
+        let before = try cli.databaseDump()
+        let backwards = try cli.run(["pin", "add", "acme", "api.example.com", "--hash", LiveChainGuardTests.spareHash,
+                                     "--not-before", Self.iso(leaves), "--not-after", Self.iso(enters)] + skip)
+        #expect(backwards.status != 0 && backwards.stderr.contains("--not-before must be earlier than --not-after"), "\(backwards.combined)")
+        let garbled = try cli.run(["pin", "add", "acme", "api.example.com", "--hash", LiveChainGuardTests.spareHash, "--not-after", "next tuesday"] + skip)
+        #expect(garbled.status != 0 && garbled.stderr.contains("is not an ISO 8601 time"), "\(garbled.combined)")
+        let ended = try cli.run(["pin", "window", "acme", "api.example.com", "--hash", keys.steady, "--not-after", "2020-01-01"] + skip)
+        #expect(ended.status != 0 && ended.stderr.contains("the pin would never be listed"), "\(ended.combined)")
+        let unknown = try cli.run(["pin", "window", "acme", "api.example.com", "--hash", LiveChainGuardTests.spareHash, "--clear"] + skip)
+        #expect(unknown.status != 0 && unknown.stderr.contains("has no pin"), "\(unknown.combined)")
+        #expect(try cli.databaseDump() == before)
+
+        // `pin list` shows the windows and what the next bundles hold.
+        let list = try cli.run(["pin", "list", "acme"])
+        #expect(list.stdoutText.contains("from \(Self.iso(enters)): + \(keys.arriving)"), "\(list.stdoutText)")
+        #expect(list.stdoutText.contains("from \(Self.iso(leaves)): - \(keys.retiring)"), "\(list.stdoutText)")
+        let listed = try JSONSerialization.jsonObject(with: Data(try cli.run(["pin", "list", "acme", "--json"]).stdout)) as? [String: Any]
+        let pins = ((listed?["hosts"] as? [[String: Any]])?.first?["pins"] as? [[String: Any]]) ?? []
+        let arrivingEntry = pins.first { $0["pin"] as? String == keys.arriving }
+        #expect(arrivingEntry?["listed"] as? Bool == false && arrivingEntry?["windowNotBefore"] as? String == Self.iso(enters))
+
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.dataDirectory = cli.dataDir
+        configuration.changePollIntervalSeconds = 0.1
+        configuration.accessLog = false
+        let service = try PinsetService(configuration: configuration, logger: Logger(label: "pin-window-test", factory: { _ in SwiftLogNoOpLogHandler() }), clock: clock.now)
+        let port = try service.start()
+        let legacy = try LegacyClientPinTests.legacyClient(cli)
+        let state = cli.directory.file("app-state")
+
+        /// Waits (boundedly) for the first served bundle above `version`, then checks it every way.
+        func bundle(after version: Int64) throws -> (version: Int64, keys: Set<String>, legacy: LegacyGCXClient.Payload) {
+            var current = try Self.served("acme", port: port, cli: cli)
+            for _ in 0..<100 where (current.payload["version"] as? Int64 ?? 0) <= version {
+                usleep(100_000)
+                current = try Self.served("acme", port: port, cli: cli)
+            }
+            let served = try #require(current.payload["version"] as? Int64)
+            #expect(served > version)
+            let update = try cli.run(["client", "update", "--server", "http://127.0.0.1:\(port)", "--customer", "acme", "--trust", cli.trustCertificate,
+                                      "--state-dir", state, "--json"])
+            #expect(update.status == 0, "\(update.combined)")
+            let accepted = try JSONSerialization.jsonObject(with: Data(update.stdout)) as? [String: Any]
+            #expect(accepted?["version"] as? Int64 == served, "pinset client accepts the bundle served")
+            return (served, Self.listedKeys(current.payload), try legacy.accept(bundle: current.bytes, now: clock.now()))
+        }
+
+        do {
+            let first = try bundle(after: 0)
+            #expect(first.keys == [keys.steady, keys.retiring])
+            #expect(try legacy.acceptsConnection(to: "api.example.com", chain: [retiring.der], payload: first.legacy))
+            #expect(try !legacy.acceptsConnection(to: "api.example.com", chain: [arriving.der], payload: first.legacy))
+
+            clock.advance(by: enters.timeIntervalSince(clock.now()))
+            let second = try bundle(after: first.version)
+            #expect(second.keys == [keys.steady, keys.retiring, keys.arriving])
+            #expect(try legacy.acceptsConnection(to: "api.example.com", chain: [arriving.der], payload: second.legacy))
+
+            clock.advance(by: leaves.timeIntervalSince(clock.now()))
+            let third = try bundle(after: second.version)
+            #expect(third.keys == [keys.steady, keys.arriving])
+            #expect(try !legacy.acceptsConnection(to: "api.example.com", chain: [retiring.der], payload: third.legacy))
+
+            let audit = try cli.run(["log", "--customer", "acme", "--json"])
+            let entries = try JSONSerialization.jsonObject(with: Data(audit.stdout)) as? [[String: Any]] ?? []
+            let published = entries.filter { $0["action"] as? String == "pin.publish" }.compactMap { $0["version"] as? Int64 }
+            #expect(Set(published) == [second.version, third.version], "each change is audited at its version: \(audit.combined)")
+        } catch {
+            await service.shutdown()
+            throw error
+        }
+        await service.shutdown()
+    }
+
+    /// A window that would leave a monitored host with no published pin matching its live chain is refused when
+    /// it is set, whenever it would take effect.
+    @Test func aScheduledRemovalThatWouldLockAppsOutIsRefusedWhenMade() throws {
+        let served = try LiveChainGuardTests.served()
+        defer { served.stop() }
+        let cli = served.cli
+        let added = try cli.run(["pin", "add", "acme", "api.example.test", "--from-host", "api.example.test:\(served.port)", "--hash", LiveChainGuardTests.spareHash] + served.reach)
+        #expect(added.status == 0, "\(added.combined)")
+        let before = try cli.databaseDump()
+        let retireAt = Self.iso(Date().addingTimeInterval(30 * 86_400))
+        let refused = try cli.run(["pin", "window", "acme", "api.example.test", "--hash", served.leafPin, "--not-after", retireAt] + served.reach)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("Refused: from \(retireAt)") && refused.stderr.contains(served.leafPin), "\(refused.stderr)")
+        #expect(try cli.databaseDump() == before)
+        // The spare entering later does not help either: at its start the leaf is gone already.
+        let spare = try cli.run(["pin", "window", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--not-before", retireAt] + served.reach)
+        #expect(spare.status == 0, "a pin entering later while the live one stays is accepted: \(spare.combined)")
+    }
+}

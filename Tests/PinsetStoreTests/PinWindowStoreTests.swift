@@ -1,0 +1,136 @@
+import Foundation
+import PinsetCore
+@testable import PinsetStore
+import PinsetTestSupport
+import Testing
+
+/// Publish windows: each pass lists only the pins valid at its time, a pin entering or leaving is a new content
+/// version (logged and audited like an edit), and a schedule that would unpin a host is refused when it is made.
+@Suite struct PinWindowStoreTests {
+    static func window(from start: TimeInterval? = nil, until end: TimeInterval? = nil) throws -> PinWindow {
+        try PinWindow(
+            notBefore: start.map { StoreFixture.start.addingTimeInterval($0) }, notAfter: end.map { StoreFixture.start.addingTimeInterval($0) })
+    }
+
+    static func pin(_ byte: UInt8, _ window: PinWindow? = nil) throws -> Pin {
+        var pin = try Sample.hashPin(byte, label: "key \(byte)")
+        pin.window = window
+        return pin
+    }
+
+    @Test(arguments: StoreBackend.allCases) func pinsEnterAndLeaveAtTheirWindowsUnderNewLoggedVersions(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(api, to: acme, actor: Sample.actor)
+        let steady = try Self.pin(1), leaving = try Self.pin(2, Self.window(until: 100)), entering = try Self.pin(3, Self.window(from: 50))
+        try store.addPins([steady, leaving, entering], to: api, of: acme, actor: Sample.actor)
+
+        // No host reads as one without pins, which every expectation below then fails on.
+        func host() throws -> HostPins { try store.pinSet(for: acme)?.hosts.first ?? HostPins(hostname: api, pins: []) }
+        func listed() throws -> Set<Pin> { Set(try host().pins) }
+        #expect(try listed() == [steady, leaving])
+        #expect(try host().scheduledPins == [entering])
+        let added = try #require(try store.pinSet(for: acme)?.version)
+
+        // Before any boundary a pass changes nothing: no write, no version, no counter.
+        let counter = try store.changeCounter()
+        #expect(try store.applyPinWindows(at: fixture.clock.now().addingTimeInterval(49)).isEmpty)
+        #expect(try store.changeCounter() == counter)
+
+        fixture.clock.advance(by: 50)
+        let entered = try store.applyPinWindows(at: fixture.clock.now())
+        #expect(entered.map(\.pin) == [entering] && entered.allSatisfy(\.entered))
+        let enteredVersion = try #require(try store.pinSet(for: acme)?.version)
+        #expect(enteredVersion > added && entered.first?.version == enteredVersion)
+        #expect(try listed() == [steady, leaving, entering])
+        #expect(try host().scheduledPins.isEmpty)
+        #expect(try store.logIndex(of: acme, version: enteredVersion) != nil, "the new content is logged like an edit's")
+        let audit = try #require(try store.auditLog(customer: acme, limit: 1).first)
+        #expect(audit.action == .pinWindowsApplied && audit.actor == PinStore.pinWindowActor && audit.version == enteredVersion)
+        #expect(audit.details.contains(entering.displayName) && audit.details.contains("entered"))
+        // Another instance's pass at the same time finds nothing left to do.
+        #expect(try fixture.openAnother().applyPinWindows(at: fixture.clock.now()).isEmpty)
+
+        fixture.clock.advance(by: 50)
+        let left = try store.applyPinWindows(at: fixture.clock.now())
+        #expect(left.map(\.pin) == [leaving] && left.allSatisfy { !$0.entered })
+        let leftVersion = try #require(try store.pinSet(for: acme)?.version)
+        #expect(leftVersion > enteredVersion)
+        #expect(try listed() == [steady, entering])
+        #expect(try host().scheduledPins == [leaving])
+        #expect(try store.logIndex(of: acme, version: leftVersion) != nil)
+
+        // Clearing the window lists the pin again at once, as an audited edit.
+        try store.setPinWindow(nil, of: try #require(leaving.spkiSHA256), host: api, of: acme, actor: Sample.actor)
+        #expect(try listed() == [steady, leaving.withoutWindow, entering])
+        #expect(try store.auditLog(customer: acme, limit: 1).first?.action == .pinWindowChanged)
+    }
+
+    @Test(arguments: StoreBackend.allCases) func aScheduleThatWouldUnpinAHostIsRefusedWhenMadeAndChangesNothing(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try store.addCustomer(acme, actor: Sample.actor)
+        let only = try Self.pin(1)
+        try store.addHost(api, pins: [only], to: acme, actor: Sample.actor)
+        let key = try #require(only.spkiSHA256)
+        var before = try dump(store)
+
+        // The only pin leaving would unpin the host at that time.
+        let alone = #expect(throws: StoreError.self) { try store.setPinWindow(try Self.window(until: 100), of: key, host: api, of: acme, actor: Sample.actor) }
+        #expect(alone?.code == .lastPinOfHost)
+        #expect(alone?.message.contains(PinWindow.format(StoreFixture.start.addingTimeInterval(100))) == true, "the refusal names when")
+        #expect(try dump(store) == before)
+
+        // Its replacement entering first makes the same schedule acceptable; one entering after the gap does not.
+        try store.addPins([try Self.pin(2, Self.window(from: 50))], to: api, of: acme, actor: Sample.actor)
+        try store.setPinWindow(try Self.window(until: 100), of: key, host: api, of: acme, actor: Sample.actor)
+        before = try dump(store)
+        let gap = #expect(throws: StoreError.self) { try store.setPinWindow(try Self.window(until: 30), of: key, host: api, of: acme, actor: Sample.actor) }
+        #expect(gap?.code == .lastPinOfHost)
+        let replacementGone = #expect(throws: StoreError.self) {
+            try store.removePin(try #require(Self.pin(2).spkiSHA256), from: api, of: acme, actor: Sample.actor)
+        }
+        #expect(replacementGone?.code == .lastPinOfHost)
+        #expect(try dump(store) == before)
+
+        // A window that ends before it begins never reaches the store.
+        let backwards = #expect(throws: InputError.self) { try Self.window(from: 100, until: 100) }
+        #expect(backwards?.message.contains("--not-before must be earlier than --not-after") == true)
+    }
+
+    @Test(arguments: StoreBackend.allCases) func aScheduleLeavingLegacyClientsOnePinIsRefused(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try store.addCustomer(acme, servesLegacyClients: true, actor: Sample.actor)
+        let chain = try Sample.certificateChainPins()
+        try store.addHost(api, pins: chain + [try Self.pin(9)], to: acme, actor: Sample.actor)
+        let before = try dump(store)
+        let refused = #expect(throws: StoreError.self) {
+            try store.setPinWindow(try Self.window(until: 3600), of: try #require(chain[0].spkiSHA256), host: api, of: acme, actor: Sample.actor)
+        }
+        #expect(refused?.code == .tooFewLegacyPins)
+        #expect(try dump(store) == before)
+    }
+
+    @Test func changeRequestsKeepWindows() throws {
+        let window = try Self.window(from: 10, until: 20)
+        let edits = [
+            PinEdit(hostname: try Sample.host("api.example.com"), operation: .addPins([try Self.pin(1, window)])),
+            PinEdit(hostname: try Sample.host("api.example.com"), operation: .setWindow(try #require(Self.pin(2).spkiSHA256), window)),
+            PinEdit(hostname: try Sample.host("api.example.com"), operation: .setWindow(try #require(Self.pin(3).spkiSHA256), nil)),
+        ]
+        #expect(try StoredPinEdits.decode(try StoredPinEdits.encode(edits), request: 1) == edits)
+    }
+}
+
+extension Pin {
+    var withoutWindow: Pin {
+        var pin = self
+        pin.window = nil
+        return pin
+    }
+}
