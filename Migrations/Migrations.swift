@@ -36,6 +36,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_sql),
         SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_sql),
         SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_sql),
+        SchemaMigration(identifier: "0015_host_report_only", bytes: PackageResources._015_host_report_only_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -52,5 +53,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0011_break_glass", bytes: PackageResources._011_break_glass_pg_sql),
         SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_pg_sql),
         SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_pg_sql),
+        SchemaMigration(identifier: "0015_host_report_only", bytes: PackageResources._015_host_report_only_pg_sql),
     ]
 }

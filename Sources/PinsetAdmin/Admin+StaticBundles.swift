@@ -29,6 +29,9 @@ extension Admin {
         var locations = dataDirectory.signingIdentityLocations
         if let key { locations.defaultKeyPath = key }
         if let certificate { locations.defaultCertificatePath = certificate }
+        // A report-only window whose end has passed is ended first (a change of its own), so these bundles
+        // no longer announce it; with static hosting, the window lasts until the next run after its end.
+        try store.endReportOnlyWindows(endingBy: now)
         let pinSets = try store.allPinSets()
         let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         if result.bundles.isEmpty && !result.failures.isEmpty {

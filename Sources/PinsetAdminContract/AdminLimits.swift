@@ -22,6 +22,9 @@ public enum AdminLimits {
     public static let defaultPort = 443
     /// A revocation floor, in seconds since 1970: up to the year 2514, far beyond any certificate.
     public static let revocationFloor: ClosedRange<Int> = 0...Int(Int32.max) * 4
+    /// The end of a report-only window, in seconds since 1970; the admin library holds it to the server's maximum
+    /// from now.
+    public static let reportOnlyEnd: ClosedRange<Int> = 1...Int(Int32.max) * 4
     /// The share of uptake a rotation waits for.
     public static let minimumShare: ClosedRange<Double> = 0...1
     /// Bytes of a request body.

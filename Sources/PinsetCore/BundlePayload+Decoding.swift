@@ -18,7 +18,7 @@ extension BundlePayload {
     public static let maximumEncodedSize = 4 * 1024 * 1024
 
     /// The members that must be integers, written as such: no fraction, no exponent.
-    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires", "signers-not-before"]
+    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires", "signers-not-before", "report-only-until"]
 
     /// Parses and validates a payload. Every key Pinset always writes is required with its exact JSON type, and
     /// the optional `signers-not-before`, when present, must be a non-negative integer (not `null`); unknown
@@ -102,11 +102,25 @@ private struct WireHost: Decodable {
     var pk: [String]
     var pinSHA256: [String]
     var includeSubdomains: Bool
+    var reportOnlyUntil: Int64?
 
     enum CodingKeys: String, CodingKey {
         case hostname, port, fp, pk
         case pinSHA256 = "pin-sha256"
         case includeSubdomains = "include-subdomains"
+        case reportOnlyUntil = "report-only-until"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hostname = try container.decode(String.self, forKey: .hostname)
+        port = try container.decode(String.self, forKey: .port)
+        fp = try container.decode([String].self, forKey: .fp)
+        pk = try container.decode([String].self, forKey: .pk)
+        pinSHA256 = try container.decode([String].self, forKey: .pinSHA256)
+        includeSubdomains = try container.decode(Bool.self, forKey: .includeSubdomains)
+        // Optional, but never null: a null would otherwise read as "enforcing" from a document that meant something else.
+        reportOnlyUntil = container.contains(.reportOnlyUntil) ? try container.decode(Int64.self, forKey: .reportOnlyUntil) : nil
     }
 
     func validated(path: String) throws(PayloadError) -> PinnedHost {
@@ -114,6 +128,9 @@ private struct WireHost: Decodable {
         do { name = try Hostname(hostname) } catch { throw PayloadError(path: "\(path).hostname", reason: error.message) }
         guard let portNumber = UInt16(port), portNumber > 0, String(portNumber) == port else {
             throw PayloadError(path: "\(path).port", reason: "'\(port)' is not a port number from 1 to 65535")
+        }
+        if let reportOnlyUntil, reportOnlyUntil < 0 {
+            throw PayloadError(path: "\(path).report-only-until", reason: "must not be negative")
         }
         var spkiHashes: [SHA256Fingerprint] = []
         for (i, text) in pinSHA256.enumerated() {
@@ -148,7 +165,8 @@ private struct WireHost: Decodable {
             includeSubdomains: includeSubdomains,
             spkiSHA256: spkiHashes,
             certificateSHA256: certificateHashes,
-            subjectPublicKeyInfos: keys
+            subjectPublicKeyInfos: keys,
+            reportOnlyUntil: reportOnlyUntil
         )
     }
 }

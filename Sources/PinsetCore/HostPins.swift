@@ -4,12 +4,17 @@ public struct HostPins: Hashable, Sendable {
     public var port: UInt16
     public var includeSubdomains: Bool
     public var pins: [Pin]
+    /// The end (Unix seconds) of the host's report-only window, while one is set: until then Pinset clients report
+    /// a pin mismatch and let the connection proceed after normal TLS validation. Content: published in the
+    /// bundle as `report-only-until`, so setting or ending it makes a new version. See docs/report-only.md.
+    public var reportOnlyUntil: Int64?
 
-    public init(hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin]) {
+    public init(hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin], reportOnlyUntil: Int64? = nil) {
         self.hostname = hostname
         self.port = port
         self.includeSubdomains = includeSubdomains
         self.pins = pins
+        self.reportOnlyUntil = reportOnlyUntil
     }
 
     /// TrustKit, HPKP and Android's network security config all refuse a single pin: when that one key is

@@ -172,9 +172,11 @@ enum PinSetLoader {
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
         try db.forEachRow("""
-            SELECT \(StoredRows.hostColumns) FROM host \(hostsOfScope) ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
+            SELECT \(StoredRows.hostColumns), host.report_only_until FROM host \(hostsOfScope)
+            ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
             """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)
+            host.reportOnlyUntil = try row.decode(atIndex: 5)
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
             hostsByCustomer[customerID, default: []].append(host)
         }

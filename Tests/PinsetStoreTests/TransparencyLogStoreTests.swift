@@ -299,7 +299,8 @@ import Testing
 
         let store = try PinStore(location: fixture.location, clock: fixture.clock.now)
         defer { try? store.close() }
-        #expect(try store.appliedMigrations().last == "0013_transparency_log")
+        // Applied again (its record was deleted), whatever migrations came after it.
+        #expect(try store.appliedMigrations().contains("0013_transparency_log"))
         let pinSets = try store.allPinSets()
         let view = try MonitorView(store)
         #expect(view.decoded == (try pinSets.map { try PinSetLogEntry(pinSet: $0) }))

@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 import PinsetStore
 
@@ -14,6 +15,9 @@ public protocol PinSetSource: Sendable {
     /// Calls `onChange` soon after a change where the source can push one (a PostgreSQL store); `nil` where
     /// only polling works. The poll stays on as well: pushed notifications are lost while disconnected.
     func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)?
+    /// Ends the report-only windows whose end is at or before `time`, each as a change (a new version), so that
+    /// the next pass no longer announces them; returns how many it ended. A source without windows ends none.
+    func endReportOnlyWindows(endingBy time: Date) throws -> Int
 }
 
 extension PinSetSource {
@@ -27,4 +31,6 @@ extension PinSetSource {
     }
 
     public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? { nil }
+
+    public func endReportOnlyWindows(endingBy time: Date) throws -> Int { 0 }
 }
