@@ -18,7 +18,16 @@ extension BundlePayload {
     public static let maximumEncodedSize = 4 * 1024 * 1024
 
     /// The members that must be integers, written as such: no fraction, no exponent.
-    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires", "signers-not-before", "report-only-until"]
+    static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires", "signers-not-before"]
+    /// The members of a `hashes` entry that must be integers, written as such.
+    static let hostIntegerKeys: Set<String> = ["report-only-until"]
+
+    /// Whether `path` (as `StrictJSONValidator` gives it, e.g. `hashes[2].report-only-until`) is a host entry's
+    /// integer member.
+    static func isHostIntegerPath(_ path: String) -> Bool {
+        let parts = path.split(separator: ".", maxSplits: 1)
+        return parts.count == 2 && parts[0].hasPrefix("hashes[") && parts[0].hasSuffix("]") && hostIntegerKeys.contains(String(parts[1]))
+    }
 
     /// Parses and validates a payload. Every key Pinset always writes is required with its exact JSON type, and
     /// the optional `signers-not-before`, when present, must be a non-negative integer (not `null`); unknown
@@ -29,7 +38,7 @@ extension BundlePayload {
         guard bytes.count <= maximumEncodedSize else {
             throw PayloadError(path: "", reason: "the payload is \(bytes.count) bytes, over the \(maximumEncodedSize)-byte limit")
         }
-        if let key = try StrictJSONValidator.validate(bytes).first(where: { integerKeys.contains($0) }) {
+        if let key = try StrictJSONValidator.validate(bytes).first(where: { integerKeys.contains($0) || isHostIntegerPath($0) }) {
             throw PayloadError(path: key, reason: "must be an integer written without a fraction or exponent (e.g. 1700000000, not 1700000000.0 or 1.7e9)")
         }
         let wire: WirePayload

@@ -144,8 +144,10 @@ enum PinSetLoader {
     }
 
     /// The pin sets of `scope`'s customers, sorted by name (an empty array when there are none).
-    static func load(_ db: any StoreConnection, _ scope: Scope) throws -> [PinSet] {
-        let hostsByCustomer = try hosts(db, scope)
+    /// `schemaHasReportOnly`: false only for a migration that runs before `0015_host_report_only` added the
+    /// report-only columns (the log's follow-up of `0013_transparency_log`); no host has a window then.
+    static func load(_ db: any StoreConnection, _ scope: Scope, schemaHasReportOnly: Bool = true) throws -> [PinSet] {
+        let hostsByCustomer = try hosts(db, scope, schemaHasReportOnly: schemaHasReportOnly)
         var pinSets: [PinSet] = []
         try forEachCustomer(db, scope) { id, pinSet in
             var pinSet = pinSet
@@ -156,7 +158,7 @@ enum PinSetLoader {
     }
 
     /// The hosts of `scope`'s customers with their pins, by customer row id, sorted as `load` returns them.
-    static func hosts(_ db: any StoreConnection, _ scope: Scope) throws -> [Int64: [HostPins]] {
+    static func hosts(_ db: any StoreConnection, _ scope: Scope, schemaHasReportOnly: Bool = true) throws -> [Int64: [HostPins]] {
         let arguments = scope.arguments
         let hostsOfScope = scope.condition.map { "JOIN customer ON host.customer_id = customer.id WHERE \($0)" } ?? ""
 
@@ -172,7 +174,7 @@ enum PinSetLoader {
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
         try db.forEachRow("""
-            SELECT \(StoredRows.hostColumns), host.report_only_until FROM host \(hostsOfScope)
+            SELECT \(StoredRows.hostColumns), \(schemaHasReportOnly ? "host.report_only_until" : "NULL") FROM host \(hostsOfScope)
             ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
             """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)

@@ -120,7 +120,8 @@ extension TransparencyLogAppender {
     /// had a log gets a complete one (run by migration `0013_transparency_log`, in its transaction).
     static func appendEveryCurrentVersion(at now: Date, _ db: any StoreConnection) throws {
         var appender = try TransparencyLogAppender(db)
-        for pinSet in try PinSetLoader.load(db, .all) {
+        // The schema as 0013 leaves it: the report-only columns come with a later migration.
+        for pinSet in try PinSetLoader.load(db, .all, schemaHasReportOnly: false) {
             try appender.append(try logEntry(of: pinSet), at: now, db)
         }
         try appender.flush(db)

@@ -28,7 +28,6 @@ import Testing
         let leaf = try TestPKI.leaf(commonName: "api.example.com", dnsNames: ["api.example.com"], issuer: ca)
         let certPath = try cli.directory.write("served.pem", leaf.certificatePEM)
         let keyPath = try cli.directory.write("served.key", leaf.privateKeyPEM, mode: 0o600)
-        let caPath = try cli.directory.write("ca.pem", ca.certificatePEM)
         let tlsPort = try FreePort.pick()
         let tlsServer = try BackgroundProcess("openssl", ["s_server", "-accept", "127.0.0.1:\(tlsPort)", "-cert", certPath, "-key", keyPath, "-www", "-quiet"],
                                               logDirectory: cli.directory.path, name: "s_server")

@@ -6,7 +6,6 @@ import PinsetServer
 import PinsetSigning
 import PinsetStore
 import PinsetTestSupport
-import PinsetVerification
 import Testing
 
 /// The refresher and a real SQLite store with a report-only window: the window is announced while it lasts; once
@@ -37,9 +36,7 @@ struct ReportOnlyRefresherTests {
             metrics: nil, logger: Logger(label: "test"), resignInterval: 300, now: clock.now
         )
         func served() async throws -> BundlePayload {
-            let bundle = try #require(cache.bundle(for: acme))
-            let content = try await SignatureVerifier.verify(bundle.bytes, trustAnchors: [identity.certificate], at: clock.now()).get().content
-            return try BundlePayload.decode(content)
+            try BundlePayload.decode(try await BundleRefresherTests.content(of: cache.bundle(for: acme), signedBy: identity))
         }
 
         #expect(refresher.refreshNow(reason: "test"))

@@ -8,7 +8,8 @@ enum MigrationFollowUps {
     /// `0013_transparency_log`: a database with customers gets a log holding each one's current content version,
     /// in name order, because an entry's content hash is the bundle's encoded `hashes` array, which only the
     /// program computes. It reads pin sets with the program's own `PinSetLoader`: a later migration that changes a
-    /// column the loader reads must run this step after it instead.
+    /// column the loader reads must run this step after it instead, or have the loader leave the column out here
+    /// (`0015_host_report_only`'s `report_only_until`: no host has a window before it exists).
     static func run(after identifier: String, _ db: any StoreConnection, now: Date) throws {
         switch identifier {
         case "0013_transparency_log":
