@@ -76,7 +76,8 @@ import Testing
         #expect(listed["customer"] as? String == "acme" && listed["hostname"] as? String == "api.example.com" && listed["setBy"] as? String == "test-admin")
         #expect((status["warnings"] as? [String])?.contains { $0.contains("REPORT-ONLY") } == true)
         let metrics = String(decoding: try CurlResponse.get("\(setup.server.baseURL)/metrics", in: cli.directory).body, as: UTF8.self)
-        #expect(metrics.split(separator: "\n").contains("pinset_report_only_hosts 1"), "\(metrics.split(separator: "\n").filter { $0.contains("report_only") })")
+        let gauge = metrics.split(separator: "\n").first { $0.hasPrefix("pinset_report_only_hosts ") }
+        #expect(gauge.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } == 1, "\(gauge.map(String.init) ?? "no pinset_report_only_hosts")")
         let statusCommand = try cli.run(["status", "--url", setup.server.baseURL])
         #expect(statusCommand.stdoutText.contains("REPORT-ONLY:          api.example.com of 'acme' until"), "\(statusCommand.combined)")
         let clientState = try TemporaryDirectory(prefix: "pinset-cli-client")
