@@ -141,10 +141,10 @@ extension PinStore {
         let bound = min(maximumSeconds, BundleBounds.maximumReportOnlySeconds)
         let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
         guard until > nowSeconds else {
-            throw StoreError(.invalidInput, "The report-only window would end at \(until) (Unix seconds), which is not after now (\(nowSeconds)). Give a time in the future, e.g. --until 12h.")
+            throw StoreError(.reportOnlyRefused, "The report-only window would end at \(until) (Unix seconds), which is not after now (\(nowSeconds)). Give a time in the future, e.g. --until 12h.")
         }
         guard until - nowSeconds <= bound else {
-            throw StoreError(.invalidInput, "The report-only window would last \(until - nowSeconds) s; the limit is \(bound) s (\(bound / 3600) h). Give an earlier end, and set a new window when it ends if still needed.")
+            throw StoreError(.reportOnlyRefused, "The report-only window would last \(until - nowSeconds) s; the limit is \(bound) s (\(bound / 3600) h). Give an earlier end, and set a new window when it ends if still needed.")
         }
     }
 

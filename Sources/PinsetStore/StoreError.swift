@@ -61,6 +61,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The revocation floor cannot be set as asked in the current state: it would go down (floors only rise),
         /// or the customer signs with the default identity, whose floor applies to it.
         case revocationFloorRefused
+        /// A report-only window cannot be set as asked at this time: its end is not after now, or lies further
+        /// ahead than the maximum.
+        case reportOnlyRefused
     }
 
     public let code: Code
