@@ -37,6 +37,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_sql),
         SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_sql),
         SchemaMigration(identifier: "0014_pin_windows", bytes: PackageResources._014_pin_windows_sql),
+        SchemaMigration(identifier: "0015_host_report_only", bytes: PackageResources._015_host_report_only_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -54,5 +55,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0012_request_credentials", bytes: PackageResources._012_request_credentials_pg_sql),
         SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_pg_sql),
         SchemaMigration(identifier: "0014_pin_windows", bytes: PackageResources._014_pin_windows_pg_sql),
+        SchemaMigration(identifier: "0015_host_report_only", bytes: PackageResources._015_host_report_only_pg_sql),
     ]
 }

@@ -31,6 +31,9 @@ extension Admin {
         if let certificate { locations.defaultCertificatePath = certificate }
         // Like the server's pass: pins whose publish window began or ended by `now` enter or leave first.
         try store.applyPinWindows(at: now)
+        // A report-only window whose end has passed is ended first (a change of its own), so these bundles
+        // no longer announce it; with static hosting, the window lasts until the next run after its end.
+        try store.endReportOnlyWindows(endingBy: now)
         let pinSets = try store.allPinSets()
         let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         if result.bundles.isEmpty && !result.failures.isEmpty {

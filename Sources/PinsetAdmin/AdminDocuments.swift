@@ -136,6 +136,7 @@ public enum AdminDocuments {
                     hostname: host.hostname.rawValue, publishedHostname: host.hostname.spelling, port: Int(host.port), includeSubdomains: host.includeSubdomains,
                     legacyUsablePins: host.legacyUsablePins(at: now).count, lacksBackupPin: host.lacksBackupPin,
                     lacksLegacyBackupPin: host.lacksLegacyBackupPin(at: now), unmonitoredReason: view.unmonitoredReasons[host.hostname],
+                    reportOnlyUntil: host.reportOnlyUntil,
                     pins: host.pins.map { pin in
                         var entry = self.pin(pin, listed: true, at: now)
                         if let state = rotationPins["\(host.hostname.rawValue) \(pin.displayName)"] {

@@ -33,6 +33,8 @@ public struct AdminAPI: Sendable {
     public let previews: ChangeRequestPreviews
     /// The running server's status, for the health view; nil where there is no server.
     public let status: @Sendable () -> ServerStatus?
+    /// The longest report-only window an operator may set through the API (the server's `reportOnlyMaximumHours`).
+    public let reportOnlyMaximumSeconds: Int64
     public static let maximumBodyBytes = AdminLimits.maximumBodyBytes
     public static let prefix = AdminOperation.prefix
 
@@ -43,8 +45,10 @@ public struct AdminAPI: Sendable {
         liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings = { _ in LiveCheckSettings() },
         onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in },
         status: @escaping @Sendable () -> ServerStatus? = { nil },
-        previews: ChangeRequestPreviews = ChangeRequestPreviews()
+        previews: ChangeRequestPreviews = ChangeRequestPreviews(),
+        reportOnlyMaximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds
     ) {
+        self.reportOnlyMaximumSeconds = reportOnlyMaximumSeconds
         self.previews = previews
         self.admin = admin
         self.throttle = throttle
@@ -231,6 +235,23 @@ public struct AdminAPI: Sendable {
             let hostname = try input.hostname()
             try admin.removeHost(hostname, from: customer, allowLastHost: try input.bool("allowLastHost") ?? false, by: caller)
             return try json(200, AdminResponse.HostRemoved(customer: customer.rawValue, hostname: hostname.rawValue, removed: true), for: operation)
+        case .setReportOnly:
+            let customer = try input.customer()
+            let hostname = try input.hostname()
+            let request = try body.decode(AdminRequest.SetReportOnly.self)
+            let version = try admin.setReportOnly(
+                hostname, of: customer, until: Int64(request.until), reason: request.reason, maximumSeconds: reportOnlyMaximumSeconds, by: .admin(caller)
+            )
+            let window = try admin.reportOnlyWindows(of: customer, visibleTo: .admin(caller)).first { $0.hostname == hostname }
+            return try json(200, AdminResponse.ReportOnly(
+                customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: true, changed: true, until: window.map { Int($0.until) },
+                reason: window?.reason, version: version), for: operation)
+        case .endReportOnly:
+            let customer = try input.customer()
+            let hostname = try input.hostname()
+            let version = try admin.endReportOnly(hostname, of: customer, reason: try input.string("reason"), by: .admin(caller))
+            return try json(200, AdminResponse.ReportOnly(
+                customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: false, changed: version != nil, version: version), for: operation)
         case .addNextKeys:
             let customer = try input.customer()
             let hostname = try input.hostname()

@@ -123,6 +123,11 @@ struct JSONBody {
             }
             self.object = object
         }
+        // Every missing required field at once, so that one refusal says all that is missing.
+        let missing = declared.filter { $0.required && object[$0.name] == nil }
+        if missing.count > 1 {
+            throw APIFailure(400, "Give " + missing.map { field in "'\(field.name)'\(field.hint.map { " (\($0))" } ?? "")" }.joined(separator: " and ") + ".")
+        }
         for field in declared {
             try check(field)
         }

@@ -112,6 +112,8 @@ public struct AdminErrorCode: RawRepresentable, Sendable, Hashable, Codable, Cus
     /// Edits of the customer need review now: make the edit again as a change request.
     public static let reviewRequired = AdminErrorCode(rawValue: "reviewRequired")
     public static let revocationFloorRefused = AdminErrorCode(rawValue: "revocationFloorRefused")
+    /// The report-only window cannot be set as asked now: its end is not after now, or lies beyond the maximum.
+    public static let reportOnlyRefused = AdminErrorCode(rawValue: "reportOnlyRefused")
 
     // The server.
     /// The database could not be reached, or the server has no status yet (503).
@@ -126,7 +128,7 @@ public struct AdminErrorCode: RawRepresentable, Sendable, Hashable, Codable, Cus
         notFound, customerNotFound, hostNotFound, pinNotFound, changeRequestNotFound, adminNotFound,
         customerExists, hostExists, pinExists, adminExists,
         refused, lastPinOfHost, tooFewLegacyPins, lastHostOfCustomer, changedSinceCheck, stalePinSet, selfApproval, notOpen,
-        notPermittedAnyMore, tooManyOpenRequests, reviewRequired, revocationFloorRefused,
+        notPermittedAnyMore, tooManyOpenRequests, reviewRequired, revocationFloorRefused, reportOnlyRefused,
         unavailable, internalError,
     ]
 

@@ -24,6 +24,9 @@ public enum AdminLimits {
     public static let revocationFloor: ClosedRange<Int> = 0...Int(Int32.max) * 4
     /// An end of a pin's publish window, in seconds since 1970: the same span as a revocation floor.
     public static let publishWindowTimes: ClosedRange<Int> = revocationFloor
+    /// The end of a report-only window, in seconds since 1970; the admin library holds it to the server's maximum
+    /// from now.
+    public static let reportOnlyEnd: ClosedRange<Int> = 1...Int(Int32.max) * 4
     /// The share of uptake a rotation waits for.
     public static let minimumShare: ClosedRange<Double> = 0...1
     /// Bytes of a request body.

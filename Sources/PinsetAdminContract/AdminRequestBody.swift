@@ -10,7 +10,7 @@ public protocol AdminRequestBody: Codable, Sendable {
 public enum AdminRequest {
     public static let bodies: [any AdminRequestBody.Type] = [
         AddCustomer.self, UpdateCustomer.self, AddHost.self, UpdateHost.self, EditPins.self, AddNextKeys.self, CompleteRotation.self,
-        RevocationFloor.self, RotateIdentity.self, Approve.self, Reject.self, BreakGlass.self, Acknowledge.self,
+        RevocationFloor.self, RotateIdentity.self, Approve.self, Reject.self, BreakGlass.self, Acknowledge.self, SetReportOnly.self,
     ]
 
     public struct AddCustomer: AdminRequestBody {

@@ -29,12 +29,15 @@ extension AdminResponse {
             public var lacksLegacyBackupPin: Bool
             /// Why the live chain is not checked; `null` for a monitored host.
             public var unmonitoredReason: String?
+            /// The end of the host's report-only window (seconds since 1970); `null` when it enforces.
+            public var reportOnlyUntil: Int64?
             public var pins: [Pin]
 
             public init(
                 hostname: String, publishedHostname: String, port: Int, includeSubdomains: Bool, legacyUsablePins: Int, lacksBackupPin: Bool,
-                lacksLegacyBackupPin: Bool, unmonitoredReason: String?, pins: [Pin]
+                lacksLegacyBackupPin: Bool, unmonitoredReason: String?, reportOnlyUntil: Int64? = nil, pins: [Pin]
             ) {
+                self.reportOnlyUntil = reportOnlyUntil
                 self.hostname = hostname
                 self.publishedHostname = publishedHostname
                 self.port = port
@@ -57,6 +60,7 @@ extension AdminResponse {
                 try container.encode(lacksLegacyBackupPin, forKey: .lacksLegacyBackupPin)
                 // Always present, `null` when monitored: the document says so rather than leaving it out.
                 try container.encode(unmonitoredReason, forKey: .unmonitoredReason)
+                try container.encode(reportOnlyUntil, forKey: .reportOnlyUntil)
                 try container.encode(pins, forKey: .pins)
             }
         }

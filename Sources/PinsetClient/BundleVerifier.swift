@@ -13,7 +13,8 @@ import X509
 /// 4. the signer certificate's notBefore is not earlier than the revocation floor: the highest
 ///    `signers-not-before` of this bundle, of the last accepted one and of any accepted before (`signersNotBefore`);
 /// 5. bounds (`BundleBounds`): the lifetime `expires - timestamp` is at most `maximumBundleLifetime`, and
-///    `version` lies at most `BundleBounds.maximumVersionLead` ahead of the bundle's own signing time;
+///    `version` lies at most `BundleBounds.maximumVersionLead` ahead of the bundle's own signing time, and no
+///    host's report-only window ends more than `BundleBounds.maximumReportOnlySeconds` after it;
 /// 6. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
 ///    than `allowedClockSkew`;
 /// 7. `expires` is later than `now` (at `now == expires` the bundle is already expired);
@@ -104,6 +105,9 @@ public enum BundleVerifier {
         if let problem = BundleBounds.versionProblem(version: payload.version, signedAt: payload.timestamp) {
             return .failure(PinUpdateError(.versionAheadOfSigningTime, problem))
         }
+        if let problem = BundleBounds.reportOnlyProblem(hosts: payload.hosts, signedAt: payload.timestamp) {
+            return .failure(PinUpdateError(.reportOnlyTooLong, problem))
+        }
         let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
         if source == .download, nowSeconds - payload.timestamp > configuration.freshnessWindow.wholeSeconds {
             return .failure(PinUpdateError(.stale, "signed \(nowSeconds - payload.timestamp) s ago; the freshness window is \(configuration.freshnessWindow.wholeSeconds) s"))
@@ -174,6 +178,9 @@ public enum BundleVerifier {
         // configured for long-lived bundles before the bound existed signed genuine ones.
         if let problem = BundleBounds.versionProblem(version: payload.version, signedAt: payload.timestamp) {
             return .failure(PinUpdateError(.versionAheadOfSigningTime, "the stored bundle: \(problem)"))
+        }
+        if let problem = BundleBounds.reportOnlyProblem(hosts: payload.hosts, signedAt: payload.timestamp) {
+            return .failure(PinUpdateError(.reportOnlyTooLong, "the stored bundle: \(problem)"))
         }
         return .success(VerifiedPinSet(payload: payload, signedBundle: signedBundle, origin: .stored, signer: content.signer))
     }

@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 
 /// The answer to "may this TLS peer be trusted, as far as pins are concerned?", with the reason.
@@ -15,6 +16,11 @@ public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
     /// The host is pinned but no certificate of the chain matches. `presented` lists the SPKI SHA-256 of every
     /// certificate in the chain, leaf first, for the log or a report. `skippedPinless` as for `pinnedMatch`.
     case pinMismatch(host: String, entry: Hostname, presented: [SHA256Fingerprint], skippedPinless: [Hostname] = [])
+    /// The host is pinned and no certificate of the chain matches, but its entry is in report-only mode until
+    /// `until` (Unix seconds), later than the evaluation's time (max(device clock, latest signed time)): the
+    /// mismatch is reported like any other and the connection may proceed — normal TLS validation has already
+    /// decided that the chain is valid. `presented` and `skippedPinless` as for `pinMismatch`.
+    case reportOnlyMismatch(host: String, entry: Hostname, presented: [SHA256Fingerprint], until: Int64, skippedPinless: [Hostname] = [])
     /// Entries cover the host but none lists a pin (nearest first in `entries`), and no include-subdomains
     /// parent with pins covers it. Refused whatever the unpinned-host policy: a listed host is meant to be
     /// pinned, and an entry without pins must never switch pinning off.
@@ -24,7 +30,7 @@ public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
     /// pins do not object).
     public var isTrusted: Bool {
         switch self {
-        case .pinnedMatch, .notPinned: true
+        case .pinnedMatch, .notPinned, .reportOnlyMismatch: true
         case .unpinnedHostRefused, .pinMismatch, .pinlessEntryRefused: false
         }
     }
@@ -39,9 +45,17 @@ public enum PinEvaluation: Hashable, Sendable, CustomStringConvertible {
             "\(host): not pinned\(Self.ignoredNote(ignored)), refused by policy"
         case .pinMismatch(let host, let entry, let presented, let skipped):
             "\(host): pinned by '\(entry)'\(Self.skippedNote(skipped)) but no certificate matches; presented SPKI SHA-256: \(presented.map(\.base64).joined(separator: ", "))"
+        case .reportOnlyMismatch(let host, let entry, let presented, let until, let skipped):
+            "\(host): pinned by '\(entry)'\(Self.skippedNote(skipped)) but no certificate matches; allowed because the host is report-only until \(Self.time(until)) (the mismatch is reported); presented SPKI SHA-256: \(presented.map(\.base64).joined(separator: ", "))"
         case .pinlessEntryRefused(let host, let entries):
             "\(host): refused: the bundle lists \(Self.quoted(entries)) for it without any pin, and no include-subdomains parent with pins covers it"
         }
+    }
+
+    private static func time(_ seconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
     private static func quoted(_ names: [Hostname]) -> String {

@@ -24,6 +24,12 @@ public final class PinEvaluator: @unchecked Sendable {
     /// evaluating thread, before the verdict is returned, so that ``PinsetUpdater/recoverAfterPinFailure(host:)``
     /// knows the chain by the time the caller sees the failure. Must only store it, never block.
     private let refusalObserver: (@Sendable (_ host: String, _ chain: [[UInt8]]) -> Void)?
+    /// The device clock, read when a mismatch meets a report-only window.
+    private let now: @Sendable () -> Date
+    /// The latest time (Unix seconds) this evaluator knows has passed: the highest signing time of the pin sets
+    /// installed and the highest device time read. A report-only window is over once this reaches its end, so a
+    /// device clock set back cannot open it again.
+    private var latestKnownTime: Int64 = .min
 
     public convenience init(unpinnedHostPolicy: UnpinnedHostPolicy = .allow, publicSuffixes: PublicSuffixList? = .bundled) {
         self.init(unpinnedHostPolicy: unpinnedHostPolicy, publicSuffixes: publicSuffixes, failureObserver: nil, refusalObserver: nil)
@@ -33,8 +39,10 @@ public final class PinEvaluator: @unchecked Sendable {
         unpinnedHostPolicy: UnpinnedHostPolicy,
         publicSuffixes: PublicSuffixList?,
         failureObserver: (@Sendable (PinFailureEvent) -> Void)?,
-        refusalObserver: (@Sendable (_ host: String, _ chain: [[UInt8]]) -> Void)?
+        refusalObserver: (@Sendable (_ host: String, _ chain: [[UInt8]]) -> Void)?,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.now = now
         self.unpinnedHostPolicy = unpinnedHostPolicy
         self.publicSuffixes = publicSuffixes
         self.failureObserver = failureObserver
@@ -48,7 +56,26 @@ public final class PinEvaluator: @unchecked Sendable {
 
     /// Makes `pinSet` the one in force: a replacement, never a merge, so removed pins are gone.
     func install(_ pinSet: VerifiedPinSet) {
-        lock.withLock { current = pinSet }
+        lock.withLock {
+            current = pinSet
+            latestKnownTime = max(latestKnownTime, pinSet.payload.timestamp)
+        }
+    }
+
+    /// Raises the latest time known to have passed to `time` (Unix seconds): the updater passes the signing time
+    /// of every bundle it holds, the revocation floor's evidence included.
+    func noteTimePassed(_ time: Int64) {
+        lock.withLock { latestKnownTime = max(latestKnownTime, time) }
+    }
+
+    /// The time a report-only window is judged at: max(device clock, latest time known to have passed), which then
+    /// becomes the latest known.
+    private func reportOnlyTime() -> Int64 {
+        let device = Int64(now().timeIntervalSince1970.rounded(.down))
+        return lock.withLock {
+            latestKnownTime = max(latestKnownTime, device)
+            return latestKnownTime
+        }
     }
 
     /// Evaluates `chain` (DER certificates, leaf first) for a connection to `host`.
@@ -108,6 +135,12 @@ public final class PinEvaluator: @unchecked Sendable {
         var event: PinFailureEvent?
         if let snapshot, let hostname {
             event = PinFailureEvent(host: hostname, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date())
+        }
+        // Report-only: the mismatch is reported all the same, and the connection proceeds on the platform's
+        // validation of the chain, which the caller ran before asking. The bundle's bound on the window
+        // (`BundleBounds.maximumReportOnlySeconds`) was checked when it was accepted.
+        if let until = entry.reportOnlyUntil, entry.isReportOnly(at: reportOnlyTime()) {
+            return (.reportOnlyMismatch(host: host, entry: entry.hostname, presented: presented, until: until, skippedPinless: skipped), event)
         }
         return (.pinMismatch(host: host, entry: entry.hostname, presented: presented, skippedPinless: skipped), event)
     }

@@ -30,6 +30,9 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
         /// The bundle's `version` lies further ahead of its own signing time than a Pinset server ever signs
         /// (`BundleBounds.maximumVersionLead`): a fast-forward attempt with a leaked signer key.
         case versionAheadOfSigningTime
+        /// The bundle announces a report-only window ending further after its own signing time than
+        /// `BundleBounds.maximumReportOnlySeconds`: no Pinset server signs one, so its signer key is in other hands.
+        case reportOnlyTooLong
         /// The bundle's signing time lies further in the future than the allowed clock skew.
         case fromTheFuture
         /// The bundle's `expires` time has passed.
@@ -60,6 +63,7 @@ public struct PinUpdateError: Error, Hashable, Sendable, CustomStringConvertible
             case .stale: "stale"
             case .lifetimeTooLong: "lifetimeTooLong"
             case .versionAheadOfSigningTime: "versionAheadOfSigningTime"
+            case .reportOnlyTooLong: "reportOnlyTooLong"
             case .fromTheFuture: "fromTheFuture"
             case .expired: "expired"
             case .rollback: "rollback"

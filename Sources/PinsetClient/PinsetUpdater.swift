@@ -77,7 +77,7 @@ public actor PinsetUpdater {
         self.refusals = refusals
         evaluator = PinEvaluator(
             unpinnedHostPolicy: configuration.unpinnedHostPolicy, publicSuffixes: configuration.publicSuffixes, failureObserver: observer,
-            refusalObserver: { host, chain in refusals.record(host: host, chain: chain) }
+            refusalObserver: { host, chain in refusals.record(host: host, chain: chain) }, now: now
         )
     }
 
@@ -141,6 +141,7 @@ public actor PinsetUpdater {
                 of: evaluator.pinSet, floors: floorSource?.payload.signersNotBefore, storedFloorSource?.payload.signersNotBefore
             )
             floorSource = Self.higherFloor(floorSource, storedFloorSource)
+            if let time = latestSignedTime { evaluator.noteTimePassed(time) }
             if !recovers, let current = evaluator.pinSet, current.version >= stored.version {
                 return .loaded(current)
             }
@@ -287,6 +288,7 @@ public actor PinsetUpdater {
         // A seed is installed without a proof: the inclusion of older pins no longer describes the ones in force.
         lastVerifiedInclusion = inclusion
         evaluator.install(verified)
+        if let time = latestSignedTime { evaluator.noteTimePassed(time) }
         return verified
     }
 

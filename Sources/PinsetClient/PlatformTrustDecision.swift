@@ -50,7 +50,7 @@ extension PinEvaluator {
         }
         let evaluation = evaluate(host: host, chain: chain)
         switch evaluation {
-        case .pinnedMatch: return .trust(evaluation)
+        case .pinnedMatch, .reportOnlyMismatch: return .trust(evaluation)
         case .notPinned: return .defaultHandling(evaluation)
         case .pinMismatch, .pinlessEntryRefused, .unpinnedHostRefused: return .refuse(reason: evaluation.description, evaluation: evaluation)
         }

@@ -61,7 +61,7 @@ public struct ServerTrustEvaluator: Sendable {
         }
         let evaluation = pins.evaluate(host: serverHostname, chain: chain)
         switch evaluation {
-        case .pinnedMatch, .notPinned:
+        case .pinnedMatch, .notPinned, .reportOnlyMismatch:
             return .success((chain, evaluation))
         case .pinMismatch, .pinlessEntryRefused:
             return .failure(ServerTrustError(.pinMismatch, evaluation.description, evaluation: evaluation))

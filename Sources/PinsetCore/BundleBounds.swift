@@ -49,4 +49,22 @@ public enum BundleBounds {
         let shown = overflowed ? "more than \(Int64.max)" : "\(lifetime)"
         return "the bundle is valid for \(shown) s (expires - timestamp); the limit is \(maximumLifetimeSeconds) s"
     }
+
+    /// The longest report-only window (`report-only-until - timestamp`) a bundle may announce: 72 hours. The server
+    /// refuses to be configured above it, and Pinset clients refuse a bundle announcing a longer one, so that
+    /// a leaked signer key can switch a host's pinning off for at most this long per bundle it gets accepted.
+    public static let maximumReportOnlySeconds: Int64 = 72 * 3_600
+
+    /// Why a bundle signed at `timestamp` announces a report-only window longer than `maximumSeconds` for one of
+    /// `hosts`, or `nil`. A window that ends at or before `timestamp` is over and within any bound.
+    public static func reportOnlyProblem(hosts: [PinnedHost], signedAt timestamp: Int64, maximumSeconds: Int64 = maximumReportOnlySeconds) -> String? {
+        for host in hosts {
+            guard let until = host.reportOnlyUntil else { continue }
+            let (length, overflowed) = until.subtractingReportingOverflow(timestamp)
+            guard overflowed || length > maximumSeconds else { continue }
+            let shown = overflowed ? "more than \(Int64.max)" : "\(length)"
+            return "the bundle announces a report-only window for \(host.hostname) of \(shown) s after its signing time (report-only-until - timestamp); the limit is \(maximumSeconds) s"
+        }
+        return nil
+    }
 }

@@ -19,6 +19,15 @@ extension BundlePayload {
 
     /// The members that must be integers, written as such: no fraction, no exponent.
     static let integerKeys: Set<String> = ["timestamp", "format", "version", "expires", "signers-not-before"]
+    /// The members of a `hashes` entry that must be integers, written as such.
+    static let hostIntegerKeys: Set<String> = ["report-only-until"]
+
+    /// Whether `path` (as `StrictJSONValidator` gives it, e.g. `hashes[2].report-only-until`) is a host entry's
+    /// integer member.
+    static func isHostIntegerPath(_ path: String) -> Bool {
+        let parts = path.split(separator: ".", maxSplits: 1)
+        return parts.count == 2 && parts[0].hasPrefix("hashes[") && parts[0].hasSuffix("]") && hostIntegerKeys.contains(String(parts[1]))
+    }
 
     /// Parses and validates a payload. Every key Pinset always writes is required with its exact JSON type, and
     /// the optional `signers-not-before`, when present, must be a non-negative integer (not `null`); unknown
@@ -29,7 +38,7 @@ extension BundlePayload {
         guard bytes.count <= maximumEncodedSize else {
             throw PayloadError(path: "", reason: "the payload is \(bytes.count) bytes, over the \(maximumEncodedSize)-byte limit")
         }
-        if let key = try StrictJSONValidator.validate(bytes).first(where: { integerKeys.contains($0) }) {
+        if let key = try StrictJSONValidator.validate(bytes).first(where: { integerKeys.contains($0) || isHostIntegerPath($0) }) {
             throw PayloadError(path: key, reason: "must be an integer written without a fraction or exponent (e.g. 1700000000, not 1700000000.0 or 1.7e9)")
         }
         let wire: WirePayload
@@ -102,11 +111,25 @@ private struct WireHost: Decodable {
     var pk: [String]
     var pinSHA256: [String]
     var includeSubdomains: Bool
+    var reportOnlyUntil: Int64?
 
     enum CodingKeys: String, CodingKey {
         case hostname, port, fp, pk
         case pinSHA256 = "pin-sha256"
         case includeSubdomains = "include-subdomains"
+        case reportOnlyUntil = "report-only-until"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hostname = try container.decode(String.self, forKey: .hostname)
+        port = try container.decode(String.self, forKey: .port)
+        fp = try container.decode([String].self, forKey: .fp)
+        pk = try container.decode([String].self, forKey: .pk)
+        pinSHA256 = try container.decode([String].self, forKey: .pinSHA256)
+        includeSubdomains = try container.decode(Bool.self, forKey: .includeSubdomains)
+        // Optional, but never null: a null would otherwise read as "enforcing" from a document that meant something else.
+        reportOnlyUntil = container.contains(.reportOnlyUntil) ? try container.decode(Int64.self, forKey: .reportOnlyUntil) : nil
     }
 
     func validated(path: String) throws(PayloadError) -> PinnedHost {
@@ -114,6 +137,9 @@ private struct WireHost: Decodable {
         do { name = try Hostname(hostname) } catch { throw PayloadError(path: "\(path).hostname", reason: error.message) }
         guard let portNumber = UInt16(port), portNumber > 0, String(portNumber) == port else {
             throw PayloadError(path: "\(path).port", reason: "'\(port)' is not a port number from 1 to 65535")
+        }
+        if let reportOnlyUntil, reportOnlyUntil < 0 {
+            throw PayloadError(path: "\(path).report-only-until", reason: "must not be negative")
         }
         var spkiHashes: [SHA256Fingerprint] = []
         for (i, text) in pinSHA256.enumerated() {
@@ -148,7 +174,8 @@ private struct WireHost: Decodable {
             includeSubdomains: includeSubdomains,
             spkiSHA256: spkiHashes,
             certificateSHA256: certificateHashes,
-            subjectPublicKeyInfos: keys
+            subjectPublicKeyInfos: keys,
+            reportOnlyUntil: reportOnlyUntil
         )
     }
 }

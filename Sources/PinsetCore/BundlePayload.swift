@@ -5,7 +5,7 @@ import Foundation
 /// The legacy keys (`customer`, `timestamp`, `hashes[].hostname/port/fp/pk`) are byte-for-byte what
 /// GCXTrustPolicy online-pinning clients parse; they crash on a missing key or a wrong type, so every one is
 /// always written, arrays even when empty. Pinset's own keys (`format`, `version`, `expires`,
-/// `hashes[].pin-sha256`, `hashes[].include-subdomains`, `signers-not-before`) are ignored by those clients. See
+/// `hashes[].pin-sha256`, `hashes[].include-subdomains`, `hashes[].report-only-until`, `signers-not-before`) are ignored by those clients. See
 /// docs/bundle-format.md.
 public struct BundlePayload: Hashable, Sendable {
     public static let currentFormat = 1
@@ -120,6 +120,8 @@ public struct BundlePayload: Hashable, Sendable {
             writer.key("pk"); writer.stringArray(host.subjectPublicKeyInfos.map { Base64.encode($0) })
             writer.key("pin-sha256"); writer.stringArray(host.spkiSHA256.map(\.base64))
             writer.key("include-subdomains"); writer.bool(host.includeSubdomains)
+            // Written only while a window is set, so that a bundle without one keeps its bytes and digest.
+            if let until = host.reportOnlyUntil { writer.key("report-only-until"); writer.integer(until) }
             writer.endObject()
         }
         writer.endArray()

@@ -7,13 +7,21 @@ public struct HostPins: Hashable, Sendable {
     public var pins: [Pin]
     /// Stored pins outside their publish window when the content was last made (`PinWindow`): not listed.
     public var scheduledPins: [Pin]
+    /// The end (Unix seconds) of the host's report-only window, while one is set: until then Pinset clients report
+    /// a pin mismatch and let the connection proceed after normal TLS validation. Content: published in the
+    /// bundle as `report-only-until`, so setting or ending it makes a new version. See docs/report-only.md.
+    public var reportOnlyUntil: Int64?
 
-    public init(hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin], scheduledPins: [Pin] = []) {
+    public init(
+        hostname: Hostname, port: UInt16 = 443, includeSubdomains: Bool = false, pins: [Pin], scheduledPins: [Pin] = [],
+        reportOnlyUntil: Int64? = nil
+    ) {
         self.hostname = hostname
         self.port = port
         self.includeSubdomains = includeSubdomains
         self.pins = pins
         self.scheduledPins = scheduledPins
+        self.reportOnlyUntil = reportOnlyUntil
     }
 
     /// Every stored pin: those listed and those waiting for or past their window.

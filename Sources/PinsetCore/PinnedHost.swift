@@ -11,6 +11,10 @@ public struct PinnedHost: Hashable, Sendable {
     public var certificateSHA256: [SHA256Fingerprint]
     /// DER SubjectPublicKeyInfos of the pins whose key is known (legacy `pk`).
     public var subjectPublicKeyInfos: [[UInt8]]
+    /// `report-only-until` (Unix seconds): Pinset clients treat the host as report-only while
+    /// max(device clock, latest signed time) is earlier; `nil` (the key absent) means enforcing. Legacy GCX
+    /// clients do not read it and keep enforcing the pins listed.
+    public var reportOnlyUntil: Int64?
 
     public init(
         hostname: Hostname,
@@ -18,8 +22,10 @@ public struct PinnedHost: Hashable, Sendable {
         includeSubdomains: Bool,
         spkiSHA256: [SHA256Fingerprint],
         certificateSHA256: [SHA256Fingerprint],
-        subjectPublicKeyInfos: [[UInt8]]
+        subjectPublicKeyInfos: [[UInt8]],
+        reportOnlyUntil: Int64? = nil
     ) {
+        self.reportOnlyUntil = reportOnlyUntil
         self.hostname = hostname
         self.port = port
         self.includeSubdomains = includeSubdomains
@@ -35,7 +41,8 @@ public struct PinnedHost: Hashable, Sendable {
             includeSubdomains: host.includeSubdomains,
             spkiSHA256: host.pins.compactMap(\.spkiSHA256),
             certificateSHA256: host.pins.compactMap(\.certificateSHA256),
-            subjectPublicKeyInfos: host.pins.compactMap(\.subjectPublicKeyInfo)
+            subjectPublicKeyInfos: host.pins.compactMap(\.subjectPublicKeyInfo),
+            reportOnlyUntil: host.reportOnlyUntil
         )
     }
 
@@ -43,6 +50,12 @@ public struct PinnedHost: Hashable, Sendable {
     /// client skips one (a legacy signer may write it) in favour of a covering include-subdomains parent, or
     /// refuses the host; it never reads it as "this host is not pinned".
     public var hasPins: Bool { !spkiSHA256.isEmpty || !certificateSHA256.isEmpty }
+
+    /// Whether the host is report-only at `time` (Unix seconds): a window that ends at or before `time` is over.
+    public func isReportOnly(at time: Int64) -> Bool {
+        guard let reportOnlyUntil else { return false }
+        return time < reportOnlyUntil
+    }
 
     /// Whether this entry applies to connections to `name`: the same host, or a subdomain when
     /// include-subdomains is set.

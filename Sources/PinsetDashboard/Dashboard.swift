@@ -122,7 +122,8 @@ public struct Dashboard: Sendable {
             let rotation = try admin.rotationReadiness(visibleTo: viewer, gate: RotationGate())
             let breakGlass = try admin.breakGlassEvents(visibleTo: viewer)
             return Self.page(status: 200, DashboardPages.overview(
-                context, customers: customers, status: status, rotation: rotation, requests: requests, breakGlass: breakGlass
+                context, customers: customers, status: status, rotation: rotation, requests: requests, breakGlass: breakGlass,
+                reportOnly: try admin.reportOnlyWindows(of: nil, visibleTo: .admin(viewer))
             ))
         case ("GET", 2, "customers"):
             let customer = try Self.customerName(route[1])
@@ -133,7 +134,8 @@ public struct Dashboard: Sendable {
                 reports: try admin.pinFailureReport(of: customer, visibleTo: viewer, window: 86_400),
                 requests: try admin.changeRequests(visibleTo: viewer, customer: customer),
                 breakGlass: try admin.breakGlassEvents(visibleTo: viewer, customer: customer),
-                audit: try admin.auditLog(of: customer, visibleTo: viewer, limit: 20)
+                audit: try admin.auditLog(of: customer, visibleTo: viewer, limit: 20),
+                reportOnly: try admin.reportOnlyWindows(of: customer, visibleTo: .admin(viewer))
             ))
         case ("GET", 2, "requests"):
             return try await requestPage(try Self.requestID(route[1]), context: context, notice: Self.notice(request.query["done"]))

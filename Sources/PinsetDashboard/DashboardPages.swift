@@ -20,7 +20,7 @@ enum DashboardPages {
 
     static func overview(
         _ context: Context, customers: [CustomerSummary], status: ServerStatus?, rotation: [CustomerName: [RotationGate.Readiness]],
-        requests: [ChangeRequest], breakGlass: [BreakGlassEvent]
+        requests: [ChangeRequest], breakGlass: [BreakGlassEvent], reportOnly: [ReportOnlyWindow] = []
     ) -> HTML {
         let byName = status?.health(of: customers.map(\.name.rawValue)) ?? [:]
         let health = Dictionary(uniqueKeysWithValues: customers.map { ($0.name, byName[$0.name.rawValue]) })
@@ -58,6 +58,7 @@ enum DashboardPages {
         }
         return layout(context, title: "Customers", body: """
         \(breakGlassBanner(context, breakGlass))
+        \(reportOnlyBanner(reportOnly))
         \(server)
         <h1>Customers</h1>
         \(scrolling("Customers", """
@@ -194,7 +195,8 @@ enum DashboardPages {
 
     static func customer(
         _ context: Context, pinSet: PinSet, requiresReview: Bool, health: CustomerHealth?, rotation: [RotationGate.Readiness],
-        reports: PinFailureOverview, requests: [ChangeRequest], breakGlass: [BreakGlassEvent], audit: [AuditEntry]
+        reports: PinFailureOverview, requests: [ChangeRequest], breakGlass: [BreakGlassEvent], audit: [AuditEntry],
+        reportOnly: [ReportOnlyWindow] = []
     ) -> HTML {
         let name = pinSet.customer.rawValue
         let hostStates = Dictionary((health?.hosts ?? []).map { ($0.hostname, $0) }, uniquingKeysWith: { first, _ in first })
@@ -212,7 +214,7 @@ enum DashboardPages {
                     "<div class=\"scheduled\" data-scheduled-pin=\"\(pin.displayName)\"><code class=\"hash\">\(pin.displayName)</code> \(pin.label)\(publishWindow(pin, listed: false))</div>"
                 }
             return """
-            <tr data-host="\(host.hostname.rawValue)"><td>\(host.hostname.rawValue):\(Int(host.port))\(host.includeSubdomains ? " (and subdomains)" : "")</td>
+            <tr data-host="\(host.hostname.rawValue)"><td>\(host.hostname.rawValue):\(Int(host.port))\(host.includeSubdomains ? " (and subdomains)" : "")\(reportOnlyMark(host.reportOnlyUntil))</td>
             <td>\(state)</td><td>\(nextKey(verdicts[host.hostname]))</td><td>\(pins)</td></tr>
             """
         }
@@ -245,6 +247,7 @@ enum DashboardPages {
         let notSigned: HTML = health?.notSignedReason.map { "<div class=\"banner bad\">Not signed by the last pass: \($0)</div>" } ?? ""
         return layout(context, title: name, body: """
         \(breakGlassBanner(context, breakGlass))
+        \(reportOnlyBanner(reportOnly))
         \(notSigned)
         <h1>\(name)</h1>
         <dl>

@@ -32,6 +32,8 @@ public struct ServerStatus: Codable, Hashable, Sendable {
     public var reports: Reports?
     /// Pin edits applied without review and not yet acknowledged; absent when there are none.
     public var breakGlass: [BreakGlass]?
+    /// Hosts in report-only mode; absent when there are none.
+    public var reportOnly: [ReportOnlyHost]?
     /// The Public Suffix List in use; absent from servers older than this member.
     public var publicSuffixList: PublicSuffixList?
     /// The transparency log served; absent when the server serves none.
@@ -43,8 +45,10 @@ public struct ServerStatus: Codable, Hashable, Sendable {
         lastSigningPassMilliseconds: Int64? = nil, customersNotSigned: [CustomerNotSigned]? = nil,
         oldestBundleAgeSeconds: Int64? = nil, signingIdentities: [IdentityExpiry], warnings: [String], store: Store?,
         monitoring: Monitoring? = .disabled, uptake: Uptake? = nil, reports: Reports? = .disabled, breakGlass: [BreakGlass]? = nil,
-        publicSuffixList: PublicSuffixList? = nil, transparencyLog: TransparencyLog? = nil, version: String? = nil
+        publicSuffixList: PublicSuffixList? = nil, transparencyLog: TransparencyLog? = nil, version: String? = nil,
+        reportOnly: [ReportOnlyHost]? = nil
     ) {
+        self.reportOnly = reportOnly
         self.transparencyLog = transparencyLog
         self.version = version
         self.ready = ready
@@ -91,7 +95,8 @@ public struct ServerStatus: Codable, Hashable, Sendable {
             breakGlass: try container.decodeIfPresent([BreakGlass].self, forKey: .breakGlass),
             publicSuffixList: try container.decodeIfPresent(PublicSuffixList.self, forKey: .publicSuffixList),
             transparencyLog: try container.decodeIfPresent(TransparencyLog.self, forKey: .transparencyLog),
-            version: try container.decodeIfPresent(String.self, forKey: .version)
+            version: try container.decodeIfPresent(String.self, forKey: .version),
+            reportOnly: try container.decodeIfPresent([ReportOnlyHost].self, forKey: .reportOnly)
         )
     }
 

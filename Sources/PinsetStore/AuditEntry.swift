@@ -14,6 +14,10 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let hostAdded = AuditAction(rawValue: "host.add")
     public static let hostUpdated = AuditAction(rawValue: "host.update")
     public static let hostRemoved = AuditAction(rawValue: "host.remove")
+    /// A host put in report-only mode until a time, with the reason (docs/report-only.md).
+    public static let reportOnlySet = AuditAction(rawValue: "host.report-only")
+    /// A report-only window ended: early by an admin, or because its time passed.
+    public static let reportOnlyEnded = AuditAction(rawValue: "host.enforce")
     public static let pinsAdded = AuditAction(rawValue: "pin.add")
     public static let pinRemoved = AuditAction(rawValue: "pin.remove")
     /// Keys pinned ahead of a renewal, or pins marked as such (`pinset rotation add-next`).

@@ -144,10 +144,13 @@ enum PinSetLoader {
     }
 
     /// The pin sets of `scope`'s customers, sorted by name (an empty array when there are none).
-    /// `pinColumns`: the pin columns to read, `StoredRows.pinColumns` but for a migration's follow-up that runs
-    /// before a later migration added some of them.
-    static func load(_ db: any StoreConnection, _ scope: Scope, pinColumns: String = StoredRows.pinColumns) throws -> [PinSet] {
-        let hostsByCustomer = try hosts(db, scope, pinColumns: pinColumns)
+    /// `pinColumns` and `schemaHasReportOnly`: the schema a migration's follow-up runs against, before later
+    /// migrations added columns the loader reads: `StoredRows.pinColumnsBeforeWindows` before `0014_pin_windows`,
+    /// and `false` before `0015_host_report_only` added the report-only columns (no host has a window then).
+    static func load(
+        _ db: any StoreConnection, _ scope: Scope, pinColumns: String = StoredRows.pinColumns, schemaHasReportOnly: Bool = true
+    ) throws -> [PinSet] {
+        let hostsByCustomer = try hosts(db, scope, pinColumns: pinColumns, schemaHasReportOnly: schemaHasReportOnly)
         var pinSets: [PinSet] = []
         try forEachCustomer(db, scope) { id, pinSet in
             var pinSet = pinSet
@@ -158,7 +161,9 @@ enum PinSetLoader {
     }
 
     /// The hosts of `scope`'s customers with their pins, by customer row id, sorted as `load` returns them.
-    static func hosts(_ db: any StoreConnection, _ scope: Scope, pinColumns: String = StoredRows.pinColumns) throws -> [Int64: [HostPins]] {
+    static func hosts(
+        _ db: any StoreConnection, _ scope: Scope, pinColumns: String = StoredRows.pinColumns, schemaHasReportOnly: Bool = true
+    ) throws -> [Int64: [HostPins]] {
         let arguments = scope.arguments
         let hostsOfScope = scope.condition.map { "JOIN customer ON host.customer_id = customer.id WHERE \($0)" } ?? ""
 
@@ -179,9 +184,11 @@ enum PinSetLoader {
 
         var hostsByCustomer: [Int64: [HostPins]] = [:]
         try db.forEachRow("""
-            SELECT \(StoredRows.hostColumns) FROM host \(hostsOfScope) ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
+            SELECT \(StoredRows.hostColumns), \(schemaHasReportOnly ? "host.report_only_until" : "NULL") FROM host \(hostsOfScope)
+            ORDER BY host.customer_id, host.hostname COLLATE \(db.dialect.binaryCollation)
             """, arguments) { row in
             var (hostID, customerID, host) = try StoredRows.host(row)
+            host.reportOnlyUntil = try row.decode(atIndex: 5)
             host.pins = (pinsByHost[hostID] ?? []).sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }
             if let withheld = withheldByHost[hostID] {
                 host.scheduledPins = withheld.sorted { ($0.sortKey?.bytes ?? []).lexicographicallyPrecedes($1.sortKey?.bytes ?? []) }

@@ -64,6 +64,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The edit conflicts with a rule of the request's own kind (a publish window already ended, or unchanged):
         /// the contract's generic `refused`.
         case refused
+        /// A report-only window cannot be set as asked at this time: its end is not after now, or lies further
+        /// ahead than the maximum.
+        case reportOnlyRefused
     }
 
     public let code: Code

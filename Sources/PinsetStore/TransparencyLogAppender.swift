@@ -120,8 +120,8 @@ extension TransparencyLogAppender {
     /// had a log gets a complete one (run by migration `0013_transparency_log`, in its transaction).
     static func appendEveryCurrentVersion(at now: Date, _ db: any StoreConnection) throws {
         var appender = try TransparencyLogAppender(db)
-        // Before 0014 (publish windows) has run: no pin has a window yet.
-        for pinSet in try PinSetLoader.load(db, .all, pinColumns: StoredRows.pinColumnsBeforeWindows) {
+        // The schema as 0013 leaves it: no pin has a publish window (0014), no host a report-only window (0015).
+        for pinSet in try PinSetLoader.load(db, .all, pinColumns: StoredRows.pinColumnsBeforeWindows, schemaHasReportOnly: false) {
             try appender.append(try logEntry(of: pinSet), at: now, db)
         }
         try appender.flush(db)

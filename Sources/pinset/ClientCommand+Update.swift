@@ -135,8 +135,16 @@ extension ClientCommand {
             hosts: pins.hosts.map { host in
                 PinSetSummary.Host(
                     hostname: host.hostname.spelling, port: Int(host.port), includeSubdomains: host.includeSubdomains,
-                    pinSHA256: host.spkiSHA256.map(\.base64), certificateSHA256: host.certificateSHA256.map(\.hex))
+                    pinSHA256: host.spkiSHA256.map(\.base64), certificateSHA256: host.certificateSHA256.map(\.hex),
+                    mode: isReportOnly(host, in: pins) ? "report-only" : "enforcing",
+                    reportOnlyUntil: host.reportOnlyUntil.map { Output.date(Date(timeIntervalSince1970: TimeInterval($0))) })
             })
+    }
+
+    /// Whether the host is report-only now, judged as the pin evaluator judges it: at the later of the device clock
+    /// and the bundle's signing time.
+    static func isReportOnly(_ host: PinnedHost, in pins: VerifiedPinSet) -> Bool {
+        host.isReportOnly(at: max(Int64(Date().timeIntervalSince1970.rounded(.down)), pins.payload.timestamp))
     }
 
     static func printSummary(_ pins: VerifiedPinSet, floor: Date?) {
@@ -144,7 +152,12 @@ extension ClientCommand {
         Output.line("revocation floor: \(floor.map { "signers not before \(Output.date($0))" } ?? "none")")
         Output.line("signed \(Output.date(pins.signedAt)), expires \(Output.date(pins.expiresAt))\(pins.expiresAt <= Date() ? " (expired: the pins stay in force until a newer bundle is accepted)" : "")")
         for host in pins.hosts {
-            Output.line("host \(host.hostname.spelling):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")")
+            let mode = host.reportOnlyUntil.map { until in
+                isReportOnly(host, in: pins)
+                    ? "  REPORT-ONLY until \(Output.date(Date(timeIntervalSince1970: TimeInterval(until)))) (mismatches reported, connections allowed)"
+                    : "  (report-only window ended \(Output.date(Date(timeIntervalSince1970: TimeInterval(until)))): enforcing)"
+            } ?? ""
+            Output.line("host \(host.hostname.spelling):\(host.port)\(host.includeSubdomains ? "  (include subdomains)" : "")\(mode)")
             for pin in host.spkiSHA256 { Output.line("  pin-sha256 \(pin.base64)") }
             for fp in host.certificateSHA256 { Output.line("  fp         \(fp.hex)") }
         }
@@ -160,6 +173,25 @@ struct PinSetSummary: Encodable {
         let includeSubdomains: Bool
         let pinSHA256: [String]
         let certificateSHA256: [String]
+        /// `enforcing` or `report-only`, judged now.
+        let mode: String
+        /// The end of the host's report-only window as the bundle announces it; null without one.
+        let reportOnlyUntil: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case hostname, port, includeSubdomains, pinSHA256, certificateSHA256, mode, reportOnlyUntil
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(hostname, forKey: .hostname)
+            try container.encode(port, forKey: .port)
+            try container.encode(includeSubdomains, forKey: .includeSubdomains)
+            try container.encode(pinSHA256, forKey: .pinSHA256)
+            try container.encode(certificateSHA256, forKey: .certificateSHA256)
+            try container.encode(mode, forKey: .mode)
+            try container.encode(reportOnlyUntil, forKey: .reportOnlyUntil)
+        }
     }
 
     let customer: String

@@ -94,6 +94,7 @@ enum ClientExitStatus {
         case .versionContentMismatch: 23
         case .storage: 24
         case .clockSkew: 25
+        case .reportOnlyTooLong: 26
         case .transparency(let refusal): transparency(refusal)
         }
     }

@@ -9,7 +9,7 @@ struct HostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "host",
         abstract: "Add, list, update and remove a customer's hosts.",
-        subcommands: [Add.self, List.self, Update.self, Remove.self]
+        subcommands: [Add.self, List.self, Update.self, Remove.self, ReportOnly.self, Enforce.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -93,9 +93,9 @@ struct HostCommand: AsyncParsableCommand {
             let document = try await PinSetPrinter.document(of: try CustomerName(customer), options: options, credentials: credentials, remote: remote, command: "host list")
             let hosts = document.hosts
             if options.json { return try Output.json(hosts.map(HostListEntry.init)) }
-            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE", "MONITORED"], hosts.map { host in
+            Output.table(["HOST", "PUBLISHED AS", "PORT", "SUBDOMAINS", "PINS", "LEGACY-USABLE", "MONITORED", "MODE"], hosts.map { host in
                 [host.hostname, host.publishedHostname, "\(host.port)", host.includeSubdomains ? "yes" : "no", "\(host.pins.count)", "\(host.legacyUsablePins)",
-                 host.unmonitoredReason.map { "no: \($0)" } ?? "yes"]
+                 host.unmonitoredReason.map { "no: \($0)" } ?? "yes", host.reportOnlyUntil.map { "report-only until \(StatusTime.iso8601($0))" } ?? "enforcing"]
             })
             PinSetPrinter.warnAboutBackupPins(document)
         }
@@ -203,7 +203,7 @@ private struct HostListEntry: Encodable {
     let host: AdminResponse.PinSet.Host
 
     private enum CodingKeys: String, CodingKey {
-        case hostname, publishedHostname, port, includeSubdomains, pins, legacyUsablePins, unmonitoredReason
+        case hostname, publishedHostname, port, includeSubdomains, pins, legacyUsablePins, unmonitoredReason, reportOnlyUntil
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -215,5 +215,6 @@ private struct HostListEntry: Encodable {
         try container.encode(host.pins.count, forKey: .pins)
         try container.encode(host.legacyUsablePins, forKey: .legacyUsablePins)
         try container.encode(host.unmonitoredReason, forKey: .unmonitoredReason)
+        try container.encode(host.reportOnlyUntil, forKey: .reportOnlyUntil)
     }
 }

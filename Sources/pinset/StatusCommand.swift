@@ -78,6 +78,9 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line("  witness \(witness): \(reason)")
             }
         }
+        for host in report.reportOnly ?? [] {
+            Output.line("REPORT-ONLY:          \(host.hostname) of '\(host.customer)' until \(Self.timestamp(host.until)) (set by \(host.setBy) at \(Self.timestamp(host.since)))")
+        }
         for warning in report.warnings { Output.line("warning:              \(warning)") }
         if let monitoring = report.monitoring { Self.printMonitoring(monitoring) }
         for line in UptakeStatusLines.lines(from: report.uptake) { Output.line(line) }

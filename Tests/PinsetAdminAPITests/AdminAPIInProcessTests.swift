@@ -105,6 +105,7 @@ import Testing
         case .completeRotation: return #"{"reason": "rotated"}"#
         case .rotateIdentity: return #"{"keyType": "p256", "validityDays": 30, "replaceTrustAnchor": true}"#
         case .breakGlass: return #"{"reason": "an outage"}"#
+        case .setReportOnly: return #"{"until": \#(Int(Date().timeIntervalSince1970) + 3600), "reason": "renewal served an unpinned key"}"#
         default: return operation.body.isEmpty || operation.method == "GET" ? nil : "{}"
         }
     }

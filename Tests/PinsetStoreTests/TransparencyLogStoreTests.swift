@@ -299,6 +299,7 @@ import Testing
 
         let store = try PinStore(location: fixture.location, clock: fixture.clock.now)
         defer { try? store.close() }
+        // Applied again (its record was deleted), whatever migrations came after it.
         #expect(try store.appliedMigrations().contains("0013_transparency_log"))
         let pinSets = try store.allPinSets()
         let view = try MonitorView(store)

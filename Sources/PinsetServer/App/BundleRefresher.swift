@@ -160,6 +160,7 @@ public final class BundleRefresher: @unchecked Sendable {
 
     private func tick() {
         applyPinWindows()
+        endLapsedReportOnlyWindows()
         let counter: Int64
         do {
             counter = try source.changeCounter()
@@ -193,6 +194,8 @@ public final class BundleRefresher: @unchecked Sendable {
     /// read before the pin sets, so an edit made during the pass moves the counter and triggers another pass.
     @discardableResult
     private func runPass(reason: String, observedCounter: Int64? = nil) -> Bool {
+        // Before the pin sets are read: a window whose end has passed is a change, and this pass signs without it.
+        if observedCounter == nil { endLapsedReportOnlyWindows() }
         let succeeded = signAndPublish(reason: reason, observedCounter: observedCounter)
         // A pass allocates and frees several times what it keeps (the pin sets read, payloads, CMS buffers);
         // without this the allocator holds on to the freed pages, and the process keeps the high-water mark of
@@ -200,6 +203,20 @@ public final class BundleRefresher: @unchecked Sendable {
         // pass.
         _ = Self.releaseFreedMemory?(0)
         return succeeded
+    }
+
+    /// Ends the report-only windows whose time has passed by this refresher's clock. Each ended window moves the
+    /// change counter, so the tick that called this signs the customer again at once. A store that does not answer
+    /// is reported by the counter read that follows; until it answers, bundles re-signed from the content loaded
+    /// earlier may still announce a window that has ended, which clients read as over (`report-only-until` before
+    /// the bundle's `timestamp`).
+    private func endLapsedReportOnlyWindows() {
+        do {
+            let ended = try source.endReportOnlyWindows(endingBy: now())
+            if ended > 0 { logger.notice("report-only windows ended", metadata: ["hosts": "\(ended)"]) }
+        } catch {
+            logger.debug("report-only windows not checked: \(error)")
+        }
     }
 
     /// glibc's `malloc_trim`, which the Glibc module does not export; nil where the C library has none.

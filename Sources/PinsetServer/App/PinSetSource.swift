@@ -18,6 +18,9 @@ public protocol PinSetSource: Sendable {
     /// Lists the pins whose publish window has begun at `time` and withholds those whose window has ended, each
     /// changed customer under a new content version (which moves the change counter); returns what changed.
     func applyPinWindows(at time: Date) throws -> [PinWindowTransition]
+    /// Ends the report-only windows whose end is at or before `time`, each as a change (a new version), so that
+    /// the next pass no longer announces them; returns how many it ended. A source without windows ends none.
+    func endReportOnlyWindows(endingBy time: Date) throws -> Int
 }
 
 extension PinSetSource {
@@ -34,4 +37,5 @@ extension PinSetSource {
 
     /// A source without publish windows changes nothing.
     public func applyPinWindows(at time: Date) throws -> [PinWindowTransition] { [] }
+    public func endReportOnlyWindows(endingBy time: Date) throws -> Int { 0 }
 }

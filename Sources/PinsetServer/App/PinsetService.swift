@@ -99,10 +99,11 @@ public final class PinsetService: Sendable {
         let configurationWarnings = configuration.legacyClientWarnings
         for warning in configurationWarnings { logger.warning("\(warning)") }
         let breakGlass = BreakGlassWatch(store: store, metrics: metrics, logger: logger)
+        let reportOnly = ReportOnlyWatch(store: store, metrics: metrics, logger: logger)
         let reporter = StatusReporter(
             refresher: refresher, cache: cache, freshnessWindow: freshness, configurationWarnings: configurationWarnings,
             monitor: monitor, uptake: uptake, recentReports: recentReports, breakGlass: breakGlass, publicSuffixes: publicSuffixes,
-            transparencyLog: transparencyLog
+            transparencyLog: transparencyLog, reportOnly: reportOnly
         )
         func handler(_ endpoints: PinsetRequestHandler.Endpoints) -> PinsetRequestHandler {
             PinsetRequestHandler(
@@ -235,7 +236,8 @@ public final class PinsetService: Sendable {
                                metadata: ["admin": "\(name)", "address": "\(address)", "limit": "\(settings.refusalsPerAdminPerMinute) per minute"])
             }
             let api = AdminAPI(admin: admin, throttle: throttle, refusals: refusals, onRefusalLimit: onRefusalLimit, liveCheck: liveCheck,
-                               onUnexpectedError: onUnexpectedError, status: { reporter.status() }, previews: previews)
+                               onUnexpectedError: onUnexpectedError, status: { reporter.status() }, previews: previews,
+                               reportOnlyMaximumSeconds: Int64(configuration.reportOnlyMaximumHours) * 3600)
             let dashboard = Dashboard(admin: admin, throttle: throttle, liveCheck: liveCheck, status: { reporter.status() }, previews: previews,
                                       onUnexpectedError: onUnexpectedError)
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
@@ -265,6 +267,7 @@ public final class PinsetService: Sendable {
         var services: [any BackgroundService] = [SigningScheduleService(refresher: refresher, logger: logger)]
         if let monitor { services.append(HostMonitorService(monitor: monitor, logger: logger)) }
         services.append(BreakGlassWatchService(watch: breakGlass))
+        services.append(ReportOnlyWatchService(watch: reportOnly))
         services.append(UptakeSharingService(sharing: uptakeSharing))
         services.append(BackgroundServiceGroup(draining, shutdown: .concurrent))
         // Last to start, first to stop: it closes before the writer's last batch, so every report answered 202 is

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// re-signed, keeping bundles fresh; afterwards bundles age out and requests get 503. Longer rides out
     /// longer database outages; shorter bounds how long an edit made meanwhile can be missing from bundles.
     public var maxContentStalenessSeconds: Double = 3600
+    /// The longest report-only window an operator may set through the admin API and dashboard, in hours: at most
+    /// 72, the bound Pinset clients enforce (`BundleBounds.maximumReportOnlySeconds`). See docs/report-only.md.
+    public var reportOnlyMaximumHours = Int(BundleBounds.maximumReportOnlySeconds / 3600)
     public var maxConnections = 1024
     /// See ``SocketServerConfiguration/maxConnectionsPerAddress``.
     public var maxConnectionsPerAddress = 32
@@ -119,6 +122,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let keys = [
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
+        "reportOnlyMaximumHours",
         "persistBundles", "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
         "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api", "publicSuffixList",
         "transparencyLog",
@@ -181,6 +185,8 @@ extension ServerConfiguration {
         if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }
         if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
         if let v = try reader.number("maxContentStalenessSeconds", in: 0...(86_400 * 7)) { config.maxContentStalenessSeconds = v }
+        // Above the clients' bound, every bundle announcing a longer window would be refused by every Pinset client.
+        if let v = try reader.integer("reportOnlyMaximumHours", in: 1...Int(BundleBounds.maximumReportOnlySeconds / 3600)) { config.reportOnlyMaximumHours = v }
         if let v = try reader.integer("maxConnections", in: 1...1_000_000) { config.maxConnections = v }
         if let v = try reader.integer("uptakeWindowSeconds", in: 60...3600) {
             guard v % 60 == 0 else {

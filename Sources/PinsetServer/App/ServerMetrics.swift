@@ -37,6 +37,8 @@ public final class ServerMetrics: Sendable {
     private let storeUnavailableSince: Gauge
     private let openConnectionsSource = LockedValue<(@Sendable () -> Int)?>(nil)
     private let unacknowledgedBreakGlass: Gauge
+    private let reportOnlyHosts: Gauge
+    private let reportOnlyLatestEnd: Gauge
     /// Per-customer uptake gauges, refreshed at scrape time.
     let uptake: UptakeMetrics
     /// Pin-failure reports by outcome.
@@ -76,11 +78,15 @@ public final class ServerMetrics: Sendable {
         storeUp = Gauge(label: "pinset_store_up", factory: factory)
         storeUnavailableSince = Gauge(label: "pinset_store_unavailable_since_timestamp_seconds", factory: factory)
         unacknowledgedBreakGlass = Gauge(label: "pinset_break_glass_unacknowledged", factory: factory)
+        reportOnlyHosts = Gauge(label: "pinset_report_only_hosts", factory: factory)
+        reportOnlyLatestEnd = Gauge(label: "pinset_report_only_latest_end_timestamp_seconds", factory: factory)
         // The Prometheus convention for which build runs: a constant 1 with the version as a label.
         Gauge(label: "pinset_build_info", dimensions: [("version", PinsetRelease.version)], factory: factory).record(1)
         storeUp.record(1)
         storeUnavailableSince.record(0)
         unacknowledgedBreakGlass.record(0)
+        reportOnlyHosts.record(0)
+        reportOnlyLatestEnd.record(0)
     }
 
     /// Hosts per state after a monitoring pass, and how long the pass took.
@@ -139,6 +145,13 @@ public final class ServerMetrics: Sendable {
     /// Pin edits applied without review that no second admin has acknowledged yet.
     func recordUnacknowledgedBreakGlass(_ count: Int) {
         unacknowledgedBreakGlass.record(count)
+    }
+
+    /// Hosts in report-only mode (one series, never per host: the hosts are in /status), and the latest end of
+    /// their windows (0 when none).
+    func recordReportOnly(hosts: Int, latestEnd: Int64?) {
+        reportOnlyHosts.record(hosts)
+        reportOnlyLatestEnd.record(latestEnd ?? 0)
     }
 
     /// Where the open-connections gauge reads its value, at scrape time.

@@ -23,6 +23,8 @@ struct StatusReporter: Sendable {
     let publicSuffixes: PublicSuffixListSource
     /// The transparency log served, when configured.
     var transparencyLog: TransparencyLogPublisher? = nil
+    /// The hosts in report-only mode, when the server watches them.
+    var reportOnly: ReportOnlyWatch? = nil
 
     func readiness(now: Date = Date()) -> Readiness {
         Self.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: freshnessWindow, now: now)
@@ -44,6 +46,7 @@ struct StatusReporter: Sendable {
             breakGlass: breakGlass?.unacknowledged.map(ServerStatus.BreakGlass.init) ?? [],
             publicSuffixList: ServerStatus.PublicSuffixList(publicSuffixes),
             transparencyLog: transparencyLog.map(ServerStatus.TransparencyLog.init),
+            reportOnly: reportOnly?.windows.map(ServerStatus.ReportOnlyHost.init) ?? [],
             now: now
         )
     }
@@ -78,7 +81,7 @@ struct StatusReporter: Sendable {
         of status: BundleRefresher.Status, snapshot: BundleCache.Snapshot, freshnessWindow: Int64, configurationWarnings: [String] = [],
         monitoring: ServerStatus.Monitoring = .disabled, uptake: ServerStatus.Uptake? = nil, reports: ServerStatus.Reports = .disabled,
         breakGlass: [ServerStatus.BreakGlass] = [], publicSuffixList: ServerStatus.PublicSuffixList? = nil,
-        transparencyLog: ServerStatus.TransparencyLog? = nil, now: Date
+        transparencyLog: ServerStatus.TransparencyLog? = nil, reportOnly: [ServerStatus.ReportOnlyHost] = [], now: Date
     ) -> ServerStatus {
         let readiness = readiness(status: status, snapshot: snapshot, freshnessWindow: freshnessWindow, now: now)
         return ServerStatus(
@@ -99,7 +102,8 @@ struct StatusReporter: Sendable {
             oldestBundleAgeSeconds: snapshot.oldestTimestamp.map { Int64(now.timeIntervalSince1970) - $0 },
             signingIdentities: status.identityExpiries.map { ServerStatus.IdentityExpiry($0, now: now) },
             // An edit applied without review comes first: it changed what apps enforce.
-            warnings: breakGlass.map(\.warning) + configurationWarnings + status.warnings,
+            // Then the hosts whose pins apps do not enforce now.
+            warnings: breakGlass.map(\.warning) + reportOnly.map(\.warning) + configurationWarnings + status.warnings,
             store: ServerStatus.Store(status),
             monitoring: monitoring,
             uptake: uptake,
@@ -107,7 +111,8 @@ struct StatusReporter: Sendable {
             breakGlass: breakGlass.isEmpty ? nil : breakGlass,
             publicSuffixList: publicSuffixList,
             transparencyLog: transparencyLog,
-            version: PinsetRelease.version
+            version: PinsetRelease.version,
+            reportOnly: reportOnly.isEmpty ? nil : reportOnly
         )
     }
 }

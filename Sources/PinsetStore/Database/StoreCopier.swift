@@ -19,7 +19,7 @@ enum StoreCopier {
     static let tables: [Table] = [
         Table(name: "customer", columns: ["id", "name", "version", "created_at", "updated_at", "legacy_clients"], generatesIDs: true),
         Table(name: "customer_version_high_water", columns: ["name", "version"], generatesIDs: false),
-        Table(name: "host", columns: ["id", "customer_id", "hostname", "port", "include_subdomains", "created_at", "published_hostname", "unmonitored_reason"], generatesIDs: true),
+        Table(name: "host", columns: ["id", "customer_id", "hostname", "port", "include_subdomains", "created_at", "published_hostname", "unmonitored_reason", "report_only_until", "report_only_reason", "report_only_by", "report_only_since"], generatesIDs: true),
         Table(name: "pin", columns: ["id", "host_id", "spki_sha256", "spki_der", "certificate_sha256", "label", "source", "not_after", "created_at", "next_key", "published_version",
                                       "window_not_before", "window_not_after", "withheld"], generatesIDs: true),
         Table(name: "audit_log", columns: ["id", "at", "actor", "customer", "action", "details", "version"], generatesIDs: true),
