@@ -29,6 +29,7 @@ import time
 
 import access_log
 import admin_flood
+import transparency_log
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -78,6 +79,15 @@ FULL = {
     "admin_flood_calls": 50,
     "access_log_seconds": 5,
     "access_log_rounds": 3,
+    # The transparency log: appends and the signing pass at 10,000 customers, the proof at 1,000,000 entries.
+    "transparency_customers": 10000,
+    "transparency_batch": 1000,
+    "transparency_edits": 1000,
+    "transparency_postgres": True,
+    "transparency_pass_rounds": 5,
+    "transparency_entries": 1_000_000,
+    "transparency_log_customers": 10000,
+    "transparency_client_iterations": 99,
 }
 SMOKE = {
     "serving_customers": 3,
@@ -111,6 +121,15 @@ SMOKE = {
     "admin_flood_calls": 5,
     "access_log_seconds": 1,
     "access_log_rounds": 1,
+    "transparency_customers": 20,
+    "transparency_batch": 8,
+    "transparency_edits": 5,
+    # Starting PostgreSQL alone would take most of the step's few seconds; the full run measures it.
+    "transparency_postgres": False,
+    "transparency_pass_rounds": 1,
+    "transparency_entries": 2000,
+    "transparency_log_customers": 20,
+    "transparency_client_iterations": 5,
 }
 WRK_THREADS = 2
 MALLOC_DEBUG_LIBRARY = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
@@ -129,7 +148,7 @@ LOG_POLL_SECONDS = 0.05
 # `Connection: close` is held to the minimal Dispatch loop instead (nginx is out of reach on Dispatch sockets).
 SERVING_TARGETS = {"keepalive": ("≥ 1.1", 1.1), "close": None, "notModified": ("≥ 1.0", 1.0)}
 
-STEPS = ["serving", "access-log", "signing", "client", "scale", "monitoring", "reports", "postgres", "report-flood", "review", "admin-flood"]
+STEPS = ["serving", "access-log", "signing", "client", "scale", "monitoring", "reports", "postgres", "report-flood", "review", "admin-flood", "transparency"]
 
 
 class StepFailed(Exception):
@@ -1312,6 +1331,10 @@ http {{
         access_log.step(self, {"StepFailed": StepFailed, "log": log, "http_get": http_get, "parse_wrk": parse_wrk,
                                "proc_cpu_seconds": proc_cpu_seconds, "children": children})
 
+    def step_transparency(self):
+        """The transparency log's appends, proof size, client verification and signing-pass cost (Benchmarks/transparency_log.py)."""
+        transparency_log.step(self, StepFailed, log)
+
     def step_admin_flood(self):
         """Admin API call latency while 8 addresses hold every admin listener slot they may (Benchmarks/admin_flood.py)."""
         admin_flood.step(self, StepFailed, latency_summary, log, free_port)
@@ -1685,7 +1708,8 @@ http {{
         self.results["startedAt"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         steps = [("serving", self.step_serving), ("access-log", self.step_access_log), ("signing", self.step_signing), ("client", self.step_client), ("scale", self.step_scale),
                  ("monitoring", self.step_monitoring), ("reports", self.step_reports), ("postgres", self.step_postgres),
-                 ("report-flood", self.step_report_flood), ("review", self.step_review), ("admin-flood", self.step_admin_flood)]
+                 ("report-flood", self.step_report_flood), ("review", self.step_review), ("admin-flood", self.step_admin_flood),
+                 ("transparency", self.step_transparency)]
         for name, step in steps:
             if self.options.only and name not in self.options.only:
                 continue
@@ -2062,6 +2086,8 @@ def render(results):
         lines += access_log.render(steps["access-log"], verdict)
     if "admin-flood" in steps:
         lines += admin_flood.render(steps["admin-flood"], fmt_s, verdict)
+    if "transparency" in steps:
+        lines += transparency_log.render(steps["transparency"], fmt_s, fmt_us, verdict)
     if results.get("separateRuns"):
         lines += ["Merged in from another run (`--merge`): " + "; ".join(
             f"{name}: {run['startedAt']}, commit {run['gitCommit']}, {run['buildConfiguration']} build, 1-minute load average "
