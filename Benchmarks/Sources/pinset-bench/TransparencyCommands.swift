@@ -173,7 +173,7 @@ enum TransparencyCommands {
                 guard installed?.version == version else { throw BenchError("update installed version \(installed?.version ?? -1), not \(version)") }
             }
             if requiringLog {
-                guard updater.transparencyCheckpoint?.checkpoint.treeSize == UInt64(log.entries) else {
+                guard await updater.transparencyCheckpoint?.checkpoint.treeSize == UInt64(log.entries) else {
                     throw BenchError("the client holds no checkpoint of \(log.entries) entries after its updates")
                 }
                 guard fetcher.proofFetches == iterations + 1 else {
