@@ -27,10 +27,11 @@ from bench.review import ReviewSteps
 from bench.scale import ScaleSteps
 from bench.serving import ServingSteps
 from bench.signing import SigningSteps
+from bench.transparency_log import TransparencyStep
 
 
 class Suite(Harness, ServingSteps, AccessLogStep, SigningSteps, ScaleSteps, MonitoringSteps, ReportSteps, PostgresSteps,
-            ReviewSteps, AdminFloodStep):
+            ReviewSteps, AdminFloodStep, TransparencyStep):
     """The harness with every step; `execute` runs the steps asked for, in the order of STEPS."""
 
     def execute(self):
@@ -43,7 +44,8 @@ class Suite(Harness, ServingSteps, AccessLogStep, SigningSteps, ScaleSteps, Moni
         steps = {"serving": self.step_serving, "access-log": self.step_access_log, "signing": self.step_signing,
                  "client": self.step_client, "scale": self.step_scale, "monitoring": self.step_monitoring,
                  "reports": self.step_reports, "postgres": self.step_postgres, "report-flood": self.step_report_flood,
-                 "review": self.step_review, "admin-flood": self.step_admin_flood}
+                 "review": self.step_review, "admin-flood": self.step_admin_flood,
+                 "transparency": self.step_transparency}
         assert list(steps) == STEPS, "every step in STEPS, in its order"
         for name, step in steps.items():
             if self.options.only and name not in self.options.only:

@@ -62,6 +62,15 @@ FULL = {
     "admin_flood_calls": 50,
     "access_log_seconds": 5,
     "access_log_rounds": 3,
+    # The transparency log: appends and the signing pass at 10,000 customers, the proof at 1,000,000 entries.
+    "transparency_customers": 10000,
+    "transparency_batch": 1000,
+    "transparency_edits": 1000,
+    "transparency_postgres": True,
+    "transparency_pass_rounds": 5,
+    "transparency_entries": 1_000_000,
+    "transparency_log_customers": 10000,
+    "transparency_client_iterations": 99,
 }
 SMOKE = {
     "serving_customers": 3,
@@ -95,6 +104,15 @@ SMOKE = {
     "admin_flood_calls": 5,
     "access_log_seconds": 1,
     "access_log_rounds": 1,
+    "transparency_customers": 20,
+    "transparency_batch": 8,
+    "transparency_edits": 5,
+    # Starting PostgreSQL alone would take most of the step's few seconds; the full run measures it.
+    "transparency_postgres": False,
+    "transparency_pass_rounds": 1,
+    "transparency_entries": 2000,
+    "transparency_log_customers": 20,
+    "transparency_client_iterations": 5,
 }
 WRK_THREADS = 2
 MALLOC_DEBUG_LIBRARY = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
@@ -113,7 +131,7 @@ LOG_POLL_SECONDS = 0.05
 # `Connection: close` is held to the minimal Dispatch loop instead (nginx is out of reach on Dispatch sockets).
 SERVING_TARGETS = {"keepalive": ("≥ 1.1", 1.1), "close": None, "notModified": ("≥ 1.0", 1.0)}
 
-STEPS = ["serving", "access-log", "signing", "client", "scale", "monitoring", "reports", "postgres", "report-flood", "review", "admin-flood"]
+STEPS = ["serving", "access-log", "signing", "client", "scale", "monitoring", "reports", "postgres", "report-flood", "review", "admin-flood", "transparency"]
 
 
 class StepFailed(Exception):

@@ -26,6 +26,16 @@ enum Bench {
                                                                         LD_PRELOAD=libc_malloc_debug.so.0 MALLOC_TRACE=FILE)
           dispatch-floor [--body-bytes 900]                             minimal Dispatch accept/respond/close server
                                                                         (prints its port; runs until killed)
+          log-append   --database LOCATION --customers N --edits K [--batch 1000] [--hosts 5] [--pins 3]
+                                                                        transparency log entries appended through
+                                                                        PinStore (imports and single edits), then a
+                                                                        publisher's rehash of the whole log
+          log-sign-pass --data-dir DIR --database LOCATION [--repeat 5]  SigningPass.run over the store's customers
+                                                                        with and without the log's advance/covers
+          log-proof    --entries N --customers C --data-dir DIR --work-dir DIR [--witnesses 2] [--iterations 100]
+                                                                        a generated log of N entries with real
+                                                                        witnesses: rehash, proof size, client
+                                                                        verification with and without a policy
         """
 
     static func main() async {
@@ -43,6 +53,9 @@ enum Bench {
             case "client": try await ClientCommand.run(options)
             case "client-alloc": try await ClientCommand.runAllocationProbe(options)
             case "dispatch-floor": try DispatchFloorCommand.run(options)
+            case "log-append": try TransparencyCommands.append(options)
+            case "log-sign-pass": try TransparencyCommands.signPass(options)
+            case "log-proof": try await TransparencyCommands.proof(options)
             default:
                 Report.note("unknown command '\(command)'\n\(usage)")
                 exit(2)

@@ -247,14 +247,13 @@ public final class BundleRefresher: @unchecked Sendable {
     }
 
     /// The bundles whose content the transparency log's served checkpoint covers: with witnesses, content logged
-    /// after the last size a quorum cosigned waits, and its customer keeps the bundle served before.
-    private func servable(_ bundles: [SignedBundle]) -> [SignedBundle] {
+    /// after the last size a quorum cosigned waits, and its customer keeps the bundle served before. The held
+    /// ones are counted in `totals`, which the pass reports in one line.
+    private func servable(_ bundles: [SignedBundle], totals: inout PassTotals) -> [SignedBundle] {
         guard let transparencyLog else { return bundles }
         return bundles.filter { bundle in
             if transparencyLog.covers(bundle.customer, version: bundle.version) { return true }
-            logger.warning("New content waits for a witnessed checkpoint; the previous bundle is served meanwhile", metadata: [
-                "customer": "\(bundle.customer)", "version": "\(bundle.version)",
-            ])
+            totals.holdForWitnesses(bundle)
             return false
         }
     }
@@ -318,7 +317,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 let result = signBatch(customers, reusing: reusing, at: attemptAt)
                 // A persisted bundle is served only where this pass could have kept it: not for a customer whose
                 // identity cannot sign now (it may have been replaced because its key leaked).
-                cache.merge(servable(result.bundles), failures: result.failures, keepingFailedCustomersBundles: archived == nil)
+                cache.merge(servable(result.bundles, totals: &totals), failures: result.failures, keepingFailedCustomersBundles: archived == nil)
                 totals.add(result)
                 loaded.add(customers, servedAs: cache.snapshot.bundles)
                 // The batch's old bundles are free now. Returned to the system at once: the next batch allocates
@@ -390,6 +389,13 @@ public final class BundleRefresher: @unchecked Sendable {
             }
             for warning in totals.warnings {
                 logger.warning("Signing certificate expires soon", metadata: ["warning": "\(warning)"])
+            }
+            if totals.heldForWitnesses > 0 {
+                // One line per pass, however many customers wait: a pass runs every retry interval while they do.
+                logger.warning("New content waits for a witnessed checkpoint; the previous bundles are served meanwhile", metadata: [
+                    "customers": "\(totals.heldForWitnesses)", "first": "\(totals.heldExamples.joined(separator: ", "))",
+                    "awaiting_entries": "\(transparencyLog?.entriesAwaitingWitnesses ?? 0)",
+                ])
             }
             logger.info("Signed bundles", metadata: [
                 "customers": "\(totals.bundleCount)", "not_signed": "\(totals.failures.count)", "reason": "\(reason)", "signed": "\(totals.signed)",
@@ -572,6 +578,14 @@ private struct PassTotals {
     var expiry = SigningIdentityExpiry()
     var identityExpiries: [SigningIdentityExpiry.Figures] = []
     var loadedIdentities: [String] = []
+    /// Customers whose new content waits for a witnessed checkpoint, and the first few of them as `name@version`.
+    var heldForWitnesses = 0
+    var heldExamples: [String] = []
+
+    mutating func holdForWitnesses(_ bundle: SignedBundle) {
+        heldForWitnesses += 1
+        if heldExamples.count < 5 { heldExamples.append("\(bundle.customer)@\(bundle.version)") }
+    }
 
     mutating func add(_ result: SigningPassResult) {
         bundleCount += result.bundles.count
