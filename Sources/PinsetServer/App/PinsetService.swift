@@ -266,8 +266,8 @@ public final class PinsetService: Sendable {
         }
         var services: [any BackgroundService] = [SigningScheduleService(refresher: refresher, logger: logger)]
         if let monitor { services.append(HostMonitorService(monitor: monitor, logger: logger)) }
-        services.append(BreakGlassWatchService(watch: breakGlass))
-        services.append(ReportOnlyWatchService(watch: reportOnly))
+        services.append(StoreListWatchService(watch: breakGlass))
+        services.append(StoreListWatchService(watch: reportOnly))
         services.append(UptakeSharingService(sharing: uptakeSharing))
         services.append(BackgroundServiceGroup(draining, shutdown: .concurrent))
         // Last to start, first to stop: it closes before the writer's last batch, so every report answered 202 is
