@@ -348,19 +348,23 @@ import Testing
     @Test func aConnectionIdleForLongIsReplaced() throws {
         let server = try SharedTestPostgres.server()
         var postgres = try PostgresLocation(url: try SharedTestPostgres.freshDatabase(), environment: SharedTestPostgres.environment)
-        postgres.maximumIdleTime = 0.5
+        postgres.maximumIdleTime = 2
         let store = try PinStore.open(.postgreSQL(postgres))
         defer { try? store.close() }
         func storeBackends() throws -> [Int32] {
             try server.backendPIDs(where: "datname = '\(postgres.database)' AND application_name = '\(PostgresDatabase.applicationName)'")
         }
         _ = try store.changeCounter()
+        let idleSince = ContinuousClock.now
         let first = try storeBackends()
         #expect(first.count == 1)
         _ = try store.changeCounter()
-        #expect(try storeBackends() == first)
+        // Reused while idle for less than the limit; a machine too busy to make the next call within it proves nothing.
+        if ContinuousClock.now - idleSince < .seconds(1) {
+            #expect(try storeBackends() == first)
+        }
 
-        usleep(1_000_000)
+        usleep(2_500_000)
         _ = try store.changeCounter()
         // The old connection closes in the background; its backend exits a moment later.
         var replaced = try storeBackends()
