@@ -21,7 +21,7 @@ public final class Witness: Sendable {
     public let cosigner: Ed25519Cosigner
     public let logs: [WitnessedLog]
     private let validator: WitnessCheckpointValidator
-    private let store: WitnessStateStore
+    let store: WitnessStateStore
     private let now: @Sendable () -> Date
     private let logger: Logger
 

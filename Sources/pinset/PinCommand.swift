@@ -194,12 +194,7 @@ struct PinCommand: AsyncParsableCommand {
                 ("--certificate-sha256", certificateHash != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
                 ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil),
             ])
-            let fingerprint: SHA256Fingerprint
-            switch (hash, certificateHash) {
-            case (let hash?, nil): fingerprint = try SHA256Fingerprint(base64: hash)
-            case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
-            default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
-            }
+            let fingerprint = try PinCommand.storedPin(hash: hash, certificateHash: certificateHash)
             if let client {
                 let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.EditPins(
                     remove: fingerprint.base64, allowLastPin: allowLastPin, reason: credentials.requestReason ?? "",
@@ -267,12 +262,7 @@ struct PinCommand: AsyncParsableCommand {
                 ("--certificate-sha256", certificateHash != nil), ("--dry-run", liveCheck.dryRun), ("--skip-live-check", liveCheck.skipsCheck),
                 ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil),
             ])
-            let fingerprint: SHA256Fingerprint
-            switch (hash, certificateHash) {
-            case (let hash?, nil): fingerprint = try SHA256Fingerprint(base64: hash)
-            case (nil, let hex?): fingerprint = try SHA256Fingerprint(hex: hex)
-            default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
-            }
+            let fingerprint = try PinCommand.storedPin(hash: hash, certificateHash: certificateHash)
             let publishWindow = clear ? nil : try window.parsed()
             if let client {
                 let outcome = try await client.call(.editPins, ["customer": customer.rawValue, "hostname": host.rawValue], body: AdminRequest.EditPins(
@@ -357,6 +347,18 @@ struct PinWindowOptions: ParsableArguments {
                 notAfter: try notAfter.map { try PinWindow.parse($0, what: "--not-after") })
         } catch let error as InputError {
             throw AdminError("\(error.message) Nothing was changed.")
+        }
+    }
+}
+
+extension PinCommand {
+    /// The stored pin `pin remove` and `pin window` name: by its SPKI SHA-256 (`--hash`, base64), or for a pin known
+    /// only by its certificate, by that certificate's SHA-256 (`--certificate-sha256`, hex).
+    static func storedPin(hash: String?, certificateHash: String?) throws -> SHA256Fingerprint {
+        switch (hash, certificateHash) {
+        case (let hash?, nil): try SHA256Fingerprint(base64: hash)
+        case (nil, let hex?): try SHA256Fingerprint(hex: hex)
+        default: throw AdminError("Give exactly one of --hash or --certificate-sha256.")
         }
     }
 }

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PinsetFileSystem
 import PinsetServer
-import PinsetStore
 import PinsetTransparency
 import PinsetWitness
 
@@ -53,7 +52,7 @@ struct WitnessCommand: AsyncParsableCommand {
             }
             if let state {
                 do {
-                    try WitnessStateStore(path: state).close()
+                    try Witness.createState(at: state)
                 } catch {
                     throw CLIError("The key was written to \(keyFile), but: \(error)")
                 }
@@ -118,12 +117,11 @@ struct WitnessCommand: AsyncParsableCommand {
                 return handler
             }
             let logger = Logger(label: "pinset.witness")
-            let store: WitnessStateStore
+            let witness: Witness
             let server: WitnessServer
             let bound: Int
             do {
-                store = try WitnessStateStore(path: state)
-                let witness = try Witness(logs: logs, cosigner: cosigner, store: store, logger: logger)
+                witness = try Witness(logs: logs, cosigner: cosigner, statePath: state, logger: logger)
                 server = WitnessServer(witness: witness, host: host, port: port, logger: logger)
                 bound = try await server.start()
             } catch {
@@ -138,7 +136,7 @@ struct WitnessCommand: AsyncParsableCommand {
             logger.info("Received \(signal)")
             await server.shutdown()
             do {
-                try store.close()
+                try witness.close()
             } catch {
                 logger.error("Could not close the state cleanly", metadata: ["error": "\(error)"])
             }
