@@ -46,6 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
     var publicSuffixList: String?
 
     func run() async throws {
+        let termination = TerminationSignal()
+        let hangup = HangupSignal()
         let configured = try resolvedConfiguration()
         LoggingSystem.bootstrap { label in
             var handler = LineLogHandler(label: label, format: configured.logFormat)
@@ -81,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let token = development.operatorToken, let apiPort = service.apiPort {
             FileHandle.standardOutput.write(Data(DevelopmentStart.operatorInstructions(token, apiPort: apiPort).utf8))
         }
-        let hangup = HangupSignal { [logger] in
+        hangup.handle { [logger] in
             do {
                 try service.reopenAccessLog()
                 if let file = settings.accessLogFile, settings.accessLog { logger.info("Reopened the access log", metadata: ["file": "\(file)"]) }
@@ -89,7 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.error("Could not reopen the access log; lines go on into the file it had", metadata: ["error": "\(error)"])
             }
         }
-        let signal = await TerminationSignal.wait()
+        let signal = await termination.wait()
         logger.info("Received \(signal)")
         await service.shutdown()
         hangup.cancel()
@@ -148,15 +150,22 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
-/// Calls `onSignal` on every SIGHUP until cancelled: logrotate's request to reopen log files.
+/// logrotate's request to reopen log files. Ignored from the moment this is made (SIGHUP's default action ends the
+/// process), and passed to a handler once `handle` gives one.
 final class HangupSignal {
     private let source: any DispatchSourceSignal
 
-    init(_ onSignal: @escaping @Sendable () -> Void) {
+    init() {
         signal(SIGHUP, SIG_IGN)
         source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "pinset.hangup"))
-        source.setEventHandler(handler: onSignal)
+        // Active from the start: libdispatch traps when a source that was never resumed is released, which a
+        // start that fails before `handle` would do.
         source.resume()
+    }
+
+    /// Calls `onSignal` on every SIGHUP from now until `cancel`.
+    func handle(_ onSignal: @escaping @Sendable () -> Void) {
+        source.setEventHandler(handler: onSignal)
     }
 
     func cancel() {
@@ -164,33 +173,22 @@ final class HangupSignal {
     }
 }
 
-/// Waits for SIGTERM or SIGINT.
-enum TerminationSignal {
-    static func wait() async -> String {
-        await withCheckedContinuation { continuation in
-            let box = SignalSources(continuation: continuation)
-            box.install()
-        }
-    }
-}
-
-/// Owns the signal sources until the first signal arrives. Each source's handler holds this object strongly,
-/// so it lives exactly until `fire` cancels the sources (a source owned by nothing would stop firing).
-private final class SignalSources: @unchecked Sendable {
-    // `@unchecked`: `sources` and `continuation` are touched only on `queue`.
+/// SIGTERM and SIGINT, caught from the moment this is made: a signal that arrives while the service is still
+/// starting (an orchestrator stopping an instance it has just seen ready) must lead to a clean shutdown, not to
+/// the default action, which kills the process before it finishes in-flight responses or flushes its logs.
+final class TerminationSignal: @unchecked Sendable {
+    // `@unchecked`: `sources`, `received` and `continuation` are touched only on `queue`.
     private let queue = DispatchQueue(label: "pinset.signals")
     private var sources: [any DispatchSourceSignal] = []
+    private var received: String?
     private var continuation: CheckedContinuation<String, Never>?
 
-    init(continuation: CheckedContinuation<String, Never>) {
-        self.continuation = continuation
-    }
-
-    func install() {
+    init() {
         queue.sync {
             for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                // The handler holds this object strongly: it lives until the first signal cancels the sources.
                 source.setEventHandler { self.fire(name) }
                 source.resume()
                 sources.append(source)
@@ -198,11 +196,25 @@ private final class SignalSources: @unchecked Sendable {
         }
     }
 
+    /// The name of the first signal received, at once if it came before this call.
+    func wait() async -> String {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                if let received = self.received {
+                    continuation.resume(returning: received)
+                } else {
+                    self.continuation = continuation
+                }
+            }
+        }
+    }
+
     private func fire(_ name: String) {
-        guard let continuation else { return }
-        self.continuation = nil
+        guard received == nil else { return }
+        received = name
         for source in sources { source.cancel() }
         sources = []
-        continuation.resume(returning: name)
+        continuation?.resume(returning: name)
+        continuation = nil
     }
 }

@@ -92,6 +92,7 @@ struct WitnessCommand: AsyncParsableCommand {
         var logLevel = "info"
 
         func run() async throws {
+            let termination = TerminationSignal()
             guard let level = Logger.Level(rawValue: logLevel) else {
                 throw CLIError("--log-level '\(logLevel)' is not a level: give trace, debug, info, notice, warning, error or critical.")
             }
@@ -132,7 +133,7 @@ struct WitnessCommand: AsyncParsableCommand {
             logger.info("Following logs", metadata: [
                 "logs": "\(logs.map(\.origin).joined(separator: ", "))", "vkey": "\(cosigner.verifierKey.encoded)",
             ])
-            let signal = await TerminationSignal.wait()
+            let signal = await termination.wait()
             logger.info("Received \(signal)")
             await server.shutdown()
             do {

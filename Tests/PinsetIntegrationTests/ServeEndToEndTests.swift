@@ -55,6 +55,38 @@ import Testing
         #expect(server.stop() == 0, "SIGTERM must exit 0: \(server.process.stderr)")
     }
 
+    /// SIGTERM while the server is still starting (here: its first write waits on a lock another process holds
+    /// on the database) is a request to stop like any other: once started, the server shuts down cleanly and
+    /// exits 0, instead of dying by the signal's default action with its in-flight work and logs cut short.
+    @Test func aStopSignalDuringStartUpEndsInACleanShutdown() throws {
+        let cli = try populated()
+        defer { cli.remove() }
+        let database = "\(cli.dataDir)/pinset.sqlite"
+        let locker = try BackgroundProcess("python3", ["-c", """
+            import sqlite3, sys, time
+            connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+            connection.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True)
+            time.sleep(60)
+            """, database], logDirectory: cli.directory.path, name: "sqlite-lock")
+        defer { locker.stop(signal: SIGKILL) }
+        #expect(locker.waitFor(timeout: 30) { locker.stdout.contains("locked") }, "\(locker.stderr)")
+
+        let configuration = try cli.directory.write("config.json", #"{"host": "127.0.0.1", "port": 0, "dataDirectory": "\#(cli.dataDir)"}"#)
+        let server = try BackgroundProcess(PinsetCLI.binary, ["serve", "--config", configuration], logDirectory: cli.directory.path, name: "serve")
+        defer { server.stop(signal: SIGKILL) }
+        // A start on this store takes a fraction of a second; this one waits for the lock (up to SQLite's 5 s busy
+        // timeout), and is still starting a second in, when the signal comes and the lock goes.
+        #expect(!server.waitFor(timeout: 1) { server.stdout.contains("pinset listening") || !server.isRunning },
+                "the server must still be starting when the signal comes:\n\(server.stdout)\n\(server.stderr)")
+        kill(server.pid, SIGTERM)
+        locker.stop(signal: SIGKILL)
+        #expect(server.waitFor(timeout: 60) { !server.isRunning })
+        #expect(server.stop() == 0, "SIGTERM during start-up must end in a clean exit:\n\(server.stdout)\n\(server.stderr)")
+        #expect(server.stdout.contains("Received SIGTERM"), "\(server.stdout)")
+        #expect(server.stdout.contains("Stopped"), "\(server.stdout)")
+    }
+
     /// A restart serves the bundles the last pass signed (the same bytes, which OpenSSL still verifies); a damaged
     /// file of persisted bundles is named in the log and not used, and every customer is signed instead.
     @Test func aRestartServesThePersistedBundlesAndIgnoresADamagedFile() throws {
