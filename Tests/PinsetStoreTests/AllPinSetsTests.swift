@@ -7,27 +7,31 @@ import Testing
         let fixture = try StoreFixture(backend)
         let store = fixture.store
         let chain = try Sample.certificateChainPins()
+        var imports: [CustomerImport] = []
         var expected: [PinSet] = []
         for number in 0..<1_000 {
             let name = try CustomerName(String(format: "customer-%04d", number))
-            try store.addCustomer(name, actor: Sample.actor)
             var hosts: [HostPins] = []
             for hostNumber in 0..<(number % 3) {
                 let hostname = try Hostname("h\(hostNumber).c\(number).example.com")
-                let includeSubdomains = hostNumber == 1
-                try store.addHost(hostname, port: UInt16(443 + hostNumber), includeSubdomains: includeSubdomains, to: name, actor: Sample.actor)
                 // Distinct per customer and host, so a pin attached to the wrong host would show.
                 var pins = [try Sample.hashPin(UInt8(number % 256), label: "c\(number)")]
                 pins[0].spkiSHA256 = try SHA256Fingerprint(bytes: [UInt8(number / 256), UInt8(number % 256), UInt8(hostNumber)] + [UInt8](repeating: 0, count: 29))
                 if number % 10 == 0 { pins += chain }
-                try store.addPins(pins, to: hostname, of: name, actor: Sample.actor)
-                hosts.append(HostPins(hostname: hostname, port: UInt16(443 + hostNumber), includeSubdomains: includeSubdomains,
-                                      pins: pins.sorted { $0.spkiSHA256! < $1.spkiSHA256! }))
+                hosts.append(HostPins(hostname: hostname, port: UInt16(443 + hostNumber), includeSubdomains: hostNumber == 1, pins: pins))
             }
-            // The fixture's clock stands still: the first version is its time, then each change adds one.
-            let version = StoreFixture.firstVersion + Int64(2 * hosts.count)
-            expected.append(PinSet(customer: name, version: version, hosts: hosts.sorted { $0.hostname < $1.hostname }))
+            imports.append(CustomerImport(name: name, hosts: hosts, ownSigningIdentity: nil, origin: "test"))
+            let sortedHosts = hosts.map { host in
+                var host = host
+                host.pins.sort { $0.spkiSHA256! < $1.spkiSHA256! }
+                return host
+            }
+            // The fixture's clock stands still: every customer created at once gets its time as the first version.
+            expected.append(PinSet(customer: name, version: StoreFixture.firstVersion, hosts: sortedHosts.sorted { $0.hostname < $1.hostname }))
         }
+        // One transaction: what is under test is reading a thousand customers back, not writing them one by one
+        // (the suites below and ContentVersionTests cover each kind of write).
+        try store.importCustomers(imports, actor: Sample.actor)
 
         let all = try store.allPinSets()
         #expect(all.count == 1_000)
@@ -42,10 +46,12 @@ import Testing
         let fixture = try StoreFixture(backend)
         let store = fixture.store
         let names = try (0..<300).map { try CustomerName(String(format: "customer-%03d", $0)) }
-        for name in names {
-            try store.addCustomer(name, actor: Sample.actor)
-            try store.addHost(try Hostname("api.\(name).example.com"), pins: [try Sample.hashPin(1), try Sample.hashPin(2)], to: name, actor: Sample.actor)
-        }
+        // Created in one transaction; the writes under test come one by one below.
+        try store.importCustomers(try names.map { name in
+            CustomerImport(name: name, hosts: [HostPins(hostname: try Hostname("api.\(name).example.com"), port: 443, includeSubdomains: false,
+                                                         pins: [try Sample.hashPin(1), try Sample.hashPin(2)])],
+                           ownSigningIdentity: nil, origin: "test")
+        }, actor: Sample.actor)
         var previous = try store.allPinSets()
         let acme = names[7]
         let host = try Hostname("api.\(acme).example.com")
