@@ -29,7 +29,8 @@ extension Admin {
         var locations = dataDirectory.signingIdentityLocations
         if let key { locations.defaultKeyPath = key }
         if let certificate { locations.defaultCertificatePath = certificate }
-        // Like the server's pass: pins whose publish window began or ended by `now` enter or leave first.
+        // Like the server's pass: pins whose publish window began or ended by `now` enter or leave first. Without a
+        // monitor there is no chain seen served to hold a leaving pin for (docs/review.md, "Publish windows").
         try store.applyPinWindows(at: now)
         // A report-only window whose end has passed is ended first (a change of its own), so these bundles
         // no longer announce it; with static hosting, the window lasts until the next run after its end.

@@ -78,12 +78,15 @@ public struct HostCheckResult: Hashable, Sendable {
     public var detail: String
     /// ``LiveChainCheck/warnings`` about the next key change.
     public var warnings: [String]
+    /// The chain the host served, leaf first; empty when it was not reached (or is unmonitored).
+    public var chain: [LiveCertificate]
 
-    public init(job: HostCheckJob, state: HostCheckState, detail: String, warnings: [String] = []) {
+    public init(job: HostCheckJob, state: HostCheckState, detail: String, warnings: [String] = [], chain: [LiveCertificate] = []) {
         self.job = job
         self.state = state
         self.detail = detail
         self.warnings = warnings
+        self.chain = chain
     }
 
     public var customer: CustomerName { job.customer }
@@ -165,7 +168,7 @@ public struct HostChecker: Sendable {
         let detail = check.fails
             ? "live: " + live.map { "\($0.role) \($0.spkiSHA256.base64)" }.joined(separator: ", ")
             : matched.joined(separator: ", ") + (check.leafDaysLeft.map { "; leaf expires in \($0) day(s)" } ?? "")
-        return HostCheckResult(job: job, state: state, detail: detail, warnings: check.warnings + scheduleWarnings(of: job.host, against: live, now: now))
+        return HostCheckResult(job: job, state: state, detail: detail, warnings: check.warnings + scheduleWarnings(of: job.host, against: live, now: now), chain: live)
     }
 
     /// Publish windows whose next boundaries would leave the host listing no pin of the chain it serves now: said

@@ -12,6 +12,30 @@ public struct PinWindowTransition: Sendable, Hashable {
     public var version: Int64
 }
 
+/// A pin kept in the bundle past the end of its publish window: withdrawing it would have left its host listing
+/// no pin of the chain it was last seen serving, which the listed pins match. Held until the host serves a key the
+/// remaining pins match, an admin changes the pins or the window, or `holdEnds`, whichever comes first.
+public struct HeldPinWindow: Sendable, Hashable {
+    public var customer: CustomerName
+    public var hostname: Hostname
+    public var pin: Pin
+    /// When the host monitor saw the chain that the remaining pins would not match.
+    public var chainObservedAt: Date
+    /// The window's end plus `PinStore.maximumPinWindowHold`: the pin leaves then whatever the host serves.
+    public var holdEnds: Date
+}
+
+/// What a pass did with the publish windows due at its time.
+public struct PinWindowPass: Sendable {
+    public var transitions: [PinWindowTransition] = []
+    public var held: [HeldPinWindow] = []
+
+    public init(transitions: [PinWindowTransition] = [], held: [HeldPinWindow] = []) {
+        self.transitions = transitions
+        self.held = held
+    }
+}
+
 extension PinStore {
     /// The time by this store's clock: what its edits are stamped with and their publish windows judged at.
     public func now() -> Date { clock() }
@@ -39,16 +63,31 @@ extension PinStore {
         }
     }
 
+    /// How long past its window's end a pin is held at most, however the host is seen serving: a hold keeps apps
+    /// connecting through a rollback nobody planned for, but a retirement must still happen, and the chain a
+    /// monitor sees is only what the network showed it (someone holding the retiring key and placed between the
+    /// trust server and the host could show it that key).
+    public static let maximumPinWindowHold: TimeInterval = 24 * 3600
+    /// How old a monitor's observation of a host may be for a pass to hold a pin on it.
+    public static let servedChainMaximumAge: TimeInterval = 3600
+
     /// Publishes the pins whose window has begun and withholds those whose window has ended, as a signing pass at
     /// `time` finds them: each customer whose listed pins change gets one new content version (logged and audited
-    /// like an edit, by `pinWindowActor`), in one transaction. Returns the pins that changed; reads only when none did.
+    /// like an edit, by `pinWindowActor`), in one transaction. Reads only when no pin is due.
+    ///
+    /// A pin whose window ends is held (kept listed) when `servedChains` holds an observation of its host from the
+    /// last `servedChainMaximumAge` that the host's listed pins match and the pins left after the change would
+    /// not, for at most `maximumPinWindowHold` past the window's end. The pass names held pins in its result
+    /// every time it runs; nothing is written for them.
     @discardableResult
-    public func applyPinWindows(at time: Date) throws -> [PinWindowTransition] {
+    public func applyPinWindows(at time: Date, servedChains: ServedChains = ServedChains()) throws -> PinWindowPass {
         // Every pass asks; a read answers the common case without taking the write lock.
-        guard try database.read({ db in try !PinWindowApplier.due(at: time, db).isEmpty }) else { return [] }
+        let planned = try database.read { db in try PinWindowApplier.plan(at: time, servedChains: servedChains, db) }
+        guard !planned.apply.isEmpty else { return PinWindowPass(held: planned.held) }
         return try database.write { db in
             let change = try ChangeRecorder(db, actor: Self.pinWindowActor, now: time)
-            return try PinWindowApplier.apply(change)
+            let plan = try PinWindowApplier.plan(at: time, servedChains: servedChains, db)
+            return PinWindowPass(transitions: try PinWindowApplier.apply(plan.apply, change), held: plan.held)
         }
     }
 }
@@ -57,10 +96,17 @@ extension PinStore {
 enum PinWindowApplier {
     struct Due {
         var pinID: Int64
+        var hostID: Int64
         var customerID: Int64
+        var customer: CustomerName
         var hostname: Hostname
         var pin: Pin
         var entering: Bool
+    }
+
+    struct Plan {
+        var apply: [Due]
+        var held: [HeldPinWindow]
     }
 
     /// The pins whose listed state differs from what a pass at `time` publishes.
@@ -68,24 +114,69 @@ enum PinWindowApplier {
         var decoder = StoredRows.PinDecoder()
         var found: [Due] = []
         try db.forEachRow("""
-            SELECT pin.id, host.customer_id, coalesce(host.published_hostname, host.hostname), \(StoredRows.pinColumns)
-            FROM pin JOIN host ON pin.host_id = host.id
+            SELECT pin.id, host.customer_id, coalesce(host.published_hostname, host.hostname), customer.name, \(StoredRows.pinColumns)
+            FROM pin JOIN host ON pin.host_id = host.id JOIN customer ON customer.id = host.customer_id
             WHERE pin.window_not_before IS NOT NULL OR pin.window_not_after IS NOT NULL
             """, []) { row in
-            let (_, pin, withheld) = try decoder.storedPin(row, at: 3)
+            let (hostID, pin, withheld) = try decoder.storedPin(row, at: 4)
             let published = pin.isPublished(at: time)
             guard published == withheld else { return }
             let stored: String = try row.decode(atIndex: 2)
             guard let hostname = try? Hostname(stored) else {
                 throw StoreError(.corruptData, "The stored host name '\(stored)' is not valid. Fix or remove the row with the database's own tool (sqlite3 or psql).")
             }
-            found.append(Due(pinID: try row.decode(atIndex: 0), customerID: try row.decode(atIndex: 1), hostname: hostname, pin: pin, entering: published))
+            found.append(Due(pinID: try row.decode(atIndex: 0), hostID: hostID, customerID: try row.decode(atIndex: 1),
+                             customer: try StoredRows.customerName(row.decode(atIndex: 3)), hostname: hostname, pin: pin, entering: published))
         }
         return found
     }
 
-    static func apply(_ change: ChangeRecorder) throws -> [PinWindowTransition] {
-        let due = try due(at: change.now, change.db)
+    /// The due pins to apply, and those to hold: the leaving pins of a host whose observed chain the listed pins
+    /// match and the pins left after the change would not (see `PinStore.applyPinWindows`).
+    static func plan(at time: Date, servedChains: ServedChains, _ db: any StoreConnection) throws -> Plan {
+        let due = try due(at: time, db)
+        guard !servedChains.isEmpty, due.contains(where: { !$0.entering }) else { return Plan(apply: due, held: []) }
+        var plan = Plan(apply: [], held: [])
+        for (hostID, items) in Dictionary(grouping: due, by: \.hostID).sorted(by: { $0.key < $1.key }) {
+            let leaving = items.filter { !$0.entering }
+            guard let first = items.first, !leaving.isEmpty,
+                  let observation = servedChains.observation(of: first.hostname, of: first.customer, notBefore: time.addingTimeInterval(-PinStore.servedChainMaximumAge))
+            else {
+                plan.apply += items
+                continue
+            }
+            let listed = try listedPins(ofHost: hostID, db)
+            let leavingIDs = Set(leaving.map(\.pinID))
+            let after = listed.filter { !leavingIDs.contains($0.id) }.map(\.pin) + items.filter(\.entering).map(\.pin)
+            let matchesNow = !LiveChainCheck(pins: listed.map(\.pin), chain: observation.chain, now: time).fails
+            let matchesAfter = !LiveChainCheck(pins: after, chain: observation.chain, now: time).fails
+            guard matchesNow && !matchesAfter else {
+                plan.apply += items
+                continue
+            }
+            plan.apply += items.filter(\.entering)
+            for item in leaving {
+                let holdEnds = (item.pin.window?.notAfter ?? time).addingTimeInterval(PinStore.maximumPinWindowHold)
+                if time < holdEnds {
+                    plan.held.append(HeldPinWindow(customer: item.customer, hostname: item.hostname, pin: item.pin,
+                                                   chainObservedAt: observation.observedAt, holdEnds: holdEnds))
+                } else {
+                    plan.apply.append(item)
+                }
+            }
+        }
+        return plan
+    }
+
+    /// The pins a pass lists for the host now, with their row ids.
+    private static func listedPins(ofHost hostID: Int64, _ db: any StoreConnection) throws -> [(id: Int64, pin: Pin)] {
+        var decoder = StoredRows.PinDecoder()
+        return try db.fetchAll("SELECT pin.id, \(StoredRows.pinColumns) FROM pin WHERE pin.host_id = ? AND pin.withheld = 0", [hostID]) { row in
+            (id: try row.decode(atIndex: 0), pin: try decoder.pin(row, at: 1).pin)
+        }
+    }
+
+    static func apply(_ due: [Due], _ change: ChangeRecorder) throws -> [PinWindowTransition] {
         var transitions: [PinWindowTransition] = []
         for customerID in Set(due.map(\.customerID)).sorted() {
             guard let owner = try change.customer(id: customerID) else { continue }

@@ -143,4 +143,88 @@ import Testing
         let spare = try cli.run(["pin", "window", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--not-before", retireAt] + served.reach)
         #expect(spare.status == 0, "a pin entering later while the live one stays is accepted: \(spare.combined)")
     }
+
+    /// A host rolled back, after the schedule was accepted, to the key whose window then ends: the server's monitor
+    /// sees that key served (a real `openssl s_server`), so the pass keeps the pin listed past its window, and lets it
+    /// leave once the host serves a key the remaining pins match.
+    @Test func aPinLeavingItsWindowIsHeldWhileTheHostServesOnlyItsKey() async throws {
+        let served = try LiveChainGuardTests.served()
+        defer { served.stop() }
+        let cli = served.cli
+        let renewed = try CLIConnectToTests.renewedCertificate(in: cli.directory)
+        let keys = (old: served.leafPin, new: try CLIPinSourceTests.opensslPin(certificate: renewed.cert))
+        func serve(_ certificate: (cert: String, key: String)) throws -> BackgroundProcess {
+            let server = try BackgroundProcess("openssl", ["s_server", "-accept", "127.0.0.1:\(served.port)", "-cert", certificate.cert, "-key", certificate.key, "-www", "-quiet"],
+                                               logDirectory: cli.directory.path, name: "s_server-\(UUID().uuidString.prefix(6))")
+            guard FreePort.waitUntilListening(port: served.port) else {
+                server.stop()
+                throw Failure("s_server did not listen on \(served.port): \(server.stderr)")
+            }
+            return server
+        }
+        for pin in [["--from-host", "api.example.test:\(served.port)"], ["--certificate", renewed.cert]] {
+            let added = try cli.run(["pin", "add", "acme", "api.example.test"] + pin + served.reach)
+            #expect(added.status == 0, "\(added.combined)")
+        }
+        // The host moves to the new key; the old one is scheduled to leave, which the guard accepts.
+        served.server.stop()
+        var current = try serve(renewed)
+        defer { current.stop() }
+        let clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let leaves = clock.now().addingTimeInterval(40)
+        let scheduled = try cli.run(["pin", "window", "acme", "api.example.test", "--hash", keys.old, "--not-after", Self.iso(leaves)] + served.reach)
+        #expect(scheduled.status == 0, "\(scheduled.combined)")
+        // Then a rollback nobody planned for: the host serves the old key again.
+        current.stop()
+        current = try serve(served.leaf)
+
+        // The monitor reaches the host at the loopback s_server and validates it under the test CA, as configured.
+        let configurationFile = try cli.directory.write("hold-config.json", """
+            {"host": "127.0.0.1", "port": 0, "dataDirectory": "\(cli.dataDir)", "changePollIntervalSeconds": 0.1, "accessLog": false,
+             "monitoring": {"intervalSeconds": 600, "timeoutSeconds": 5, "caFile": "\(served.ca)",
+                            "connectTo": {"api.example.test": "127.0.0.1:\(served.port)"}}}
+            """)
+        let configuration = try ServerConfiguration.load(path: configurationFile)
+        let service = try PinsetService(configuration: configuration, logger: Logger(label: "pin-window-hold-test", factory: { _ in SwiftLogNoOpLogHandler() }), clock: clock.now)
+        let port = try service.start()
+        let monitor = try #require(service.monitor)
+
+        /// Waits (boundedly) for the first served bundle above `version`: its version and listed keys.
+        func bundle(after version: Int64) throws -> (version: Int64, keys: Set<String>) {
+            var current = try Self.served("acme", port: port, cli: cli)
+            for _ in 0..<100 where (current.payload["version"] as? Int64 ?? 0) <= version {
+                usleep(100_000)
+                current = try Self.served("acme", port: port, cli: cli)
+            }
+            let served = try #require(current.payload["version"] as? Int64)
+            #expect(served > version)
+            return (served, Self.listedKeys(current.payload))
+        }
+
+        do {
+            let first = try bundle(after: 0)
+            #expect(first.keys == [keys.old, keys.new])
+            await monitor.runPass()
+            clock.advance(by: leaves.timeIntervalSince(clock.now()) + 1)
+            // An edit after the window's end: the pass that signs it has applied the windows first.
+            let spare = try cli.run(["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash, "--skip-live-check", "--reason", "spare key, not served"])
+            #expect(spare.status == 0, "\(spare.combined)")
+            let held = try bundle(after: first.version)
+            #expect(held.keys == [keys.old, keys.new, LiveChainGuardTests.spareHash], "the old key stays listed while it is the only one served")
+
+            // The host serves the new key again: the next pass lets the old one go.
+            current.stop()
+            current = try serve(renewed)
+            await monitor.runPass()
+            let released = try bundle(after: held.version)
+            #expect(released.keys == [keys.new, LiveChainGuardTests.spareHash])
+            let audit = try cli.run(["log", "--customer", "acme", "--json"])
+            let entries = try JSONSerialization.jsonObject(with: Data(audit.stdout)) as? [[String: Any]] ?? []
+            #expect(entries.contains { $0["action"] as? String == "pin.publish" && $0["version"] as? Int64 == released.version }, "\(audit.combined)")
+        } catch {
+            await service.shutdown()
+            throw error
+        }
+        await service.shutdown()
+    }
 }

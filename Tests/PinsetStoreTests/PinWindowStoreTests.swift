@@ -36,11 +36,11 @@ import Testing
 
         // Before any boundary a pass changes nothing: no write, no version, no counter.
         let counter = try store.changeCounter()
-        #expect(try store.applyPinWindows(at: fixture.clock.now().addingTimeInterval(49)).isEmpty)
+        #expect(try store.applyPinWindows(at: fixture.clock.now().addingTimeInterval(49)).transitions.isEmpty)
         #expect(try store.changeCounter() == counter)
 
         fixture.clock.advance(by: 50)
-        let entered = try store.applyPinWindows(at: fixture.clock.now())
+        let entered = try store.applyPinWindows(at: fixture.clock.now()).transitions
         #expect(entered.map(\.pin) == [entering] && entered.allSatisfy(\.entered))
         let enteredVersion = try #require(try store.pinSet(for: acme)?.version)
         #expect(enteredVersion > added && entered.first?.version == enteredVersion)
@@ -51,10 +51,10 @@ import Testing
         #expect(audit.action == .pinWindowsApplied && audit.actor == PinStore.pinWindowActor && audit.version == enteredVersion)
         #expect(audit.details.contains(entering.displayName) && audit.details.contains("entered"))
         // Another instance's pass at the same time finds nothing left to do.
-        #expect(try fixture.openAnother().applyPinWindows(at: fixture.clock.now()).isEmpty)
+        #expect(try fixture.openAnother().applyPinWindows(at: fixture.clock.now()).transitions.isEmpty)
 
         fixture.clock.advance(by: 50)
-        let left = try store.applyPinWindows(at: fixture.clock.now())
+        let left = try store.applyPinWindows(at: fixture.clock.now()).transitions
         #expect(left.map(\.pin) == [leaving] && left.allSatisfy { !$0.entered })
         let leftVersion = try #require(try store.pinSet(for: acme)?.version)
         #expect(leftVersion > enteredVersion)
@@ -114,6 +114,57 @@ import Testing
         }
         #expect(refused?.code == .tooFewLegacyPins)
         #expect(try dump(store) == before)
+    }
+
+    /// A pin leaving its window stays listed while the chain its host was last seen serving matches the listed
+    /// pins and would match none of those left: for at most a day, and only on a recent observation.
+    @Test(arguments: StoreBackend.allCases) func aPassHoldsALeavingPinWithoutWhichTheServedChainWouldMatchNothing(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        let acme = try Sample.customer("acme")
+        let hosts = (rolledBack: try Sample.host("api.example.com"), renewed: try Sample.host("www.example.com"), seenLongAgo: try Sample.host("old.example.com"))
+        try store.addCustomer(acme, actor: Sample.actor)
+        // Each host: a pin that stays and one whose window ends at 100.
+        var retiring: [Hostname: Pin] = [:]
+        for (number, host) in [hosts.rolledBack, hosts.renewed, hosts.seenLongAgo].enumerated() {
+            retiring[host] = try Self.pin(UInt8(2 * number + 2), Self.window(until: 100))
+            try store.addHost(host, pins: [try Self.pin(UInt8(2 * number + 1)), retiring[host]!], to: acme, actor: Sample.actor)
+        }
+        func served(_ pin: Pin) throws -> [LiveCertificate] {
+            [LiveCertificate(position: 0, spkiSHA256: try #require(pin.spkiSHA256), certificateSHA256: SHA256Fingerprint(of: [7]), subject: "CN=leaf",
+                             notAfter: StoreFixture.start.addingTimeInterval(86_400 * 90))]
+        }
+        func listed(_ host: Hostname) throws -> Set<Pin> { Set(try store.pinSet(for: acme)?.hosts.first { $0.hostname == host }?.pins ?? []) }
+        let end = StoreFixture.start.addingTimeInterval(100)
+        var chains = ServedChains()
+        // Rolled back to the retiring key; renewed onto the staying one; the rollback seen too long ago to count.
+        chains.record(try served(retiring[hosts.rolledBack]!), of: hosts.rolledBack, of: acme, at: end.addingTimeInterval(-60))
+        chains.record(try served(try Self.pin(3)), of: hosts.renewed, of: acme, at: end.addingTimeInterval(-60))
+        chains.record(try served(retiring[hosts.seenLongAgo]!), of: hosts.seenLongAgo, of: acme, at: end.addingTimeInterval(-PinStore.servedChainMaximumAge - 1))
+
+        let version = try #require(try store.pinSet(for: acme)?.version)
+        let atEnd = try store.applyPinWindows(at: end, servedChains: chains)
+        #expect(Set(atEnd.transitions.map(\.hostname)) == [hosts.renewed, hosts.seenLongAgo] && atEnd.transitions.allSatisfy { !$0.entered })
+        #expect(atEnd.held.map(\.pin) == [retiring[hosts.rolledBack]!])
+        #expect(atEnd.held.first?.holdEnds == end.addingTimeInterval(PinStore.maximumPinWindowHold))
+        #expect(try listed(hosts.rolledBack) == [try Self.pin(1), retiring[hosts.rolledBack]!])
+        #expect(try listed(hosts.renewed) == [try Self.pin(3)])
+        let afterEnd = try #require(try store.pinSet(for: acme)?.version)
+        #expect(afterEnd > version)
+
+        // The hold writes nothing while it lasts, from any instance.
+        let counter = try store.changeCounter()
+        let later = end.addingTimeInterval(3600)
+        chains.record(try served(retiring[hosts.rolledBack]!), of: hosts.rolledBack, of: acme, at: later)
+        #expect(try fixture.openAnother().applyPinWindows(at: later, servedChains: chains).held.count == 1)
+        #expect(try store.changeCounter() == counter)
+
+        // A day past the window's end the pin leaves, whatever the host is seen serving.
+        let dayLater = end.addingTimeInterval(PinStore.maximumPinWindowHold)
+        chains.record(try served(retiring[hosts.rolledBack]!), of: hosts.rolledBack, of: acme, at: dayLater)
+        let over = try store.applyPinWindows(at: dayLater, servedChains: chains)
+        #expect(over.held.isEmpty && over.transitions.map(\.pin) == [retiring[hosts.rolledBack]!])
+        #expect(try listed(hosts.rolledBack) == [try Self.pin(1)])
     }
 
     @Test func changeRequestsKeepWindows() throws {

@@ -82,6 +82,10 @@ public final class BundleRefresher: @unchecked Sendable {
     private var nextScheduledPass = Date.distantPast
     private var nextStoreCheck = Date.distantPast
     private var nextWitnessRetry = Date.distantPast
+    /// The pins a pass holds past their publish windows, as last logged: each hold is logged when it begins and
+    /// when it ends, not at every tick.
+    private var heldPins: [String: HeldPinWindow] = [:]
+    private let servedChains: @Sendable () -> ServedChains
     private let statusBox = LockedValue(Status())
 
     public init(
@@ -97,8 +101,10 @@ public final class BundleRefresher: @unchecked Sendable {
         archivePath: String? = nil,
         batchSize: Int = 2000,
         transparencyLog: TransparencyLogPublisher? = nil,
+        servedChains: @escaping @Sendable () -> ServedChains = { ServedChains() },
         now: @escaping @Sendable () -> Date = Date.init
     ) {
+        self.servedChains = servedChains
         self.transparencyLog = transparencyLog
         self.archivePath = archivePath
         self.batchSize = max(1, batchSize)
@@ -277,15 +283,33 @@ public final class BundleRefresher: @unchecked Sendable {
 
     /// Starts and stops listing the pins whose publish windows begin or end by now, before the change counter is
     /// read: a pin entering or leaving gives its customer a new content version, which this tick's pass then signs.
-    /// While the store cannot be written, the content loaded stays as it is and the next tick tries again.
+    /// A pin whose departure would leave its host listing no pin of the chain the monitor last saw it serve is
+    /// held (logged when the hold begins and ends). While the store cannot be written, the content loaded stays as
+    /// it is and the next tick tries again.
     private func applyPinWindows() {
         do {
-            for transition in try source.applyPinWindows(at: now()) {
+            let result = try source.applyPinWindows(at: now(), servedChains: servedChains())
+            for transition in result.transitions {
                 logger.notice("A pin \(transition.entered ? "entered" : "left") the bundle at the edge of its publish window", metadata: [
                     "customer": "\(transition.customer)", "host": "\(transition.hostname)", "pin": "\(transition.pin.displayName)",
                     "window": "\(transition.pin.window?.description ?? "none")", "version": "\(transition.version)",
                 ])
             }
+            let held = Dictionary(result.held.map { ("\($0.customer)/\($0.hostname.rawValue)/\($0.pin.displayName)", $0) }) { first, _ in first }
+            for (key, hold) in held.sorted(by: { $0.key < $1.key }) where heldPins[key] == nil {
+                logger.error("A pin stays in the bundle past its publish window: without it the host would list no pin of the chain it serves. Pin the key it serves, or move the window with 'pinset pin window'", metadata: [
+                    "customer": "\(hold.customer)", "host": "\(hold.hostname)", "pin": "\(hold.pin.displayName)",
+                    "window": "\(hold.pin.window?.description ?? "none")", "chain_seen_at": "\(PinWindow.format(hold.chainObservedAt))",
+                    "held_until_at_most": "\(PinWindow.format(hold.holdEnds))",
+                ])
+            }
+            for (key, hold) in heldPins.sorted(by: { $0.key < $1.key }) where held[key] == nil {
+                let left = result.transitions.contains { $0.pin == hold.pin && $0.hostname == hold.hostname && !$0.entered }
+                logger.notice(left ? "A held pin left the bundle" : "A pin is no longer held past its publish window", metadata: [
+                    "customer": "\(hold.customer)", "host": "\(hold.hostname)", "pin": "\(hold.pin.displayName)",
+                ])
+            }
+            heldPins = held
         } catch {
             logger.warning("Publish windows could not be applied: \(error)")
         }

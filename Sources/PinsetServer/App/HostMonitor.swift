@@ -36,6 +36,7 @@ public final class HostMonitor: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let reportBox = LockedValue(Report())
+    private let servedChainsBox = LockedValue(ServedChains())
     private let storeQueue = DispatchQueue(label: "pinset.monitor.store")
     private let loop = LockedValue<Task<Void, Never>?>(nil)
 
@@ -71,6 +72,9 @@ public final class HostMonitor: Sendable {
     }
 
     public var report: Report { reportBox.withLock { $0 } }
+
+    /// The chain each monitored host served at the latest check that reached it.
+    public var servedChains: ServedChains { servedChainsBox.withLock { $0 } }
 
     /// Starts the schedule: a pass now, then one every `intervalSeconds` from the start of the previous one.
     public func start() {
@@ -124,6 +128,10 @@ public final class HostMonitor: Sendable {
             report.lastPassDuration = duration
             report.lastError = nil
             return (changes, report.ledger.counts)
+        }
+        servedChainsBox.withLock { served in
+            served.keepOnly(jobs.filter { $0.unmonitoredReason == nil }.map { ($0.customer, $0.host.hostname) })
+            for result in results { served.record(result.chain, of: result.host.hostname, of: result.customer, at: completed) }
         }
         metrics?.recordMonitorPass(counts: counts, duration: duration)
         for change in changes { log(change) }

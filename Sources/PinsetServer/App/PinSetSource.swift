@@ -16,8 +16,9 @@ public protocol PinSetSource: Sendable {
     /// only polling works. The poll stays on as well: pushed notifications are lost while disconnected.
     func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)?
     /// Lists the pins whose publish window has begun at `time` and withholds those whose window has ended, each
-    /// changed customer under a new content version (which moves the change counter); returns what changed.
-    func applyPinWindows(at time: Date) throws -> [PinWindowTransition]
+    /// changed customer under a new content version (which moves the change counter), except pins held because
+    /// withdrawing them would leave their host listing no pin of the chain in `servedChains`; returns both.
+    func applyPinWindows(at time: Date, servedChains: ServedChains) throws -> PinWindowPass
     /// Ends the report-only windows whose end is at or before `time`, each as a change (a new version), so that
     /// the next pass no longer announces them; returns how many it ended. A source without windows ends none.
     func endReportOnlyWindows(endingBy time: Date) throws -> Int
@@ -36,6 +37,6 @@ extension PinSetSource {
     public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (any ChangeObservation)? { nil }
 
     /// A source without publish windows changes nothing.
-    public func applyPinWindows(at time: Date) throws -> [PinWindowTransition] { [] }
+    public func applyPinWindows(at time: Date, servedChains: ServedChains) throws -> PinWindowPass { PinWindowPass() }
     public func endReportOnlyWindows(endingBy time: Date) throws -> Int { 0 }
 }

@@ -60,6 +60,9 @@ public final class PinsetService: Sendable {
         if let transparencyLog {
             logger.notice("Publishing the transparency log", metadata: ["origin": "\(transparencyLog.origin)", "key": "\(transparencyLog.verifierKey)"])
         }
+        // On the signing passes' clock: a pass judges how recent the monitor's view of a host is by it.
+        let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger, now: clock) }
+        self.monitor = monitor
         let refresher = BundleRefresher(
             source: store,
             pass: SigningPass(
@@ -74,6 +77,7 @@ public final class PinsetService: Sendable {
             maxContentStaleness: configuration.maxContentStalenessSeconds,
             archivePath: configuration.bundleArchivePath,
             transparencyLog: transparencyLog,
+            servedChains: { monitor?.servedChains ?? ServedChains() },
             now: clock
         )
         let uptake = UptakeCounter(windowSeconds: configuration.uptakeWindowSeconds)
@@ -89,8 +93,6 @@ public final class PinsetService: Sendable {
             ),
             interval: .milliseconds(Int64(configuration.uptakeSnapshotIntervalSeconds * 1000)), logger: logger
         )
-        let monitor = try configuration.monitoring.map { try HostMonitor(configuration: $0, source: store, metrics: metrics, logger: logger) }
-        self.monitor = monitor
         let cache = self.cache
         let recentReports = configuration.reports == nil ? nil : RecentReportCounter()
         let freshness = configuration.freshnessWindowSeconds
