@@ -105,6 +105,8 @@ extension Admin {
                 window, of: fingerprint, host: edit.hostname, of: customer, liveCheck: checked?.record,
                 unlessReviewRequired: unlessReviewRequired, note: note, actor: principal.actor
             )
+        case .setReportOnly:
+            throw AdminError("A report-only window is not a pin edit: set it with 'pinset host report-only' (Admin.setReportOnly).")
         }
     }
 

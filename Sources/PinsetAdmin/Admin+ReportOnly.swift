@@ -3,24 +3,45 @@ import PinsetAdminContract
 import PinsetCore
 import PinsetStore
 
+/// What became of a request to put a host in report-only mode.
+public enum ReportOnlyOutcome: Sendable {
+    /// Set at once, by an operator: the new version, the first whose bundles announce the window.
+    case applied(version: Int64)
+    /// An editor's request on a customer that requires review: the window is set when a reviewer approves it.
+    case requested(ChangeRequest)
+}
+
 /// A host's report-only window (docs/report-only.md): the switch for the night a host's pins and its live chain
 /// disagree. Setting one switches pinning off for the host in every Pinset client for up to the configured
-/// maximum, so it is an operator's, always with a reason; ending one early only restores enforcement, so an editor
-/// of the customer may.
+/// maximum, so it takes an operator, or an editor and a reviewer where the customer requires review, always with
+/// a reason; ending one early only restores enforcement, so an editor of the customer may.
 extension Admin {
     /// Puts `hostname` in report-only mode until `until` (Unix seconds), at most `maximumSeconds` from now (the
-    /// server's `reportOnlyMaximumHours`, never above `BundleBounds.maximumReportOnlySeconds`). Returns the new
-    /// version, the first whose bundles announce the window.
+    /// server's `reportOnlyMaximumHours`, never above `BundleBounds.maximumReportOnlySeconds`): at once for an
+    /// operator; as a change request, which expires when the window would have ended, for an editor of a customer
+    /// that requires review.
     @discardableResult
     public func setReportOnly(
         _ hostname: Hostname, of customer: CustomerName, until: Int64, reason: String,
         maximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds, by principal: AdminPrincipal
-    ) throws -> Int64 {
-        try requireOperator(
-            principal, of: customer,
-            "switch \(hostname) to report-only (every Pinset client would stop enforcing its pins until the window ends)"
-        )
-        return try store.setReportOnly(hostname, of: customer, until: until, reason: reason, maximumSeconds: maximumSeconds, actor: principal.actor)
+    ) throws -> ReportOnlyOutcome {
+        let what = "switch \(hostname) to report-only (every Pinset client would stop enforcing its pins until the window ends)"
+        if let account = principal.account, !account.isOperator, account.mayEdit(customer), try store.requiresReview(customer) {
+            _ = try pinSet(of: customer, visibleTo: account)
+            let now = store.now()
+            // Open no longer than the window it asks for: approved after its end, it would set nothing.
+            let lifetime = min(max(TimeInterval(until) - now.timeIntervalSince1970, 60), PinStore.maximumChangeRequestLifetime)
+            return .requested(try store.createChangeRequest(
+                for: customer, edits: [PinEdit(hostname: hostname, operation: .setReportOnly(until: until))], reason: reason, lifetime: lifetime,
+                author: account.name, authorToken: account.token, reportOnlyMaximumSeconds: maximumSeconds))
+        }
+        if let account = principal.account, !account.isOperator {
+            _ = try pinSet(of: customer, visibleTo: account)
+            // An editor's role admits the call; what refuses it is the customer's setting, which an operator may change.
+            try account.require(account.mayEdit(customer), what, customer)
+            throw AdminError("Admin \(account.name) may not \(what) of '\(customer)': an operator may, or an editor where the customer requires review, whose request a reviewer then approves ('pinset admin require-review \(customer)'). Nothing was changed. Ask an operator.", kind: .refused)
+        }
+        return .applied(version: try store.setReportOnly(hostname, of: customer, until: until, reason: reason, maximumSeconds: maximumSeconds, actor: principal.actor))
     }
 
     /// Ends the host's report-only window now, as an editor of the customer. Returns the new version, or `nil`

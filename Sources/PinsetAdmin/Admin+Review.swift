@@ -99,31 +99,36 @@ extension Admin {
     /// Approves and applies a request as `reviewer`, after checking every host it edits against its live chain
     /// again. Refused, with the request left open, when the reviewer lacks the role or wrote the request, the
     /// check fails, or a host changed since the check.
-    public func approve(_ id: Int64, by reviewer: AdminAccount, liveCheck: (Hostname) -> LiveCheckSettings) async throws -> ChangeRequest {
+    /// A report-only window it sets may end at most `reportOnlyMaximumSeconds` from now (the server's
+    /// `reportOnlyMaximumHours`).
+    public func approve(
+        _ id: Int64, by reviewer: AdminAccount, liveCheck: (Hostname) -> LiveCheckSettings, reportOnlyMaximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds
+    ) async throws -> ChangeRequest {
         let request = try changeRequest(id, visibleTo: reviewer)
         try reviewer.require(reviewer.mayReview(request.customer), "approve change requests", request.customer)
         guard request.author.lowercased() != reviewer.name.lowercased() else {
             throw AdminError("Change request \(id) was made by \(reviewer.name); another admin with the reviewer role must approve it. In an emergency an operator can apply it without review ('pinset review break-glass \(id) --reason …').", code: .selfApproval)
         }
-        return try await apply(request, by: reviewer, liveCheck: liveCheck, breakGlassReason: nil)
+        return try await apply(request, by: reviewer, liveCheck: liveCheck, breakGlassReason: nil, reportOnlyMaximumSeconds: reportOnlyMaximumSeconds)
     }
 
     /// Applies a request without a second admin's review, as an operator (its author too), with a reason: for an
     /// emergency when no reviewer can be reached. The live-chain check runs as for an approval. The application is
     /// audited and stays on `/status`, the metrics and `review list` until another admin acknowledges it.
     public func breakGlass(
-        _ id: Int64, by admin: AdminAccount, reason: String, liveCheck: (Hostname) -> LiveCheckSettings
+        _ id: Int64, by admin: AdminAccount, reason: String, liveCheck: (Hostname) -> LiveCheckSettings,
+        reportOnlyMaximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds
     ) async throws -> ChangeRequest {
         let request = try changeRequest(id, visibleTo: admin)
         guard admin.isOperator else {
             throw AdminError("Admin \(admin.name) may not apply change request \(id) without review: only an operator may break glass. Ask a reviewer of '\(request.customer)' to approve it.", kind: .forbidden)
         }
         let reason = try PinStore.validatedReviewText(reason, what: "break-glass reason", required: true)
-        return try await apply(request, by: admin, liveCheck: liveCheck, breakGlassReason: reason)
+        return try await apply(request, by: admin, liveCheck: liveCheck, breakGlassReason: reason, reportOnlyMaximumSeconds: reportOnlyMaximumSeconds)
     }
 
     private func apply(
-        _ request: ChangeRequest, by admin: AdminAccount, liveCheck: (Hostname) -> LiveCheckSettings, breakGlassReason: String?
+        _ request: ChangeRequest, by admin: AdminAccount, liveCheck: (Hostname) -> LiveCheckSettings, breakGlassReason: String?, reportOnlyMaximumSeconds: Int64
     ) async throws -> ChangeRequest {
         let id = request.id
         switch request.state {
@@ -135,7 +140,9 @@ extension Admin {
         // Before any host is contacted; the store checks it again inside the write.
         try store.requireAuthorStillMayPropose(request) { author, customer in author.mayEdit(customer) }
         var records: [Hostname: LiveCheckRecord] = [:]
-        for hostname in request.hostnames {
+        // A report-only window leaves the pins as they are: there is no edit of them to check against the chain
+        // (which, on the night one is asked for, they usually do not match).
+        for hostname in request.hostnames where request.edits.contains(where: { $0.hostname == hostname && !$0.keepsPins }) {
             let liveGuard = LiveChainGuard(store: store, customer: request.customer, hostname: hostname, settings: liveCheck(hostname).started(by: admin))
             if let permitted = try await liveGuard.check({ PinEdit.applied(request.edits, for: hostname, to: $0) }) {
                 records[hostname] = permitted.record
@@ -143,7 +150,7 @@ extension Admin {
         }
         let breaksGlass = breakGlassReason != nil
         return try store.applyChangeRequest(
-            id, approver: admin.name, liveChecks: records, breakGlassReason: breakGlassReason,
+            id, approver: admin.name, liveChecks: records, breakGlassReason: breakGlassReason, reportOnlyMaximumSeconds: reportOnlyMaximumSeconds,
             approverMay: { account, customer in breaksGlass ? account.isOperator : account.mayReview(customer) },
             authorMay: { author, customer in author.mayEdit(customer) })
     }

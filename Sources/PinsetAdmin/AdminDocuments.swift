@@ -30,10 +30,27 @@ public enum AdminDocuments {
                     AdminResponse.ChangeRequest.Edit(
                         hostname: edit.hostname.rawValue, window: hash.base64,
                         notBefore: window?.notBefore.map { date($0) }, notAfter: window?.notAfter.map { date($0) })
+                case .setReportOnly(let until):
+                    AdminResponse.ChangeRequest.Edit(hostname: edit.hostname.rawValue, reportOnlyUntil: date(Date(timeIntervalSince1970: TimeInterval(until))))
                 }
             },
             decidedBy: request.decidedBy, decidedAt: request.decidedAt.map { date($0) }, decisionNote: request.decisionNote,
             appliedVersion: request.appliedVersion, authorToken: request.authorTokenLabel, voidReason: request.voidReason)
+    }
+
+    /// What `setReportOnly` did, as the API answers and `pinset host report-only --json` prints it.
+    public static func setReportOnly(
+        _ outcome: ReportOnlyOutcome, hostname: Hostname, of customer: CustomerName, until: Int64, reason: String
+    ) -> AdminResponse.SetReportOnly {
+        switch outcome {
+        case .applied(let version):
+            AdminResponse.SetReportOnly(
+                customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: true, changed: true, until: Int(until),
+                reason: reason.trimmingCharacters(in: .whitespacesAndNewlines), version: version)
+        case .requested(let request):
+            AdminResponse.SetReportOnly(
+                customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: false, changed: false, changeRequest: changeRequest(request))
+        }
     }
 
     public static func breakGlass(_ event: BreakGlassEvent) -> AdminResponse.BreakGlassEvent {

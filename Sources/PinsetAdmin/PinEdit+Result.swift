@@ -1,3 +1,4 @@
+import Foundation
 import PinsetCore
 import PinsetStore
 
@@ -24,6 +25,8 @@ extension PinEdit {
             for index in result.pins.indices where named(result.pins[index]) { result.pins[index].window = window }
             for index in result.scheduledPins.indices where named(result.scheduledPins[index]) { result.scheduledPins[index].window = window }
             edit.other.append("\(fingerprint.base64): publish window \(window?.description ?? "none")")
+        case .setReportOnly(let until):
+            edit.other.append("report-only until \(PinWindow.format(Date(timeIntervalSince1970: TimeInterval(until))))")
         }
         return (result, edit)
     }

@@ -239,13 +239,11 @@ public struct AdminAPI: Sendable {
             let customer = try input.customer()
             let hostname = try input.hostname()
             let request = try body.decode(AdminRequest.SetReportOnly.self)
-            let version = try admin.setReportOnly(
+            let outcome = try admin.setReportOnly(
                 hostname, of: customer, until: Int64(request.until), reason: request.reason, maximumSeconds: reportOnlyMaximumSeconds, by: .admin(caller)
             )
-            let window = try admin.reportOnlyWindows(of: customer, visibleTo: .admin(caller)).first { $0.hostname == hostname }
-            return try json(200, AdminResponse.ReportOnly(
-                customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: true, changed: true, until: window.map { Int($0.until) },
-                reason: window?.reason, version: version), for: operation)
+            let document = AdminDocuments.setReportOnly(outcome, hostname: hostname, of: customer, until: Int64(request.until), reason: request.reason)
+            return try json(document.changeRequest == nil ? 200 : 202, document, for: operation)
         case .endReportOnly:
             let customer = try input.customer()
             let hostname = try input.hostname()

@@ -20,14 +20,16 @@ extension AdminOperation {
         body: [.integer("port", AdminLimits.ports), .boolean("includeSubdomains"), .text("unmonitored"), .boolean("monitored")])
     public static let removeHost = AdminOperation(
         "removeHost", "DELETE", "/customers/{customer}/hosts/{hostname}", access: .role(.editor), query: [.boolean("allowLastHost")])
-    /// A host's report-only window (docs/report-only.md): set by an operator, with a reason, ending at `until`
+    /// A host's report-only window (docs/report-only.md): set by an operator, or requested by an editor of a
+    /// customer that requires review and set when a reviewer approves (202), with a reason, ending at `until`
     /// (Unix seconds) no later than the server's maximum from now; ended early by an editor.
     public static let setReportOnly = AdminOperation(
-        "setReportOnly", "PUT", "/customers/{customer}/hosts/{hostname}/report-only", access: .role(.operator),
+        "setReportOnly", "PUT", "/customers/{customer}/hosts/{hostname}/report-only", access: .role(.editor),
         body: [
             AdminField("until", .integer(AdminLimits.reportOnlyEnd), required: true, hint: "when the window ends, in seconds since 1970"),
             .text("reason", required: true, hint: "why pinning may not be enforced for the host, e.g. 'renewal served an unpinned key, INC-4711'"),
-        ])
+        ],
+        successes: [200, 202])
     public static let endReportOnly = AdminOperation(
         "endReportOnly", "DELETE", "/customers/{customer}/hosts/{hostname}/report-only", access: .role(.editor), query: [.string("reason")])
     public static let editPins = AdminOperation(

@@ -14,9 +14,9 @@ extension AdminRequest {
 }
 
 extension AdminResponse {
-    /// A host's report-only state after ``AdminOperation/setReportOnly`` or ``AdminOperation/endReportOnly``.
+    /// A host's report-only state after ``AdminOperation/endReportOnly``.
     public struct ReportOnly: AdminResponseBody {
-        public static let operations: [AdminOperation] = [.setReportOnly, .endReportOnly]
+        public static let operations: [AdminOperation] = [.endReportOnly]
         public var customer: String
         public var hostname: String
         /// Whether the host is in report-only mode now.
@@ -37,6 +37,41 @@ extension AdminResponse {
             self.until = until
             self.reason = reason
             self.version = version
+        }
+    }
+}
+
+extension AdminResponse {
+    /// What ``AdminOperation/setReportOnly`` did: set the window (200), or, for an editor of a customer that
+    /// requires review, stored the request a reviewer must approve (202, `changeRequest`; the host still enforces).
+    public struct SetReportOnly: AdminResponseBody {
+        public static let operations: [AdminOperation] = [.setReportOnly]
+        public var customer: String
+        public var hostname: String
+        /// Whether the host is in report-only mode now.
+        public var reportOnly: Bool
+        /// Whether the call changed the host (a stored request changes nothing yet).
+        public var changed: Bool
+        /// The window's end in seconds since 1970, while one is set.
+        public var until: Int?
+        public var reason: String?
+        /// The customer's version after the change; absent when nothing changed.
+        public var version: Int64?
+        /// The request waiting for a reviewer (202).
+        public var changeRequest: ChangeRequest?
+
+        public init(
+            customer: String, hostname: String, reportOnly: Bool, changed: Bool, until: Int? = nil, reason: String? = nil, version: Int64? = nil,
+            changeRequest: ChangeRequest? = nil
+        ) {
+            self.customer = customer
+            self.hostname = hostname
+            self.reportOnly = reportOnly
+            self.changed = changed
+            self.until = until
+            self.reason = reason
+            self.version = version
+            self.changeRequest = changeRequest
         }
     }
 }

@@ -44,7 +44,7 @@ extension AdminResponse {
             self.liveCheck = liveCheck
         }
 
-        /// One edit: pins to add, or one to remove.
+        /// One edit: pins to add, one to remove, a pin's publish window, or the host's report-only window.
         public struct Edit: Codable, Sendable {
             public var hostname: String
             public var add: [String]?
@@ -54,6 +54,13 @@ extension AdminResponse {
             public var window: String?
             public var notBefore: String?
             public var notAfter: String?
+            /// The end (ISO 8601) of the report-only window the edit sets for the host.
+            public var reportOnlyUntil: String?
+
+            public init(hostname: String, reportOnlyUntil: String) {
+                self.hostname = hostname
+                self.reportOnlyUntil = reportOnlyUntil
+            }
 
             public init(hostname: String, window: String, notBefore: String?, notAfter: String?) {
                 self.hostname = hostname

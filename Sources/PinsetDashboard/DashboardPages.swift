@@ -294,6 +294,8 @@ enum DashboardPages {
             case .addPins(let pins): "<li>\(edit.hostname.rawValue): add \(pins.map(\.displayName).joined(separator: ", "))</li>"
             case .removePin(let hash, _): "<li>\(edit.hostname.rawValue): remove \(hash.base64)</li>"
             case .setWindow(let hash, let window): "<li>\(edit.hostname.rawValue): publish \(hash.base64) \(window.map { "from \($0.description)" } ?? "without a window")</li>"
+            case .setReportOnly(let until):
+                "<li>\(edit.hostname.rawValue): report-only until \(PinWindow.format(Date(timeIntervalSince1970: TimeInterval(until)))) (clients report a mismatch and connect)</li>"
             }
         }
         var actions: [HTML] = []

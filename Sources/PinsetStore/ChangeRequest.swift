@@ -11,6 +11,9 @@ public struct PinEdit: Sendable, Hashable {
         /// Sets (or, nil, clears) the publish window of the pin with this SPKI hash, or of the certificate-only pin
         /// with this certificate hash.
         case setWindow(SHA256Fingerprint, PinWindow?)
+        /// Puts the host in report-only mode until this time (Unix seconds), for the request's reason
+        /// (docs/report-only.md): an editor's request, applied once a reviewer approves it.
+        case setReportOnly(until: Int64)
     }
 
     public var hostname: Hostname
@@ -27,7 +30,14 @@ public struct PinEdit: Sendable, Hashable {
         case .addPins(let pins): pins.map { "\(hostname): + \($0.displayName)" }.joined(separator: "\n")
         case .removePin(let hash, _): "\(hostname): - \(hash.base64)"
         case .setWindow(let hash, let window): "\(hostname): ~ \(hash.base64) publish window \(window?.description ?? "none")"
+        case .setReportOnly(let until): "\(hostname): report-only until \(PinWindow.format(Date(timeIntervalSince1970: TimeInterval(until))))"
         }
+    }
+
+    /// Whether the edit leaves the pins as they are (a report-only window): no live-chain check applies to it.
+    public var keepsPins: Bool {
+        if case .setReportOnly = operation { return true }
+        return false
     }
 }
 
@@ -93,6 +103,8 @@ enum StoredPinEdits {
         var window: String?
         var notBefore: Int64?
         var notAfter: Int64?
+        /// The end of the report-only window the edit sets.
+        var reportOnlyUntil: Int64?
     }
 
     private struct StoredPin: Codable {
@@ -124,6 +136,8 @@ enum StoredPinEdits {
                 return Edit(
                     host: edit.hostname.rawValue, window: hash.base64,
                     notBefore: StoredRows.storedSeconds(window?.notBefore), notAfter: StoredRows.storedSeconds(window?.notAfter))
+            case .setReportOnly(let until):
+                return Edit(host: edit.hostname.rawValue, reportOnlyUntil: until)
             }
         }
         let encoder = JSONEncoder()
@@ -150,6 +164,10 @@ enum StoredPinEdits {
                 } catch {
                     throw corrupt("a publish window: \(error.message)")
                 }
+            }
+            if let until = edit.reportOnlyUntil {
+                guard edit.add == nil, edit.remove == nil, edit.window == nil else { throw corrupt("a report-only edit that also edits pins") }
+                return PinEdit(hostname: hostname, operation: .setReportOnly(until: until))
             }
             if let hash = edit.window {
                 guard edit.add == nil, edit.remove == nil, let fingerprint = try? SHA256Fingerprint(base64: hash) else { throw corrupt("window of '\(hash)'") }

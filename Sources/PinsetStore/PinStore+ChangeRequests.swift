@@ -11,8 +11,11 @@ extension PinStore {
     /// Stores a pin edit for review. The hosts must exist and the pins' key material must match their hashes;
     /// nothing of the pin set changes, so the content version stays. `authorToken`, the token the author
     /// authenticated with, is recorded and must still be unrevoked inside the write: revoking it voids the request.
+    /// A report-only window it requests must end after now and at most `reportOnlyMaximumSeconds` from now (checked
+    /// again when it is approved).
     public func createChangeRequest(
-        for customer: CustomerName, edits: [PinEdit], reason: String, lifetime: TimeInterval, author: String, authorToken: AdminTokenReference? = nil
+        for customer: CustomerName, edits: [PinEdit], reason: String, lifetime: TimeInterval, author: String, authorToken: AdminTokenReference? = nil,
+        reportOnlyMaximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds
     ) throws -> ChangeRequest {
         let reason = try Self.validatedReviewText(reason, what: "reason", required: true)
         guard !edits.isEmpty else { throw StoreError(.invalidInput, "The change request edits nothing. Give pins to add or remove.") }
@@ -20,9 +23,14 @@ extension PinStore {
             throw StoreError(.invalidInput, "A change request expires between 1 minute and 30 days after it is made; \(Int(lifetime)) s is outside that.")
         }
         for edit in edits {
-            if case .addPins(let pins) = edit.operation {
+            switch edit.operation {
+            case .addPins(let pins):
                 guard !pins.isEmpty else { throw StoreError(.invalidInput, "No pins were given for \(edit.hostname).") }
                 try Self.validateKeyMaterial(pins, of: edit.hostname)
+            case .setReportOnly(let until):
+                try Self.checkReportOnlyEnd(until, now: clock(), maximumSeconds: reportOnlyMaximumSeconds)
+            case .removePin, .setWindow:
+                break
             }
         }
         let operations = try StoredPinEdits.encode(edits)
@@ -132,6 +140,7 @@ extension PinStore {
 
     public func applyChangeRequest(
         _ id: Int64, approver: String, liveChecks: [Hostname: LiveCheckRecord], breakGlassReason: String? = nil,
+        reportOnlyMaximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds,
         approverMay: (AdminAccount, CustomerName) -> Bool, authorMay: (AdminAccount, CustomerName) -> Bool
     ) throws -> ChangeRequest {
         let breakGlassReason = try breakGlassReason.map { try Self.validatedReviewText($0, what: "break-glass reason", required: true) }
@@ -173,6 +182,11 @@ extension PinStore {
                     version = try change.removePin(hash, from: edit.hostname, of: request.customer, allowRemovingLastPin: allowLastPin, liveCheck: nil, note: editNote).version
                 case .setWindow(let hash, let window):
                     version = try change.setPinWindow(window, of: hash, host: edit.hostname, of: request.customer, liveCheck: nil, note: editNote).version
+                case .setReportOnly(let until):
+                    // Bounded from the approval: a window approved late is no longer than one set then.
+                    try Self.checkReportOnlyEnd(until, now: change.now, maximumSeconds: reportOnlyMaximumSeconds)
+                    version = try change.setReportOnly(edit.hostname, of: request.customer, until: until, reason: request.reason, setBy: request.author,
+                                                       approvedBy: breakGlassReason == nil ? approver : "\(approver) without review (break-glass)")
                 }
             }
             let updated = try db.execute("""

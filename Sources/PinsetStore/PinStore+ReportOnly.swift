@@ -47,17 +47,7 @@ extension PinStore {
         try Self.checkReportOnlyEnd(until, now: now, maximumSeconds: maximumSeconds)
         return try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: now)
-            let owner = try change.customer(customer)
-            let (hostID, _) = try change.host(hostname, of: owner)
-            try db.execute(
-                "UPDATE host SET report_only_until = ?, report_only_reason = ?, report_only_by = ?, report_only_since = ? WHERE id = ?",
-                [until, reason, actor, now, hostID]
-            )
-            let approval = approvedBy.map { ", approved by \($0)" } ?? ""
-            return try change.recordChange(
-                of: owner, .reportOnlySet,
-                "\(hostname): report-only until \(StoredDate.format(Date(timeIntervalSince1970: TimeInterval(until)))) UTC\(approval): \(reason)"
-            )
+            return try change.setReportOnly(hostname, of: customer, until: until, reason: reason, setBy: actor, approvedBy: approvedBy)
         }
     }
 
@@ -151,6 +141,24 @@ extension PinStore {
     private static func clearReportOnly(hostID: Int64, _ db: any StoreConnection) throws {
         try db.execute(
             "UPDATE host SET report_only_until = NULL, report_only_reason = NULL, report_only_by = NULL, report_only_since = NULL WHERE id = ?", [hostID]
+        )
+    }
+}
+
+extension ChangeRecorder {
+    /// `PinStore.setReportOnly` inside a transaction that is already open, its reason and end checked: `setBy`
+    /// is who asked for the window (a change request's author), `approvedBy` the reviewer who approved it.
+    func setReportOnly(_ hostname: Hostname, of customer: CustomerName, until: Int64, reason: String, setBy: String, approvedBy: String?) throws -> Int64 {
+        let owner = try self.customer(customer)
+        let (hostID, _) = try host(hostname, of: owner)
+        try db.execute(
+            "UPDATE host SET report_only_until = ?, report_only_reason = ?, report_only_by = ?, report_only_since = ? WHERE id = ?",
+            [until, reason, setBy, now, hostID]
+        )
+        let approval = approvedBy.map { ", approved by \($0)" } ?? ""
+        return try recordChange(
+            of: owner, .reportOnlySet,
+            "\(hostname): report-only until \(StoredDate.format(Date(timeIntervalSince1970: TimeInterval(until)))) UTC\(approval): \(reason)"
         )
     }
 }

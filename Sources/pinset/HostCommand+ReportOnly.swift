@@ -14,9 +14,10 @@ extension HostCommand {
             discussion: """
                 Until the window ends, Pinset clients evaluate the host's pins as usual, report a mismatch and let the \
                 connection proceed after normal TLS validation; then they enforce again by themselves. At most 72 hours \
-                (a server's reportOnlyMaximumHours may lower that); an operator's, with a reason; audited, and shown by \
-                /status, the metrics, 'pinset status' and the dashboard until it ends. Legacy GCX clients cannot read \
-                the mode and keep enforcing the pins listed: see docs/report-only.md.
+                (a server's reportOnlyMaximumHours may lower that); an operator's, or, where the customer requires \
+                review, an editor's request that a reviewer approves ('pinset review approve ID'); always with a \
+                reason; audited, and shown by /status, the metrics, 'pinset status' and the dashboard until it ends. \
+                Legacy GCX clients cannot read the mode and keep enforcing the pins listed: see docs/report-only.md.
                 """
         )
         @OptionGroup var options: GlobalOptions
@@ -41,22 +42,27 @@ extension HostCommand {
                 }
                 let answer = try await client.call(
                     .setReportOnly, ["customer": customer.rawValue, "hostname": host.rawValue],
-                    body: AdminRequest.SetReportOnly(until: until, reason: reason), answer: AdminResponse.ReportOnly.self
+                    body: AdminRequest.SetReportOnly(until: until, reason: reason), answer: AdminResponse.SetReportOnly.self
                 )
-                if options.json { return try Output.json(answer) }
-                return Output.note(Self.note(host, customer, until: Int64(answer.until ?? until)))
+                return try Self.show(answer, json: options.json)
             }
             let maximumHours = try config.map { try ServerConfiguration.load(path: $0).reportOnlyMaximumHours }
                 ?? Int(BundleBounds.maximumReportOnlySeconds / 3600)
             let admin = try options.openAdmin()
-            let version = try admin.setReportOnly(
-                host, of: customer, until: end, reason: reason, maximumSeconds: Int64(maximumHours) * 3600, by: admin.localOperator
-            )
-            if options.json {
-                return try Output.json(AdminResponse.ReportOnly(
-                    customer: customer.rawValue, hostname: host.rawValue, reportOnly: true, changed: true, until: Int(end), reason: reason, version: version))
+            let principal = try credentials.authenticated(by: admin).map { AdminPrincipal.admin($0) } ?? admin.localOperator
+            let outcome = try admin.setReportOnly(host, of: customer, until: end, reason: reason, maximumSeconds: Int64(maximumHours) * 3600, by: principal)
+            try Self.show(AdminDocuments.setReportOnly(outcome, hostname: host, of: customer, until: end, reason: reason), json: options.json)
+        }
+
+        static func show(_ answer: AdminResponse.SetReportOnly, json: Bool) throws {
+            if json { return try Output.json(answer) }
+            if let request = answer.changeRequest {
+                return Output.note("Change request \(request.id) opened for '\(request.customer)': \(answer.hostname) stays enforcing until another admin with the reviewer role approves it with 'pinset review approve \(request.id)'. It expires \(request.expiresAt), when the window would end.")
             }
-            Output.note(Self.note(host, customer, until: end))
+            guard let until = answer.until, let host = try? Hostname(answer.hostname), let customer = try? CustomerName(answer.customer) else {
+                throw AdminError("The server's answer names neither the window set nor a change request.")
+            }
+            Output.note(Self.note(host, customer, until: Int64(until)))
         }
 
         static func note(_ host: Hostname, _ customer: CustomerName, until: Int64) -> String {

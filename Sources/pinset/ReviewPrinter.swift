@@ -34,10 +34,16 @@ enum ReviewPrinter {
         }
     }
 
-    /// One line per pin added or removed: `host: + pin`, `host: - pin`.
+    /// One line per pin added or removed, window set or report-only window asked for: `host: + pin`,
+    /// `host: - pin`, `host: ~ pin publish window FROM .. TO`, `host: report-only until TIME`.
     static func edits(_ request: AdminResponse.ChangeRequest) -> [String] {
         request.edits.flatMap { edit -> [String] in
             if let added = edit.add { return added.map { "\(edit.hostname): + \($0)" } }
+            if let until = edit.reportOnlyUntil { return ["\(edit.hostname): report-only until \(until) (clients report a mismatch and connect)"] }
+            if let pin = edit.window {
+                let window = edit.notBefore == nil && edit.notAfter == nil ? "none" : "\(edit.notBefore ?? "now") .. \(edit.notAfter ?? "removal")"
+                return ["\(edit.hostname): ~ \(pin) publish window \(window)"]
+            }
             return ["\(edit.hostname): - \(edit.remove ?? "-")"]
         }
     }

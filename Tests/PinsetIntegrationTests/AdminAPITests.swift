@@ -179,6 +179,32 @@ import Testing
             if served < version { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(served == version)
+
+        // A report-only window, on a customer that requires review: an editor asks, a reviewer approves.
+        let until = Int(Date().timeIntervalSince1970) + 3600
+        let window = "{\"until\": \(until), \"reason\": \"renewal served an unpinned key, INC-4711\"}"
+        #expect(try deployment.call("PUT", "/api/v1/customers/acme/hosts/api.example.com/report-only", as: "dave", json: window).status == 403)
+        let asked = try deployment.call("PUT", "/api/v1/customers/acme/hosts/api.example.com/report-only", as: "alice", json: window)
+        let askedDocument = asked.document as? [String: Any]
+        #expect(asked.status == 202 && askedDocument?["reportOnly"] as? Bool == false, "\(String(describing: asked.document))")
+        let request = try #require(askedDocument?["changeRequest"] as? [String: Any])
+        #expect((request["edits"] as? [[String: Any]])?.first?["reportOnlyUntil"] as? String != nil, "\(request)")
+        let reportOnlyID = try #require(request["id"] as? Int)
+        let customerBefore = try deployment.call("GET", "/api/v1/customers/acme", as: "dave")
+        #expect(!"\(String(describing: customerBefore.document))".contains("\(until)"), "nothing is set before review")
+        #expect(try deployment.call("POST", "/api/v1/change-requests/\(reportOnlyID)/approve", as: "alice", json: "{}").status == 409)
+        let reportOnly = try deployment.call("POST", "/api/v1/change-requests/\(reportOnlyID)/approve", as: "bob", json: "{}")
+        #expect(reportOnly.status == 200, "\(String(describing: reportOnly.document))")
+        let reportOnlyVersion = try #require((reportOnly.document as? [String: Any])?["appliedVersion"] as? Int)
+        for _ in 0..<100 where served < reportOnlyVersion {
+            served = try deployment.servedVersion() ?? served
+            if served < reportOnlyVersion { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(served == reportOnlyVersion, "the served bundle announces the window")
+        let windowAudit = try deployment.call("GET", "/api/v1/customers/acme/audit?limit=1", as: "dave")
+        let windowEntry = (windowAudit.document as? [[String: Any]])?.first
+        #expect(windowEntry?["action"] as? String == "host.report-only" && (windowEntry?["details"] as? String)?.contains("approved by bob") == true,
+                "\(String(describing: windowAudit.document))")
     }
 
     /// Break-glass: only an operator applies a request without review, with a reason; the running server shows it
