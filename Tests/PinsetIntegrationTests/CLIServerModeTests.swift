@@ -130,6 +130,18 @@ import Testing
         #expect(labelled.status != 0 && labelled.stderr.contains("--label applies only without --server"), "\(labelled.combined)")
         let unreasoned = try remote("alice", ["pin", "add", "acme", "api.example.test", "--hash", LiveChainGuardTests.spareHash] + viaServer)
         #expect(unreasoned.status != 0 && unreasoned.stderr.contains("HTTP 400"), "the API asks every edit for a reason: \(unreasoned.combined)")
+
+        // A report-only window asked for by the editor waits for bob, who sees it in the request and approves it.
+        for request in ["2", "3"] { #expect(try remote("bob", ["review", "reject", request, "--note", "not now"] + viaServer).status == 0) }
+        let asked = try remote("alice", ["host", "report-only", "acme", "api.example.test", "--until", "6h", "--reason", "renewal served an unpinned key"] + viaServer)
+        #expect(asked.status == 0 && asked.stderr.contains("Change request 4 opened for 'acme'") && asked.stderr.contains("stays enforcing"), "\(asked.combined)")
+        #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("report-only until") == false, "nothing is set before review")
+        let shownWindow = try remote("bob", ["review", "show", "4"] + viaServer)
+        #expect(shownWindow.stdoutText.contains("api.example.test: report-only until"), "\(shownWindow.combined)")
+        let setWindow = try remote("bob", ["review", "approve", "4"] + viaServer)
+        #expect(setWindow.status == 0, "\(setWindow.combined)")
+        let hosts = try cli.run(["host", "list", "acme"])
+        #expect(hosts.stdoutText.contains("report-only until"), "\(hosts.combined)")
     }
 
     /// The rest of the admin commands through the API: reads print what they print on the server host; writes
