@@ -11,7 +11,7 @@ import Testing
 ///
 /// The script runs as written, from a temporary copy of the checkout's `scripts/serve`, with two stand-ins on the
 /// way so the test neither installs packages nor builds: `scripts/install-dependencies` records what it was asked
-/// for, and `swift` (first on PATH) runs the binary already built, as `swift run pinset` would after building it.
+/// for, and `swift` (first on PATH) runs the binary already built, as `swift run … pinset` would after building it.
 @Suite(.serialized) struct ServeScriptFirstStartTests {
     struct Checkout {
         let root: TemporaryDirectory
@@ -34,8 +34,8 @@ import Testing
                 """, mode: 0o755)
             _ = try root.write("bin/swift", """
                 #!/bin/sh
-                [ "$1" = run ] && [ "$2" = pinset ] || { echo "unexpected: swift $*" >&2; exit 97; }
-                shift 2
+                [ "$1 $2 $3 $4" = "run -debug-info-format none pinset" ] || { echo "unexpected: swift $*" >&2; exit 97; }
+                shift 4
                 exec '\(PinsetCLI.binary)' "$@"
 
                 """, mode: 0o755)
