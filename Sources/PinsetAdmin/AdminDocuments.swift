@@ -41,14 +41,14 @@ public enum AdminDocuments {
     /// What `setReportOnly` did, as the API answers and `pinset host report-only --json` prints it.
     public static func setReportOnly(
         _ outcome: ReportOnlyOutcome, hostname: Hostname, of customer: CustomerName, until: Int64, reason: String
-    ) -> AdminResponse.SetReportOnly {
+    ) -> AdminResponse.ReportOnly {
         switch outcome {
         case .applied(let version):
-            AdminResponse.SetReportOnly(
+            AdminResponse.ReportOnly(
                 customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: true, changed: true, until: Int(until),
                 reason: reason.trimmingCharacters(in: .whitespacesAndNewlines), version: version)
         case .requested(let request):
-            AdminResponse.SetReportOnly(
+            AdminResponse.ReportOnly(
                 customer: customer.rawValue, hostname: hostname.rawValue, reportOnly: false, changed: false, changeRequest: changeRequest(request))
         }
     }

@@ -14,9 +14,11 @@ extension AdminRequest {
 }
 
 extension AdminResponse {
-    /// A host's report-only state after ``AdminOperation/endReportOnly``.
+    /// A host's report-only state after ``AdminOperation/setReportOnly`` or ``AdminOperation/endReportOnly``; or,
+    /// for an editor's `setReportOnly` on a customer that requires review (202), the request a reviewer must
+    /// approve (`changeRequest`), the host still enforcing.
     public struct ReportOnly: AdminResponseBody {
-        public static let operations: [AdminOperation] = [.endReportOnly]
+        public static let operations: [AdminOperation] = [.setReportOnly, .endReportOnly]
         public var customer: String
         public var hostname: String
         /// Whether the host is in report-only mode now.
@@ -28,36 +30,7 @@ extension AdminResponse {
         public var reason: String?
         /// The customer's version after the change; absent when nothing changed.
         public var version: Int64?
-
-        public init(customer: String, hostname: String, reportOnly: Bool, changed: Bool, until: Int? = nil, reason: String? = nil, version: Int64? = nil) {
-            self.customer = customer
-            self.hostname = hostname
-            self.reportOnly = reportOnly
-            self.changed = changed
-            self.until = until
-            self.reason = reason
-            self.version = version
-        }
-    }
-}
-
-extension AdminResponse {
-    /// What ``AdminOperation/setReportOnly`` did: set the window (200), or, for an editor of a customer that
-    /// requires review, stored the request a reviewer must approve (202, `changeRequest`; the host still enforces).
-    public struct SetReportOnly: AdminResponseBody {
-        public static let operations: [AdminOperation] = [.setReportOnly]
-        public var customer: String
-        public var hostname: String
-        /// Whether the host is in report-only mode now.
-        public var reportOnly: Bool
-        /// Whether the call changed the host (a stored request changes nothing yet).
-        public var changed: Bool
-        /// The window's end in seconds since 1970, while one is set.
-        public var until: Int?
-        public var reason: String?
-        /// The customer's version after the change; absent when nothing changed.
-        public var version: Int64?
-        /// The request waiting for a reviewer (202).
+        /// The request waiting for a reviewer (`setReportOnly`, 202).
         public var changeRequest: ChangeRequest?
 
         public init(

@@ -50,7 +50,7 @@ public enum AdminResponse {
     public static let bodies: [any AdminResponseBody.Type] = [
         Me.self, Customer.self, PinSet.self, CustomerUpdated.self, CustomerRemoved.self, HostAdded.self, HostUpdated.self, HostRemoved.self,
         PinEditOutcome.self, NextKeys.self, RotationCompleted.self, RevocationFloorRaised.self, AuditEntry.self, RotationReadiness.self,
-        PinFailure.self, Identity.self, ChangeRequest.self, BreakGlassEvent.self, ReportOnly.self, SetReportOnly.self,
+        PinFailure.self, Identity.self, ChangeRequest.self, BreakGlassEvent.self, ReportOnly.self,
     ]
 
     public struct Me: AdminResponseBody {

@@ -42,7 +42,7 @@ extension HostCommand {
                 }
                 let answer = try await client.call(
                     .setReportOnly, ["customer": customer.rawValue, "hostname": host.rawValue],
-                    body: AdminRequest.SetReportOnly(until: until, reason: reason), answer: AdminResponse.SetReportOnly.self
+                    body: AdminRequest.SetReportOnly(until: until, reason: reason), answer: AdminResponse.ReportOnly.self
                 )
                 return try Self.show(answer, json: options.json)
             }
@@ -54,7 +54,7 @@ extension HostCommand {
             try Self.show(AdminDocuments.setReportOnly(outcome, hostname: host, of: customer, until: end, reason: reason), json: options.json)
         }
 
-        static func show(_ answer: AdminResponse.SetReportOnly, json: Bool) throws {
+        static func show(_ answer: AdminResponse.ReportOnly, json: Bool) throws {
             if json { return try Output.json(answer) }
             if let request = answer.changeRequest {
                 return Output.note("Change request \(request.id) opened for '\(request.customer)': \(answer.hostname) stays enforcing until another admin with the reviewer role approves it with 'pinset review approve \(request.id)'. It expires \(request.expiresAt), when the window would end.")

@@ -22,6 +22,18 @@ import Testing
         return ([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), payload)
     }
 
+    /// Waits (boundedly) for the first bundle served above `version`, accepted by OpenSSL as `served` does.
+    static func served(after version: Int64, _ customer: String, port: UInt16, cli: PinsetCLI) throws -> (version: Int64, bytes: [UInt8], payload: [String: Any]) {
+        var current = try served(customer, port: port, cli: cli)
+        for _ in 0..<100 where (current.payload["version"] as? Int64 ?? 0) <= version {
+            usleep(100_000)
+            current = try served(customer, port: port, cli: cli)
+        }
+        let servedVersion = try #require(current.payload["version"] as? Int64)
+        #expect(servedVersion > version)
+        return (servedVersion, current.bytes, current.payload)
+    }
+
     /// The `pin-sha256` hashes the payload lists for its only host.
     static func listedKeys(_ payload: [String: Any]) -> Set<String> {
         let hosts = payload["hashes"] as? [[String: Any]] ?? []
@@ -83,13 +95,8 @@ import Testing
 
         /// Waits (boundedly) for the first served bundle above `version`, then checks it every way.
         func bundle(after version: Int64) throws -> (version: Int64, keys: Set<String>, legacy: LegacyGCXClient.Payload) {
-            var current = try Self.served("acme", port: port, cli: cli)
-            for _ in 0..<100 where (current.payload["version"] as? Int64 ?? 0) <= version {
-                usleep(100_000)
-                current = try Self.served("acme", port: port, cli: cli)
-            }
-            let served = try #require(current.payload["version"] as? Int64)
-            #expect(served > version)
+            let current = try Self.served(after: version, "acme", port: port, cli: cli)
+            let served = current.version
             let update = try cli.run(["client", "update", "--server", "http://127.0.0.1:\(port)", "--customer", "acme", "--trust", cli.trustCertificate,
                                       "--state-dir", state, "--json"])
             #expect(update.status == 0, "\(update.combined)")
@@ -189,16 +196,10 @@ import Testing
         let port = try service.start()
         let monitor = try #require(service.monitor)
 
-        /// Waits (boundedly) for the first served bundle above `version`: its version and listed keys.
+        /// The first served bundle above `version`: its version and listed keys.
         func bundle(after version: Int64) throws -> (version: Int64, keys: Set<String>) {
-            var current = try Self.served("acme", port: port, cli: cli)
-            for _ in 0..<100 where (current.payload["version"] as? Int64 ?? 0) <= version {
-                usleep(100_000)
-                current = try Self.served("acme", port: port, cli: cli)
-            }
-            let served = try #require(current.payload["version"] as? Int64)
-            #expect(served > version)
-            return (served, Self.listedKeys(current.payload))
+            let current = try Self.served(after: version, "acme", port: port, cli: cli)
+            return (current.version, Self.listedKeys(current.payload))
         }
 
         do {
