@@ -45,3 +45,17 @@ extension Admin {
         return files
     }
 }
+
+extension Admin {
+    /// Creates customers with their hosts and pins in one transaction, as an operator: what `pinset import signer-py`
+    /// writes, and how the benchmarks fill a database. The rules of adding them one by one apply: a host with
+    /// include-subdomains must not cover a public suffix, and the store refuses a customer that exists, a host listed
+    /// twice, a port 0 and a pin without hashes; nothing is created when anything is refused.
+    public func importCustomers(_ imports: [CustomerImport], by principal: AdminPrincipal) throws {
+        try requireOperator(principal, "add customers")
+        for host in imports.flatMap(\.hosts) where host.includeSubdomains {
+            try checkIncludeSubdomains(host.hostname)
+        }
+        try store.importCustomers(imports, actor: principal.actor)
+    }
+}

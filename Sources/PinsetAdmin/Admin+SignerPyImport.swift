@@ -81,7 +81,7 @@ extension Admin {
             for customer in source.customers {
                 created.append(try CustomerIdentityFiles(locations: locations, customer: customer.name).create(customer.identity))
             }
-            try store.importCustomers(imports, actor: actor)
+            try importCustomers(imports, by: try localOperator)
         } catch {
             for files in created.reversed() { files.remove() }
             throw AdminError("Nothing was imported: \(error)")

@@ -8,7 +8,7 @@ enum Bench {
     static let usage = """
         usage: pinset-bench <command> [--option value ...]
           populate     --database LOCATION --customers N [--hosts 5] [--pins 3] [--batch N]
-                                                                        add customers through PinStore (one
+                                                                        add customers through the admin library (one
                                                                         transaction per row as the CLI does, or
                                                                         importCustomers, N customers per transaction)
           load         --database LOCATION [--repeat 3]                 time PinStore.allPinSets()
@@ -28,7 +28,7 @@ enum Bench {
                                                                         (prints its port; runs until killed)
           log-append   --database LOCATION --customers N --edits K [--batch 1000] [--hosts 5] [--pins 3]
                                                                         transparency log entries appended through
-                                                                        PinStore (imports and single edits), then a
+                                                                        the admin library (imports and single edits), then a
                                                                         publisher's rehash of the whole log
           log-sign-pass --data-dir DIR --database LOCATION [--repeat 5]  SigningPass.run over the store's customers
                                                                         with and without the log's advance/covers

@@ -1,20 +1,22 @@
 import Foundation
+import PinsetAdmin
 import PinsetCore
 import PinsetStore
 
-/// Fills a database through the public `PinStore` API. By default with the same transactions `pinset customer
-/// add`, `pinset host add` and `pinset pin add` run: one per customer, one per host, one pin batch per host.
-/// With `--batch N`, `PinStore.importCustomers` (what `pinset import signer-py` uses) writes N customers with their hosts
-/// and pins per transaction: the same rows, without 11 durable commits per customer, which is what makes
-/// 100,000 customers take minutes instead of most of an hour.
+/// Fills a database through the admin library, as the local operator, so the benchmarks' data passes the rules
+/// every front end applies. By default with the same calls `pinset customer add`, `pinset host add` and `pinset pin
+/// add` make: one transaction per customer, one per host, one pin batch per host. With `--batch N`,
+/// `Admin.importCustomers` (what `pinset import signer-py` uses) writes N customers with their hosts and pins per
+/// transaction: the same rows, without 11 durable commits per customer, which is what makes 100,000 customers
+/// take minutes instead of most of an hour.
 enum PopulateCommand {
     static func run(_ options: Arguments) throws {
         let customers = try options.int("customers")
         let batch = try options.int("batch", default: 0)
         let dataset = try Dataset(hosts: try options.int("hosts", default: 5), pinsPerHost: try options.int("pins", default: 3))
-        let store = try PinStore.open(try StoreOptions.location(options))
+        let (store, admin) = try StoreOptions.admin(options)
+        let local = try admin.localOperator
         let existing = try store.customers().count
-        let actor = "pinset-bench"
         let range = (existing + 1)..<(existing + 1 + customers)
         let seconds: Double
         let transactions: Int
@@ -34,7 +36,7 @@ enum PopulateCommand {
                             ownSigningIdentity: nil, origin: "pinset-bench populate"
                         )
                     }
-                    try store.importCustomers(imports, actor: actor)
+                    try admin.importCustomers(imports, by: local)
                     // Progress every 10,000 customers (a batch boundary need not fall on a round number).
                     if (start - 1) / 10_000 != (end - 1) / 10_000 { Report.note("populated \(end - 1) customers") }
                     start = end
@@ -45,11 +47,11 @@ enum PopulateCommand {
             seconds = try Measure.time {
                 for customer in range {
                     let name = try Dataset.customerName(customer)
-                    try store.addCustomer(name, actor: actor)
+                    try admin.addCustomer(name, servesLegacyClients: false, by: local)
                     for host in 1...dataset.hosts {
                         let hostname = try dataset.hostname(customer: customer, host: host)
-                        try store.addHost(hostname, to: name, actor: actor)
-                        try store.addPins(dataset.pins(customer: customer, host: host), to: hostname, of: name, actor: actor)
+                        try admin.addHost(hostname, port: 443, includeSubdomains: false, to: name, by: local)
+                        try StoreOptions.addPins(dataset.pins(customer: customer, host: host), to: hostname, of: name, with: admin)
                     }
                     if customer % 1000 == 0 { Report.note("populated \(customer) customers") }
                 }
@@ -80,6 +82,21 @@ enum LoadCommand {
 /// The store a command works on: `--database LOCATION` (a SQLite path or a PostgreSQL URL, as `pinset
 /// --database` takes it) or `--db PATH` (SQLite only).
 enum StoreOptions {
+    /// The store `--database`/`--db` names, and the admin library on it as this host's local operator. Only the
+    /// database is used: no signing identity is made or read.
+    static func admin(_ options: Arguments) throws -> (PinStore, Admin) {
+        let location = try location(options)
+        let store = try PinStore.open(location)
+        let dataDirectory = DataDirectory(FileManager.default.currentDirectoryPath, database: location.description)
+        return (store, try Admin.forLocalOperator("pinset-bench", store: store, dataDirectory: dataDirectory))
+    }
+
+    /// Pins added as `pinset pin add --skip-live-check` adds them: the benchmarks' hosts are not served anywhere.
+    static func addPins(_ pins: [Pin], to hostname: Hostname, of customer: CustomerName, with admin: Admin) throws {
+        _ = try admin.applyPinEdit(PinEdit(hostname: hostname, operation: .addPins(pins)), of: customer, checked: nil,
+                                   note: "live check skipped: benchmark hosts are not served", by: try admin.localOperator)
+    }
+
     static func location(_ options: Arguments) throws -> StoreLocation {
         let database = try? options.string("database")
         let path = try? options.string("db")

@@ -24,17 +24,16 @@ enum TransparencyCommands {
         let batch = max(1, try options.int("batch", default: 1000))
         let edits = try options.int("edits")
         let dataset = try Dataset(hosts: try options.int("hosts", default: 5), pinsPerHost: try options.int("pins", default: 3))
-        let store = try PinStore.open(try StoreOptions.location(options))
+        let (store, admin) = try StoreOptions.admin(options)
         let existing = try store.customers().count
         let sizeBefore = try store.transparencyLogSize()
-        let actor = "pinset-bench"
         let range = (existing + 1)..<(existing + 1 + customers)
 
         let importSeconds = try Measure.time {
             var start = range.lowerBound
             while start < range.upperBound {
                 let end = min(start + batch, range.upperBound)
-                try store.importCustomers(try (start..<end).map { customer in
+                try admin.importCustomers(try (start..<end).map { customer in
                     CustomerImport(
                         name: try Dataset.customerName(customer),
                         hosts: try (1...dataset.hosts).map { host in
@@ -43,7 +42,7 @@ enum TransparencyCommands {
                         },
                         ownSigningIdentity: nil, origin: "pinset-bench log-append"
                     )
-                }, actor: actor)
+                }, by: try admin.localOperator)
                 start = end
             }
         }
@@ -61,7 +60,7 @@ enum TransparencyCommands {
         let editSeconds = try Measure.time {
             for (edit, pin) in newPins.enumerated() {
                 let customer = range.lowerBound + edit % max(1, customers)
-                try store.addPins([pin], to: try dataset.hostname(customer: customer, host: 1), of: try Dataset.customerName(customer), actor: actor)
+                try StoreOptions.addPins([pin], to: try dataset.hostname(customer: customer, host: 1), of: try Dataset.customerName(customer), with: admin)
             }
         }
         let size = try store.transparencyLogSize()
@@ -95,7 +94,7 @@ enum TransparencyCommands {
     static func signPass(_ options: Arguments) throws {
         let dataDirectory = try options.string("data-dir")
         let repeats = max(1, try options.int("repeat", default: 5))
-        let store = try PinStore.open(try StoreOptions.location(options))
+        let (store, admin) = try StoreOptions.admin(options)
         let identity = try SigningIdentity.load(keyPath: "\(dataDirectory)/signing-key.pem", certificatePath: "\(dataDirectory)/trust-cert.pem")
         let pass = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 86_400, hostsCache: EncodedHostsCache())
         let publisher = try TransparencyLogPublisher(
@@ -111,7 +110,7 @@ enum TransparencyCommands {
         func edit(_ round: Int, _ side: String) throws {
             let pin = Pin(spkiSHA256: SHA256Fingerprint(of: Array("bench pass \(side) \(round) \(UUID())".utf8)), subjectPublicKeyInfo: nil,
                           certificateSHA256: nil, label: "pass-\(side)-\(round)", source: PinSource(kind: .publicKey, detail: "bench"))
-            try store.addPins([pin], to: editedHost, of: edited.customer, actor: "pinset-bench")
+            try StoreOptions.addPins([pin], to: editedHost, of: edited.customer, with: admin)
             pinSets = try store.allPinSets()
         }
         var off: [Double] = [], on: [Double] = [], advance: [Double] = [], covers: [Double] = []
