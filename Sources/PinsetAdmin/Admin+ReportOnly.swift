@@ -26,20 +26,17 @@ extension Admin {
         maximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds, by principal: AdminPrincipal
     ) throws -> ReportOnlyOutcome {
         let what = "switch \(hostname) to report-only (every Pinset client would stop enforcing its pins until the window ends)"
-        if let account = principal.account, !account.isOperator, account.mayEdit(customer), try store.requiresReview(customer) {
-            _ = try pinSet(of: customer, visibleTo: account)
-            let now = store.now()
+        if let account = principal.account, !account.isOperator {
+            try requireEditor(principal, of: customer, what)
+            // The editor's role admits the call; what refuses it is the customer's setting, which an operator may change.
+            guard try store.requiresReview(customer) else {
+                throw AdminError("Admin \(account.name) may not \(what) of '\(customer)': an operator may, or an editor where the customer requires review, whose request a reviewer then approves ('pinset admin require-review \(customer)'). Nothing was changed. Ask an operator.", kind: .refused)
+            }
             // Open no longer than the window it asks for: approved after its end, it would set nothing.
-            let lifetime = min(max(TimeInterval(until) - now.timeIntervalSince1970, 60), PinStore.maximumChangeRequestLifetime)
+            let lifetime = min(max(TimeInterval(until) - store.now().timeIntervalSince1970, 60), PinStore.maximumChangeRequestLifetime)
             return .requested(try store.createChangeRequest(
                 for: customer, edits: [PinEdit(hostname: hostname, operation: .setReportOnly(until: until))], reason: reason, lifetime: lifetime,
                 author: account.name, authorToken: account.token, reportOnlyMaximumSeconds: maximumSeconds))
-        }
-        if let account = principal.account, !account.isOperator {
-            _ = try pinSet(of: customer, visibleTo: account)
-            // An editor's role admits the call; what refuses it is the customer's setting, which an operator may change.
-            try account.require(account.mayEdit(customer), what, customer)
-            throw AdminError("Admin \(account.name) may not \(what) of '\(customer)': an operator may, or an editor where the customer requires review, whose request a reviewer then approves ('pinset admin require-review \(customer)'). Nothing was changed. Ask an operator.", kind: .refused)
         }
         return .applied(version: try store.setReportOnly(hostname, of: customer, until: until, reason: reason, maximumSeconds: maximumSeconds, actor: principal.actor))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PinsetServer
+import PinsetStore
 import PinsetTestSupport
 import Testing
 
@@ -151,10 +152,17 @@ import Testing
         #expect(spare.status == 0, "a pin entering later while the live one stays is accepted: \(spare.combined)")
     }
 
+    /// How a hold ends: the host serves a key the remaining pins match, or, whatever the monitor keeps being shown
+    /// (someone holding the retiring key between the trust server and the host can show it that key), a day passes.
+    enum HoldEnd: String, CaseIterable, Sendable {
+        case hostServesTheNewKey
+        case aDayPassesWhileTheOldKeyIsShown
+    }
+
     /// A host rolled back, after the schedule was accepted, to the key whose window then ends: the server's monitor
     /// sees that key served (a real `openssl s_server`), so the pass keeps the pin listed past its window, and lets it
-    /// leave once the host serves a key the remaining pins match.
-    @Test func aPinLeavingItsWindowIsHeldWhileTheHostServesOnlyItsKey() async throws {
+    /// leave once the host serves a key the remaining pins match, or a day after the window's end at the latest.
+    @Test(arguments: HoldEnd.allCases) func aPinLeavingItsWindowIsHeldWhileTheHostServesOnlyItsKey(_ end: HoldEnd) async throws {
         let served = try LiveChainGuardTests.served()
         defer { served.stop() }
         let cli = served.cli
@@ -213,9 +221,15 @@ import Testing
             let held = try bundle(after: first.version)
             #expect(held.keys == [keys.old, keys.new, LiveChainGuardTests.spareHash], "the old key stays listed while it is the only one served")
 
-            // The host serves the new key again: the next pass lets the old one go.
-            current.stop()
-            current = try serve(renewed)
+            switch end {
+            case .hostServesTheNewKey:
+                // The host serves the new key again: the next pass lets the old one go.
+                current.stop()
+                current = try serve(renewed)
+            case .aDayPassesWhileTheOldKeyIsShown:
+                // Still only the old key, seen afresh a day after the window's end: the pin leaves anyway.
+                clock.advance(by: PinStore.maximumPinWindowHold)
+            }
             await monitor.runPass()
             let released = try bundle(after: held.version)
             #expect(released.keys == [keys.new, LiveChainGuardTests.spareHash])

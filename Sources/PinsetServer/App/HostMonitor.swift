@@ -115,9 +115,17 @@ public final class HostMonitor: Sendable {
             reportBox.withLock { $0.lastError = "\(error)" }
             return
         }
-        let results = await checker.check(jobs, concurrency: configuration.concurrency)
+        let checked = await checker.check(jobs, concurrency: configuration.concurrency)
         // Stopped mid-pass: the checks that did not run say nothing about their hosts.
         guard !Task.isCancelled else { return }
+        // A chain is kept only for a host with a publish window, the one thing a pass may hold a pin for; the
+        // ledger keeps results without it (at 100,000 hosts every chain would cost tens of MiB).
+        let windowed: @Sendable (HostPins) -> Bool = { host in host.storedPins.contains { $0.window != nil } }
+        let results = checked.map { result in
+            var kept = result
+            kept.chain = []
+            return kept
+        }
         let duration = ContinuousClock.now - clock
         let completed = now()
         let (changes, counts) = reportBox.withLock { report in
@@ -130,8 +138,8 @@ public final class HostMonitor: Sendable {
             return (changes, report.ledger.counts)
         }
         servedChainsBox.withLock { served in
-            served.keepOnly(jobs.filter { $0.unmonitoredReason == nil }.map { ($0.customer, $0.host.hostname) })
-            for result in results { served.record(result.chain, of: result.host.hostname, of: result.customer, at: completed) }
+            served.keepOnly(jobs.filter { $0.unmonitoredReason == nil && windowed($0.host) }.map { ($0.customer, $0.host.hostname) })
+            for result in checked where windowed(result.host) { served.record(result.chain, of: result.host.hostname, of: result.customer, at: completed) }
         }
         metrics?.recordMonitorPass(counts: counts, duration: duration)
         for change in changes { log(change) }
