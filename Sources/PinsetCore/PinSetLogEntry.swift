@@ -65,12 +65,27 @@ public struct PinSetLogEntry: Hashable, Sendable {
 
     /// The tlog leaf data: the four lines described above.
     public func encoded() -> [UInt8] {
-        Array(text.utf8)
+        // Appended byte by byte rather than interpolated: a server start encodes every entry of the log once.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.maximumEncodedSize)
+        bytes.append(contentsOf: Self.formatLine.utf8)
+        bytes.append(Self.newline)
+        bytes.append(contentsOf: Self.customerKey)
+        bytes.append(contentsOf: customer.rawValue.utf8)
+        bytes.append(Self.newline)
+        bytes.append(contentsOf: Self.versionKey)
+        bytes.append(contentsOf: String(version).utf8)
+        bytes.append(Self.newline)
+        bytes.append(contentsOf: Self.contentHashKey)
+        bytes.append(contentsOf: contentSHA256.base64.utf8)
+        bytes.append(Self.newline)
+        return bytes
     }
 
-    private var text: String {
-        "\(Self.formatLine)\ncustomer \(customer.rawValue)\nversion \(version)\ncontent-sha256 \(contentSHA256.base64)\n"
-    }
+    private static let newline = UInt8(ascii: "\n")
+    private static let customerKey = Array("customer ".utf8)
+    private static let versionKey = Array("version ".utf8)
+    private static let contentHashKey = Array("content-sha256 ".utf8)
 
     /// Parses leaf data, accepting only the canonical encoding that ``encoded()`` writes.
     public init(encoded: some Collection<UInt8>) throws(InputError) {
@@ -81,28 +96,43 @@ public struct PinSetLogEntry: Hashable, Sendable {
         guard bytes.allSatisfy({ $0 == 0x0A || (0x20...0x7E).contains($0) }), bytes.last == 0x0A else {
             throw InputError("A pin-set log entry is printable ASCII lines, each ending in a newline.")
         }
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        guard lines.count == 4, lines[0] == Self.formatLine else {
+        // Split and read as bytes: a server start parses every entry of its log.
+        let lines = bytes.split(separator: Self.newline, omittingEmptySubsequences: false).dropLast()
+        guard lines.count == 4, lines[0].elementsEqual(Self.formatLine.utf8) else {
             throw InputError("A pin-set log entry is four lines, the first '\(Self.formatLine)'.")
         }
-        func value(_ line: Substring, _ key: String) throws(InputError) -> String {
-            guard line.hasPrefix(key + " ") else {
-                throw InputError("Line '\(line.prefix(80))' of a pin-set log entry should start with '\(key) '.")
+        func value(_ line: ArraySlice<UInt8>, _ key: [UInt8]) throws(InputError) -> ArraySlice<UInt8> {
+            guard line.starts(with: key) else {
+                throw InputError("Line '\(String(decoding: line.prefix(80), as: UTF8.self))' of a pin-set log entry should start with '\(String(decoding: key, as: UTF8.self))'.")
             }
-            return String(line.dropFirst(key.count + 1))
+            return line.dropFirst(key.count)
         }
-        let customer = try CustomerName(try value(lines[1], "customer"))
-        let versionText = try value(lines[2], "version")
-        guard let version = Int64(versionText), version >= 0, String(version) == versionText else {
-            throw InputError("The version '\(versionText.prefix(40))' of a pin-set log entry is not a canonical decimal number.")
+        let customer = try CustomerName(String(decoding: try value(lines[1], Self.customerKey), as: UTF8.self))
+        let versionText = try value(lines[2], Self.versionKey)
+        guard let version = Self.canonicalDecimal(versionText) else {
+            throw InputError("The version '\(String(decoding: versionText.prefix(40), as: UTF8.self))' of a pin-set log entry is not a canonical decimal number.")
         }
-        let hashText = try value(lines[3], "content-sha256")
-        guard hashText.utf8.count == 44, let hash = Base64.decode(hashText), hash.count == SHA256Fingerprint.byteCount else {
+        let hashText = try value(lines[3], Self.contentHashKey)
+        guard hashText.count == 44, let hash = Base64.decode(String(decoding: hashText, as: UTF8.self)), hash.count == SHA256Fingerprint.byteCount else {
             throw InputError("The content hash of a pin-set log entry is not the padded base64 of 32 bytes.")
         }
         try self.init(customer: customer, version: version, contentSHA256: try SHA256Fingerprint(bytes: hash))
         guard self.encoded() == bytes else {
             throw InputError("A pin-set log entry is not in its canonical encoding.")
         }
+    }
+
+    /// A non-negative `Int64` written in canonical decimal: digits only, no sign, no leading zero (but "0").
+    private static func canonicalDecimal(_ digits: ArraySlice<UInt8>) -> Int64? {
+        guard let first = digits.first, digits.count <= 19, first != UInt8(ascii: "0") || digits.count == 1 else { return nil }
+        var value: Int64 = 0
+        for digit in digits {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+            let (shifted, overflowShift) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowAdd) = shifted.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+            guard !overflowShift, !overflowAdd else { return nil }
+            value = next
+        }
+        return value
     }
 }

@@ -88,10 +88,16 @@ import Testing
         let entry = try PinSetLogEntry(customer: try Sample.customer("acme"), version: 5, contentSHA256: SHA256Fingerprint(of: [1]))
         let canonical = String(decoding: entry.encoded(), as: UTF8.self)
         let hash = entry.contentSHA256.base64
-        let variants = [
+        let variants: [String] = [
             canonical.replacingOccurrences(of: "version 5", with: "version 05"),
             canonical.replacingOccurrences(of: "version 5", with: "version +5"),
             canonical.replacingOccurrences(of: "version 5", with: "version -5"),
+            canonical.replacingOccurrences(of: "version 5", with: "version 00"),
+            canonical.replacingOccurrences(of: "version 5", with: "version "),
+            canonical.replacingOccurrences(of: "version 5", with: "version 5 "),
+            canonical.replacingOccurrences(of: "version 5", with: "version 0x5"),
+            canonical.replacingOccurrences(of: "version 5", with: "version 9223372036854775808"),
+            canonical.replacingOccurrences(of: "version 5", with: "version 99999999999999999999"),
             canonical.replacingOccurrences(of: "customer acme", with: "customer  acme"),
             canonical.replacingOccurrences(of: "customer acme", with: "customer acme/x"),
             canonical.replacingOccurrences(of: hash, with: String(hash.dropLast())),
@@ -104,6 +110,11 @@ import Testing
         ]
         for variant in variants {
             #expect(throws: InputError.self, "\(variant.debugDescription)") { try PinSetLogEntry(encoded: Array(variant.utf8)) }
+        }
+        // The bounds themselves are entries.
+        for version: Int64 in [0, 9, 10, .max] {
+            let bound = try PinSetLogEntry(customer: try Sample.customer("acme"), version: version, contentSHA256: SHA256Fingerprint(of: [1]))
+            #expect(try PinSetLogEntry(encoded: bound.encoded()) == bound)
         }
         #expect(throws: InputError.self) {
             try PinSetLogEntry(customer: try Sample.customer("acme"), version: -1, contentSHA256: SHA256Fingerprint(of: [1]))
