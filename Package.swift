@@ -362,6 +362,8 @@ let package = Package(
                 "PinsetTransparency",
                 "PinsetLogPublishing",
                 "PinsetWitness",
+                // The tests' PostgreSQL launcher, which `pinset-bench postgres` runs for the Python suite.
+                "PinsetTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ],

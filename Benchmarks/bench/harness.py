@@ -391,80 +391,34 @@ http {{
     # ----- PostgreSQL ----------------------------------------------------------------------------------
 
     def start_postgres(self, name="postgres"):
-        """A PostgreSQL 15 cluster of the suite's own in its temporary directory, listening on 127.0.0.1 only at a
-        free port, password (SCRAM) authentication, a login role `pinset`. Runs as the `postgres` user when the
-        suite runs as root (PostgreSQL refuses root). Stopped by the postmaster's pid (SIGINT: fast shutdown)."""
-        for program in ("initdb", "postgres", "psql", "pg_isready"):
-            if not os.access(os.path.join(POSTGRES_BIN, program), os.X_OK):
-                raise StepFailed(f"{POSTGRES_BIN}/{program} is missing: install postgresql-15 and postgresql-client-15 (scripts/install-dependencies)")
+        """The PostgreSQL 15 cluster the tests start (`TestPostgresServer`, through `pinset-bench postgres`): its own
+        temporary directory, 127.0.0.1 only at a free port, password (SCRAM) authentication, a login role `pinset`,
+        run as the `postgres` user when the suite runs as root. Its passwords come through a 0600 file that is read
+        and removed at once. Stopped by pinset-bench's pid (SIGTERM), which stops the postmaster by its pid."""
         root = os.path.join(self.temp, name)
-        data = os.path.join(root, "data")
         os.makedirs(root, mode=0o700)
-        superuser_password, password = os.urandom(16).hex(), os.urandom(16).hex()
-        password_file = os.path.join(root, "superuser-password")
-        with open(os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-            f.write(superuser_password + "\n")
-        launcher = []
-        if os.geteuid() == 0:
-            import pwd
-            account = pwd.getpwnam("postgres")
-            runuser = shutil.which("runuser")
-            if runuser is None:
-                raise StepFailed("the suite runs as root but runuser is missing to run PostgreSQL as the postgres user")
-            # The postgres user must reach its directory: the suite's own temporary directory becomes traversable
-            # (not listable); every secret in it is a 0600 file.
-            os.chmod(self.temp, 0o711)
-            for path in (root, password_file):
-                os.chown(path, account.pw_uid, account.pw_gid)
-            launcher = [runuser, "-u", "postgres", "--"]
-        self.run(launcher + [os.path.join(POSTGRES_BIN, "initdb"), "-D", data, "-U", "postgres", f"--pwfile={password_file}",
-                             "--auth=scram-sha-256", "--encoding=UTF8", "--no-locale", "--no-instructions"],
-                 timeout=180, what="initdb")
-        os.remove(password_file)
-        for attempt in range(5):
-            port = free_port()
-            process = self.start(f"postgres-{attempt + 1}", launcher + [
-                os.path.join(POSTGRES_BIN, "postgres"), "-D", data, "-p", str(port), "-k", root,
-                "-c", "listen_addresses=127.0.0.1"])
-            process.stop_signal = signal.SIGINT
-            process.signal_pid = lambda: self.postmaster_pid(data)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and process.poll() is None:
-                ready = subprocess.run([os.path.join(POSTGRES_BIN, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-t", "2"],
-                                       stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-                if ready.returncode == 0 and self.postmaster_pid(data, ready=True):
-                    break
-                time.sleep(0.1)
-            if process.poll() is None and self.postmaster_pid(data, ready=True):
+        passwords_file = os.path.join(root, "passwords.json")
+        process = self.start(name, [self.bench, "postgres", "--passwords-file", passwords_file])
+        deadline = time.monotonic() + 120
+        started = None
+        while time.monotonic() < deadline and process.poll() is None:
+            lines = [line for line in self.tail(process.stdout_path, limit=10**6).splitlines() if line.startswith("{")]
+            if lines:
+                started = json.loads(lines[-1])
                 break
-            log_text = self.tail(process.stderr_path)
+            time.sleep(0.05)
+        if started is None:
             self.stop(process)
-            if "Address already in use" not in log_text:
-                raise StepFailed(f"PostgreSQL did not start on 127.0.0.1:{port}:\n{log_text}")
-            log(f"port {port} was taken; PostgreSQL retries on another")
-        else:
-            raise StepFailed("PostgreSQL found no free port in 5 attempts")
-        self.postgres = {"process": process, "port": port, "superuserPassword": superuser_password, "password": password}
-        # The role's password goes through standard input, never through the process list.
-        self.psql(f"CREATE ROLE {POSTGRES_ROLE} LOGIN PASSWORD '{password}';")
-        reported = self.run([os.path.join(POSTGRES_BIN, "postgres"), "--version"], timeout=30).stdout
-        match = re.search(r"\d+\.\d+", reported)
-        version = f"PostgreSQL {match.group(0) if match else reported.strip()}"
-        log(f"{version} on 127.0.0.1:{port} (pid {self.postmaster_pid(data)})")
+            raise StepFailed(f"pinset-bench postgres did not start PostgreSQL:\n{self.tail(process.stderr_path)}")
+        with open(passwords_file) as f:
+            passwords = json.load(f)
+        os.remove(passwords_file)
+        self.postgres = {"process": process, "port": started["port"], "superuserPassword": passwords["superuserPassword"],
+                         "password": passwords["password"]}
+        match = re.search(r"\d+\.\d+", started["version"])
+        version = f"PostgreSQL {match.group(0) if match else started['version']}"
+        log(f"{version} on 127.0.0.1:{started['port']} (pid {started['postmasterPid']})")
         return version
-
-    @staticmethod
-    def postmaster_pid(data, ready=False):
-        """The postmaster's pid from `postmaster.pid`; with `ready`, only once its status line says it accepts
-        connections."""
-        try:
-            with open(os.path.join(data, "postmaster.pid")) as f:
-                lines = f.read().split("\n")
-        except OSError:
-            return None
-        if ready and (len(lines) <= 7 or lines[7].strip() != "ready"):
-            return None
-        return int(lines[0].strip()) if lines[0].strip().isdigit() else None
 
     def psql(self, sql):
         """Runs `sql` as the cluster's superuser over TCP."""

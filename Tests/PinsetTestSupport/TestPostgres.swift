@@ -36,7 +36,8 @@ public final class TestPostgresServer: @unchecked Sendable {
     public let port: Int
     /// The password of the `pinset` role; hand it to child processes through `environment`, never as an argument.
     public let password: String
-    private let superuserPassword: String
+    /// The password of `postgres`, the cluster's superuser, for a harness that runs its own `psql` (the benchmarks).
+    public let superuserPassword: String
     private let cluster: PostgresCluster
     private let lock = NSLock()
     private var launcher: BackgroundProcess?
@@ -48,11 +49,15 @@ public final class TestPostgresServer: @unchecked Sendable {
     public var environment: [String: String] { ["PGPASSWORD": password] }
 
     /// Creates the cluster and starts it; throws with the server log's tail if it does not come up within 30 s.
-    public init() throws {
+    ///
+    /// - Parameter durable: `false` (tests): fsync and full-page writes off, a small buffer pool — durability is
+    ///   not under test and a crash only loses a throwaway cluster. `true` (benchmarks): PostgreSQL's packaged
+    ///   settings, durability included, so that what is measured is what a deployment pays.
+    public init(durable: Bool = false) throws {
         try Self.checkInstalled()
         let directory = try TemporaryDirectory(prefix: "pinset-postgres")
         do {
-            let cluster = try PostgresCluster(directory: directory)
+            let cluster = try PostgresCluster(directory: directory, durable: durable)
             let superuserPassword = Self.randomPassword()
             try cluster.initialize(superuserPassword: superuserPassword)
             // The port is free when picked but another process may bind it before the postmaster does.
@@ -225,9 +230,11 @@ struct PostgresCluster: Sendable {
     let directory: TemporaryDirectory
     let dataDirectory: String
     let runuser: String?
+    let durable: Bool
 
-    init(directory: TemporaryDirectory) throws {
+    init(directory: TemporaryDirectory, durable: Bool) throws {
         self.directory = directory
+        self.durable = durable
         dataDirectory = directory.file("data")
         guard geteuid() == 0 else {
             runuser = nil
@@ -278,11 +285,11 @@ struct PostgresCluster: Sendable {
     /// Starts the postmaster on `port` and returns once it accepts connections there.
     func launch(port: Int, number: Int) throws -> BackgroundProcess {
         let (executable, arguments) = command("postgres", [
-            "-D", dataDirectory, "-p", String(port), "-k", directory.path,
-            "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100", "-c", "shared_buffers=16MB",
-            // Durability is not under test here and a crash only loses a throwaway cluster.
+            "-D", dataDirectory, "-p", String(port), "-k", directory.path, "-c", "listen_addresses=127.0.0.1",
+        ] + (durable ? [] : [
+            "-c", "max_connections=100", "-c", "shared_buffers=16MB",
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-        ])
+        ]))
         let launcher = try BackgroundProcess(executable, arguments, logDirectory: directory.path, name: "postgres-\(number)")
         let deadline = Date().addingTimeInterval(TestPostgresServer.readinessTimeout)
         while Date() < deadline {

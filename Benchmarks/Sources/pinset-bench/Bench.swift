@@ -36,6 +36,9 @@ enum Bench {
                                                                         a generated log of N entries with real
                                                                         witnesses: rehash, proof size, client
                                                                         verification with and without a policy
+          postgres     --passwords-file FILE                            the tests' PostgreSQL 15 cluster on a free
+                                                                        loopback port: prints its port and pid, writes
+                                                                        the passwords to FILE (0600), stops on SIGTERM
         """
 
     static func main() async {
@@ -56,6 +59,7 @@ enum Bench {
             case "log-append": try TransparencyCommands.append(options)
             case "log-sign-pass": try TransparencyCommands.signPass(options)
             case "log-proof": try await TransparencyCommands.proof(options)
+            case "postgres": try PostgresCommand.run(options)
             default:
                 Report.note("unknown command '\(command)'\n\(usage)")
                 exit(2)
