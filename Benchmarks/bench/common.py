@@ -61,7 +61,7 @@ FULL = {
     "review_changes": 100,
     "admin_flood_calls": 50,
     "access_log_seconds": 5,
-    "access_log_rounds": 3,
+    "access_log_rounds": 5,
     # The transparency log: appends and the signing pass at 10,000 customers, the proof at 1,000,000 entries.
     "transparency_customers": 10000,
     "transparency_batch": 1000,
