@@ -227,19 +227,21 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     /// other tile.
     public func tile(_ address: TileAddress) throws -> [UInt8]? {
         guard let treeSize = checkpoint?.checkpoint.treeSize else { return nil }
-        let end = address.index.multipliedReportingOverflow(by: UInt64(TileAddress.fullWidth))
+        // Any index a path can spell is accepted by the parser, so the tile's end is computed without trapping:
+        // an end past 2^64 is simply beyond every tree.
+        let start = address.index.multipliedReportingOverflow(by: UInt64(TileAddress.fullWidth))
+        guard !start.overflow else { return nil }
+        let end = start.partialValue.addingReportingOverflow(UInt64(address.width))
         guard !end.overflow else { return nil }
-        let width = UInt64(address.width)
         switch address.kind {
         case .entries:
-            guard end.partialValue + width <= treeSize else { return nil }
-            return try EntryBundle.encode(mirror.leaves(end.partialValue..<(end.partialValue + width)))
+            guard end.partialValue <= treeSize else { return nil }
+            return try EntryBundle.encode(mirror.leaves(start.partialValue..<end.partialValue))
         case .hashes(let level):
             // The tile's last hash covers leaves up to (index · 256 + width) · 2^(8 · level).
             let shift = UInt64(level * TileAddress.height)
             guard shift < 64 else { return nil }
-            let lastNode = end.partialValue + width
-            guard lastNode <= treeSize >> shift else { return nil }
+            guard end.partialValue <= treeSize >> shift else { return nil }
             return try TileLayout.contents(of: address, from: mirror)
         }
     }

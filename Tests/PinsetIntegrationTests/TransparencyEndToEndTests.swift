@@ -55,6 +55,12 @@ import Testing
         #expect(checkpoint.status == 200)
         let served = try policy.verify(checkpoint: SignedNote(parsing: String(decoding: checkpoint.body, as: UTF8.self)))
         #expect(served == first.inclusion.checkpoint)
+        // Anyone may ask for any tile: one whose end lies past 2^64 entries is not found, and the server keeps serving.
+        for hostile in ["/log/tile/entries/x072/x057/x594/x037/x927/935", "/log/tile/0/x072/x057/x594/x037/x927/935",
+                        "/log/tile/2/x072/x057/x594/x037/x927/935.p/255"] {
+            #expect(try CurlResponse.get("\(server.baseURL)\(hostile)", in: cli.directory).status == 404, "\(hostile)")
+        }
+        #expect(try CurlResponse.get("\(server.baseURL)/acme.json.signed", in: cli.directory).status == 200)
         let status = try CurlResponse.get("\(server.baseURL)/status", in: cli.directory)
         let log = try #require((try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["transparencyLog"] as? [String: Any])
         #expect(log["origin"] as? String == Self.origin)

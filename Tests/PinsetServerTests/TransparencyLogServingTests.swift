@@ -208,11 +208,16 @@ struct TransparencyLogServingTests {
             TileAddress(kind: .entries, index: 2),
             TileAddress(kind: .hashes(level: 0), index: 1),
             TileAddress(kind: .hashes(level: 1), index: 0),
+            // The last index whose first entry is addressable: its tile's end lies past 2^64, and the request still
+            // gets a 404 instead of an overflow that would stop the server.
+            TileAddress(kind: .entries, index: UInt64.max / UInt64(TileAddress.fullWidth)),
+            TileAddress(kind: .hashes(level: 0), index: UInt64.max / UInt64(TileAddress.fullWidth)),
+            TileAddress(kind: .hashes(level: 2), index: UInt64.max / UInt64(TileAddress.fullWidth), width: 255),
         ]
         for tile in beyond {
             #expect(deployment.get("/log/\(tile.path)").status == .notFound, "\(tile.path)")
         }
-        for path in ["/log/tile/0/0", "/log/tile/0/x000/000", "/log/tile/0/000.p/256", "/log/tile/0/../0", "/log/tile/entries/0.p/0", "/log/checkpoint/", "/log/"] {
+        for path in ["/log/tile/entries/x072/x057/x594/x037/x927/935", "/log/tile/0/x072/x057/x594/x037/x927/935", "/log/tile/0/0", "/log/tile/0/x000/000", "/log/tile/0/000.p/256", "/log/tile/0/../0", "/log/tile/entries/0.p/0", "/log/checkpoint/", "/log/"] {
             #expect(deployment.get(path).status == .notFound, "\(path)")
         }
     }
