@@ -47,25 +47,25 @@ class Harness:
         return process
 
     def stop(self, process, sig=None, timeout=15):
-        """Stops one process we started, by its pid; SIGKILL if it does not exit within `timeout`.
-
-        A process started through a launcher (PostgreSQL under `runuser`) names the pid to signal and the signal
-        to send in `signal_pid` and `stop_signal`; SIGKILL then goes to that pid and to the launcher."""
+        """Stops one process we started, by its pid; SIGKILL if it does not exit within `timeout` (or the longer
+        `stop_timeout` the process was given). A process that stops a child of its own when it ends (pinset-bench
+        postgres) also names, in `after_stop`, what to do should that child outlive it."""
+        timeout = max(timeout, getattr(process, "stop_timeout", 0))
         if process.poll() is None:
-            target = getattr(process, "signal_pid", lambda: process.pid)() or process.pid
             try:
-                os.kill(target, sig or getattr(process, "stop_signal", signal.SIGTERM))
+                os.kill(process.pid, sig or signal.SIGTERM)
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                log(f"{process.name} (pid {target}) did not stop within {timeout} s; killing it. {self.stuck_threads(target)}")
-                for pid in {target, process.pid}:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                log(f"{process.name} (pid {process.pid}) did not stop within {timeout} s; killing it. {self.stuck_threads(process.pid)}")
+                try:
+                    os.kill(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 process.wait(timeout=10)
             except ProcessLookupError:
                 pass
+        for action in getattr(process, "after_stop", ()):
+            action()
         if process in self.processes:
             self.processes.remove(process)
         return process.returncode
@@ -399,10 +399,14 @@ http {{
         os.makedirs(root, mode=0o700)
         passwords_file = os.path.join(root, "passwords.json")
         process = self.start(name, [self.bench, "postgres", "--passwords-file", passwords_file])
-        deadline = time.monotonic() + 120
+        # Its fast shutdown writes a checkpoint (durable settings): more time than a server needs to stop.
+        process.stop_timeout = 60
+        # initdb, then up to five ports tried with 30 s each for readiness.
+        deadline = time.monotonic() + 300
         started = None
         while time.monotonic() < deadline and process.poll() is None:
-            lines = [line for line in self.tail(process.stdout_path, limit=10**6).splitlines() if line.startswith("{")]
+            lines = [line for line in self.tail(process.stdout_path, limit=10**6).splitlines(keepends=True)
+                     if line.startswith("{") and line.endswith("\n")]
             if lines:
                 started = json.loads(lines[-1])
                 break
@@ -410,6 +414,7 @@ http {{
         if started is None:
             self.stop(process)
             raise StepFailed(f"pinset-bench postgres did not start PostgreSQL:\n{self.tail(process.stderr_path)}")
+        process.after_stop = [lambda: self.reap_postgres(started)]
         with open(passwords_file) as f:
             passwords = json.load(f)
         os.remove(passwords_file)
@@ -419,6 +424,28 @@ http {{
         version = f"PostgreSQL {match.group(0) if match else started['version']}"
         log(f"{version} on 127.0.0.1:{started['port']} (pid {started['postmasterPid']})")
         return version
+
+    @staticmethod
+    def reap_postgres(started):
+        """After pinset-bench postgres has ended: a postmaster it could not stop (it was killed itself) is killed by
+        its pid, and the cluster's directory removed."""
+        pid, data = started["postmasterPid"], started["dataDirectory"]
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                ours = data.encode() in f.read()
+        except OSError:
+            ours = False
+        if ours:
+            log(f"PostgreSQL (pid {pid}) outlived pinset-bench postgres; killing it")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            for _ in range(100):
+                if not os.path.exists(f"/proc/{pid}"):
+                    break
+                time.sleep(0.1)
+        shutil.rmtree(os.path.dirname(data), ignore_errors=True)
 
     def psql(self, sql):
         """Runs `sql` as the cluster's superuser over TCP."""

@@ -49,7 +49,7 @@ final class LogMirror: MerkleHashReader, @unchecked Sendable {
                 throw LogPublishingError("The transparency log holds an entry that is not a pin-set log entry (\(error)). The database was edited by hand or is damaged; restore it from a backup with 'pinset store restore'.")
             }
         }
-        try lock.withLock {
+        lock.withLock {
             for (entry, leafHash) in parsed {
                 let index = UInt64(entryVersions.count)
                 let customer = number(of: entry.customer)
@@ -62,7 +62,7 @@ final class LogMirror: MerkleHashReader, @unchecked Sendable {
                 var level = 0
                 while hashCount(at: level) % 2 == 0 {
                     let count = hashCount(at: level)
-                    let parent = TreeHasher.nodeHash(left: try hash(at: level, count - 2), right: try hash(at: level, count - 1))
+                    let parent = TreeHasher.nodeHash(left: hash(at: level, count - 2), right: hash(at: level, count - 1))
                     if levels.count == level + 1 { levels.append([]) }
                     levels[level + 1].append(contentsOf: parent.bytes)
                     level += 1
@@ -97,7 +97,7 @@ final class LogMirror: MerkleHashReader, @unchecked Sendable {
                 guard position.level < levels.count, position.index < UInt64(hashCount(at: position.level)) else {
                     throw LogPublishingError("The log has no hash at \(position) yet.")
                 }
-                return try hash(at: position.level, Int(position.index))
+                return hash(at: position.level, Int(position.index))
             }
         }
     }
@@ -115,9 +115,13 @@ final class LogMirror: MerkleHashReader, @unchecked Sendable {
 
     private func hashCount(at level: Int) -> Int { levels[level].count / Self.hashSize }
 
-    private func hash(at level: Int, _ index: Int) throws -> MerkleHash {
+    /// Never fails: every hash appended is a `MerkleHash`'s 32 bytes, so an append cannot stop halfway.
+    private func hash(at level: Int, _ index: Int) -> MerkleHash {
         let start = index * Self.hashSize
-        return try MerkleHash(bytes: levels[level][start..<(start + Self.hashSize)])
+        guard let hash = try? MerkleHash(bytes: levels[level][start..<(start + Self.hashSize)]) else {
+            preconditionFailure("the mirror holds 32 bytes per hash")
+        }
+        return hash
     }
 }
 

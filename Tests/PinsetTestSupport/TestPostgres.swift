@@ -52,7 +52,8 @@ public final class TestPostgresServer: @unchecked Sendable {
     ///
     /// - Parameter durable: `false` (tests): fsync and full-page writes off, a small buffer pool — durability is
     ///   not under test and a crash only loses a throwaway cluster. `true` (benchmarks): PostgreSQL's packaged
-    ///   settings, durability included, so that what is measured is what a deployment pays.
+    ///   runtime settings, durability included, so that what is measured is what a deployment pays (either way
+    ///   `initdb` skips syncing the files it creates).
     public init(durable: Bool = false) throws {
         try Self.checkInstalled()
         let directory = try TemporaryDirectory(prefix: "pinset-postgres")

@@ -12,7 +12,8 @@ import PinsetTestSupport
 ///
 /// Prints one JSON line (port, postmaster pid, version) once the server accepts connections and writes both
 /// passwords to `--passwords-file`, a new 0600 file, never to standard output or an argument. Runs until SIGTERM or
-/// SIGINT, then stops the server by its postmaster's pid, waits for it to exit and removes its directory.
+/// SIGINT, or until its parent is gone (the suite killed outright), then stops the server by its postmaster's pid,
+/// waits for it to exit and removes its directory.
 enum PostgresCommand {
     static func run(_ options: Arguments) throws {
         let passwordsFile = try options.string("passwords-file")
@@ -26,6 +27,13 @@ enum PostgresCommand {
             return source
         }
         defer { sources.forEach { $0.cancel() } }
+        // Reparented once the parent dies: nothing would ever send the stop then.
+        let parent = getppid()
+        let parentWatch = DispatchSource.makeTimerSource()
+        parentWatch.schedule(deadline: .now() + 1, repeating: 1)
+        parentWatch.setEventHandler { if getppid() != parent { stop.signal() } }
+        parentWatch.resume()
+        defer { parentWatch.cancel() }
 
         let server = try TestPostgresServer(durable: true)
         defer {
