@@ -210,17 +210,20 @@ public actor PinsetUpdater {
         guard let serverDate = response.serverDate,
               let content = SignatureVerifier.unverifiedContent(of: response.body),
               let claimed = try? BundlePayload.decode(content) else { return error }
-        let serverSeconds = Int64(serverDate.timeIntervalSince1970.rounded(.down))
-        guard serverSeconds - claimed.timestamp <= configuration.freshnessWindow.wholeSeconds,
-              claimed.timestamp - serverSeconds <= configuration.allowedClockSkew.wholeSeconds else { return error }
+        // The server's Date and the unverified timestamp are anyone's to choose: compared without trapping, and a
+        // difference the integers cannot hold is no sign of a clock problem.
+        guard let serverSeconds = Int64(exactly: serverDate.timeIntervalSince1970.rounded(.down)) else { return error }
+        let (age, ageOverflows) = serverSeconds.subtractingReportingOverflow(claimed.timestamp)
+        let (lead, leadOverflows) = claimed.timestamp.subtractingReportingOverflow(serverSeconds)
+        guard !ageOverflows, !leadOverflows, age <= configuration.freshnessWindow.wholeSeconds,
+              lead <= configuration.allowedClockSkew.wholeSeconds else { return error }
         let skew = now().timeIntervalSince(serverDate)
-        guard abs(skew) > Double(configuration.allowedClockSkew.wholeSeconds) else { return error }
+        guard abs(skew) > Double(configuration.allowedClockSkew.wholeSeconds), let seconds = Int64(exactly: skew.rounded()) else { return error }
         guard case .success(let verified) = await BundleVerifier.verifySignature(response.body, trustAnchors: configuration.trustAnchors, at: serverDate),
               case .success = BundleVerifier.checkContent(
                   verified, signedBundle: response.body, configuration: configuration, lastAccepted: evaluator.pinSet,
                   signersNotBefore: floorSource?.payload.signersNotBefore, source: .download, at: serverDate
               ) else { return error }
-        let seconds = Int64(skew.rounded())
         let direction = seconds > 0 ? "ahead" : "behind"
         return PinUpdateError(
             .clockSkew,

@@ -142,4 +142,28 @@ struct BoundsAndClockTests {
         #expect(try #require(error.estimatedClockSkew).components.seconds < -364 * 86_400)
         #expect(error.reason.contains("behind"), "\(error.reason)")
     }
+
+    /// What a network attacker gets from a bundle signed with a key of their own whose timestamps sit at the ends of
+    /// the integers, served with a `Date` before 1970 or far ahead: the refusal for the signature, never a crash
+    /// while the client weighs whether a wrong device clock explains it.
+    @Test func aForgedBundleWithExtremeTimesAndDatesIsRefusedWithoutACrash() async throws {
+        let f = try ClientFixture()
+        defer { f.directory.remove() }
+        let updater = f.makeUpdater()
+        try await f.update(updater, with: try f.payload(version: 1))
+        let attacker = try TestPKI.signingIdentity()
+        let extremes = [
+            BundlePayload(customer: f.customer, timestamp: .max - 1, expires: .max, version: 2, hosts: [try ClientFixture.host("api.example.com", pins: ["evil"])]),
+            BundlePayload(customer: f.customer, timestamp: 0, expires: .max, version: 2, hosts: [try ClientFixture.host("api.example.com", pins: ["evil"])]),
+        ]
+        let dates = [Date(timeIntervalSince1970: -60), Date(timeIntervalSince1970: -62_135_596_800), Date(timeIntervalSince1970: 253_402_300_799)]
+        for payload in extremes {
+            for date in dates {
+                f.fetcher.serve(try f.signed(payload, by: attacker), serverDate: date)
+                let error = try await #require(throws: PinUpdateError.self) { try await updater.update() }
+                #expect(error.code == .signature(.untrustedSigner), "\(payload.timestamp) at \(date): \(error)")
+            }
+        }
+        #expect(await updater.currentPinSet?.version == 1)
+    }
 }
