@@ -19,6 +19,10 @@ public struct LogMonitor: Sendable {
         /// The most hash tiles a consistency proof, or the root check of the older entries, may fetch; a log of
         /// 2^63 entries needs far fewer.
         public var maximumTileFetches = 64
+        /// The most new entries one run reads (16,777,216): a first run over a log of millions of entries fits. A
+        /// checkpoint claiming more since the last run — which only the holder of the log key, with the witnesses'
+        /// cosignatures, can sign — is refused as unreadable instead of exhausting the monitor's memory.
+        public var maximumNewEntries: UInt64 = 1 << 24
 
         public init() {}
     }
@@ -61,6 +65,10 @@ public struct LogMonitor: Sendable {
         }
         let tiles = LogTileFetcher(downloader: downloader, logBase: logURL)
         let start = held?.treeSize ?? 0
+        let (newEntries, shrank) = new.treeSize.subtractingReportingOverflow(start)
+        guard !shrank, newEntries <= limits.maximumNewEntries else {
+            throw LogMonitorError(.unreachable, "The checkpoint claims \(new.treeSize) entries, \(shrank ? 0 : newEntries) more than the \(start) read before: more than the \(limits.maximumNewEntries) one run reads. A log growing this fast is a mistake or a checkpoint signed by someone holding the log key; investigate before raising LogMonitor.Limits.maximumNewEntries.")
+        }
         let entries = try await LogEntryRangeCheck(tiles: tiles, maximumTileFetches: limits.maximumTileFetches)
             .entries(from: start, of: new)
         var latestVersions = state?.latestVersions ?? [:]

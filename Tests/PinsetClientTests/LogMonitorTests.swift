@@ -165,6 +165,32 @@ import Testing
         try await expectRefusal(.untrustedCheckpoint, by: log, unchanged: before)
     }
 
+    /// What the holder of the log key gets by signing a checkpoint of a tree of 2^62 entries: a refusal that leaves
+    /// the state as it was, not a monitor that tries to list 2^54 entry bundles and runs out of memory.
+    @Test func aCheckpointClaimingMoreEntriesThanOneRunReadsIsRefused() async throws {
+        defer { directory.remove() }
+        let log = try followedLog()
+        try log.publish(on: server)
+        _ = try await monitor(log).run(statePath: statePath)
+        let before = try stateBytes()
+        for size: UInt64 in [1 << 62, UInt64(Int64.max)] {
+            let claimed = try Checkpoint(origin: TestPinSetLog.origin, treeSize: size, rootHash: TreeHasher.leafHash(ofEntry: [1]))
+            server.serve(Array(try log.hashes.signedNote(for: claimed).encoded.utf8), at: TestEntryLog.base.appendingPathComponent("checkpoint"))
+            // A first run, which reads from entry 0: no consistency proof stands in the way.
+            try FileManager.default.removeItem(atPath: statePath)
+            let logMonitor = try monitor(log)
+            do {
+                let report = try await logMonitor.run(statePath: statePath)
+                Issue.record("accepted a checkpoint of \(report.checkpoint.checkpoint.treeSize)")
+            } catch {
+                #expect(error.kind == .unreachable, "\(error)")
+                #expect(error.reason.contains("more than the 16777216 one run reads"), "\(error.reason)")
+            }
+            #expect(try stateBytes() == nil, "a refused run wrote a state file")
+            try Data(try #require(before)).write(to: URL(fileURLWithPath: statePath))
+        }
+    }
+
     @Test func anEntryThatIsNotAPinSetEntryIsReportedAndTheRunCompletes() async throws {
         defer { directory.remove() }
         var log = try followedLog()

@@ -60,7 +60,12 @@ struct TestPinSetLog: MerkleHashReader {
     /// The checkpoint of `size` signed by `signer` (the log's key by default) and cosigned by the first `cosignedBy`
     /// witnesses.
     func signedCheckpoint(size: UInt64? = nil, cosignedBy count: Int = 2, signer: Ed25519NoteSigner? = nil) throws -> SignedNote {
-        let checkpoint = try checkpoint(size: size)
+        try signedNote(for: try checkpoint(size: size), cosignedBy: count, signer: signer)
+    }
+
+    /// `checkpoint` signed by the log's key (or `signer`) and cosigned by `count` witnesses, whatever tree it
+    /// claims: what someone holding the log key can publish.
+    func signedNote(for checkpoint: Checkpoint, cosignedBy count: Int = 2, signer: Ed25519NoteSigner? = nil) throws -> SignedNote {
         let cosignatures = try witnesses.prefix(count).map { try $0.cosign(checkpoint, timestamp: 1_800_000_000) }
         return try SignedNote(
             text: checkpoint.noteText, signatures: [(signer ?? logSigner).sign(noteText: checkpoint.noteText)] + cosignatures)
