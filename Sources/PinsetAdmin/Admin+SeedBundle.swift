@@ -17,6 +17,6 @@ extension Admin {
             let reasons = result.failures.map { "  \($0)" }.joined(separator: "\n")
             throw AdminError("The bundle of '\(customer)' could not be signed:\n\(reasons.isEmpty ? "  (no reason given)" : reasons)")
         }
-        return (bundle.bytes, pinSet, result.warnings)
+        return (try bundle.bytes, pinSet, result.warnings)
     }
 }

@@ -50,7 +50,7 @@ extension Admin {
             try Self.writeLog(of: publisher, proving: result.bundles, to: directory)
         }
         for bundle in result.bundles {
-            try AtomicFile.write(bundle.bytes, to: "\(directory)/\(bundle.customer.bundleFileName)", mode: 0o644)
+            try AtomicFile.write(try bundle.bytes, to: "\(directory)/\(bundle.customer.bundleFileName)", mode: 0o644)
         }
         if prune {
             let keep = Set(pinSets.map(\.customer.bundleFileName))

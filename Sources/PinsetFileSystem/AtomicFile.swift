@@ -165,7 +165,7 @@ public enum AtomicFile {
         }
     }
 
-    static func parentDirectory(of path: String) -> String {
+    public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

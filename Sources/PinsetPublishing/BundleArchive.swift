@@ -9,7 +9,7 @@ import X509
 /// full pass signed instead of signing every customer again before it can listen.
 ///
 /// Written after each full pass, atomically (temporary file, fsync, rename) and private to the server's user;
-/// read once at start. The file is trusted as the data directory is: whoever can write it can read the signing
+/// read once at start, and kept open: the bundles a start keeps are served from it until they are re-signed. The file is trusted as the data directory is: whoever can write it can read the signing
 /// key beside it and sign anything, so reading it checks that it is whole and was written by this format (a
 /// SHA-256 over everything before it ends the file), that the file passes the ownership and mode checks of the
 /// other trusted files, and every field's bounds — and the server then keeps a bundle only if the store and the
@@ -111,7 +111,7 @@ public enum BundleArchive {
                     writer.write(UInt32(range.count))
                 }
                 writer.write(chain)
-                writer.writeBlock(bundle.bytes)
+                writer.writeBlock(try bundle.bytes)
                 try writer.flushIfFull()
             }
             try writer.finish()
@@ -127,7 +127,8 @@ public enum BundleArchive {
             if errno == ENOENT { return nil }
             throw Unusable(path: path, reason: "it cannot be opened (\(String(cString: strerror(errno))))")
         }
-        defer { close(fd) }
+        // Kept open: the bundles read are served from it (see `BundleFile`).
+        let file = BundleFile(descriptor: fd, name: path, isSpool: false)
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Unusable(path: path, reason: "its status cannot be read") }
         do {
@@ -140,7 +141,7 @@ public enum BundleArchive {
         }
         var reader = Reader(fd: fd, size: Int(info.st_size))
         do {
-            return try parse(&reader)
+            return try parse(&reader, file: file)
         } catch let error as Reader.Malformed {
             throw Unusable(path: path, reason: error.description)
         } catch {
@@ -149,8 +150,8 @@ public enum BundleArchive {
     }
 
     /// Read as a stream, a megabyte at a time, so that loading never holds the file and its bundles at once; the
-    /// entries are returned only once the checksum at the end has matched.
-    private static func parse(_ reader: inout Reader) throws -> [Entry] {
+    /// entries are returned only once the checksum at the end has matched, each bundle's bytes left in `file`.
+    private static func parse(_ reader: inout Reader, file: BundleFile) throws -> [Entry] {
         guard reader.bodySize >= magic.count, try reader.bytes(magic.count) == magic else {
             throw Reader.Malformed("it is not a file of persisted bundles (wrong start or too short)")
         }
@@ -177,7 +178,7 @@ public enum BundleArchive {
                 ? (Int(try reader.integer(UInt32.self)), Int(try reader.integer(UInt32.self))) : nil
             let chain = Int(try reader.integer(UInt32.self))
             guard chain < chains.count else { throw Reader.Malformed("customer '\(customer)' names chain \(chain) of \(chains.count)") }
-            let bundleBytes = try reader.block()
+            let (bundleOffset, bundleBytes) = try reader.placedBlock()
             var range: Range<Int>?
             if let (start, length) = hostsRange {
                 guard start <= bundleBytes.count, length <= bundleBytes.count - start else {
@@ -190,7 +191,7 @@ public enum BundleArchive {
                 bundle: SignedBundle(
                     customer: customer, bytes: bundleBytes, version: version, timestamp: timestamp, expires: expires,
                     signersNotBefore: floor, signerChain: chains[chain], encodedHostsRange: range
-                ),
+                ).stored(in: file, at: bundleOffset),
                 signer: flags & Flag.ownSigner != 0 ? .customerOwn : .deploymentDefault
             ))
         }
@@ -295,6 +296,13 @@ private struct Reader {
 
     mutating func block() throws -> [UInt8] {
         try bytes(Int(try integer(UInt32.self)))
+    }
+
+    /// A length-prefixed block and where its bytes start in the file.
+    mutating func placedBlock() throws -> (offset: Int, bytes: [UInt8]) {
+        let count = Int(try integer(UInt32.self))
+        let offset = consumed
+        return (offset, try bytes(count))
     }
 
     /// The next `count` bytes of the body.

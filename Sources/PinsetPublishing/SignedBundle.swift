@@ -10,8 +10,16 @@ import X509
 
 /// One customer's signed bundle as served: the exact bytes plus what the HTTP layer needs to describe them.
 public struct SignedBundle: Sendable {
+    /// Where the bytes are: in memory as signed, or in a file they were moved to (`BundleSpool`, `BundleArchive`).
+    enum Storage: Sendable {
+        case memory([UInt8])
+        case file(BundleFile, offset: Int)
+    }
+
     public let customer: CustomerName
-    public let bytes: [UInt8]
+    private(set) var storage: Storage
+    /// The length of the bytes, wherever they are.
+    public let byteCount: Int
     public let version: Int64
     /// Signing time, Unix seconds (the payload's `timestamp`).
     public let timestamp: Int64
@@ -42,9 +50,10 @@ public struct SignedBundle: Sendable {
         self.signerChain = signerChain
         // An exact-size copy: the signer's buffer grows geometrically, and the spare capacity of a bundle held for
         // every customer would cost as much memory as the bundle itself.
-        self.bytes = bytes.count == bytes.capacity ? bytes : Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+        storage = .memory(bytes.count == bytes.capacity ? bytes : Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
             count = buffer.initialize(fromContentsOf: bytes)
-        }
+        })
+        byteCount = bytes.count
         self.version = version
         self.timestamp = timestamp
         self.expires = expires
@@ -63,10 +72,61 @@ public struct SignedBundle: Sendable {
         self.encodedHostsRange = encodedHostsRange
     }
 
-    /// The encoded `hashes` array this bundle was signed with, if it is known and `version` is the bundle's.
+    /// The bytes served, read from their file if they are on one.
+    ///
+    /// - Throws: `BundleFileError` when they are on a file that can no longer be read.
+    public var bytes: [UInt8] {
+        get throws(BundleFileError) {
+            switch storage {
+            case .memory(let bytes): bytes
+            case .file(let file, let offset): try file.read(offset: offset, count: byteCount)
+            }
+        }
+    }
+
+    /// The bytes when they are held in memory; nil when they are on a file.
+    var bytesInMemory: [UInt8]? {
+        if case .memory(let bytes) = storage { bytes } else { nil }
+    }
+
+    /// The file the bytes are read from; nil while they are in memory.
+    public var file: BundleFile? {
+        if case .file(let file, _) = storage { file } else { nil }
+    }
+
+    /// Whether the bytes are on `file`.
+    public func isStored(in file: BundleFile) -> Bool {
+        if case .file(let holder, _) = storage { holder === file } else { false }
+    }
+
+    /// Whether the bytes are on a spool (not in memory, not in the persisted bundles read at start).
+    public var isSpooled: Bool {
+        if case .file(let file, _) = storage { file.isSpool } else { false }
+    }
+
+    /// This bundle with its bytes at `offset` of `file`, which holds exactly them there.
+    func stored(in file: BundleFile, at offset: Int) -> SignedBundle {
+        var moved = self
+        moved.storage = .file(file, offset: offset)
+        return moved
+    }
+
+    /// This bundle with its bytes read into memory.
+    func inMemory() throws(BundleFileError) -> SignedBundle {
+        var copy = self
+        copy.storage = .memory(try bytes)
+        return copy
+    }
+
+    /// The encoded `hashes` array this bundle was signed with, if it is known, `version` is the bundle's and its
+    /// file can be read. Without it a pass signs the customer only from hosts it read from the store; otherwise
+    /// the customer fails that pass and keeps the bundle it has until the next full pass reads the store.
     func encodedHosts(ofVersion version: Int64) -> [UInt8]? {
         guard holdsEncodedHosts(ofVersion: version), let encodedHostsRange else { return nil }
-        return Array(bytes[encodedHostsRange])
+        switch storage {
+        case .memory(let bytes): return Array(bytes[encodedHostsRange])
+        case .file(let file, let offset): return try? file.read(offset: offset + encodedHostsRange.lowerBound, count: encodedHostsRange.count)
+        }
     }
 
     /// Whether `encodedHosts(ofVersion:)` has the content of `version`, without copying it.

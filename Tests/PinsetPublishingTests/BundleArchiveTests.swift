@@ -33,7 +33,7 @@ struct BundleArchiveTests {
         #expect(read.count == written.count)
         for (original, copy) in zip(written, read) {
             #expect(copy.bundle.customer == original.bundle.customer)
-            #expect(copy.bundle.bytes == original.bundle.bytes)
+            #expect(try copy.bundle.bytes == original.bundle.bytes)
             #expect(copy.bundle.etag == original.bundle.etag)
             #expect(copy.bundle.version == original.bundle.version)
             #expect(copy.bundle.timestamp == original.bundle.timestamp)
@@ -44,6 +44,39 @@ struct BundleArchiveTests {
             #expect(copy.header == original.header)
             // The pin content is found where it was, so a start can sign it again without reading the store.
             #expect(copy.bundle.holdsEncodedHosts(ofVersion: original.bundle.version))
+        }
+    }
+
+    /// The bundles read are served from the file, not copied into memory; the next pass's archive, written over
+    /// it by rename, does not change them.
+    @Test func bundlesReadAreServedFromTheFileEvenOnceItIsReplacedOrRemoved() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file(BundleArchive.fileName)
+        let identity = try TestPKI.signingIdentity()
+        let written = try Self.entries(count: 3, identity: identity)
+        try BundleArchive.write(written, to: path)
+        let read = try #require(try BundleArchive.read(from: path))
+        #expect(read.allSatisfy { $0.bundle.file?.name == path && !$0.bundle.isSpooled })
+
+        try BundleArchive.write(try Self.entries(count: 5, identity: identity), to: path)
+        for (original, copy) in zip(written, read) { #expect(try copy.bundle.bytes == original.bundle.bytes) }
+        unlink(path)
+        for (original, copy) in zip(written, read) { #expect(try copy.bundle.bytes == original.bundle.bytes) }
+    }
+
+    /// A file cut short under a running server (which only someone able to read its signing key can do): a read
+    /// fails as a whole instead of returning part of a bundle.
+    @Test func aFileCutShortAfterReadingFailsTheReadOfWhatIsMissing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file(BundleArchive.fileName)
+        let written = try Self.entries(count: 3, identity: try TestPKI.signingIdentity())
+        try BundleArchive.write(written, to: path)
+        let read = try #require(try BundleArchive.read(from: path))
+        #expect(truncate(path, 200) == 0)
+        for copy in read {
+            #expect(throws: BundleFileError.self) { try copy.bundle.bytes }
         }
     }
 

@@ -25,7 +25,7 @@ struct EncodedHostsCacheTests {
         let pinSet = try Self.pinSet()
         for _ in 0..<2 {
             let bundle = try #require(pass.run([pinSet], now: Date()).bundles.first)
-            let content = try await SignatureVerifier.verify(bundle.bytes, trustAnchors: [identity.certificate], at: Date()).get().content
+            let content = try await SignatureVerifier.verify(try bundle.bytes, trustAnchors: [identity.certificate], at: Date()).get().content
             let payload = try BundlePayload.decode(content)
             #expect(payload.hosts.map { $0.hostname } == [try Hostname("example.com")])
             #expect(!String(decoding: content, as: UTF8.self).contains("login.example.com"))

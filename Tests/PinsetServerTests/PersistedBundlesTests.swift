@@ -68,7 +68,7 @@ struct PersistedBundlesTests {
         #expect(refresher.start())
         defer { refresher.stop() }
         // ECDSA signatures are randomised: the same bytes are the persisted bundles, not new signatures.
-        #expect(cache.snapshot.bundles.mapValues(\.bytes) == first.mapValues(\.bytes))
+        #expect(try cache.snapshot.bundles.mapValues { try $0.bytes } == first.mapValues { try $0.bytes })
         #expect(refresher.status.customerFailures.isEmpty)
         // The kept bundles are as old as they are, not as the start.
         #expect(cache.snapshot.signedAt == first.values.map(\.timestamp).min())
@@ -82,8 +82,8 @@ struct PersistedBundlesTests {
         let second = try deployment.run()
         let acme = try CustomerName("acme"), globex = try CustomerName("globex"), hooli = try CustomerName("hooli")
         #expect(second[acme]?.version == 2)
-        #expect(second[acme]?.bytes != first[acme]?.bytes)
-        #expect(second[globex]?.bytes == first[globex]?.bytes)
+        #expect(try second[acme]?.bytes != first[acme]?.bytes)
+        #expect(try second[globex]?.bytes == first[globex]?.bytes)
         #expect(second[hooli]?.version == 1)
     }
 
@@ -96,7 +96,7 @@ struct PersistedBundlesTests {
         let second = try deployment.run()
         #expect(second.count == 2)
         for (customer, bundle) in second {
-            #expect(bundle.bytes != first[customer]?.bytes)
+            #expect(try bundle.bytes != first[customer]?.bytes)
             #expect(bundle.version == first[customer]?.version)
             #expect(bundle.timestamp == Int64(deployment.clock.now().timeIntervalSince1970))
         }
@@ -109,7 +109,7 @@ struct PersistedBundlesTests {
         let rotated = try TestPKI.signingIdentity(commonName: "Pinset Test Trust Server 2")
         let second = try deployment.run(identity: rotated)
         let bundle = try #require(second[try CustomerName("acme")])
-        let verified = await SignatureVerifier.verify(bundle.bytes, trustAnchors: [rotated.certificate], at: deployment.clock.now())
+        let verified = await SignatureVerifier.verify(try bundle.bytes, trustAnchors: [rotated.certificate], at: deployment.clock.now())
         #expect((try? verified.get()) != nil)
     }
 
@@ -128,6 +128,67 @@ struct PersistedBundlesTests {
         defer { refresher.stop() }
         #expect(cache.bundle(for: try CustomerName("acme")) == nil)
         #expect(cache.failure(for: try CustomerName("acme")) != nil)
+    }
+
+    /// Served bundles are read from an unlinked spool in the data directory rather than held in memory; each full
+    /// pass starts a new one, and the previous one is freed once nothing is served from it.
+    @Test func servedBundlesLiveOnASpoolThatEachFullPassReplaces() async throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4, "initech": 9]))
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache, batchSize: 2)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let first = cache.snapshot.bundles
+        weak let firstSpool = first.values.first?.file
+        #expect(firstSpool != nil && first.values.allSatisfy { $0.isSpooled && $0.file === firstSpool })
+        for bundle in first.values {
+            let verified = await SignatureVerifier.verify(try bundle.bytes, trustAnchors: [deployment.identity.certificate], at: deployment.clock.now())
+            #expect((try? verified.get()) != nil)
+        }
+
+        deployment.clock.advance(by: 300)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let second = cache.snapshot.bundles
+        #expect(second.count == 3 && second.values.allSatisfy { $0.isSpooled && $0.file !== firstSpool && $0.file === second.values.first?.file })
+        refresher.stop()
+        _ = consume first
+        #expect(firstSpool == nil, "the previous spool is closed once no bundle is served from it")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: deployment.directory.path) == [BundleArchive.fileName])
+    }
+
+    /// A full pass leaves a customer it cannot sign its last bundle; that bundle is copied to the pass's spool, so
+    /// the previous spool (as large as every bundle) is not kept for it.
+    @Test func aBundleKeptForAFailedCustomerMovesToTheNewSpool() throws {
+        let deployment = try Deployment(customers: [])
+        let locations = SigningIdentityLocations(
+            defaultKeyPath: deployment.directory.file("signing-key.pem"), defaultCertificatePath: deployment.directory.file("trust-cert.pem"),
+            customerKeyDirectory: deployment.directory.file("customers")
+        )
+        try deployment.identity.write(keyPath: locations.defaultKeyPath, certificatePEMPath: locations.defaultCertificatePath, certificateDERPath: deployment.directory.file("trust-cert.der"))
+        let own = try CustomerName("own"), plain = try CustomerName("plain")
+        try FileManager.default.createDirectory(atPath: locations.directory(of: own), withIntermediateDirectories: true)
+        try TestPKI.signingIdentity(commonName: "own").write(
+            keyPath: locations.keyPath(of: own), certificatePEMPath: locations.certificatePEMPath(of: own), certificateDERPath: locations.certificateDERPath(of: own)
+        )
+        let source = ScriptedSource([
+            PinSet(customer: own, version: 1, hosts: [], signer: .customerOwn),
+            PinSet(customer: plain, version: 1, hosts: [], signer: .deploymentDefault),
+        ])
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache, identities: SigningIdentityDirectory(locations: locations), source: source)
+        defer { refresher.stop() }
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let lastGood = try #require(cache.bundle(for: own))
+        weak let firstSpool = lastGood.file
+        #expect(firstSpool != nil)
+
+        unlink(locations.keyPath(of: own))
+        deployment.clock.advance(by: 300)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let kept = try #require(cache.bundle(for: own))
+        #expect(cache.failure(for: own) != nil)
+        #expect(kept.etag == lastGood.etag && kept.timestamp == lastGood.timestamp)
+        #expect(try kept.bytes == lastGood.bytes)
+        #expect(kept.isSpooled && kept.file !== firstSpool && kept.file === cache.bundle(for: plain)?.file)
     }
 
     @Test func aCustomerRemovedWhileStoppedIsNotServed() throws {
@@ -152,7 +213,7 @@ struct PersistedBundlesTests {
 
         let served = try #require(try deployment.run()[try CustomerName("acme")])
         #expect(served.version == 2)
-        let content = try await SignatureVerifier.verify(served.bytes, trustAnchors: [deployment.identity.certificate], at: deployment.clock.now()).get().content
+        let content = try await SignatureVerifier.verify(try served.bytes, trustAnchors: [deployment.identity.certificate], at: deployment.clock.now()).get().content
         #expect(try BundlePayload.decode(content).hosts.flatMap(\.spkiSHA256) == [try #require(pin.spkiSHA256)])
     }
 
@@ -170,7 +231,7 @@ struct PersistedBundlesTests {
         #expect(chmod(deployment.archivePath, problem == "group-writable" ? 0o660 : 0o600) == 0)
         let second = try deployment.run()
         #expect(second.count == 2)
-        for (customer, bundle) in second { #expect(bundle.bytes != first[customer]?.bytes) }
+        for (customer, bundle) in second { #expect(try bundle.bytes != first[customer]?.bytes) }
         #expect(deployment.source.reads == 2)
     }
 

@@ -3,6 +3,7 @@ import PinsetCore
 import PinsetHTTP
 import PinsetPublishing
 import PinsetServer
+import PinsetTestSupport
 import Testing
 
 struct PinsetRequestHandlerTests {
@@ -36,6 +37,43 @@ struct PinsetRequestHandlerTests {
         #expect(header(response, "ETag")?.hasPrefix("\"") == true)
         // 600 s of freshness, 10 s used, 300 s kept for the client: 290 s may be cached.
         #expect(header(response, "Cache-Control") == "public, max-age=290")
+    }
+
+    /// A bundle served from a file (the spool, the persisted bundles) is the same response as one in memory; one
+    /// whose file was cut short under the server is a 503 a client or load balancer retries elsewhere, never part
+    /// of a bundle.
+    @Test func aBundleOnAFileIsServedWholeOrNotAtAll() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let acme = try CustomerName("acme")
+        let bytes = (0..<4096).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let signed = SignedBundle(customer: acme, bytes: bytes, version: 4, timestamp: Self.signedAt, expires: Self.signedAt + 3600)
+        let path = directory.file(BundleArchive.fileName)
+        try BundleArchive.write([BundleArchive.Entry(bundle: signed, signer: .deploymentDefault)], to: path)
+        let onFile = try #require(try BundleArchive.read(from: path)?.first?.bundle)
+        let spooled = try BundleSpool(directory: directory.path).store([signed]).bundles[0]
+        for bundle in [onFile, spooled] {
+            #expect(bundle.file != nil)
+            let cache = BundleCache()
+            cache.replace(with: [bundle], signedAt: Self.signedAt)
+            let handler = PinsetRequestHandler(cache: cache, readiness: { .ready }, statusReport: { [] }, metrics: nil,
+                                               now: { Date(timeIntervalSince1970: TimeInterval(Self.signedAt + 10)) })
+            let response = handler.handle(Self.get("/acme.json.signed"))
+            #expect(response.status == .ok && response.body == bytes)
+            #expect(header(response, "ETag") == signed.etag)
+        }
+
+        #expect(truncate(path, 100) == 0)
+        let cache = BundleCache()
+        cache.replace(with: [onFile], signedAt: Self.signedAt)
+        let handler = PinsetRequestHandler(cache: cache, readiness: { .ready }, statusReport: { [] }, metrics: nil,
+                                           now: { Date(timeIntervalSince1970: TimeInterval(Self.signedAt + 10)) })
+        let response = handler.handle(Self.get("/acme.json.signed"))
+        #expect(response.status == .serviceUnavailable)
+        #expect(header(response, "Retry-After") == "5" && header(response, "Content-Type")?.hasPrefix("text/plain") == true)
+        #expect(!response.body.starts(with: bytes.prefix(16)))
+        // A conditional request needs no bytes: the client's copy is still confirmed.
+        #expect(handler.handle(Self.get("/acme.json.signed", headers: [("If-None-Match", signed.etag)])).status == .notModified)
     }
 
     @Test func answersNotModifiedForAMatchingETag() throws {

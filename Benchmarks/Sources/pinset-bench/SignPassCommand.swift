@@ -40,7 +40,7 @@ enum SignPassCommand {
                 var bundles: [SignedBundle] = []
                 samples.append(Measure.time { bundles = pass.run(pinSets, now: now).bundles })
                 guard bundles.count == size else { throw BenchError("the pass returned \(bundles.count) bundles for \(size) customers") }
-                bundleBytes = bundles.reduce(0) { $0 + $1.bytes.count }
+                bundleBytes = bundles.reduce(0) { $0 + $1.byteCount }
                 Report.note("\(identity.keyType) \(size) customers, round \(round): \(String(format: "%.3f", samples.last ?? 0)) s")
             }
             let summary = Measure.summary(samples)

@@ -85,6 +85,21 @@ public final class BundleCache: Sendable {
         }
     }
 
+    /// Puts `bundles` in place of the ones served with the same bytes (the same ETag and signing time), which
+    /// they hold elsewhere (moved from one file to another); a customer whose bundle was replaced meanwhile keeps
+    /// the new one. Nothing else about the snapshot changes.
+    public func relocate(_ bundles: [SignedBundle]) {
+        current.withLock { snapshot in
+            for var bundle in bundles {
+                guard let served = snapshot.bundles[bundle.customer], served.etag == bundle.etag, served.timestamp == bundle.timestamp else {
+                    continue
+                }
+                bundle.lastModifiedIsValidator = served.lastModifiedIsValidator
+                snapshot.bundles[bundle.customer] = bundle
+            }
+        }
+    }
+
     /// Ends a pass made of `merge`s: customers that no longer exist lose their bundle, the failures are exactly
     /// the pass's, and `signedAt` becomes the oldest bundle served to a customer without a failure (`passTime`
     /// when there is none).

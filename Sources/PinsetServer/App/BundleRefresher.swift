@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Logging
 import PinsetCore
+import PinsetFileSystem
 import PinsetLogPublishing
 import PinsetPublishing
 import PinsetSigning
@@ -67,6 +68,13 @@ public final class BundleRefresher: @unchecked Sendable {
     /// How many customers a full pass reads and signs at a time.
     private let batchSize: Int
     private let archiveWriter: ArchiveWriter?
+    /// Where the bundles signed are moved out of memory: the data directory, when bundles are persisted.
+    private let spoolDirectory: String?
+    /// The spool of the last full pass, which change passes append to; `nil` until a pass makes one, and while
+    /// none can be made (the bundles are then held in memory).
+    private var spool: BundleSpool?
+    /// Whether this pass has already logged that its bundles stay in memory.
+    private var spoolProblemLogged = false
     /// The transparency log served beside the bundles: brought up to date after pin sets are read and before the
     /// bundles signed from them are served, so its checkpoint covers every content they carry.
     private let transparencyLog: TransparencyLogPublisher?
@@ -109,6 +117,7 @@ public final class BundleRefresher: @unchecked Sendable {
         self.archivePath = archivePath
         self.batchSize = max(1, batchSize)
         archiveWriter = archivePath.map { ArchiveWriter(path: $0, logger: logger) }
+        spoolDirectory = archivePath.map(AtomicFile.parentDirectory(of:))
         self.source = source
         self.pass = pass
         self.cache = cache
@@ -264,6 +273,45 @@ public final class BundleRefresher: @unchecked Sendable {
         }
     }
 
+    /// A new spool in the data directory; `nil`, logged, when none can be made there.
+    private func newSpool() -> BundleSpool? {
+        guard let spoolDirectory else { return nil }
+        do {
+            return try BundleSpool(directory: spoolDirectory)
+        } catch {
+            logSpoolProblem("\(error)")
+            return nil
+        }
+    }
+
+    /// `bundles` moved to the spool, or as they are (in memory) when there is none or it cannot be written.
+    private func spooled(_ bundles: [SignedBundle]) -> [SignedBundle] {
+        guard let spool else { return bundles }
+        let (stored, error) = spool.store(bundles)
+        if let error { logSpoolProblem("\(error)") }
+        return stored
+    }
+
+    /// Moves the bundles a full pass kept on another file (customers it could not sign, content held for
+    /// witnesses) to its spool, so that the earlier spool, or the persisted bundles a start served from, is freed:
+    /// each is as large as every bundle.
+    private func moveStragglersToSpool() {
+        guard let spool else { return }
+        let stragglers = cache.snapshot.bundles.values.filter { $0.file != nil && !$0.isStored(in: spool.file) }
+        guard !stragglers.isEmpty else { return }
+        let (moved, error) = spool.adopt(Array(stragglers))
+        if let error { logSpoolProblem("\(error)") }
+        cache.relocate(moved)
+    }
+
+    private func logSpoolProblem(_ reason: String) {
+        guard !spoolProblemLogged else { return }
+        spoolProblemLogged = true
+        logger.warning("Signed bundles are held in memory: the spool in the data directory cannot be used", metadata: [
+            "directory": "\(spoolDirectory ?? "")", "error": "\(reason)",
+        ])
+    }
+
     /// The archive of the last full pass, if there is one and it can be read; an unusable one is logged and
     /// ignored (every customer is then signed, as without one).
     private func loadArchive() -> [BundleArchive.Entry]? {
@@ -337,11 +385,15 @@ public final class BundleRefresher: @unchecked Sendable {
             if content.counter != nil { try transparencyLog?.advance() }
             var totals = PassTotals()
             var loaded = LoadedContent.Builder()
+            spoolProblemLogged = false
+            // Every pass but a change pass signs every customer it can again: the previous spool is freed once the
+            // last bundle read from it is replaced (see `moveStragglersToSpool`).
+            if !incremental || spool == nil { spool = newSpool() }
             func sign(_ customers: [SigningPass.Customer], reusing: Content.Reuse) {
                 let result = signBatch(customers, reusing: reusing, at: attemptAt)
                 // A persisted bundle is served only where this pass could have kept it: not for a customer whose
                 // identity cannot sign now (it may have been replaced because its key leaked).
-                cache.merge(servable(result.bundles, totals: &totals), failures: result.failures, keepingFailedCustomersBundles: archived == nil)
+                cache.merge(spooled(servable(result.bundles, totals: &totals)), failures: result.failures, keepingFailedCustomersBundles: archived == nil)
                 totals.add(result)
                 loaded.add(customers, servedAs: cache.snapshot.bundles)
                 // The batch's old bundles are free now. Returned to the system at once: the next batch allocates
@@ -371,6 +423,8 @@ public final class BundleRefresher: @unchecked Sendable {
                 }
             }
             cache.finishPass(customers: loaded.customers, failures: totals.failures, passTime: passTime)
+            // A start from persisted bundles keeps most of them on that file until the first full pass.
+            if !incremental && archived == nil { moveStragglersToSpool() }
             lastLoaded = loaded.content(at: content.loadedAt)
             if let counter = content.counter { lastSeenChange = counter }
             if let archived, content.counter != nil {

@@ -131,10 +131,13 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
                 ("ETag", bundle.etag), ("Cache-Control", cacheControl), ("Last-Modified", bundle.lastModified),
             ])
         }
+        // On a file (see `BundleFile`) that can no longer be read: a disk fault. Unavailable, so that a load
+        // balancer or the client tries another server; never a partial body.
+        guard let bytes = try? bundle.bytes else { return Self.unreadable }
         return HTTPResponse(status: .ok, headers: [
             ("Content-Type", "application/pkcs7-mime"), ("ETag", bundle.etag), ("Cache-Control", cacheControl),
             ("Last-Modified", bundle.lastModified),
-        ], body: bundle.bytes)
+        ], body: bytes)
     }
 
     /// `/log/checkpoint`, `/log/tile/…` and `/<customer>.json.proof[?version=N]`; nil for any other path.
@@ -268,6 +271,12 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         status: .serviceUnavailable,
         headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
         body: Array("the bundle for this customer could not be re-signed in time\n".utf8)
+    )
+
+    static let unreadable = HTTPResponse(
+        status: .serviceUnavailable,
+        headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5"), ("Cache-Control", "no-store")],
+        body: Array("the bundle for this customer cannot be read on this server\n".utf8)
     )
 
     /// RFC 9110 §13.1.2: `*` or a list of entity tags, compared weakly.
