@@ -9,12 +9,12 @@ import X509
 /// full pass signed instead of signing every customer again before it can listen.
 ///
 /// Written after each full pass, atomically (temporary file, fsync, rename) and private to the server's user;
-/// read once at start, and kept open: the bundles a start keeps are served from it until they are re-signed. The file is trusted as the data directory is: whoever can write it can read the signing
-/// key beside it and sign anything, so reading it checks that it is whole and was written by this format (a
-/// SHA-256 over everything before it ends the file), that the file passes the ownership and mode checks of the
-/// other trusted files, and every field's bounds — and the server then keeps a bundle only if the store and the
-/// signing identity still say the same about the customer (version, signer, revocation floor, certificate
-/// chain, lifetime) and it was signed recently enough.
+/// read once at start, its bundles moved to the server's spool as they are read. The file is trusted as the data
+/// directory is: whoever can write it can read the signing key beside it and sign anything, so reading it checks
+/// that it is whole and was written by this format (a SHA-256 over everything before it ends the file), that the
+/// file passes the ownership and mode checks of the other trusted files, and every field's bounds — and the
+/// server then keeps a bundle only if the store and the signing identity still say the same about the customer
+/// (version, signer, revocation floor, certificate chain, lifetime) and it was signed recently enough.
 ///
 /// Layout, integers big-endian: the magic line; the certificate chains, each stored once (count, then per
 /// chain its certificates as length-prefixed DER); the bundles (count, then per bundle: name, version,
@@ -118,16 +118,19 @@ public enum BundleArchive {
         } }
     }
 
-    /// The entries of the archive at `path`, in the order written; `nil` when there is no such file.
+    /// The entries of the archive at `path`, in the order written; `nil` when there is no such file. Each bundle's
+    /// bytes are moved to `spool` as they are read, so that what is served cannot change if the file is written
+    /// over in place later (a backup copied onto it, say); without a spool, or where the spool cannot be written,
+    /// they are read from the file itself, whose descriptor stays open.
     ///
     /// - Throws: `Unusable` when the file is not whole, not this format, too large, or not trusted.
-    public static func read(from path: String) throws -> [Entry]? {
+    public static func read(from path: String, movingBundlesTo spool: BundleSpool? = nil) throws -> [Entry]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw Unusable(path: path, reason: "it cannot be opened (\(String(cString: strerror(errno))))")
         }
-        // Kept open: the bundles read are served from it (see `BundleFile`).
+        // Open for as long as a bundle is read from it: those no spool took (see `BundleFile`).
         let file = BundleFile(descriptor: fd, name: path, isSpool: false)
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Unusable(path: path, reason: "its status cannot be read") }
@@ -141,7 +144,7 @@ public enum BundleArchive {
         }
         var reader = Reader(fd: fd, size: Int(info.st_size))
         do {
-            return try parse(&reader, file: file)
+            return try parse(&reader, file: file, spool: spool)
         } catch let error as Reader.Malformed {
             throw Unusable(path: path, reason: error.description)
         } catch {
@@ -151,7 +154,8 @@ public enum BundleArchive {
 
     /// Read as a stream, a megabyte at a time, so that loading never holds the file and its bundles at once; the
     /// entries are returned only once the checksum at the end has matched, each bundle's bytes left in `file`.
-    private static func parse(_ reader: inout Reader, file: BundleFile) throws -> [Entry] {
+    private static func parse(_ reader: inout Reader, file: BundleFile, spool: BundleSpool?) throws -> [Entry] {
+        var spool = spool
         guard reader.bodySize >= magic.count, try reader.bytes(magic.count) == magic else {
             throw Reader.Malformed("it is not a file of persisted bundles (wrong start or too short)")
         }
@@ -187,11 +191,20 @@ public enum BundleArchive {
                 range = start..<(start + length)
             }
             guard expires > timestamp else { throw Reader.Malformed("customer '\(customer)' expires before it was signed") }
+            let bundle = SignedBundle(
+                customer: customer, bytes: bundleBytes, version: version, timestamp: timestamp, expires: expires,
+                signersNotBefore: floor, signerChain: chains[chain], encodedHostsRange: range
+            )
+            var placed = bundle.stored(in: file, at: bundleOffset)
+            if let into = spool {
+                do {
+                    placed = try into.store(bundle)
+                } catch {
+                    spool = nil
+                }
+            }
             entries.append(Entry(
-                bundle: SignedBundle(
-                    customer: customer, bytes: bundleBytes, version: version, timestamp: timestamp, expires: expires,
-                    signersNotBefore: floor, signerChain: chains[chain], encodedHostsRange: range
-                ).stored(in: file, at: bundleOffset),
+                bundle: placed,
                 signer: flags & Flag.ownSigner != 0 ? .customerOwn : .deploymentDefault
             ))
         }

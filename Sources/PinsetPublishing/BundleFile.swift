@@ -78,9 +78,10 @@ public struct BundleFileError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Where a server puts the bundles it signs so that it need not hold them: an unlinked file in the data
-/// directory, private to the process (no name, so nothing else can open it; gone with the process, even after a
-/// crash), appended to batch by batch. A full pass starts a new one; the old one's space is returned to the file
-/// system once no served bundle is read from it.
+/// directory, private to the process (no name, so nothing else can open it, replace it or write over it; gone with
+/// the process, even after a crash — where the file system lacks `O_TMPFILE`, the file has a name for the instant
+/// between creating and unlinking it), appended to batch by batch. A full pass starts a new one; the old one's
+/// space is returned to the file system once no served bundle is read from it.
 public final class BundleSpool: Sendable {
     public let file: BundleFile
     private let end = LockedValue(0)
@@ -99,27 +100,25 @@ public final class BundleSpool: Sendable {
         var stored: [SignedBundle] = []
         stored.reserveCapacity(bundles.count)
         do throws(BundleFileError) {
-            for bundle in bundles {
-                guard let bytes = bundle.bytesInMemory else {
-                    stored.append(bundle)
-                    continue
-                }
-                let offset = end.withLock { end in
-                    defer { end += bytes.count }
-                    return end
-                }
-                try file.write(bytes, at: offset)
-                stored.append(bundle.stored(in: file, at: offset))
-            }
+            for bundle in bundles { stored.append(try store(bundle)) }
         } catch {
             return (bundles, error)
         }
         return (stored, nil)
     }
 
-    /// `bundles` copied from whatever file holds them into this spool, for those held on another spool: what a
-    /// full pass leaves on the spool it replaced (the bundles of customers it could not sign) would otherwise keep
-    /// that whole file allocated.
+    /// `bundle` moved to the spool if it is held in memory, else as it is.
+    public func store(_ bundle: SignedBundle) throws(BundleFileError) -> SignedBundle {
+        guard let bytes = bundle.bytesInMemory else { return bundle }
+        let offset = end.withLock { end in
+            defer { end += bytes.count }
+            return end
+        }
+        try file.write(bytes, at: offset)
+        return bundle.stored(in: file, at: offset)
+    }
+
+    /// `bundles` copied from whatever file holds them into this spool. All or nothing, as `store`.
     public func adopt(_ bundles: [SignedBundle]) -> (bundles: [SignedBundle], error: (any Error)?) {
         do {
             let inMemory = try bundles.map { try $0.inMemory() }
@@ -145,7 +144,12 @@ public final class BundleSpool: Sendable {
             let path = "\(directory)/.pinset-spool-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
             let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd >= 0 {
-                unlink(path)
+                // Nameless from here on; a spool that keeps its name would outlive the process.
+                guard unlink(path) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    close(fd)
+                    throw BundleFileError(file: name, offset: 0, reason: "'\(path)' cannot be unlinked (\(reason))")
+                }
                 return fd
             }
             guard errno == EEXIST else { break }

@@ -30,14 +30,24 @@ struct PersistedBundlesTests {
         /// A server's refresher on this deployment, as one `pinset serve` would run it.
         func refresher(
             cache: BundleCache, identity: SigningIdentity? = nil, identities: SigningIdentityDirectory? = nil,
-            source: (any PinSetSource)? = nil, batchSize: Int = 2000
+            source: (any PinSetSource)? = nil, batchSize: Int = 2000, spoolSlackBytes: Int = 16 << 20
         ) -> BundleRefresher {
             BundleRefresher(
                 source: source ?? self.source,
                 pass: SigningPass(identities: identities ?? SigningIdentityDirectory(defaultIdentity: identity ?? self.identity), bundleLifetime: 3600),
                 cache: cache, metrics: nil, logger: Logger(label: "test"),
-                resignInterval: 300, changePollInterval: 0.05, archivePath: archivePath, batchSize: batchSize, now: clock.now
+                resignInterval: 300, changePollInterval: 0.05, archivePath: archivePath, batchSize: batchSize,
+                spoolSlackBytes: spoolSlackBytes, now: clock.now
             )
+        }
+
+        /// The spool files this process holds open in the deployment's directory (they have no name there).
+        var openSpools: Int {
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return descriptors.count { fd in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)") else { return false }
+                return target.hasPrefix(directory.path + "/") && target.hasSuffix("(deleted)")
+            }
         }
 
         /// Starts a server, lets it persist its bundles, stops it; returns what it served.
@@ -49,6 +59,12 @@ struct PersistedBundlesTests {
             refresher.stop()
             return cache.snapshot.bundles
         }
+    }
+
+    /// Whether `condition` holds within 5 s.
+    private static func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<500 where !condition() { usleep(10_000) }
+        return condition()
     }
 
     private static func customers(_ versions: [String: Int64]) throws -> [PinSet] {
@@ -155,6 +171,73 @@ struct PersistedBundlesTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: deployment.directory.path) == [BundleArchive.fileName])
     }
 
+    /// A start moves the persisted bundles it keeps to its spool as it reads them: what it serves no longer
+    /// depends on the file, which may be written over in place (a backup copied onto it) without changing a byte
+    /// served.
+    @Test func aStartServesItsPersistedBundlesFromItsOwnSpool() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4]))
+        let first = try deployment.run().mapValues { try $0.bytes }
+        deployment.clock.advance(by: 60)
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        let served = cache.snapshot.bundles
+        #expect(served.count == 2 && served.values.allSatisfy { $0.isSpooled && $0.file === served.values.first?.file })
+        let overwrite = try #require(FileHandle(forWritingAtPath: deployment.archivePath))
+        try overwrite.write(contentsOf: Data(repeating: 0x41, count: 64 * 1024))
+        try overwrite.close()
+        for (customer, bundle) in served { #expect(try bundle.bytes == first[customer]) }
+        #expect(deployment.openSpools == 1)
+    }
+
+    /// Full passes that fail part-way, again and again, leave at most the spool of the last finished pass and the
+    /// current one open; once earlier spools hold more bytes no longer served than served, what is served from
+    /// them is copied over and they are freed.
+    @Test func failingFullPassesDoNotAccumulateSpools() async throws {
+        let deployment = try Deployment(customers: [])
+        let store = try PinStore.open(path: deployment.directory.file("pinset.sqlite"))
+        defer { try? store.close() }
+        for index in 1...6 {
+            let name = try CustomerName("customer-\(index)")
+            try store.addCustomer(name, actor: "test")
+            let hostname = try Hostname("api.customer-\(index).example.com")
+            try store.addHost(hostname, to: name, actor: "test")
+            try store.addPins([Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))],
+                              to: hostname, of: name, actor: "test")
+        }
+        let source = PageFailingSource(store)
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache, source: source, batchSize: 2, spoolSlackBytes: 0)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        weak let finished = cache.snapshot.bundles.values.first?.file
+        #expect(finished != nil && deployment.openSpools == 1)
+
+        // Each pass re-signs the first page of two customers, then fails: four of six stay on the finished spool.
+        source.failAfter(pages: 1)
+        for _ in 0..<8 {
+            deployment.clock.advance(by: 1)
+            #expect(!refresher.refreshNow(reason: "schedule"))
+            #expect(deployment.openSpools == 2)
+        }
+        #expect(finished != nil)
+        #expect(cache.snapshot.bundles.values.count { $0.file === finished } == 4)
+
+        // Two pages re-signed: the finished spool holds four bundles no longer served against two served.
+        source.failAfter(pages: 2)
+        deployment.clock.advance(by: 1)
+        #expect(!refresher.refreshNow(reason: "schedule"))
+        // The archive writer may still hold the first pass's bundles for a moment.
+        #expect(Self.eventually { finished == nil })
+        #expect(deployment.openSpools == 1)
+        let served = cache.snapshot.bundles
+        #expect(served.count == 6 && served.values.allSatisfy { $0.isSpooled && $0.file === served.values.first?.file })
+        for bundle in served.values {
+            let verified = await SignatureVerifier.verify(try bundle.bytes, trustAnchors: [deployment.identity.certificate], at: deployment.clock.now())
+            #expect((try? verified.get()) != nil)
+        }
+    }
+
     /// A full pass leaves a customer it cannot sign its last bundle; that bundle is copied to the pass's spool, so
     /// the previous spool (as large as every bundle) is not kept for it.
     @Test func aBundleKeptForAFailedCustomerMovesToTheNewSpool() throws {
@@ -174,11 +257,13 @@ struct PersistedBundlesTests {
             PinSet(customer: plain, version: 1, hosts: [], signer: .deploymentDefault),
         ])
         let cache = BundleCache()
-        let refresher = deployment.refresher(cache: cache, identities: SigningIdentityDirectory(locations: locations), source: source)
+        let refresher = deployment.refresher(cache: cache, identities: SigningIdentityDirectory(locations: locations), source: source, spoolSlackBytes: 0)
         defer { refresher.stop() }
         #expect(refresher.refreshNow(reason: "schedule"))
         let lastGood = try #require(cache.bundle(for: own))
+        let (etag, timestamp, bytes) = (lastGood.etag, lastGood.timestamp, try lastGood.bytes)
         weak let firstSpool = lastGood.file
+        _ = consume lastGood
         #expect(firstSpool != nil)
 
         unlink(locations.keyPath(of: own))
@@ -186,9 +271,11 @@ struct PersistedBundlesTests {
         #expect(refresher.refreshNow(reason: "schedule"))
         let kept = try #require(cache.bundle(for: own))
         #expect(cache.failure(for: own) != nil)
-        #expect(kept.etag == lastGood.etag && kept.timestamp == lastGood.timestamp)
-        #expect(try kept.bytes == lastGood.bytes)
-        #expect(kept.isSpooled && kept.file !== firstSpool && kept.file === cache.bundle(for: plain)?.file)
+        #expect(kept.etag == etag && kept.timestamp == timestamp)
+        #expect(try kept.bytes == bytes)
+        #expect(kept.isSpooled && kept.file === cache.bundle(for: plain)?.file)
+        #expect(Self.eventually { firstSpool == nil }, "the previous spool is freed")
+        #expect(deployment.openSpools == 1)
     }
 
     @Test func aCustomerRemovedWhileStoppedIsNotServed() throws {
@@ -280,5 +367,34 @@ struct PersistedBundlesTests {
         #expect(served[try CustomerName("customer-8")] != nil)
         #expect(served.values.allSatisfy { $0.timestamp == Int64(deployment.clock.now().timeIntervalSince1970) })
         #expect(cache.snapshot.signedAt == Int64(deployment.clock.now().timeIntervalSince1970))
+    }
+}
+
+/// The store, with page reads after the first few of a pass failing on demand: a full pass that stops part-way.
+private final class PageFailingSource: PinSetSource, @unchecked Sendable {
+    // `@unchecked Sendable`: `pagesBeforeFailure` and `pagesThisPass` are behind `lock`.
+    private let store: PinStore
+    private let lock = NSLock()
+    private var pagesBeforeFailure: Int?
+    private var pagesThisPass = 0
+
+    init(_ store: PinStore) { self.store = store }
+
+    func failAfter(pages: Int?) { lock.withLock { pagesBeforeFailure = pages } }
+
+    func allPinSets() throws -> [PinSet] { try store.allPinSets() }
+    func pinSetChanges(since previous: [PinSetHeader]) throws -> PinSetChanges { try store.pinSetChanges(since: previous) }
+    func changeCounter() throws -> Int64 { try store.changeCounter() }
+    func applyPinWindows(at time: Date, servedChains: ServedChains) throws -> PinWindowPass {
+        try store.applyPinWindows(at: time, servedChains: servedChains)
+    }
+    func endReportOnlyWindows(endingBy time: Date) throws -> Int { try store.endReportOnlyWindows(endingBy: time) }
+
+    func pinSetPage(after cursor: PinSetPage.Cursor?, limit: Int) throws -> PinSetPage {
+        try lock.withLock {
+            pagesThisPass = cursor == nil ? 1 : pagesThisPass + 1
+            if let pagesBeforeFailure, pagesThisPass > pagesBeforeFailure { throw StoreUnavailable() }
+        }
+        return try store.pinSetPage(after: cursor, limit: limit)
     }
 }

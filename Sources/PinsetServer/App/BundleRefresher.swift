@@ -65,7 +65,9 @@ public final class BundleRefresher: @unchecked Sendable {
     private let maxContentStaleness: TimeInterval
     /// Where the bundles of each full pass are persisted for the next start; `nil` keeps them in memory only.
     private let archivePath: String?
-    /// How many customers a full pass reads and signs at a time.
+    /// How many customers a full pass reads and signs at a time. What a batch allocates while it is signed (its
+    /// pin sets, payloads, signatures and bundles) is what a pass adds to the steady memory: 500 keeps that near
+    /// a tenth of a 100,000-customer deployment's (BENCHMARKS.md, section 4).
     private let batchSize: Int
     private let archiveWriter: ArchiveWriter?
     /// Where the bundles signed are moved out of memory: the data directory, when bundles are persisted.
@@ -73,7 +75,13 @@ public final class BundleRefresher: @unchecked Sendable {
     /// The spool of the last full pass, which change passes append to; `nil` until a pass makes one, and while
     /// none can be made (the bundles are then held in memory).
     private var spool: BundleSpool?
-    /// Whether this pass has already logged that its bundles stay in memory.
+    /// Earlier spools while a served bundle may still be read from one, with the bytes each holds.
+    private var retiredSpools: [RetiredSpool] = []
+    /// Bytes earlier spools may hold that are no longer served, beyond those still served from them, before what
+    /// is served from them is copied to the current spool.
+    private let spoolSlackBytes: Int
+    /// Whether the spool's last problem was logged; cleared once a spool works again, so a lasting problem is
+    /// logged once, not at every pass.
     private var spoolProblemLogged = false
     /// The transparency log served beside the bundles: brought up to date after pin sets are read and before the
     /// bundles signed from them are served, so its checkpoint covers every content they carry.
@@ -107,7 +115,8 @@ public final class BundleRefresher: @unchecked Sendable {
         retryInterval: TimeInterval = 5,
         maxContentStaleness: TimeInterval = 3600,
         archivePath: String? = nil,
-        batchSize: Int = 2000,
+        batchSize: Int = 500,
+        spoolSlackBytes: Int = 16 << 20,
         transparencyLog: TransparencyLogPublisher? = nil,
         servedChains: @escaping @Sendable () -> ServedChains = { ServedChains() },
         now: @escaping @Sendable () -> Date = Date.init
@@ -116,6 +125,7 @@ public final class BundleRefresher: @unchecked Sendable {
         self.transparencyLog = transparencyLog
         self.archivePath = archivePath
         self.batchSize = max(1, batchSize)
+        self.spoolSlackBytes = max(0, spoolSlackBytes)
         archiveWriter = archivePath.map { ArchiveWriter(path: $0, logger: logger) }
         spoolDirectory = archivePath.map(AtomicFile.parentDirectory(of:))
         self.source = source
@@ -288,20 +298,32 @@ public final class BundleRefresher: @unchecked Sendable {
     private func spooled(_ bundles: [SignedBundle]) -> [SignedBundle] {
         guard let spool else { return bundles }
         let (stored, error) = spool.store(bundles)
-        if let error { logSpoolProblem("\(error)") }
+        if let error { logSpoolProblem("\(error)") } else { spoolProblemLogged = false }
         return stored
     }
 
-    /// Moves the bundles a full pass kept on another file (customers it could not sign, content held for
-    /// witnesses) to its spool, so that the earlier spool, or the persisted bundles a start served from, is freed:
-    /// each is as large as every bundle.
-    private func moveStragglersToSpool() {
-        guard let spool else { return }
-        let stragglers = cache.snapshot.bundles.values.filter { $0.file != nil && !$0.isStored(in: spool.file) }
-        guard !stragglers.isEmpty else { return }
-        let (moved, error) = spool.adopt(Array(stragglers))
-        if let error { logSpoolProblem("\(error)") }
-        cache.relocate(moved)
+    /// Copies the bundles still served from earlier spools (customers a full pass could not sign, content held for
+    /// witnesses, customers a failed pass did not reach) to the current spool, batch by batch, once the earlier
+    /// spools hold more bytes no longer served than served (plus `spoolSlackBytes`): the copying then costs at
+    /// most what it frees, and the spools never take more than about three times the bytes served.
+    private func compactRetiredSpools() {
+        retiredSpools.removeAll { $0.file == nil }
+        guard let spool, !retiredSpools.isEmpty else { return }
+        let retiredBytes = retiredSpools.reduce(0) { $0 + $1.bytes }
+        let onRetired = cache.snapshot.bundles.values.filter { bundle in
+            bundle.isSpooled && !bundle.isStored(in: spool.file)
+        }
+        let servedBytes = onRetired.reduce(0) { $0 + $1.byteCount }
+        guard retiredBytes - servedBytes > servedBytes + spoolSlackBytes else { return }
+        for start in stride(from: 0, to: onRetired.count, by: batchSize) {
+            let (moved, error) = spool.adopt(Array(onRetired[start..<min(onRetired.count, start + batchSize)]))
+            if let error {
+                logSpoolProblem("\(error)")
+                return
+            }
+            cache.relocate(moved)
+        }
+        retiredSpools.removeAll { $0.file == nil }
     }
 
     private func logSpoolProblem(_ reason: String) {
@@ -318,7 +340,9 @@ public final class BundleRefresher: @unchecked Sendable {
         guard let archivePath else { return nil }
         let started = ContinuousClock.now
         do {
-            guard let entries = try BundleArchive.read(from: archivePath) else { return nil }
+            // The start's pass signs into the spool the bundles kept were moved to.
+            spool = newSpool()
+            guard let entries = try BundleArchive.read(from: archivePath, movingBundlesTo: spool) else { return nil }
             logger.info("Persisted bundles read", metadata: [
                 "bundles": "\(entries.count)", "duration_ms": "\((ContinuousClock.now - started).milliseconds)", "path": "\(archivePath)",
             ])
@@ -385,10 +409,16 @@ public final class BundleRefresher: @unchecked Sendable {
             if content.counter != nil { try transparencyLog?.advance() }
             var totals = PassTotals()
             var loaded = LoadedContent.Builder()
-            spoolProblemLogged = false
-            // Every pass but a change pass signs every customer it can again: the previous spool is freed once the
-            // last bundle read from it is replaced (see `moveStragglersToSpool`).
-            if !incremental || spool == nil { spool = newSpool() }
+            // Every pass but a change pass signs every customer it can again, into a new spool (the start's pass
+            // into the one its persisted bundles were moved to): the previous one is freed once the last bundle read
+            // from it is replaced. After every such pass, finished or not, what is still served from earlier
+            // spools is copied over if they hold more bytes no longer served than served (`compactRetiredSpools`),
+            // so failing passes and lasting failures cannot make the spools grow without bound.
+            if spool == nil || (!incremental && archived == nil) {
+                if let spool { retiredSpools.append(RetiredSpool(file: spool.file, bytes: spool.size)) }
+                spool = newSpool()
+            }
+            defer { if !incremental { compactRetiredSpools() } }
             func sign(_ customers: [SigningPass.Customer], reusing: Content.Reuse) {
                 let result = signBatch(customers, reusing: reusing, at: attemptAt)
                 // A persisted bundle is served only where this pass could have kept it: not for a customer whose
@@ -423,8 +453,6 @@ public final class BundleRefresher: @unchecked Sendable {
                 }
             }
             cache.finishPass(customers: loaded.customers, failures: totals.failures, passTime: passTime)
-            // A start from persisted bundles keeps most of them on that file until the first full pass.
-            if !incremental && archived == nil { moveStragglersToSpool() }
             lastLoaded = loaded.content(at: content.loadedAt)
             if let counter = content.counter { lastSeenChange = counter }
             if let archived, content.counter != nil {
@@ -644,6 +672,12 @@ private struct LoadedContent {
         guard let kept = unservedHosts[header.customer], kept.version == header.version else { return nil }
         return kept.hosts
     }
+}
+
+/// An earlier spool, known only while a bundle still holds it open.
+private struct RetiredSpool {
+    weak var file: BundleFile?
+    let bytes: Int
 }
 
 /// A pass's figures summed over its batches.

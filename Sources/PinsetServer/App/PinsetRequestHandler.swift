@@ -133,7 +133,10 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
         }
         // On a file (see `BundleFile`) that can no longer be read: a disk fault. Unavailable, so that a load
         // balancer or the client tries another server; never a partial body.
-        guard let bytes = try? bundle.bytes else { return Self.unreadable }
+        guard let bytes = try? bundle.bytes else {
+            metrics?.recordUnreadableBundle()
+            return Self.unreadable
+        }
         return HTTPResponse(status: .ok, headers: [
             ("Content-Type", "application/pkcs7-mime"), ("ETag", bundle.etag), ("Cache-Control", cacheControl),
             ("Last-Modified", bundle.lastModified),

@@ -17,6 +17,7 @@ public final class ServerMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     private let bundlesSigned: Counter
     private let signingFailures: Counter
+    private let unreadableBundles: Counter
     private let signingDuration: Metrics.Timer
     private let requestDuration: Metrics.Timer
     private let responseBytes: Counter
@@ -56,6 +57,7 @@ public final class ServerMetrics: Sendable {
         self.factory = factory
         bundlesSigned = Counter(label: "pinset_bundles_signed_total", factory: factory)
         signingFailures = Counter(label: "pinset_signing_failures_total", factory: factory)
+        unreadableBundles = Counter(label: "pinset_bundle_read_failures_total", factory: factory)
         signingDuration = Metrics.Timer(label: "pinset_signing_pass_duration_seconds", factory: factory)
         requestDuration = Metrics.Timer(label: "pinset_http_request_duration_seconds", factory: factory)
         responseBytes = Counter(label: "pinset_http_response_body_bytes_total", factory: factory)
@@ -114,6 +116,11 @@ public final class ServerMetrics: Sendable {
 
     func recordSigningFailure() {
         signingFailures.increment()
+    }
+
+    /// A bundle whose file could not be read, answered 503.
+    func recordUnreadableBundle() {
+        unreadableBundles.increment()
     }
 
     func recordRequest(status: Int, bodyBytes: Int, duration: Duration) {
