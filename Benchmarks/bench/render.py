@@ -454,7 +454,8 @@ def render_scale(scale):
     if per_customer:
         lines += ["", f"Steady RSS per customer above the {base['customers']:,}-customer start — " + "; ".join(
             f"{customers:,}: {fmt_kib(kib)}" for customers, kib in per_customer.items())
-            + f". Every bundle served is held in memory, and one is {bundle:,.0f} bytes ({bundle / 1024:.1f} KiB) here."
+            + f". One bundle is {bundle:,.0f} bytes ({bundle / 1024:.1f} KiB) here; the server reads each from its spool "
+            f"file per request (`pread`, never mapped), so the bundles' bytes are in the page cache, not in `VmRSS`."
             + (f" Of the steady RSS at {scale[-1]['customers']:,}, {fmt_mib(scale[-1]['steadyRssAnonKiB'])} is anonymous memory and "
                f"{fmt_mib(scale[-1]['steadyRssFileKiB'])} file pages (the binary, its libraries and any mapped file)."
                if scale[-1].get("steadyRssAnonKiB") is not None else "")]
