@@ -41,6 +41,20 @@ struct PersistedBundlesTests {
             )
         }
 
+        /// A SQLite store in the deployment's directory with `customers` customers of one host and one pin each.
+        func store(customers: Int) throws -> PinStore {
+            let store = try PinStore.open(path: directory.file("pinset.sqlite"))
+            for index in 1...customers {
+                let name = try CustomerName("customer-\(index)")
+                try store.addCustomer(name, actor: "test")
+                let hostname = try Hostname("api.customer-\(index).example.com")
+                try store.addHost(hostname, to: name, actor: "test")
+                try store.addPins([Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))],
+                                  to: hostname, of: name, actor: "test")
+            }
+            return store
+        }
+
         /// The spool files this process holds open in the deployment's directory (they have no name there).
         var openSpools: Int {
             let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
@@ -59,12 +73,6 @@ struct PersistedBundlesTests {
             refresher.stop()
             return cache.snapshot.bundles
         }
-    }
-
-    /// Whether `condition` holds within 5 s.
-    private static func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<500 where !condition() { usleep(10_000) }
-        return condition()
     }
 
     private static func customers(_ versions: [String: Int64]) throws -> [PinSet] {
@@ -196,16 +204,8 @@ struct PersistedBundlesTests {
     /// them is copied over and they are freed.
     @Test func failingFullPassesDoNotAccumulateSpools() async throws {
         let deployment = try Deployment(customers: [])
-        let store = try PinStore.open(path: deployment.directory.file("pinset.sqlite"))
+        let store = try deployment.store(customers: 6)
         defer { try? store.close() }
-        for index in 1...6 {
-            let name = try CustomerName("customer-\(index)")
-            try store.addCustomer(name, actor: "test")
-            let hostname = try Hostname("api.customer-\(index).example.com")
-            try store.addHost(hostname, to: name, actor: "test")
-            try store.addPins([Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))],
-                              to: hostname, of: name, actor: "test")
-        }
         let source = PageFailingSource(store)
         let cache = BundleCache()
         let refresher = deployment.refresher(cache: cache, source: source, batchSize: 2, spoolSlackBytes: 0)
@@ -228,7 +228,7 @@ struct PersistedBundlesTests {
         deployment.clock.advance(by: 1)
         #expect(!refresher.refreshNow(reason: "schedule"))
         // The archive writer may still hold the first pass's bundles for a moment.
-        #expect(Self.eventually { finished == nil })
+        #expect(try await eventually(within: 5) { finished == nil })
         #expect(deployment.openSpools == 1)
         let served = cache.snapshot.bundles
         #expect(served.count == 6 && served.values.allSatisfy { $0.isSpooled && $0.file === served.values.first?.file })
@@ -240,7 +240,7 @@ struct PersistedBundlesTests {
 
     /// A full pass leaves a customer it cannot sign its last bundle; that bundle is copied to the pass's spool, so
     /// the previous spool (as large as every bundle) is not kept for it.
-    @Test func aBundleKeptForAFailedCustomerMovesToTheNewSpool() throws {
+    @Test func aBundleKeptForAFailedCustomerMovesToTheNewSpool() async throws {
         let deployment = try Deployment(customers: [])
         let locations = SigningIdentityLocations(
             defaultKeyPath: deployment.directory.file("signing-key.pem"), defaultCertificatePath: deployment.directory.file("trust-cert.pem"),
@@ -274,7 +274,7 @@ struct PersistedBundlesTests {
         #expect(kept.etag == etag && kept.timestamp == timestamp)
         #expect(try kept.bytes == bytes)
         #expect(kept.isSpooled && kept.file === cache.bundle(for: plain)?.file)
-        #expect(Self.eventually { firstSpool == nil }, "the previous spool is freed")
+        #expect(try await eventually(within: 5) { firstSpool == nil }, "the previous spool is freed")
         #expect(deployment.openSpools == 1)
     }
 
@@ -341,16 +341,8 @@ struct PersistedBundlesTests {
     /// served set never lacks a customer that exists.
     @Test func aFullPassSignsTheDeploymentBatchByBatch() throws {
         let deployment = try Deployment(customers: [])
-        let store = try PinStore.open(path: deployment.directory.file("pinset.sqlite"))
+        let store = try deployment.store(customers: 7)
         defer { try? store.close() }
-        for index in 1...7 {
-            let name = try CustomerName("customer-\(index)")
-            try store.addCustomer(name, actor: "test")
-            let hostname = try Hostname("api.customer-\(index).example.com")
-            try store.addHost(hostname, to: name, actor: "test")
-            try store.addPins([Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))],
-                              to: hostname, of: name, actor: "test")
-        }
         let cache = BundleCache()
         let refresher = deployment.refresher(cache: cache, source: store, batchSize: 3)
         #expect(refresher.refreshNow(reason: "schedule"))
