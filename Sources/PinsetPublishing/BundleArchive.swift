@@ -58,11 +58,13 @@ public enum BundleArchive {
     }
 
     /// Writes `entries` to `path` (mode 0600), replacing what was there only once all of it is on disk.
-    public static func write(_ entries: [Entry], to path: String) throws {
+    /// `entries` is read twice (the chains first); a lazy collection lists them without holding them all.
+    public static func write(_ entries: some Collection<Entry>, to path: String) throws {
         var chainIndex: [[UInt8]: UInt32] = [:]
         var chains: [[Certificate]] = []
         var bundleChains: [UInt32] = []
-        bundleChains.reserveCapacity(entries.count)
+        let count = entries.count
+        bundleChains.reserveCapacity(count)
         // Bundles signed by one identity share its chain's storage, so comparing with the previous bundle's chain
         // (which `==` answers from the storage's identity) spares serializing the chain once per bundle.
         var previous: (chain: [Certificate], index: UInt32)?
@@ -93,7 +95,7 @@ public enum BundleArchive {
                     writer.writeBlock(serializer.serializedBytes)
                 }
             }
-            writer.write(UInt32(entries.count))
+            writer.write(UInt32(count))
             for (entry, chain) in zip(entries, bundleChains) {
                 let bundle = entry.bundle
                 writer.writeBlock(Array(bundle.customer.rawValue.utf8))

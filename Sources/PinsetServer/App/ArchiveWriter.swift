@@ -12,7 +12,7 @@ final class ArchiveWriter: @unchecked Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "pinset.bundle-archive", qos: .utility)
     private let lock = NSLock()
-    private var pending: [BundleArchive.Entry]?
+    private var pending: (bundles: [CustomerName: SignedBundle], headers: [PinSetHeader])?
     private var stopped = false
 
     init(path: String, logger: Logger) {
@@ -22,25 +22,28 @@ final class ArchiveWriter: @unchecked Sendable {
 
     /// Archives the bundles that match their customer's header (a customer that failed keeps an older bundle,
     /// which a start must not take for its current content).
+    ///
+    /// Takes the served set and the headers as they are (shared, not copied) and lists the entries only as it
+    /// writes them: a list of every entry, built when the pass ends, was the largest thing a full pass added to
+    /// the server's memory.
     func write(_ bundles: [CustomerName: SignedBundle], headers: [PinSetHeader]) {
-        let entries = headers.compactMap { header -> BundleArchive.Entry? in
-            guard let bundle = bundles[header.customer], bundle.version == header.version, bundle.signersNotBefore == header.signersNotBefore else {
-                return nil
-            }
-            return BundleArchive.Entry(bundle: bundle, signer: header.signer)
-        }
         let schedule: Bool = lock.withLock {
             guard !stopped else { return false }
             let idle = pending == nil
-            pending = entries
+            pending = (bundles, headers)
             return idle
         }
         guard schedule else { return }
         queue.async { [self] in
-            guard let entries = lock.withLock({ () -> [BundleArchive.Entry]? in
+            guard let (bundles, headers) = lock.withLock({ () -> (bundles: [CustomerName: SignedBundle], headers: [PinSetHeader])? in
                 defer { pending = nil }
                 return pending
             }) else { return }
+            let entries = headers.lazy.compactMap { header -> BundleArchive.Entry? in
+                guard let bundle = bundles[header.customer], bundle.version == header.version,
+                      bundle.signersNotBefore == header.signersNotBefore else { return nil }
+                return BundleArchive.Entry(bundle: bundle, signer: header.signer)
+            }
             let started = ContinuousClock.now
             do {
                 try BundleArchive.write(entries, to: path)

@@ -66,8 +66,8 @@ public final class BundleRefresher: @unchecked Sendable {
     /// Where the bundles of each full pass are persisted for the next start; `nil` keeps them in memory only.
     private let archivePath: String?
     /// How many customers a full pass reads and signs at a time. What a batch allocates while it is signed (its
-    /// pin sets, payloads, signatures and bundles) is what a pass adds to the steady memory: 500 keeps that near
-    /// a tenth of a 100,000-customer deployment's (BENCHMARKS.md, section 4).
+    /// pin sets, payloads, signatures and bundles) is most of what a pass adds to the steady memory: about 11 MiB
+    /// for 500, about 46 MiB for 2,000 (BENCHMARKS.md, "Scale").
     private let batchSize: Int
     private let archiveWriter: ArchiveWriter?
     /// Where the bundles signed are moved out of memory: the data directory, when bundles are persisted.
@@ -408,7 +408,7 @@ public final class BundleRefresher: @unchecked Sendable {
             // (the store is unavailable) is under the checkpoint served since then.
             if content.counter != nil { try transparencyLog?.advance() }
             var totals = PassTotals()
-            var loaded = LoadedContent.Builder()
+            var loaded = LoadedContent.Builder(expecting: lastLoaded?.headers.count ?? 0)
             // Every pass but a change pass signs every customer it can again, into a new spool (the start's pass
             // into the one its persisted bundles were moved to): the previous one is freed once the last bundle read
             // from it is replaced. After every such pass, finished or not, what is still served from earlier
@@ -636,6 +636,13 @@ private struct LoadedContent {
         private(set) var customers: Set<CustomerName> = []
         private var unserved: [CustomerName: (version: Int64, hosts: [HostPins])] = [:]
 
+        /// Sized for `count` customers (the last load's), so that collecting a large deployment does not hold
+        /// an outgrown copy of each list while it grows.
+        init(expecting count: Int) {
+            headers.reserveCapacity(count)
+            customers.reserveCapacity(count)
+        }
+
         mutating func add(_ batch: [SigningPass.Customer], servedAs bundles: [CustomerName: SignedBundle]) {
             for customer in batch {
                 let header = customer.header
@@ -652,9 +659,11 @@ private struct LoadedContent {
             }
         }
 
-        func content(at date: Date) -> LoadedContent {
+        /// Sorted in place and handed over: no second list of every header.
+        mutating func content(at date: Date) -> LoadedContent {
             // Pages come in the store's order of customers; the headers are kept sorted by name.
-            LoadedContent(headers: headers.sorted { $0.customer.rawValue < $1.customer.rawValue }, unservedHosts: unserved, at: date)
+            headers.sort { $0.customer.rawValue < $1.customer.rawValue }
+            return LoadedContent(headers: headers, unservedHosts: unserved, at: date)
         }
     }
 
