@@ -133,7 +133,7 @@ public enum BundleArchive {
             throw Unusable(path: path, reason: "it cannot be opened (\(String(cString: strerror(errno))))")
         }
         // Open for as long as a bundle is read from it: those no spool took (see `BundleFile`).
-        let file = BundleFile(descriptor: fd, name: path, isSpool: false)
+        let file = BundleFile(descriptor: fd, name: "'\(path)'", isSpool: false)
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Unusable(path: path, reason: "its status cannot be read") }
         do {

@@ -13,7 +13,7 @@ import PinsetCore
 /// The descriptor is closed when the last bundle read from it is gone; a file replaced or unlinked meanwhile is
 /// still read through it, so a bundle never changes under a request.
 public final class BundleFile: Sendable {
-    /// What the file is, for errors: its path, or where an unlinked spool was made.
+    /// What the file is, for errors: its quoted path, or where an unlinked spool was made.
     public let name: String
     /// Whether this is a `BundleSpool`'s file.
     let isSpool: Bool
@@ -39,11 +39,11 @@ public final class BundleFile: Sendable {
                 let n = pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
                 if n < 0 {
                     if errno == EINTR { continue }
-                    failure = BundleFileError(file: name, offset: offset, reason: String(cString: strerror(errno)))
+                    failure = BundleFileError(operation: .read, file: name, offset: offset, reason: String(cString: strerror(errno)))
                     break
                 }
                 if n == 0 {
-                    failure = BundleFileError(file: name, offset: offset, reason: "the file ends after \(offset + filled) bytes")
+                    failure = BundleFileError(operation: .read, file: name, offset: offset, reason: "the file ends after \(offset + filled) bytes")
                     break
                 }
                 filled += n
@@ -61,7 +61,7 @@ public final class BundleFile: Sendable {
             let n = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + written, bytes.count - written, off_t(offset + written)) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw BundleFileError(file: name, offset: offset, reason: String(cString: strerror(errno)))
+                throw BundleFileError(operation: .write, file: name, offset: offset, reason: String(cString: strerror(errno)))
             }
             written += n
         }
@@ -70,11 +70,25 @@ public final class BundleFile: Sendable {
 
 /// A bundle's bytes could not be read from, or written to, the file that holds them.
 public struct BundleFileError: Error, CustomStringConvertible, Sendable {
+    public enum Operation: Sendable {
+        case create, read, write
+    }
+
+    public let operation: Operation
     public let file: String
     public let offset: Int
     public let reason: String
 
-    public var description: String { "The bundle at byte \(offset) of '\(file)' could not be read or written: \(reason)." }
+    public var description: String {
+        switch operation {
+        case .create:
+            "No spool for signed bundles could be made as \(file): \(reason). Give the server's user write access to its data directory on a local file system."
+        case .read:
+            "The signed bundle at byte \(offset) of \(file) could not be read: \(reason). Check the data directory's disk; the server answers 503 for it until the next pass signs it again."
+        case .write:
+            "A signed bundle could not be written at byte \(offset) of \(file): \(reason). Free space on the data directory's file system; meanwhile the bundles stay in memory."
+        }
+    }
 }
 
 /// Where a server puts the bundles it signs so that it need not hold them: an unlinked file in the data
@@ -148,12 +162,12 @@ public final class BundleSpool: Sendable {
                 guard unlink(path) == 0 else {
                     let reason = String(cString: strerror(errno))
                     close(fd)
-                    throw BundleFileError(file: name, offset: 0, reason: "'\(path)' cannot be unlinked (\(reason))")
+                    throw BundleFileError(operation: .create, file: name, offset: 0, reason: "'\(path)' cannot be unlinked (\(reason))")
                 }
                 return fd
             }
             guard errno == EEXIST else { break }
         }
-        throw BundleFileError(file: name, offset: 0, reason: "it cannot be created (\(String(cString: strerror(errno))))")
+        throw BundleFileError(operation: .create, file: name, offset: 0, reason: "it cannot be created (\(String(cString: strerror(errno))))")
     }
 }

@@ -88,10 +88,7 @@ import Testing
 
     @Test func aSmallerCheckpointIsRefusedAsARollback() async throws {
         defer { directory.remove() }
-        let log = try followedLog()
-        try log.publish(on: server)
-        _ = try await monitor(log).run(statePath: statePath)
-        let before = try stateBytes()
+        let (log, before) = try await readLog()
         try log.publish(on: server, size: 3)
         try await expectRefusal(.rollback, by: log, unchanged: before)
         #expect(FileManager.default.fileExists(atPath: statePath + ".refused-checkpoint"), "the refused checkpoint is kept as evidence")
@@ -99,13 +96,19 @@ import Testing
 
     /// A log the monitor followed once, the state file that run saved, and a fork of the log under the same key
     /// (entry 1 rewritten), as only a holder of the log's key makes.
-    func followedLogAndAFork() async throws -> (log: TestEntryLog, fork: TestEntryLog, state: [UInt8]?) {
+    /// `followedLog()` served and read once by the monitor, with the state file that run left.
+    func readLog() async throws -> (log: TestEntryLog, state: [UInt8]?) {
         let log = try followedLog()
         try log.publish(on: server)
         _ = try await monitor(log).run(statePath: statePath)
+        return (log, try stateBytes())
+    }
+
+    func followedLogAndAFork() async throws -> (log: TestEntryLog, fork: TestEntryLog, state: [UInt8]?) {
+        let (log, state) = try await readLog()
         var entries = log.entries
         entries[1] = try TestEntryLog.entry(customer: "acme", version: 99)
-        return (log, TestEntryLog(reusingKeysOf: log, entries: entries), try stateBytes())
+        return (log, TestEntryLog(reusingKeysOf: log, entries: entries), state)
     }
 
     @Test func anotherRootAtTheSameSizeIsRefusedAsAFork() async throws {
@@ -169,10 +172,7 @@ import Testing
     /// the state as it was, not a monitor that tries to list 2^54 entry bundles and runs out of memory.
     @Test func aCheckpointClaimingMoreEntriesThanOneRunReadsIsRefused() async throws {
         defer { directory.remove() }
-        let log = try followedLog()
-        try log.publish(on: server)
-        _ = try await monitor(log).run(statePath: statePath)
-        let before = try stateBytes()
+        let (log, before) = try await readLog()
         for size: UInt64 in [1 << 62, UInt64(Int64.max)] {
             let claimed = try Checkpoint(origin: TestPinSetLog.origin, treeSize: size, rootHash: TreeHasher.leafHash(ofEntry: [1]))
             server.serve(Array(try log.hashes.signedNote(for: claimed).encoded.utf8), at: TestEntryLog.base.appendingPathComponent("checkpoint"))

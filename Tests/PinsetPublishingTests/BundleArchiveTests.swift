@@ -57,7 +57,7 @@ struct BundleArchiveTests {
         let written = try Self.entries(count: 3, identity: identity)
         try BundleArchive.write(written, to: path)
         let read = try #require(try BundleArchive.read(from: path))
-        #expect(read.allSatisfy { $0.bundle.file?.name == path && !$0.bundle.isSpooled })
+        #expect(read.allSatisfy { $0.bundle.file?.name == "'\(path)'" && !$0.bundle.isSpooled })
 
         try BundleArchive.write(try Self.entries(count: 5, identity: identity), to: path)
         for (original, copy) in zip(written, read) { #expect(try copy.bundle.bytes == original.bundle.bytes) }

@@ -79,5 +79,12 @@ struct BundleSpoolTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         #expect(throws: BundleFileError.self) { try BundleSpool(directory: directory.file("missing")) }
+        do {
+            _ = try BundleSpool(directory: directory.file("missing"))
+        } catch {
+            // Where, why, and what to do about it.
+            #expect(error.description.contains(directory.file("missing")) && error.description.contains("No such file"))
+            #expect(error.description.contains("write access to its data directory"))
+        }
     }
 }
