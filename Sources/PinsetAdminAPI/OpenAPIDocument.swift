@@ -1,5 +1,11 @@
-/// The API's OpenAPI 3 document (`Resources/openapi.json`, kept beside the code it describes and served at
-/// `/api/v1/openapi.json`).
+import CPinsetOpenAPIDocument
+
+/// The API's OpenAPI 3 document (`Sources/CPinsetOpenAPIDocument/openapi.json`, embedded by the C compiler and served
+/// at `/api/v1/openapi.json`).
 enum OpenAPIDocument {
-    static let bytes: [UInt8] = PackageResources.openapi_json
+    static let bytes: [UInt8] = {
+        var length = 0
+        let start = pinset_openapi_document(&length)
+        return Array(UnsafeBufferPointer(start: start, count: length))
+    }()
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import PinsetAdminAPI
 import PinsetAdminContract
 import PinsetStore
+import PinsetTestSupport
 import Testing
 
 /// The OpenAPI document the server serves says what the contract declares: the same operations under the same
@@ -13,6 +14,13 @@ import Testing
     /// Read afresh for each use: a `[String: Any]` cannot be shared between concurrently running tests.
     static var document: Object {
         (try? JSONSerialization.jsonObject(with: Data(OpenAPIDocument.bytes))) as? Object ?? [:]
+    }
+
+    /// The compiler embeds the checked-in document (C23 #embed), every byte of it.
+    @Test func theServedDocumentIsTheCheckedInFile() throws {
+        let file = try Data(contentsOf: URL(fileURLWithPath: SourceTree.path("Sources/CPinsetOpenAPIDocument/openapi.json")))
+        #expect(file.count > 10_000)
+        #expect(OpenAPIDocument.bytes == Array(file))
     }
 
     static func resolve(_ value: Any?) -> Object {

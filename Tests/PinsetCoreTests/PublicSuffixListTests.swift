@@ -1,5 +1,6 @@
 import Foundation
-import PinsetCore
+@testable import PinsetCore
+import PinsetTestSupport
 import Testing
 
 /// include-subdomains on a public suffix would pin every site under it: the list decides which names those are.
@@ -31,6 +32,16 @@ struct PublicSuffixListTests {
         #expect(!list.isPublicSuffix(try Hostname("a.anything.ck")))
         #expect(list.isPublicSuffix(try Hostname("FOO.example")))
         #expect(!list.isPublicSuffix(try Hostname("bar.example")))
+    }
+
+    /// The compiler embeds the checked-in file (C23 #embed): every byte of it, nothing more, and it parses as the list.
+    @Test func theEmbeddedListIsTheCheckedInFileByteForByte() throws {
+        let file = try Data(contentsOf: URL(fileURLWithPath: SourceTree.path("Sources/CPinsetPublicSuffixList/public_suffix_list.dat")))
+        #expect(file.count > 100_000)
+        #expect(Array(PublicSuffixList.embeddedBytes) == Array(file))
+        let parsed = try PublicSuffixList(utf8: file)
+        #expect(PublicSuffixList.bundled.ruleCount == parsed.ruleCount)
+        #expect(PublicSuffixList.bundled.version == parsed.version && parsed.version != nil)
     }
 
     @Test func anEmptyListIsRefused() {

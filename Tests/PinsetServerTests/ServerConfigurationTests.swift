@@ -1,5 +1,6 @@
 import Foundation
 import PinsetServer
+import PinsetTestSupport
 import Testing
 
 struct ServerConfigurationTests {
@@ -8,9 +9,7 @@ struct ServerConfigurationTests {
     }
 
     @Test func theExampleFileIsValidAndMatchesTheDefaults() throws {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        let example = try ServerConfiguration.load(path: url.appendingPathComponent("config.example.json").path)
+        let example = try ServerConfiguration.load(path: SourceTree.path("config.example.json"))
         #expect(example == ServerConfiguration())
     }
 
