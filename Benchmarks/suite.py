@@ -18,6 +18,7 @@ import time
 from bench.access_log import AccessLogStep
 from bench.admin_flood import AdminFloodStep
 from bench.common import HERE, REPO, STEPS, StepFailed, log
+from bench.first_start import FirstStartStep
 from bench.harness import Harness
 from bench.monitoring import MonitoringSteps
 from bench.postgres import PostgresSteps
@@ -31,7 +32,7 @@ from bench.transparency_log import TransparencyStep
 
 
 class Suite(Harness, ServingSteps, AccessLogStep, SigningSteps, ScaleSteps, MonitoringSteps, ReportSteps, PostgresSteps,
-            ReviewSteps, AdminFloodStep, TransparencyStep):
+            ReviewSteps, AdminFloodStep, TransparencyStep, FirstStartStep):
     """The harness with every step; `execute` runs the steps asked for, in the order of STEPS."""
 
     def execute(self):
@@ -45,7 +46,7 @@ class Suite(Harness, ServingSteps, AccessLogStep, SigningSteps, ScaleSteps, Moni
                  "client": self.step_client, "scale": self.step_scale, "monitoring": self.step_monitoring,
                  "reports": self.step_reports, "postgres": self.step_postgres, "report-flood": self.step_report_flood,
                  "review": self.step_review, "admin-flood": self.step_admin_flood,
-                 "transparency": self.step_transparency}
+                 "transparency": self.step_transparency, "first-start": self.step_first_start}
         assert list(steps) == STEPS, "every step in STEPS, in its order"
         for name, step in steps.items():
             if self.options.only and name not in self.options.only:

@@ -131,7 +131,7 @@ LOG_POLL_SECONDS = 0.05
 # `Connection: close` is held to the minimal Dispatch loop instead (nginx is out of reach on Dispatch sockets).
 SERVING_TARGETS = {"keepalive": ("≥ 1.1", 1.1), "close": None, "notModified": ("≥ 1.0", 1.0)}
 
-STEPS = ["serving", "access-log", "signing", "client", "scale", "monitoring", "reports", "postgres", "report-flood", "review", "admin-flood", "transparency"]
+STEPS = ["serving", "access-log", "signing", "client", "scale", "monitoring", "reports", "postgres", "report-flood", "review", "admin-flood", "transparency", "first-start"]
 
 
 class StepFailed(Exception):

@@ -4,7 +4,7 @@ the merge of some steps' results into an earlier run's."""
 import json
 import os
 
-from . import access_log, admin_flood, transparency_log
+from . import access_log, admin_flood, first_start, transparency_log
 from .common import BEGIN_MARKER, END_MARKER, SERVING_TARGETS, StepFailed
 
 
@@ -360,6 +360,8 @@ def render(results):
         lines += admin_flood.render(steps["admin-flood"], fmt_s, verdict)
     if "transparency" in steps:
         lines += transparency_log.render(steps["transparency"], fmt_s, fmt_us, verdict)
+    if "first-start" in steps:
+        lines += first_start.render(steps["first-start"], verdict)
     if results.get("separateRuns"):
         lines += ["Merged in from another run (`--merge`): " + "; ".join(
             f"{name}: {run['startedAt']}, commit {run['gitCommit']}, {run['buildConfiguration']} build, 1-minute load average "

@@ -233,9 +233,7 @@ final class ACMERotationTestbed: @unchecked Sendable {
     static let hostname = "api.pinset.test"
     /// deploy/acme/pinset-acme-certbot or pinset-acme-lego.
     static func shim(_ client: ACMEClient) -> String {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("deploy/acme/pinset-acme-\(client)").path
+        SourceTree.path("deploy/acme/pinset-acme-\(client)")
     }
 
     let directory: TemporaryDirectory

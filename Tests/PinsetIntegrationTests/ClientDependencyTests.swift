@@ -7,7 +7,7 @@ import Testing
 /// swift-certificates and swift-asn1 and nothing of the server's. (`scripts/check-client-only-example` runs the
 /// built example against a bundle `pinset sign` made.)
 @Suite(.serialized) struct ClientDependencyTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = SourceTree.root.path
     static let clientPackages: Set<String> = ["swift-asn1", "swift-certificates", "swift-crypto"]
     static let serverPackages: Set<String> = ["grdb.swift", "postgres-nio", "swift-argument-parser", "swift-log", "swift-metrics", "swift-prometheus"]
 

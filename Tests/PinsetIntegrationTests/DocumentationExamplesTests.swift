@@ -21,15 +21,9 @@ import Testing
         var description: String { "\(file):\(line)" }
     }
 
-    static var repositoryRoot: URL {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url
-    }
-
     /// README.md and every docs/*.md, relative to the repository root.
     static func documentationFiles() throws -> [String] {
-        let docs = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("docs").path)
+        let docs = try FileManager.default.contentsOfDirectory(atPath: SourceTree.path("docs"))
             .filter { $0.hasSuffix(".md") }
             .sorted()
             .map { "docs/\($0)" }
@@ -70,7 +64,7 @@ import Testing
 
     static func allBlocks() throws -> [ShellBlock] {
         try documentationFiles().flatMap { file in
-            try runnableBlocks(in: file, text: String(contentsOf: repositoryRoot.appendingPathComponent(file), encoding: .utf8))
+            try runnableBlocks(in: file, text: String(contentsOf: SourceTree.root.appendingPathComponent(file), encoding: .utf8))
         }
     }
 

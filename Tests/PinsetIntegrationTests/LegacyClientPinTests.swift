@@ -188,10 +188,7 @@ import Testing
         // The published schema allows the spelling.
         let content = try ProcessRunner.run("openssl", ["smime", "-verify", "-inform", "der", "-CAfile", legacy.anchorPEMPath], stdin: bundle)
         let payloadPath = try cli.directory.write("payload.json", content.stdout)
-        let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("docs/bundle-payload.schema.json").path
-        let script = "import json,sys,jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"
-        let validated = try ProcessRunner.run("python3", ["-c", script, schema, payloadPath])
+        let validated = try PublishedPayloadSchema.validate(payloadAt: payloadPath)
         #expect(validated.status == 0, "\(validated.stderr)")
 
         // Pinset's own verifier reads it too and prints the published spelling with every pin form.
@@ -228,8 +225,7 @@ import Testing
         let help = try ProcessRunner.run(PinsetCLI.binary, ["sign", "--help"])
         let text = help.stdoutText.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
         #expect(text.contains("deploy/systemd/pinset-sign.timer"), "\(help.stdoutText)")
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("deploy/systemd/pinset-sign.timer").path
+        let path = SourceTree.path("deploy/systemd/pinset-sign.timer")
         #expect(FileManager.default.fileExists(atPath: path))
     }
 }

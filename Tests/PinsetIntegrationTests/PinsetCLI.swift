@@ -15,13 +15,11 @@ struct PinsetCLI {
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         let sibling = runner.deletingLastPathComponent().appendingPathComponent("pinset").path
         if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
         for configuration in ["debug", "release"] {
-            let candidate = url.appendingPathComponent(".build/\(configuration)/pinset").path
+            let candidate = SourceTree.path(".build/\(configuration)/pinset")
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        return url.appendingPathComponent(".build/debug/pinset").path
+        return SourceTree.path(".build/debug/pinset")
     }()
 
     /// A PostgreSQL database instead of `<data-dir>/pinset.sqlite`: its URL, passed as `--database` to every

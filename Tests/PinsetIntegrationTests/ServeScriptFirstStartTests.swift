@@ -22,11 +22,9 @@ import Testing
         init() throws {
             root = try TemporaryDirectory(prefix: "pinset-checkout")
             logs = try TemporaryDirectory(prefix: "pinset-checkout-logs")
-            var repository = URL(fileURLWithPath: #filePath)
-            for _ in 0..<3 { repository.deleteLastPathComponent() }
             try FileManager.default.createDirectory(atPath: root.file("scripts"), withIntermediateDirectories: false)
             try FileManager.default.createDirectory(atPath: root.file("bin"), withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: repository.appendingPathComponent("scripts/serve").path, toPath: root.file("scripts/serve"))
+            try FileManager.default.copyItem(atPath: SourceTree.path("scripts/serve"), toPath: root.file("scripts/serve"))
             _ = try root.write("scripts/install-dependencies", """
                 #!/bin/sh
                 echo "$*" >> "$(dirname "$0")/../install-dependencies.requests"

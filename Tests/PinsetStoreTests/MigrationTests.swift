@@ -21,13 +21,11 @@ import Testing
     /// Every file in Migrations/sql must be registered, in file-name order, with the embedded text equal to
     /// the file: a file that is added but not registered would silently never run.
     @Test func everySQLFileIsEmbeddedAndRegisteredInOrder() throws {
-        let directory = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Migrations/sql")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        let directory = SourceTree.path("Migrations/sql")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }.sorted()
         #expect(SchemaMigrations.sqlite.map { $0.identifier + ".sql" } == files)
         for migration in SchemaMigrations.sqlite {
-            let text = try String(contentsOf: directory.appendingPathComponent(migration.identifier + ".sql"), encoding: .utf8)
+            let text = try String(contentsOfFile: "\(directory)/\(migration.identifier).sql", encoding: .utf8)
             #expect(migration.sql == text)
         }
     }

@@ -1,0 +1,104 @@
+"""Step `first-start`: the README's first start, from a fresh clone of this commit to the demo bundle served."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+from .common import REPO, StepFailed, http_get, log
+
+# The README's promise for `scripts/serve` on a fresh clone (issue: "a first start that shows the product").
+TARGET_SECONDS = 300
+# Long enough for a loaded machine; the step fails, rather than waits, past it.
+LIMIT_SECONDS = 900
+
+
+class FirstStartStep:
+    """Mixed into the suite's `Suite` with the harness (bench/harness.py)."""
+
+    def step_first_start(self):
+        """A clone of HEAD, `scripts/serve --port 0` in it, and the time until the demo bundle it names is served
+        and verifies against the trust certificate it made."""
+        if self.options.smoke:
+            # A first start compiles every dependency (minutes); the suite's ServeScriptFirstStartTests runs the
+            # script itself on every CI run.
+            self.results["steps"]["first-start"] = {"skipped": "smoke mode: a first start compiles every dependency"}
+            log("first-start: skipped in smoke mode")
+            return
+        commit = self.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], 30).stdout.strip()
+        checkout = os.path.join(self.temp, "first-start")
+        self.run(["git", "clone", "-q", REPO, checkout], 300, what="git clone")
+        cache = os.path.expanduser("~/.cache/org.swift.swiftpm/repositories")
+        cache_warm = os.path.isdir(cache) and bool(os.listdir(cache))
+        # As a developer starts it: no data location in the environment (one would turn the demo off).
+        environment = {k: v for k, v in os.environ.items() if k not in ("PINSET_DATA_DIR", "PINSET_PUBLIC_SUFFIX_LIST", "PINSET_CONFIG")}
+        began = time.monotonic()
+        # Its own process group: until `swift run` execs the server, the compilers are its children, and a failed
+        # step stops them with it.
+        server = self.start("first-start", [os.path.join(checkout, "scripts", "serve"), "--port", "0"], cwd=checkout,
+                            env=environment, start_new_session=True)
+        try:
+            seconds = self.wait_for_demo_bundle(server, checkout, began)
+        finally:
+            try:
+                os.killpg(server.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            code = self.stop(server, timeout=30)
+            try:
+                os.killpg(server.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        output = self.tail(server.stdout_path, limit=1_000_000)
+        build = re.search(r"Build of product 'pinset' complete! \(([\d.]+)s\)", output)
+        if code not in (0, -signal.SIGTERM):
+            raise StepFailed(f"scripts/serve exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
+        result = {"commit": commit, "seconds": round(seconds, 1), "buildSeconds": float(build.group(1)) if build else None,
+                  "swiftpmCacheWarm": cache_warm, "targetSeconds": TARGET_SECONDS}
+        self.results["steps"]["first-start"] = result
+        log(f"first-start: demo bundle served {seconds:.1f} s after scripts/serve started "
+            f"(build {result['buildSeconds']} s, SwiftPM cache {'warm' if cache_warm else 'empty'})")
+
+    def wait_for_demo_bundle(self, server, checkout, began):
+        """Seconds from `began` to the first 200 for the demo bundle at the address the start printed, after
+        checking that the bundle verifies with openssl against the development trust certificate."""
+        trust = os.path.join(checkout, ".pinset-data", "trust-cert.pem")
+        while time.monotonic() - began < LIMIT_SECONDS:
+            if server.poll() is not None:
+                raise StepFailed(f"scripts/serve exited with {server.returncode} before serving:\n{self.tail(server.stderr_path)}\n"
+                                 f"{self.tail(server.stdout_path)}")
+            match = re.search(r"curl -sS http://127\.0\.0\.1:(\d+)/demo\.json\.signed", self.tail(server.stdout_path, limit=1_000_000))
+            if match:
+                status, _, body = http_get(int(match.group(1)), "/demo.json.signed")
+                if status == 200:
+                    served = time.monotonic() - began
+                    verified = subprocess.run(["openssl", "smime", "-verify", "-inform", "der", "-CAfile", trust],
+                                              input=body, capture_output=True, timeout=30)
+                    if verified.returncode != 0 or b'"customer":"demo"' not in verified.stdout:
+                        raise StepFailed(f"the demo bundle does not verify against {trust}: {verified.stderr.decode(errors='replace')}")
+                    return served
+            time.sleep(0.25)
+        raise StepFailed(f"no demo bundle within {LIMIT_SECONDS} s of scripts/serve starting:\n{self.tail(server.stdout_path)}")
+
+
+def render(result, verdict):
+    """The step's section of BENCHMARKS.md's results, as lines."""
+    if "skipped" in result:
+        return []
+    build = f"{result['buildSeconds']:.1f} s" if result.get("buildSeconds") is not None else "–"
+    return [
+        "### 12. First start from a fresh clone",
+        "",
+        f"`git clone` of commit {result['commit']}, then the README's `scripts/serve` (here `--port 0`) in it, timed until "
+        "the demo bundle at the address it prints answers 200 (checked with `openssl smime -verify` against the "
+        "development trust certificate it made). The system packages serving needs were installed; SwiftPM's "
+        f"repository cache was {'warm (a clone of each dependency from the mirror already on the machine)' if result['swiftpmCacheWarm'] else 'empty'}. "
+        "Almost all of it is compiling: the two copies of BoringSSL (swift-crypto's and swift-nio-ssl's) take about half.",
+        "",
+        "| | seconds | of which building `pinset` | target |",
+        "| --- | ---: | ---: | --- |",
+        f"| fresh clone → first demo bundle | **{result['seconds']:.1f}** | {build} | ≤ {result['targetSeconds']} s: "
+        f"{verdict(result['seconds'] <= result['targetSeconds'])} |",
+        "",
+    ]
