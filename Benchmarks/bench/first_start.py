@@ -56,7 +56,7 @@ class FirstStartStep:
         if code not in (0, -signal.SIGTERM):
             raise StepFailed(f"scripts/serve exited with {code} after SIGTERM:\n{self.tail(server.stderr_path)}")
         result = {"commit": commit, "seconds": round(seconds, 1), "buildSeconds": float(build.group(1)) if build else None,
-                  "targetSeconds": TARGET_SECONDS}
+                  "targetSeconds": TARGET_SECONDS, "buildConfiguration": "debug (scripts/serve's)"}
         self.results["steps"]["first-start"] = result
         log(f"first-start: demo bundle served {seconds:.1f} s after scripts/serve started "
             f"(build {result['buildSeconds']} s)")

@@ -535,7 +535,8 @@ def merged_into(path, results):
         merged.setdefault("stepSeconds", {})[name] = results["stepSeconds"][name]
         merged.setdefault("separateRuns", {})[name] = {
             "startedAt": results["startedAt"], "gitCommit": results["machine"]["gitCommit"],
-            "buildConfiguration": results["machine"]["buildConfiguration"],
+            # A step that builds for itself (first-start) names its own configuration.
+            "buildConfiguration": step.get("buildConfiguration", results["machine"]["buildConfiguration"]),
             "loadAverageAtStart": results["loadAverageAtStart"], "loadAverageAtEnd": results["loadAverageAtEnd"],
         }
     return merged
