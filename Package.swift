@@ -52,9 +52,9 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-        // Large files are embedded with C23 #embed instead of `embedInCode`, whose Swift array literals took 26 s of
-        // CPU in a debug build and 41 s for the list alone in a release build (see the C sources). Small ones
-        // (the SQL, the dashboard's stylesheet) stay with `embedInCode`.
+        // Large files are embedded with C23 #embed: `embedInCode` writes them as Swift array literals, which take 26 s
+        // of CPU to compile in a debug build and 41 s for the list alone in a release build (see the C sources).
+        // Small ones (the SQL, the dashboard's stylesheet) stay with `embedInCode`.
         .target(name: "CPinsetPublicSuffixList", exclude: ["public_suffix_list.dat"]),
         .target(name: "CPinsetOpenAPIDocument", exclude: ["openapi.json"]),
         // Atomic, durable file writes and key-file permission checks.

@@ -536,7 +536,8 @@ def merged_into(path, results):
         merged.setdefault("separateRuns", {})[name] = {
             "startedAt": results["startedAt"], "gitCommit": results["machine"]["gitCommit"],
             # A step that builds for itself (first-start) names its own configuration.
-            "buildConfiguration": step.get("buildConfiguration", results["machine"]["buildConfiguration"]),
+            "buildConfiguration": (step.get("buildConfiguration") if isinstance(step, dict) else None)
+            or results["machine"]["buildConfiguration"],
             "loadAverageAtStart": results["loadAverageAtStart"], "loadAverageAtEnd": results["loadAverageAtEnd"],
         }
     return merged

@@ -3,7 +3,7 @@
 #include "CPinsetOpenAPIDocument.h"
 
 #if !defined(__has_embed)
-#error "Embedding the OpenAPI document needs C23 #embed: Clang 19 or later (the Swift 6.2 toolchain, Xcode 16.3 or later)."
+#error "Embedding the OpenAPI document needs C23 #embed: Clang 19 or later (Swift 6.2 toolchains; Xcode 26 on a Mac)."
 #endif
 
 static const unsigned char document[] = {

@@ -5,7 +5,7 @@
 #include "CPinsetPublicSuffixList.h"
 
 #if !defined(__has_embed)
-#error "Embedding the Public Suffix List needs C23 #embed: Clang 19 or later (the Swift 6.2 toolchain, Xcode 16.3 or later)."
+#error "Embedding the Public Suffix List needs C23 #embed: Clang 19 or later (Swift 6.2 toolchains; Xcode 26 on a Mac)."
 #endif
 
 static const unsigned char list[] = {
