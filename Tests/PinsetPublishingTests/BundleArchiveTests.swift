@@ -10,21 +10,32 @@ import Testing
 struct BundleArchiveTests {
     private static func entries(count: Int, identity: SigningIdentity) throws -> [BundleArchive.Entry] {
         let pinSets = try (1...count).map { index in
-            let pin = Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))
-            return PinSet(customer: try CustomerName("customer-\(index)"), version: Int64(index), hosts: [
-                HostPins(hostname: try Hostname("api.customer-\(index).example.com"), pins: [pin]),
-            ], signer: index == 2 ? .customerOwn : .deploymentDefault, signersNotBefore: index == 3 ? 1_700_000_000 : nil)
+            try NumberedCustomers.pinSet(index, signer: index == 2 ? .customerOwn : .deploymentDefault, signersNotBefore: index == 3 ? 1_700_000_000 : nil)
         }
         let result = SigningPass(signer: BundleSigner(identity: identity), bundleLifetime: 3600).run(pinSets, now: Date())
         return zip(result.bundles, pinSets).map { BundleArchive.Entry(bundle: $0, signer: $1.signer) }
     }
 
-    @Test func readsBackEveryBundleAsWritten() throws {
+    /// An archive of `count` bundles written into a new temporary directory: the directory, the file and what was
+    /// written.
+    private static func archive(
+        count: Int, identity: SigningIdentity? = nil
+    ) throws -> (directory: TemporaryDirectory, path: String, written: [BundleArchive.Entry]) {
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let path = directory.file(BundleArchive.fileName)
-        let written = try Self.entries(count: 5, identity: try TestPKI.signingIdentity())
-        try BundleArchive.write(written, to: path)
+        do {
+            let written = try entries(count: count, identity: try identity ?? TestPKI.signingIdentity())
+            try BundleArchive.write(written, to: path)
+            return (directory, path, written)
+        } catch {
+            directory.remove()
+            throw error
+        }
+    }
+
+    @Test func readsBackEveryBundleAsWritten() throws {
+        let (directory, path, written) = try Self.archive(count: 5)
+        defer { directory.remove() }
 
         var info = stat()
         #expect(stat(path, &info) == 0)
@@ -50,12 +61,9 @@ struct BundleArchiveTests {
     /// The bundles read are served from the file, not copied into memory; the next pass's archive, written over
     /// it by rename, does not change them.
     @Test func bundlesReadAreServedFromTheFileEvenOnceItIsReplacedOrRemoved() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.file(BundleArchive.fileName)
         let identity = try TestPKI.signingIdentity()
-        let written = try Self.entries(count: 3, identity: identity)
-        try BundleArchive.write(written, to: path)
+        let (directory, path, written) = try Self.archive(count: 3, identity: identity)
+        defer { directory.remove() }
         let read = try #require(try BundleArchive.read(from: path))
         #expect(read.allSatisfy { $0.bundle.file?.name == "'\(path)'" && !$0.bundle.isSpooled })
 
@@ -68,11 +76,8 @@ struct BundleArchiveTests {
     /// A file cut short under a running server (which only someone able to read its signing key can do): a read
     /// fails as a whole instead of returning part of a bundle.
     @Test func aFileCutShortAfterReadingFailsTheReadOfWhatIsMissing() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, path, _) = try Self.archive(count: 3)
         defer { directory.remove() }
-        let path = directory.file(BundleArchive.fileName)
-        let written = try Self.entries(count: 3, identity: try TestPKI.signingIdentity())
-        try BundleArchive.write(written, to: path)
         let read = try #require(try BundleArchive.read(from: path))
         #expect(truncate(path, 200) == 0)
         for copy in read {
@@ -88,10 +93,8 @@ struct BundleArchiveTests {
 
     /// Every single-byte change and every truncation is refused as a whole: nothing of a damaged file is used.
     @Test func aDamagedOrTruncatedFileIsRefused() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, path, _) = try Self.archive(count: 2)
         defer { directory.remove() }
-        let path = directory.file(BundleArchive.fileName)
-        try BundleArchive.write(try Self.entries(count: 2, identity: try TestPKI.signingIdentity()), to: path)
         let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         for offset in stride(from: 0, to: good.count, by: max(1, good.count / 97)) {
             var damaged = good
@@ -109,10 +112,8 @@ struct BundleArchiveTests {
 
     /// A file others could have written is not trusted, as the database and key beside it are not.
     @Test func aFileWritableByOthersIsRefused() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, path, _) = try Self.archive(count: 1)
         defer { directory.remove() }
-        let path = directory.file(BundleArchive.fileName)
-        try BundleArchive.write(try Self.entries(count: 1, identity: try TestPKI.signingIdentity()), to: path)
         #expect(chmod(path, 0o620) == 0)
         let error = try #require(throws: BundleArchive.Unusable.self) { try BundleArchive.read(from: path) }
         #expect(error.description.contains("group or others can write it"))

@@ -9,13 +9,7 @@ import Testing
 /// in the directory, and given back to the file system once nothing serves from it.
 struct BundleSpoolTests {
     private static func bundles(count: Int) throws -> [SignedBundle] {
-        let pinSets = try (1...count).map { index in
-            PinSet(customer: try CustomerName("customer-\(index)"), version: Int64(index), hosts: [
-                HostPins(hostname: try Hostname("api.customer-\(index).example.com"), pins: [
-                    Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash)),
-                ]),
-            ])
-        }
+        let pinSets = try (1...count).map { try NumberedCustomers.pinSet($0) }
         return SigningPass(signer: BundleSigner(identity: try TestPKI.signingIdentity()), bundleLifetime: 3600).run(pinSets, now: Date()).bundles
     }
 

@@ -8,12 +8,10 @@ import Testing
 @Suite struct PinSetPageTests {
     private static func add(_ count: Int, to store: PinStore, startingAt first: Int = 1) throws {
         for index in first..<(first + count) {
-            let name = try CustomerName("customer-\(index)")
-            try store.addCustomer(name, actor: "test")
-            let hostname = try Hostname("api.customer-\(index).example.com")
-            try store.addHost(hostname, to: name, actor: "test")
-            try store.addPins([Pin(spkiSHA256: SHA256Fingerprint(of: Array("key \(index)".utf8)), source: PinSource(kind: .hash))],
-                              to: hostname, of: name, actor: "test")
+            let customer = try NumberedCustomers.name(index), host = try NumberedCustomers.hostname(index)
+            try store.addCustomer(customer, actor: "test")
+            try store.addHost(host, to: customer, actor: "test")
+            try store.addPins([NumberedCustomers.pin(index)], to: host, of: customer, actor: "test")
         }
     }
 

@@ -16,7 +16,7 @@ import PinsetWitness
 enum TransparencyCommands {
     static let origin = "bench.pinset.example/log"
 
-    /// `log-append`: entries appended through `PinStore` — `importCustomers` (one entry per customer, `--batch`
+    /// `log-append`: entries appended through the admin library — `importCustomers` (one entry per customer, `--batch`
     /// customers per transaction) and `--edits` single edits (`addPins`, one transaction and one entry each) — then
     /// a publisher's first `advance()` over that store's whole log, as a server start runs it.
     static func append(_ options: Arguments) throws {
