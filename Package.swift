@@ -163,6 +163,7 @@ let package = Package(
         .target(
             name: "PinsetWitness",
             dependencies: [
+                "PinsetCore",
                 "PinsetTransparency",
                 "PinsetFileSystem",
                 "PinsetStore",

@@ -53,8 +53,9 @@ extension Admin {
     /// twice, a port 0 and a pin without hashes; nothing is created when anything is refused.
     public func importCustomers(_ imports: [CustomerImport], by principal: AdminPrincipal) throws {
         try requireOperator(principal, "add customers")
-        for host in imports.flatMap(\.hosts) where host.includeSubdomains {
-            try checkIncludeSubdomains(host.hostname)
+        for host in imports.flatMap(\.hosts) {
+            try checkNewHostName(host.hostname)
+            if host.includeSubdomains { try checkIncludeSubdomains(host.hostname) }
         }
         try store.importCustomers(imports, actor: principal.actor)
     }

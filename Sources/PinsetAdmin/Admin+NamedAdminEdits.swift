@@ -136,6 +136,11 @@ extension Admin {
     /// Gives a customer a new own key of `keyType` and a self-signed certificate, as an operator, under the rules
     /// of ``rotateCustomerIdentity(of:to:replaceTrustAnchor:by:now:)``. The key is made where this library runs (the
     /// server, for a named admin) and never leaves it; the new certificate is returned for the apps to embed.
+    ///
+    /// A new self-signed certificate is a new trust anchor. Without `replaceTrustAnchor` the key is made and kept
+    /// pending (``PendingCustomerIdentity``), and the refusal carries its certificate for the apps; the next call
+    /// with `replaceTrustAnchor` installs that same key, so the certificate shipped is the one that signs. With
+    /// `replaceTrustAnchor` and nothing pending, a new key is installed at once (a leaked key, say).
     public func rotateCustomerIdentity(
         of customer: CustomerName, keyType: SigningKeyType, commonName: String?, validityDays: Int, replaceTrustAnchor: Bool, by principal: AdminPrincipal
     ) throws -> SigningIdentity {
@@ -143,14 +148,42 @@ extension Admin {
         let shortest = signingSchedule.minimumValidityDays
         let longest = AdminLimits.identityValidityDays.upperBound
         guard (shortest...longest).contains(validityDays) else {
-            throw InputError("The validity must be from \(shortest) to \(longest) days, not \(validityDays): an identity must stay valid for at least \(signingSchedule.minimumDescription), or the server stops signing with it before its bundles expire.")
+            throw InputError("The validity must be at least \(shortest) days and at most \(longest), not \(validityDays): an identity must stay valid for at least \(signingSchedule.minimumDescription), or the server stops signing with it before its bundles expire.")
         }
         let commonName = commonName ?? customer.rawValue
         guard (1...64).contains(commonName.count), !commonName.unicodeScalars.contains(where: TerminalText.needsEscaping) else {
             throw AdminError("The common name must be 1 to 64 printable characters.")
         }
-        let identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
-        _ = try installIdentity(of: customer, identity, replaceTrustAnchor: replaceTrustAnchor, actor: principal.actor)
-        return identity
+        let (stored, _, _) = try store.signerAssignment(of: customer)
+        let pending = PendingCustomerIdentity(locations: dataDirectory.signingIdentityLocations, customer: stored)
+        let waiting = try pending.load()
+        if replaceTrustAnchor {
+            if let waiting {
+                guard waiting.keyType == keyType else {
+                    throw AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(pending.directory)' (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to switch to it, or move that directory away to install a new \(keyType) key. Nothing was changed.")
+                }
+                _ = try installIdentity(of: stored, waiting, replaceTrustAnchor: true, actor: principal.actor)
+                pending.remove()
+                return waiting
+            }
+            let identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
+            _ = try installIdentity(of: stored, identity, replaceTrustAnchor: true, actor: principal.actor)
+            return identity
+        }
+        let usable = waiting.flatMap { waiting in
+            waiting.keyType == keyType && (try? waiting.requireRemainingValidity(at: Date(), schedule: signingSchedule)) != nil ? waiting : nil
+        }
+        let identity = try usable ?? SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
+        if usable == nil {
+            try identity.requireRemainingValidity(at: Date(), schedule: signingSchedule)
+            try pending.save(identity)
+        }
+        let replaced = waiting != nil && usable == nil
+            ? " It replaces the pending \(waiting!.keyType) key made earlier: apps that embed that one's certificate need this one instead."
+            : ""
+        throw AdminError(lines: [
+            "A new key comes with its own self-signed certificate, a new trust anchor that the apps of '\(stored)' do not embed yet: they would reject every bundle signed with it. The key is kept pending in '\(pending.directory)' and signs nothing yet.\(replaced) Ship this certificate (base64 DER below) in the apps beside the one they embed now; once they have it, run the same command with --replace-trust-anchor to switch to exactly this key.",
+            Base64.encode(identity.anchorDER),
+        ], code: .trustAnchorPending)
     }
 }

@@ -67,10 +67,8 @@ extension Admin {
             }
             return Int64(now.timeIntervalSince1970.rounded(.down)) + amount * unit
         }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        guard let date = formatter.date(from: trimmed) else {
-            throw AdminError("--until '\(TerminalText.escape(text))' is neither a duration (e.g. 12h) nor an ISO 8601 time with a zone (e.g. 2026-11-28T06:00:00Z).")
+        guard let date = ISO8601Time.parse(trimmed, dateOnly: false) else {
+            throw AdminError("--until '\(TerminalText.escape(text))' is neither a duration (e.g. 12h) nor an existing ISO 8601 time with a zone (e.g. 2026-11-28T06:00:00Z).")
         }
         return Int64(date.timeIntervalSince1970.rounded(.down))
     }

@@ -90,7 +90,8 @@ extension Admin {
         var live: [LiveCertificate]
         do {
             let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(
-                endpoint: endpoint, caFile: settings.caFile, connectTo: settings.connectTo, addressPolicy: settings.addressPolicy)
+                endpoint: endpoint, caFile: settings.caFile, connectTo: settings.connectTo(host: hostname, port: host.port), addressPolicy: settings.addressPolicy,
+                timeout: settings.timeout)
             let presentedDER = try presented.map { try PinMaterial.derBytes(of: $0) }
             let anchors = try path.map { try PinMaterial.derBytes(of: $0) }.filter { !presentedDER.contains($0) }
             live = try LiveCertificate.chain(fromDER: presentedDER + anchors)

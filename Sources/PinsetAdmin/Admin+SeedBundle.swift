@@ -14,8 +14,8 @@ extension Admin {
         let result = SigningPass(identities: SigningIdentityDirectory(locations: dataDirectory.signingIdentityLocations), bundleLifetime: bundleLifetime)
             .run([pinSet], now: now)
         guard let bundle = result.bundles.first else {
-            let reasons = result.failures.map { "  \($0)" }.joined(separator: "\n")
-            throw AdminError("The bundle of '\(customer)' could not be signed:\n\(reasons.isEmpty ? "  (no reason given)" : reasons)")
+            let reasons = result.failures.map { "  \($0)" }
+            throw AdminError(lines: ["The bundle of '\(customer)' could not be signed:"] + (reasons.isEmpty ? ["  (no reason given)"] : reasons))
         }
         return (try bundle.bytes, pinSet, result.warnings)
     }

@@ -151,10 +151,10 @@ extension Admin {
         let seconds: Int64
         if let integer = Int64(text) {
             seconds = integer
-        } else if let date = try? Date(text, strategy: .iso8601) {
+        } else if let date = ISO8601Time.parse(text, dateOnly: false) {
             seconds = Int64(date.timeIntervalSince1970.rounded(.down))
         } else {
-            throw AdminError("--not-before '\(text)' is neither Unix seconds nor an ISO 8601 time such as 2026-11-23T12:00:00Z. Nothing was changed.")
+            throw AdminError("--not-before '\(text)' is neither Unix seconds nor an existing ISO 8601 time such as 2026-11-23T12:00:00Z. Nothing was changed.")
         }
         guard seconds >= 0 else {
             throw AdminError("--not-before '\(text)' is before 1970-01-01T00:00:00Z (Unix seconds \(seconds)); a revocation floor is a later time, normally the notBefore of a signer certificate. Nothing was changed.")

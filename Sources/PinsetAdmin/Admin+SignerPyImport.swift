@@ -31,7 +31,7 @@ extension Admin {
             }
         }
         guard problems.isEmpty else {
-            throw AdminError("Nothing was imported:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
+            throw AdminError(lines: ["Nothing was imported:"] + problems.map { "  \($0)" })
         }
         return source
     }

@@ -38,7 +38,7 @@ extension Admin {
         let pinSets = try store.allPinSets()
         let result = SigningPass(identities: SigningIdentityDirectory(locations: locations), bundleLifetime: bundleLifetime).run(pinSets, now: now)
         if result.bundles.isEmpty && !result.failures.isEmpty {
-            throw AdminError("Nothing was signed; \(directory) is left as it was:\n" + result.failures.map { "  \($0)" }.joined(separator: "\n"))
+            throw AdminError(lines: ["Nothing was signed; \(directory) is left as it was:"] + result.failures.map { "  \($0)" })
         }
         try AtomicFile.createDirectory(directory)
         // A run killed mid-write leaves a hidden temporary file; never let a CDN sync publish it.

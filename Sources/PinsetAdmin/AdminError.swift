@@ -33,6 +33,14 @@ public struct AdminError: Error, CustomStringConvertible, Sendable {
         self.code = code ?? Self.code(of: kind)
     }
 
+    /// A message of several lines (a summary, then one line per problem), each escaped on its own.
+    public init(lines: [String], kind: Kind = .refused, code: AdminErrorCode? = nil) {
+        description = TerminalText.escapeLines(lines)
+        self.kind = kind
+        retryAfterSeconds = nil
+        self.code = code ?? Self.code(of: kind)
+    }
+
     /// A customer that does not exist, or that `viewer` (a named admin) may not see: told alike, so that names of
     /// other customers do not leak.
     public static func noCustomer(_ customer: CustomerName, visibleTo viewer: String? = nil) -> AdminError {

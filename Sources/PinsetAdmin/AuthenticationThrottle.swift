@@ -10,11 +10,15 @@ import PinsetCore
 public final class AuthenticationThrottle: Sendable {
     public let failuresPerMinute: Int
     public let maximumAddresses: Int
+    /// Told the address (its counting key) whose failure has just reached the limit: once per trip, so that a
+    /// guesser's flood leaves one log line a minute rather than one per try.
+    let onLimitReached: (@Sendable (String) -> Void)?
     private let state = LockedValue<[String: [Date]]>([:])
 
-    public init(failuresPerMinute: Int = 10, maximumAddresses: Int = 10_000) {
+    public init(failuresPerMinute: Int = 10, maximumAddresses: Int = 10_000, onLimitReached: (@Sendable (String) -> Void)? = nil) {
         self.failuresPerMinute = failuresPerMinute
         self.maximumAddresses = maximumAddresses
+        self.onLimitReached = onLimitReached
     }
 
     /// Seconds until `address` may try again, or nil when it may now.
@@ -30,15 +34,18 @@ public final class AuthenticationThrottle: Sendable {
 
     public func recordFailure(from address: String, now: Date = Date()) {
         let address = Self.key(for: address)
-        state.withLock { table in
+        let reachedLimit = state.withLock { table in
             if table[address] == nil && table.count >= maximumAddresses,
                let stalest = table.min(by: { ($0.value.last ?? .distantPast) < ($1.value.last ?? .distantPast) })?.key {
                 table[stalest] = nil
             }
             var recent = (table[address] ?? []).filter { now.timeIntervalSince($0) < 60 }
+            let wasBelow = recent.count < failuresPerMinute
             recent.append(now)
             table[address] = Array(recent.suffix(failuresPerMinute))
+            return wasBelow && recent.count >= failuresPerMinute
         }
+        if reachedLimit { onLimitReached?(address) }
     }
 
     /// What failures are counted under: ``ClientAddress/key(for:)``, as the admin listener's connections are.

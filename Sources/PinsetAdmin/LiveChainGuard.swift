@@ -11,6 +11,12 @@ public struct LiveCheckSettings: Sendable {
     public var caFile: String?
     /// Reach the host at this `ADDRESS[:PORT]` while sending and validating its name.
     public var connectTo: String?
+    /// Where to reach each host, by name and port (the server's `monitoring.connectTo`): used when `connectTo` is
+    /// not given, with the port of the host checked, as the host monitor uses it.
+    public var connectToMap: ConnectToMap?
+    /// The most one fetch may take; a failed check started by an admin who is not an operator is answered only
+    /// after it, so that its timing does not tell a closed port from a filtered one.
+    public var timeout: Duration = LiveChainFetcher.defaultTimeout
     /// Which addresses the host's name may lead to: the server's policy for checks admins start through it; nil for
     /// a command an admin runs on their own machine, which connects wherever the name resolves.
     public var addressPolicy: OutboundAddressPolicy?
@@ -30,6 +36,11 @@ public struct LiveCheckSettings: Sendable {
         self.caFile = caFile
         self.connectTo = connectTo
         self.addressPolicy = addressPolicy
+    }
+
+    /// Where to reach `host` on `port`: `connectTo`, else its entry in `connectToMap`; nil resolves the name.
+    public func connectTo(host: Hostname, port: UInt16) -> String? {
+        connectTo ?? connectToMap?.target(host: host.rawValue, port: Int(port))?.description
     }
 
     /// These settings for a check `account` starts.
@@ -136,15 +147,26 @@ public struct LiveChainGuard: Sendable {
             return .unmonitored(reason: reason)
         }
         let settings = self.settings
+        let connectTo = settings.connectTo(host: result.hostname, port: result.port)
         let check: @Sendable () async -> LiveEditCheck.Outcome = {
+            let started = ContinuousClock.now
             let outcome = await LiveEditCheck.run(
-                result, overrideReason: nil, unmonitoredReason: nil, caFile: settings.caFile, connectTo: settings.connectTo, addressPolicy: settings.addressPolicy
+                result, overrideReason: nil, unmonitoredReason: nil, caFile: settings.caFile, connectTo: connectTo, addressPolicy: settings.addressPolicy,
+                timeout: settings.timeout
             )
-            if case .unreachable(let endpoint, let reason) = outcome { settings.onFailure?(endpoint, reason.description, settings.startedBy?.name) }
+            if case .unreachable(let endpoint, let reason) = outcome {
+                settings.onFailure?(endpoint, reason.description, settings.startedBy?.name)
+                // An admin told only that the fetch failed must not learn from how long it took either: a closed
+                // port answers at once, a filtered one at the timeout. (An address refused by the policy connected
+                // nowhere, and is told as such.)
+                if !settings.toldInFull && [.unreachable, .notValidated].contains(reason.kind) {
+                    try? await Task.sleep(until: started + settings.timeout, clock: .continuous)
+                }
+            }
             return outcome
         }
         if reusable, let recentChecks = settings.recentChecks {
-            let key = RecentLiveChecks.Key(customer: customer, host: result, caFile: settings.caFile, connectTo: settings.connectTo, addressPolicy: settings.addressPolicy)
+            let key = RecentLiveChecks.Key(customer: customer, host: result, caFile: settings.caFile, connectTo: connectTo, addressPolicy: settings.addressPolicy)
             return try await recentChecks.outcome(for: key, beforeStarting: { try settings.spendBudget() }, check: check)
         }
         try settings.spendBudget()

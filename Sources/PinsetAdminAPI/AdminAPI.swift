@@ -94,12 +94,15 @@ public struct AdminAPI: Sendable {
             let account = try Self.admitted(request, by: admission) ?? authenticate(request)
             caller = account
             if let seconds = refusals.retryAfter(for: Self.refusalKey(account)) {
-                throw APIFailure(429, "Admin \(account.name) was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.",
+                throw APIFailure(429, "Admin \(account.name)\(account.token.map { " with token '\($0.label)'" } ?? "") was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.",
                                  headers: [("Retry-After", String(seconds))])
             }
             switch route {
             case .operation(let operation, let parameters):
-                response = try await perform(operation, OperationInput(request, operation, parameters), by: account)
+                // Every write the operation makes requires the caller's token to be valid still, inside its transaction.
+                response = try await AdminCredentialScope.$token.withValue(account.token) {
+                    try await perform(operation, OperationInput(request, operation, parameters), by: account)
+                }
             case .methodNotAllowed(let allowed):
                 throw Self.methodNotAllowed(request, allowed)
             case .notFound:
@@ -139,8 +142,11 @@ public struct AdminAPI: Sendable {
         return APIFailure(405, "\(request.path) takes \(field) only.", headers: [("Allow", field)])
     }
 
-    /// What an admin's refusals are counted under, apart from any address (which never starts with "admin ").
-    private static func refusalKey(_ account: AdminAccount) -> String { "admin " + account.name }
+    /// What refusals are counted under, apart from any address (which never starts with "admin "): the token, so
+    /// that a stolen token probing for access locks out only itself, never the admin's other tokens.
+    private static func refusalKey(_ account: AdminAccount) -> String {
+        "admin " + account.name + (account.token.map { " token " + $0.sha256.hex } ?? "")
+    }
 
     private func perform(_ operation: AdminOperation, _ input: OperationInput, by caller: AdminAccount) async throws -> AdminAPIResponse {
         // Two functions rather than one: the operations that wait (on a live chain) apart from those answered at

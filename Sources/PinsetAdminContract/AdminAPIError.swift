@@ -112,6 +112,9 @@ public struct AdminErrorCode: RawRepresentable, Sendable, Hashable, Codable, Cus
     /// Edits of the customer need review now: make the edit again as a change request.
     public static let reviewRequired = AdminErrorCode(rawValue: "reviewRequired")
     public static let revocationFloorRefused = AdminErrorCode(rawValue: "revocationFloorRefused")
+    /// A new own key was made and kept pending, signing nothing: the message carries its certificate for the
+    /// customer's apps; the same call with `replaceTrustAnchor` then installs exactly that key.
+    public static let trustAnchorPending = AdminErrorCode(rawValue: "trustAnchorPending")
     /// The report-only window cannot be set as asked now: its end is not after now, or lies beyond the maximum.
     public static let reportOnlyRefused = AdminErrorCode(rawValue: "reportOnlyRefused")
 
@@ -128,7 +131,7 @@ public struct AdminErrorCode: RawRepresentable, Sendable, Hashable, Codable, Cus
         notFound, customerNotFound, hostNotFound, pinNotFound, changeRequestNotFound, adminNotFound,
         customerExists, hostExists, pinExists, adminExists,
         refused, lastPinOfHost, tooFewLegacyPins, lastHostOfCustomer, changedSinceCheck, stalePinSet, selfApproval, notOpen,
-        notPermittedAnyMore, tooManyOpenRequests, reviewRequired, revocationFloorRefused, reportOnlyRefused,
+        notPermittedAnyMore, tooManyOpenRequests, reviewRequired, revocationFloorRefused, trustAnchorPending, reportOnlyRefused,
         unavailable, internalError,
     ]
 

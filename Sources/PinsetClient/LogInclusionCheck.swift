@@ -25,7 +25,7 @@ enum LogInclusionCheck {
         } catch {
             throw PinUpdateError(.malformedPayload, "the bundle's content has no log entry: \(error)")
         }
-        guard let text = String(validating: proofBody, as: UTF8.self) else {
+        guard let text = String(validatingUTF8Bytes: proofBody) else {
             throw refusal(.malformedProof, "the proof is not UTF-8 text")
         }
         let proof: TransparencyProof

@@ -3,14 +3,14 @@ import X509
 
 /// The certificate authorities a TLS server's chain must lead to — normal validation, before any pin check.
 ///
-/// `system` reads the operating system's bundle of root certificates (Linux: the distribution's CA file).
-/// On Apple platforms that file does not exist; there, use certificates the app carries or evaluate with
-/// Security.framework and pass the resulting chain to `PinEvaluator`.
+/// `system` reads the operating system's bundle of root certificates (Linux: the distribution's CA file; macOS:
+/// `/etc/ssl/cert.pem`). An iOS app cannot read such a file; there, use certificates the app carries or evaluate
+/// with Security.framework and pass the resulting chain to `PinEvaluator`.
 public struct TLSTrustRoots: Sendable {
     let store: CertificateStore
 
     /// The system's root certificates.
-    public static var system: TLSTrustRoots { TLSTrustRoots(store: CertificateStore.systemTrustRoots) }
+    public static var system: TLSTrustRoots { TLSTrustRoots(store: SystemTrustRoots.store) }
 
     /// Exactly these roots (a private CA, or a test CA).
     public init(certificates: [Certificate]) {

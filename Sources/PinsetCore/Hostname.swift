@@ -52,6 +52,43 @@ public struct Hostname: Hashable, Sendable, Comparable, CustomStringConvertible 
         self.spelling = given
     }
 
+    /// Refuses, for a host being added to a pin set, a name that is neither a DNS name nor an IPv4 address in its
+    /// usual form. Checked where hosts are added, not by every reader of a name, so that a host stored before the
+    /// rule still signs and clients still read bundles that carry one.
+    public func requireNameOrAddress() throws(InputError) {
+        guard !isIPv4Address else { return }
+        let labels = rawValue.split(separator: ".")
+        // What inet_aton reads as an address (127.1, 0x7f000001, 0177.0.0.1, 2130706433): resolvers and apps would
+        // connect to that address while the pins are published for a name that looks like another.
+        if labels.count <= 4, labels.allSatisfy(Self.isNumericAddressPart) {
+            throw InputError("'\(spelling)' is an IPv4 address in a shorthand, octal or hexadecimal notation, not a DNS name. Give the address as four decimal numbers from 0 to 255 (such as 192.0.2.10), or the host's DNS name. Nothing was changed.")
+        }
+        if let last = labels.last, last.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            throw InputError("'\(spelling)' is neither a DNS name (its last label is all digits, which no top-level domain is) nor an IPv4 address (four decimal numbers from 0 to 255). Check it for a typo. Nothing was changed.")
+        }
+    }
+
+    /// Whether the name is an IPv4 address in its one usual form, four decimal numbers from 0 to 255 without
+    /// leading zeros: a host an app reaches by address, whose certificate names that address.
+    public var isIPv4Address: Bool { Self.isIPv4Address(rawValue) }
+
+    static func isIPv4Address(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in
+            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  part == "0" || part.first != "0", let value = Int(part) else { return false }
+            return value <= 255
+        }
+    }
+
+    /// A part of an address as inet_aton reads it: decimal, octal (leading 0) or hexadecimal (0x).
+    private static func isNumericAddressPart(_ label: Substring) -> Bool {
+        if label.hasPrefix("0x") {
+            return label.utf8.count > 2 && label.dropFirst(2).utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        }
+        return label.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
     /// Whether the spelling differs from the normalised name only in case.
     public var hasMixedCase: Bool { spelling != rawValue }
 

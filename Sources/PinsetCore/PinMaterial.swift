@@ -39,6 +39,7 @@ public enum PinMaterial {
 
     /// A pin from an inline base64 DER SubjectPublicKeyInfo (the legacy `pk` form).
     public static func pin(base64SubjectPublicKeyInfo text: String, source: PinSource, label: String = "") throws(InputError) -> Pin {
+        if PrivateKeyMaterial.isPresent(in: text) { throw PrivateKeyMaterial.refusal(option: "A public key") }
         guard let der = Base64.decode(text), Base64.encode(der) == text else {
             throw InputError("'\(text.prefix(80))' is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
         }
@@ -163,8 +164,11 @@ public enum PinMaterial {
 }
 
 extension String {
-    init?(validatingUTF8Bytes bytes: [UInt8]) {
-        guard let text = String(bytes: bytes, encoding: .utf8) else { return nil }
+    /// `bytes` as text when they are valid UTF-8, else nil: `String(validating:as:)`, which needs macOS 15 and
+    /// iOS 18, for the macOS 14 and iOS 17 the package supports.
+    public init?(validatingUTF8Bytes bytes: some Collection<UInt8>) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.utf8.elementsEqual(bytes) else { return nil }
         self = text
     }
 }

@@ -44,9 +44,8 @@ public struct PinWindow: Hashable, Sendable, CustomStringConvertible {
     /// `2027-03-01T12:00:00Z`, or with an offset such as `+02:00`. `what` names the option in the error.
     public static func parse(_ text: String, what: String) throws(InputError) -> Date {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let date = try? Date(trimmed, strategy: .iso8601) { return date }
-        if trimmed.count == 10, let date = try? Date(trimmed + "T00:00:00Z", strategy: .iso8601) { return date }
-        throw InputError("\(what) '\(TerminalText.escape(String(text.prefix(40))))' is not an ISO 8601 time. Give a date such as 2027-03-01 (midnight UTC) or a time such as 2027-03-01T12:00:00Z.")
+        if let date = ISO8601Time.parse(trimmed, dateOnly: true) { return date }
+        throw InputError("\(what) '\(TerminalText.escape(String(text.prefix(40))))' is not an ISO 8601 time, or names a day or time that does not exist. Give a date such as 2027-03-01 (midnight UTC) or a time such as 2027-03-01T12:00:00Z.")
     }
 
     /// The ISO 8601 UTC form used in lists, audit entries and the API.

@@ -26,6 +26,7 @@ public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringCon
     public init(base64 text: String) throws(InputError) {
         let prefix = "sha256/"
         let trimmed = text.hasPrefix(prefix) && text.utf8.count == prefix.utf8.count + 44 ? String(text.dropFirst(prefix.count)) : text
+        if PrivateKeyMaterial.isPresent(in: text) { throw PrivateKeyMaterial.refusal(option: "A pin hash") }
         guard let decoded = Base64.decode(trimmed) else {
             throw InputError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
         }

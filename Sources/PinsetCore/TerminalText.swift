@@ -24,6 +24,12 @@ public enum TerminalText {
         return result
     }
 
+    /// Each line escaped as by ``escape(_:)``, joined by line breaks: for a message made of several lines, where a
+    /// value quoted inside a line still cannot start a line of its own.
+    public static func escapeLines(_ lines: [String]) -> String {
+        lines.map(escape).joined(separator: "\n")
+    }
+
     /// Whether `scalar` can change what a terminal shows beyond printing a character.
     public static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {

@@ -113,6 +113,15 @@ public struct Dashboard: Sendable {
         // Before the session: a cross-site request is refused as such, whether or not the browser sent the cookie.
         if request.method != "GET" { try requireSameOrigin(request) }
         let (session, sessionID, viewer) = try authenticate(request)
+        // Every write this request makes requires the session's token to be valid still, inside its transaction.
+        return try await AdminCredentialScope.$token.withValue(viewer.token) {
+            try await routeInSession(request, route, session: session, sessionID: sessionID, viewer: viewer)
+        }
+    }
+
+    private func routeInSession(
+        _ request: AdminAPIRequest, _ route: [String], session: DashboardSessions.Session, sessionID: String, viewer: AdminAccount
+    ) async throws -> AdminAPIResponse {
         let context = DashboardPages.Context(viewer: viewer, csrfToken: session.csrfToken)
         switch (request.method, route.count, route[0]) {
         case ("GET", 1, ""):
@@ -164,7 +173,7 @@ public struct Dashboard: Sendable {
             sessions.end(id: sessionID)
             return Self.redirect("\(Self.prefix)/login", cookies: [Self.cookie(Self.sessionCookie, "", maxAge: 0)])
         default:
-            throw DashboardRefusal(404, "There is no such page: \(request.method) \(path).")
+            throw DashboardRefusal(404, "There is no such page: \(request.method) \(request.path).")
         }
     }
 
@@ -365,7 +374,7 @@ struct FormBody {
         guard request.header("Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
             throw DashboardRefusal(415, "The dashboard takes forms ('application/x-www-form-urlencoded') only.")
         }
-        guard let body = String(validating: request.body, as: UTF8.self) else {
+        guard let body = String(validatingUTF8Bytes: request.body) else {
             throw Self.notText("The form")
         }
         for pair in body.split(separator: "&") {

@@ -81,7 +81,7 @@ public enum AtomicFile {
                     offset += written
                 }
             }
-            guard fsync(fd) == 0 else { throw FileSystemError(path: temporary, operation: "fsync", errno: errno) }
+            guard syncToStorage(fd) == 0 else { throw FileSystemError(path: temporary, operation: "fsync", errno: errno) }
         }
         guard rename(temporary, path) == 0 else { throw FileSystemError(path: path, operation: "rename a file onto", errno: errno) }
         committed = true
@@ -165,6 +165,16 @@ public enum AtomicFile {
         }
     }
 
+    /// `fsync`, and on Darwin `F_FULLFSYNC` first: there `fsync` leaves the data in the drive's cache, where a power
+    /// loss can still take it (fsync(2) on macOS).
+    @discardableResult
+    public static func syncToStorage(_ fd: Int32) -> Int32 {
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return 0 }
+        #endif
+        return fsync(fd)
+    }
+
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
@@ -173,7 +183,7 @@ public enum AtomicFile {
     private static func syncDirectory(_ directory: String) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        fsync(fd)
+        syncToStorage(fd)
         close(fd)
     }
 }

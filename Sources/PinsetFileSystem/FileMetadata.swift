@@ -33,7 +33,7 @@ public struct FileMetadata: Hashable, Sendable {
         let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
         #endif
         return FileMetadata(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             mode: UInt32(info.st_mode), owner: UInt32(info.st_uid),
             modifiedNanoseconds: modified, changedNanoseconds: changed,
             isSymbolicLink: (info.st_mode & S_IFMT) == S_IFLNK

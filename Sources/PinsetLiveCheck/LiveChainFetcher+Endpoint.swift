@@ -15,18 +15,19 @@ extension LiveChainFetcher {
     ///
     /// - Throws: `LiveChainError` saying what failed and, for a chain that does not validate, how to get past it.
     public static func fetchChain(
-        endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil
+        endpoint: String, caFile: String?, verify: Bool, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil, timeout: Duration = defaultTimeout
     ) async throws(LiveChainError) -> [Certificate] {
-        try await fetchValidatedChain(endpoint: endpoint, caFile: caFile, verify: verify, connectTo: connectTo, addressPolicy: addressPolicy).presented
+        try await fetchValidatedChain(endpoint: endpoint, caFile: caFile, verify: verify, connectTo: connectTo, addressPolicy: addressPolicy, timeout: timeout).presented
     }
 
     /// The chain of `endpoint` and the validated path to its trust anchor (see
     /// ``LiveChainFetcher/fetchValidatedChain(host:port:connectTo:verify:)``), for a one-off check; `addressPolicy`
     /// judges where the host's name leads (nil: anywhere, for a command run on an admin's own machine).
     public static func fetchValidatedChain(
-        endpoint: String, caFile: String?, verify: Bool = true, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil
+        endpoint: String, caFile: String?, verify: Bool = true, connectTo: String? = nil, addressPolicy: OutboundAddressPolicy? = nil,
+        timeout: Duration = defaultTimeout
     ) async throws(LiveChainError) -> (presented: [Certificate], validatedPath: [Certificate]) {
-        let fetcher = LiveChainFetcher(roots: try roots(caFile: caFile), addressPolicy: addressPolicy)
+        let fetcher = LiveChainFetcher(roots: try roots(caFile: caFile), timeout: timeout, addressPolicy: addressPolicy)
         let target: ConnectTarget?
         do {
             target = try connectTo.map { try ConnectTarget.parse($0) }

@@ -189,7 +189,7 @@ public struct LiveChainFetcher: Sendable {
         let isIPAddress = Self.isIPAddress(host)
         let store: CertificateStore
         switch roots {
-        case .system: store = CertificateStore.systemTrustRoots
+        case .system: store = SystemTrustRoots.store
         case .certificates(let certificates): store = CertificateStore(certificates)
         }
         var verifier = Verifier(rootCertificates: store) {

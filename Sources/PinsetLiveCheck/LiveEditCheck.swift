@@ -64,15 +64,16 @@ public enum LiveEditCheck {
     ///   - caFile: roots to validate the chain against instead of the system's.
     ///   - connectTo: where to reach the host while sending and validating its name.
     ///   - addressPolicy: which addresses the host's name may lead to; nil for a check an admin runs on their own machine.
+    ///   - timeout: the most the fetch may take, name lookup included.
     public static func run(
         _ host: HostPins, overrideReason: String?, unmonitoredReason: String?, caFile: String?, connectTo: String?,
-        addressPolicy: OutboundAddressPolicy? = nil, now: Date = Date()
+        addressPolicy: OutboundAddressPolicy? = nil, timeout: Duration = LiveChainFetcher.defaultTimeout, now: Date = Date()
     ) async -> Outcome {
         if let overrideReason { return .overridden(reason: overrideReason) }
         if let unmonitoredReason { return .unmonitored(reason: unmonitoredReason) }
         let endpoint = "\(host.hostname.rawValue):\(host.port)"
         do {
-            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true, connectTo: connectTo, addressPolicy: addressPolicy)
+            let chain = try await LiveChainFetcher.fetchChain(endpoint: endpoint, caFile: caFile, verify: true, connectTo: connectTo, addressPolicy: addressPolicy, timeout: timeout)
             let live = try LiveCertificate.chain(fromDER: chain.map { try PinMaterial.derBytes(of: $0) })
             return .checked(endpoint: endpoint, check: LiveChainCheck(pins: host.pins, chain: live, now: now))
         } catch let error as LiveChainError {

@@ -30,7 +30,8 @@ enum BackupDestination {
         let databaseDirectory = database.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
         for directory in (databaseDirectory.map { [$0] } ?? []) + protectedDirectories {
             let resolved = realPath(directory) ?? URL(fileURLWithPath: directory).standardizedFileURL.path
-            guard resolved == "/" || target == resolved || target.hasPrefix(resolved + "/") else { continue }
+            let targetDirectory = URL(fileURLWithPath: target).deletingLastPathComponent().path
+            guard resolved == "/" || target == resolved || target.hasPrefix(resolved + "/") || isSameOrInside(targetDirectory, resolved) else { continue }
             throw StoreError(.invalidInput, "The backup destination \(destination) resolves to \(target), inside \(directory), which holds this deployment's database or keys: a backup there could replace the database, its -wal file or a signing key. Nothing was written. Write backups outside the data directory and the key directories, e.g. /var/backups/pinset/pinset-backup.sqlite.")
         }
 
@@ -48,6 +49,23 @@ enum BackupDestination {
             }
         }
         return URL(fileURLWithPath: target)
+    }
+
+    /// Whether the directory `path` is `ancestor` or lies inside it, told by device and inode rather than by spelling:
+    /// on a case-insensitive file system (a Mac's, by default) `…/Data` and `…/data` are one directory.
+    static func isSameOrInside(_ path: String, _ ancestor: String) -> Bool {
+        var ancestorInfo = stat()
+        guard stat(ancestor, &ancestorInfo) == 0 else { return false }
+        var current = path
+        // Bounded by the depth of the path: each step removes one component.
+        for _ in 0...path.count {
+            var info = stat()
+            if stat(current, &info) == 0 && info.st_dev == ancestorInfo.st_dev && info.st_ino == ancestorInfo.st_ino { return true }
+            let parent = URL(fileURLWithPath: current).deletingLastPathComponent().path
+            if parent == current || current == "/" { return false }
+            current = parent
+        }
+        return false
     }
 
     /// The canonical absolute path of an existing file or directory, or `nil` when it does not exist.

@@ -95,8 +95,9 @@ extension PinStore {
         }
     }
 
-    /// Replaces an admin's roles, or disables (or enables) it. A disabled admin's tokens stop authenticating at
-    /// once; its requests stay as they are.
+    /// Replaces an admin's roles, or disables (or enables) it. Disabling is what one does to an admin whose token
+    /// may be in the wrong hands, so it revokes every token of the admin and voids its open change requests in the
+    /// same transaction: enabling the admin again brings back neither, and it needs a new token.
     public func updateAdmin(_ name: String, grants: [AdminGrant]?, disabled: Bool?, actor: String) throws {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
@@ -113,6 +114,13 @@ extension PinStore {
             if let disabled {
                 try db.execute("UPDATE admin_account SET disabled_at = ? WHERE name = ?", [disabled ? change.now : nil, name])
                 parts.append(disabled ? "disabled" : "enabled")
+                if disabled {
+                    let revoked = try db.execute("UPDATE admin_token SET revoked_at = ? WHERE admin_name = ? AND revoked_at IS NULL", [change.now, name])
+                    let voided = try Self.voidOpenRequests(
+                        sql: "SELECT id, customer_id, author FROM change_request WHERE lower(author) = lower(?) AND state = 'open' ORDER BY id",
+                        arguments: [name], reason: "voided: its author \(name) was disabled by \(actor)", change: change, db)
+                    parts.append("\(revoked) token(s) revoked, \(voided.count) open change request(s) voided")
+                }
             }
             try change.recordDeploymentChange(.adminUpdated, "admin \(name): " + parts.joined(separator: "; "))
         }
@@ -199,23 +207,30 @@ extension PinStore {
                 reason: "voided: the token '\(token.label)' of \(admin) that made it was revoked by \(actor)"
             ) }
             for (sql, arguments, reason) in recorded + [unrecorded] {
-                var requests: [(id: Int64, customerID: Int64, author: String)] = []
-                try db.forEachRow(sql, arguments) { row in
-                    requests.append((try row.decode(atIndex: 0), try row.decode(atIndex: 1), try row.decode(atIndex: 2)))
-                }
-                for request in requests {
-                    try db.execute("""
-                        UPDATE change_request SET state = 'rejected', decided_by = ?, decided_at = ?, decision_note = ?, void_reason = ?
-                        WHERE id = ? AND state = 'open'
-                        """, [actor, change.now, reason, reason, request.id])
-                    if let owner = try change.customer(id: request.customerID) {
-                        try change.recordSettingChange(of: owner, .changeRejected, "change request \(request.id) by \(request.author) \(reason)")
-                    }
-                    voided.append(request.id)
-                }
+                voided += try Self.voidOpenRequests(sql: sql, arguments: arguments, reason: reason, change: change, db)
             }
             return AdminTokenRevocation(revokedTokens: revoked.count, voidedRequests: voided.sorted())
         }
+    }
+
+    /// Voids the open change requests `sql` selects (id, customer id, author), each audited on its customer.
+    private static func voidOpenRequests(
+        sql: String, arguments: [any SQLArgument], reason: String, change: ChangeRecorder, _ db: any StoreConnection
+    ) throws -> [Int64] {
+        var requests: [(id: Int64, customerID: Int64, author: String)] = []
+        try db.forEachRow(sql, arguments) { row in
+            requests.append((try row.decode(atIndex: 0), try row.decode(atIndex: 1), try row.decode(atIndex: 2)))
+        }
+        for request in requests {
+            try db.execute("""
+                UPDATE change_request SET state = 'rejected', decided_by = ?, decided_at = ?, decision_note = ?, void_reason = ?
+                WHERE id = ? AND state = 'open'
+                """, [change.actor, change.now, reason, reason, request.id])
+            if let owner = try change.customer(id: request.customerID) {
+                try change.recordSettingChange(of: owner, .changeRejected, "change request \(request.id) by \(request.author) \(reason)")
+            }
+        }
+        return requests.map(\.id)
     }
 
     /// The enabled admin whose unrevoked, unexpired token hashes to `sha256`, or nil. The hash is the lookup key,

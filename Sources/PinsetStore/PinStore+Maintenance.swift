@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PinsetFileSystem
 
 extension PinStore {
     /// The rows of `PRAGMA integrity_check`: `["ok"]` when the file is healthy, otherwise descriptions of
@@ -63,7 +64,7 @@ extension PinStore {
     static func syncDirectory(of file: URL) {
         let descriptor = Foundation.open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        fsync(descriptor)
+        AtomicFile.syncToStorage(descriptor)
         Foundation.close(descriptor)
     }
 }

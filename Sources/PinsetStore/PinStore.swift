@@ -63,7 +63,7 @@ public final class PinStore: Sendable {
          allowingUnrestoredBackup: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         self.location = location
         self.clock = clock
-        database = try location.openDatabase(readOnly: readOnly, busyTimeout: busyTimeout)
+        database = CredentialCheckedDatabase(base: try location.openDatabase(readOnly: readOnly, busyTimeout: busyTimeout), clock: clock)
         if !readOnly && !allowingUnrestoredBackup, let marker = try database.read(BackupMarker.read) {
             try? database.close()
             throw StoreError.unrestoredBackup(database.displayName, marker)

@@ -98,7 +98,9 @@ public struct SignedNote: Hashable, Sendable {
         guard bytes.count <= limits.maximumSize else {
             throw TransparencyError(.noteTooLarge, "The note exceeds \(limits.maximumSize) bytes.")
         }
-        guard let note = String(validating: Array(bytes), as: UTF8.self) else {
+        // Not `String(validating:as:)`, which needs macOS 15 / iOS 18.
+        let note = String(decoding: bytes, as: UTF8.self)
+        guard note.utf8.elementsEqual(bytes) else {
             throw TransparencyError(.malformedNote, "A signed note is valid UTF-8.")
         }
         try self.init(parsing: note, limits: limits)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PinsetCore
 import PinsetStore
 import PinsetTransparency
 
@@ -113,7 +114,7 @@ public final class Witness: Sendable {
         guard body.count <= maximumRequestBytes else {
             throw WitnessRefusal(.badRequest, "The request body exceeds \(maximumRequestBytes) bytes.")
         }
-        guard let text = String(validating: body, as: UTF8.self) else {
+        guard let text = String(validatingUTF8Bytes: body) else {
             throw WitnessRefusal(.badRequest, "The request body is not UTF-8 text.")
         }
         do {

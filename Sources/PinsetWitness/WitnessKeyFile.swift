@@ -1,3 +1,4 @@
+import PinsetCore
 import PinsetFileSystem
 import PinsetTransparency
 
@@ -35,7 +36,7 @@ public enum WitnessKeyFile {
     ///   others can read, and ``WitnessConfigurationError`` naming the file for one that is not a witness key.
     public static func read(_ path: String) throws -> Ed25519Cosigner {
         let bytes = try PrivateFilePermissions.read(path, limit: maximumBytes)
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard let text = String(validatingUTF8Bytes: bytes) else {
             throw WitnessConfigurationError("The witness key \(path) is not text. Give the file 'pinset witness init' wrote.")
         }
         do {

@@ -52,12 +52,12 @@ struct ACMECommand: AsyncParsableCommand {
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("pinset acme: \(escapeLines(message))\n".utf8))
+        Output.standardError("pinset acme: \(escapeLines(message))\n")
     }
 
     /// Escapes terminal controls in each line, keeping the line breaks of a multi-line message.
     static func escapeLines(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escape(String($0)) }.joined(separator: "\n")
+        TerminalText.escapeLines(text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
     }
 
     /// Runs `body`, turning its refusal into the message on standard error and the documented exit status.
@@ -66,7 +66,7 @@ struct ACMECommand: AsyncParsableCommand {
             try await body()
         } catch {
             if let detail = error.detail, !detail.isEmpty {
-                FileHandle.standardError.write(Data((escapeLines(detail) + "\n").utf8))
+                Output.standardError(escapeLines(detail) + "\n")
             }
             note(error.status == .reusedLiveKey ? error.message : "error: " + error.message)
             throw ExitCode(error.status.rawValue)

@@ -58,6 +58,9 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
                 Apps verify bundles against the certificate they embed. A new self-signed certificate is a new \
                 trust anchor: apps that do not embed it yet reject every bundle signed with it, so this needs \
                 --replace-trust-anchor. Importing a new signer certificate issued by the same anchor does not.
+                With --key-type and without --replace-trust-anchor, the new key is made and kept pending \
+                (customers/<name>/pending/, signing nothing) and its certificate printed: ship it in the apps, then \
+                run the same command with --replace-trust-anchor to switch to exactly that key.
                 The previous key and certificate are kept beside the new ones as *.previous.
                 """
         )
@@ -88,6 +91,14 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
             }
             let admin = try options.openAdmin()
             let (customer, _) = try admin.signerAssignment(of: try CustomerName(name), visibleTo: admin.localOperator)
+            if let keyType = identity.keyType.flatMap(SigningKeyType.init(argument:)) {
+                let new = try admin.rotateCustomerIdentity(
+                    of: customer, keyType: keyType, commonName: identity.commonName, validityDays: identity.validityDays,
+                    replaceTrustAnchor: replaceTrustAnchor, by: admin.localOperator)
+                for warning in new.expiryWarnings(at: Date()) { Output.warn(warning) }
+                Output.note("Customer '\(customer)' now signs with \(new.auditSummary). The next signing pass publishes a bundle signed with it.")
+                return print(Base64.encode(new.anchorDER))
+            }
             guard let new = try identity.makeIdentity(for: customer) else { return }
             try admin.rotateCustomerIdentity(of: customer, to: new, replaceTrustAnchor: replaceTrustAnchor, by: admin.localOperator)
             Output.note("Customer '\(customer)' now signs with \(new.auditSummary). The next signing pass publishes a bundle signed with it.")

@@ -50,6 +50,7 @@ struct HostCommand: AsyncParsableCommand {
                 return
             }
             // Every input is read and validated before the database is touched.
+            try Admin.checkNewHostName(host)
             var pins: [Pin] = []
             for path in certificates {
                 pins += try PinFile.certificatePins(path, try PinCommand.Add.read(path), keys: .everyCertificate, label: label)

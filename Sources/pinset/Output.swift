@@ -43,11 +43,17 @@ enum Output {
     }
 
     static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("warning: \(TerminalText.escape(message))\n".utf8))
+        standardError("warning: \(TerminalText.escape(message))\n")
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("\(TerminalText.escape(message))\n".utf8))
+        standardError("\(TerminalText.escape(message))\n")
+    }
+
+    /// Writes to standard error, ignoring a reader that went away (`pinset … 2>&1 | head -1`): the command's work
+    /// is done or refused by then, and its exit status must say which, not a crash on `EPIPE`.
+    static func standardError(_ text: String) {
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
     }
 
     static let timestampFormat: Date.ISO8601FormatStyle = .iso8601
@@ -64,4 +70,6 @@ enum Output {
 struct CLIError: Error, CustomStringConvertible {
     let description: String
     init(_ message: String) { description = TerminalText.escape(message) }
+    /// A summary and one line per problem, each escaped on its own.
+    init(lines: [String]) { description = TerminalText.escapeLines(lines) }
 }

@@ -29,13 +29,15 @@ struct PinCommand: AsyncParsableCommand {
         @Argument var customer: String
         @Argument var hostname: String
 
-        @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SHA-256 of a SubjectPublicKeyInfo (pin-sha256).", valueName: "base64"))
+        // Unconditional: a value that starts with '-' (a pasted PEM block) is the option's value, refused as such,
+        // rather than an unknown option that ArgumentParser would quote in full.
+        @Option(name: .customLong("hash"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Base64 SHA-256 of a SubjectPublicKeyInfo (pin-sha256).", valueName: "base64"))
         var hashes: [String] = []
 
         @Option(name: .customLong("certificate"), help: ArgumentHelp("PEM or DER certificate file.", valueName: "file"))
         var certificates: [String] = []
 
-        @Option(name: .customLong("public-key"), help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file, or the base64 DER SubjectPublicKeyInfo itself (the legacy 'pk' form).", valueName: "file|base64"))
+        @Option(name: .customLong("public-key"), parsing: .unconditionalSingleValue, help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file, or the base64 DER SubjectPublicKeyInfo itself (the legacy 'pk' form).", valueName: "file|base64"))
         var publicKeys: [String] = []
 
         @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex SHA-256 of a whole DER certificate (the legacy 'fp' form); published in 'fp' only.", valueName: "hex"))
@@ -103,14 +105,19 @@ struct PinCommand: AsyncParsableCommand {
                 }
             }
             for argument in publicKeys {
-                // A file if one exists at that path; otherwise the base64 DER SubjectPublicKeyInfo itself.
+                // A file if one exists at that path; otherwise the key itself: a PEM block, or the base64 DER
+                // SubjectPublicKeyInfo.
                 if AtomicFile.exists(argument) {
                     pins += try PinFile.publicKeyPins(argument, try Self.read(argument), label: label)
+                } else if PrivateKeyMaterial.isPresent(in: argument) {
+                    throw AdminError(PrivateKeyMaterial.refusal(option: "--public-key").message)
+                } else if argument.contains("-----BEGIN ") {
+                    pins += try PinFile.publicKeyPins("--public-key", Array(argument.utf8), label: label)
                 } else {
                     do {
                         pins.append(try PinMaterial.pin(base64SubjectPublicKeyInfo: argument, source: PinSource(kind: .publicKey), label: label ?? ""))
                     } catch {
-                        throw AdminError("--public-key '\(argument.prefix(40))' is neither an existing file nor a base64 DER SubjectPublicKeyInfo (\(error.message)) Check the path, or paste the 'pk' value exactly.")
+                        throw AdminError("--public-key \(PrivateKeyMaterial.quoted(argument, limit: 40)) is neither an existing file nor a base64 DER SubjectPublicKeyInfo (\(error.message)) Check the path, or paste the 'pk' value exactly.")
                     }
                 }
             }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PinsetCore
 
 /// `pinset`: the trust server's admin CLI and the server itself (`pinset serve`).
@@ -42,4 +43,34 @@ struct Pinset: AsyncParsableCommand {
             DeprecatedRestoreCommand.self,
         ]
     )
+
+    /// Pasted key material is handled before ArgumentParser sees it: a value starting with '-' (a PEM block given
+    /// to `--public-key`) would otherwise be an unknown option, refused by quoting it in full, and no command takes a
+    /// private key on its command line, so one there is refused without being shown.
+    static func main() async {
+        let given = Array(CommandLine.arguments.dropFirst())
+        if given.contains(where: PrivateKeyMaterial.isPresent(in:)) {
+            Output.standardError("Error: \(PrivateKeyMaterial.refusal(option: "An argument").message)\n")
+            Self.exit(withError: ExitCode(64))
+        }
+        await main(Self.joiningPastedPEM(given))
+    }
+
+    /// `--option` followed by a PEM block becomes `--option=BLOCK`, the one spelling ArgumentParser reads as a value.
+    static func joiningPastedPEM(_ arguments: [String]) -> [String] {
+        var joined: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            let next = index + 1 < arguments.endIndex ? arguments[index + 1] : nil
+            if argument.hasPrefix("--"), !argument.contains("="), argument != "--", let next, next.hasPrefix("-----BEGIN ") {
+                joined.append(argument + "=" + next)
+                index += 2
+            } else {
+                joined.append(argument)
+                index += 1
+            }
+        }
+        return joined
+    }
 }

@@ -68,7 +68,7 @@ struct SignCommand: AsyncParsableCommand {
         // The other customers' bundles are written; a failing customer keeps its previous file, and the
         // exit status tells the timer or cron job that something needs attention.
         if !result.failures.isEmpty {
-            throw CLIError("Not signed (previous bundle files left in place):\n" + result.failures.map { "  \($0)" }.joined(separator: "\n"))
+            throw CLIError(lines: ["Not signed (previous bundle files left in place):"] + result.failures.map { "  \($0)" })
         }
     }
 }

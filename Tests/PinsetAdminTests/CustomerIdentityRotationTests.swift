@@ -33,6 +33,44 @@ import Testing
         #expect(try fixture.store.auditLog(customer: acme).contains { $0.actor == "admin-test" && $0.details.contains("acme second") })
     }
 
+    /// A generated key is always a new anchor: the certificate the refusal hands out for the apps must be the one
+    /// the confirmed rotation installs, not a second key made on the spot.
+    @Test func aGeneratedKeyIsKeptPendingAndTheConfirmedRotationInstallsThatSameKey() throws {
+        let fixture = try AdminFixture()
+        defer { fixture.remove() }
+        try fixture.admin.addCustomer(acme, servesLegacyClients: false, by: fixture.admin.localOperator)
+        let dumpBefore = try fixture.dump()
+        func rotate(_ keyType: SigningKeyType, replace: Bool) throws -> SigningIdentity {
+            try fixture.admin.rotateCustomerIdentity(
+                of: acme, keyType: keyType, commonName: nil, validityDays: 30, replaceTrustAnchor: replace, by: fixture.admin.localOperator)
+        }
+        func shownCertificate() throws -> String {
+            let error = try #require(#expect(throws: AdminError.self) { try rotate(.p256, replace: false) })
+            #expect(error.code == .trustAnchorPending)
+            #expect(error.description.contains("--replace-trust-anchor") && !error.description.contains("\\n"), "one line of text, then the certificate")
+            return try #require(error.description.split(separator: "\n").last.map(String.init))
+        }
+
+        let shown = try shownCertificate()
+        #expect(try fixture.dump() == dumpBefore, "a pending key changes nothing stored")
+        #expect(try fixture.admin.customerIdentity(of: acme).signer == .deploymentDefault)
+        let pendingKey = fixture.dataDirectory.signingIdentityLocations.directory(of: acme) + "/pending/signing-key.pem"
+        var status = stat()
+        #expect(stat(pendingKey, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        #expect(try shownCertificate() == shown, "asking again shows the same pending certificate")
+        #expect(throws: AdminError.self, "another key type while one is pending") { try rotate(.p384, replace: true) }
+
+        let installed = try rotate(.p256, replace: true)
+        #expect(Base64.encode(installed.anchorDER) == shown)
+        let report = try fixture.admin.customerIdentity(of: acme)
+        #expect(report.signer == .customerOwn && report.identity?.certificateDER == installed.certificateDER && report.problem == nil)
+        #expect(!FileManager.default.fileExists(atPath: pendingKey), "the installed key lives on only as the customer's own")
+
+        // Nothing pending and the anchor replaced on purpose (a leaked key): a new key at once.
+        let emergency = try rotate(.p384, replace: true)
+        #expect(emergency.anchorDER != installed.anchorDER && emergency.keyType == .p384)
+    }
+
     @Test func aCustomerOnTheDefaultIdentityReportsTheDefaultFiles() throws {
         let fixture = try AdminFixture()
         defer { fixture.remove() }

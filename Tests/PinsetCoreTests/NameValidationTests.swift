@@ -39,6 +39,19 @@ struct NameValidationTests {
         #expect(error?.description.contains("non-ASCII") == true)
     }
 
+    /// A new host is a DNS name or an IPv4 address as four decimal numbers; the notations resolvers also read as an
+    /// address, and names whose last label is all digits, are refused where hosts are added.
+    @Test func newHostsAreNamesOrAddressesInTheirUsualForm() throws {
+        for name in ["api.example.com", "192.0.2.10", "10.0.0.1", "0.0.0.0", "255.255.255.255", "cafe", "0day.example", "0x.example.com", "1.2.3.example"] {
+            #expect(throws: Never.self, "\(name)") { try Hostname(name).requireNameOrAddress() }
+        }
+        #expect(try Hostname("192.0.2.10").isIPv4Address && !Hostname("192.0.2.010").isIPv4Address && !Hostname("api.example.com").isIPv4Address)
+        for name in ["999.1.2.3", "1.2.3", "127.1", "0x7f000001", "0177.0.0.1", "2130706433", "192.0.2.010", "1.2.3.4.5", "host.123"] {
+            let error = #expect(throws: InputError.self, "\(name)") { try Hostname(name).requireNameOrAddress() }
+            #expect(error?.message.contains("Nothing was changed") == true)
+        }
+    }
+
     @Test func parsesPinHashes() throws {
         let bytes = (0..<32).map { UInt8($0) }
         let base64 = Base64.encode(bytes)

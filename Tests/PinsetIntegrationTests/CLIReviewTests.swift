@@ -112,7 +112,7 @@ import Testing
         #expect(try cli.run(["admin", "update", "alice", "--disable"]).status == 0)
         let beforeDisabled = try cli.databaseDump()
         let orphaned = try team.run("bob", ["review", "approve", "3"] + team.served.reach)
-        #expect(orphaned.status != 0 && orphaned.stderr.contains("no longer an enabled admin"), "\(orphaned.combined)")
+        #expect(orphaned.status != 0 && orphaned.stderr.contains("alice was disabled"), "voided by the disabling: \(orphaned.combined)")
         #expect(try cli.databaseDump() == beforeDisabled)
     }
 
@@ -129,6 +129,10 @@ import Testing
         #expect(try cli.run(["admin", "update", "dave", "--disable"]).status == 0)
         #expect(try team.run("dave", ["review", "list"]).stderr.contains("not accepted"))
         #expect(try cli.run(["admin", "update", "dave", "--enable"]).status == 0)
+        #expect(try team.run("dave", ["review", "list"]).stderr.contains("not accepted"), "disabling revoked the token; enabling does not bring it back")
+        unlink(team.tokens["dave"]!)
+        let reissued = try cli.run(["admin", "token", "dave", "--label", "again", "--out", team.tokens["dave"]!])
+        #expect(reissued.status == 0, "\(reissued.combined)")
         #expect(try team.run("dave", ["review", "list"]).status == 0)
         #expect(try cli.run(["admin", "revoke", "dave"]).status == 0)
         #expect(try team.run("dave", ["review", "list"]).stderr.contains("not accepted"))

@@ -54,7 +54,7 @@ import Testing
         let port = listener.port
         let deployment = try Self.deploy(configuration: { apiPort in
             [
-                "api": ["host": "127.0.0.1", "port": apiPort],
+                "api": ["host": "127.0.0.1", "port": apiPort, "liveCheckTimeoutSeconds": 2],
                 // The operator's own target is configuration: it is connected to, loopback or not.
                 "monitoring": ["intervalSeconds": 600, "timeoutSeconds": 2, "connectTo": ["origin.example.test": "127.0.0.1:\(port)"]],
             ]
@@ -121,7 +121,7 @@ import Testing
         let closedPort = try FreePort.pick()
         let deployment = try Self.deploy(configuration: { apiPort in
             [
-                "api": ["host": "127.0.0.1", "port": apiPort, "liveChecksPerAdminPerMinute": 6],
+                "api": ["host": "127.0.0.1", "port": apiPort, "liveChecksPerAdminPerMinute": 6, "liveCheckTimeoutSeconds": 2],
                 "monitoring": ["intervalSeconds": 600, "allowedAddresses": ["127.0.0.0/8"]],
             ]
         })
@@ -143,7 +143,12 @@ import Testing
 
         // An open port that sends nothing and a closed port read alike to an editor; an operator reads why.
         let open = try #require(openSummaries.first)
-        let closed = Self.summary(try Self.dryRun(deployment, "acme", "localhost", hash: Self.hashes[0], as: "alice").document)
+        var closedAnswer: (status: Int, headers: [String: String], document: Any?)?
+        let waited = try ContinuousClock().measure { closedAnswer = try Self.dryRun(deployment, "acme", "localhost", hash: Self.hashes[0], as: "alice") }
+        let closed = Self.summary(closedAnswer?.document)
+        // A refused connection fails at once; the editor is answered only after the whole check timeout (2 s here),
+        // as for a port that never answers, so that the timing does not tell them apart either.
+        #expect(waited >= .milliseconds(1900), "answered after \(waited)")
         #expect(open.replacingOccurrences(of: "127.0.0.1:\(listener.port)", with: "HOST")
                 == closed.replacingOccurrences(of: "localhost:\(closedPort)", with: "HOST"), "\(open) / \(closed)")
         #expect(open.contains("Could not fetch a validated certificate chain from 127.0.0.1:\(listener.port)"), "\(open)")

@@ -99,13 +99,16 @@ struct BreakGlassStoreTests {
         #expect(try dump(fixture.store) == unchanged)
 
         try fixture.store.updateAdmin("bob", grants: [AdminGrant(role: .reviewer, customer: acme)], disabled: nil, actor: "olga")
-        try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "olga")
-        unchanged = try dump(fixture.store)
-        #expect(throws: StoreError(.notPermittedAnyMore, "")) { try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
-        #expect(try dump(fixture.store) == unchanged)
+        #expect(try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }).state == .applied,
+                "with its role back, bob applies it")
 
+        // An author disabled meanwhile: the disabling voided the request, and enabling the author again does not revive it.
+        let second = try self.request(fixture, byte: 4, author: "alice")
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "olga")
         try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "olga")
-        #expect(try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }).state == .applied)
+        unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.notOpen, "")) { try fixture.store.applyChangeRequest(second.id, approver: "bob", liveChecks: [:], approverMay: mayReview, authorMay: { _, _ in true }) }
+        #expect(try dump(fixture.store) == unchanged)
     }
 
     @Test(arguments: StoreBackend.allCases)

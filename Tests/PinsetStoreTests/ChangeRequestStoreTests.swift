@@ -180,12 +180,19 @@ struct ChangeRequestStoreTests {
         #expect(try fixture.store.admin(authenticatedBy: ci, at: StoreFixture.start.addingTimeInterval(600)) == nil, "expired")
         #expect(try fixture.store.admin(authenticatedBy: SHA256Fingerprint(of: Array("guess".utf8)), at: StoreFixture.start) == nil)
 
-        try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "root")
-        #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start) == nil, "disabled")
-        try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "root")
         #expect(try fixture.store.revokeAdminTokens(of: "alice", label: "laptop", actor: "root").revokedTokens == 1)
         #expect(try fixture.store.admin(authenticatedBy: laptop, at: StoreFixture.start) == nil, "revoked")
         #expect(try fixture.store.admins(at: StoreFixture.start).first { $0.name == "alice" }?.activeTokens == 1)
+
+        // Disabling is the answer to a token in the wrong hands: enabling the admin again brings no token back.
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "root")
+        #expect(try fixture.store.admin(authenticatedBy: ci, at: StoreFixture.start) == nil, "disabled")
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "root")
+        #expect(try fixture.store.admin(authenticatedBy: ci, at: StoreFixture.start) == nil, "revoked by the disabling")
+        #expect(try fixture.store.admins(at: StoreFixture.start).first { $0.name == "alice" }?.activeTokens == 0)
+        let desk = SHA256Fingerprint(of: Array("desk token".utf8))
+        try fixture.store.addAdminToken(sha256: desk, of: "alice", label: "desk", expiresAt: nil, actor: "root")
+        #expect(try fixture.store.admin(authenticatedBy: desk, at: StoreFixture.start)?.name == "alice", "a new token works")
 
         let unchanged = try dump(fixture.store)
         #expect(throws: StoreError(.adminExists, "")) { try fixture.store.addAdmin("ALICE", grants: [AdminGrant(role: .viewer, customer: nil)], actor: "root") }
@@ -193,5 +200,62 @@ struct ChangeRequestStoreTests {
         #expect(throws: StoreError(.adminNotFound, "")) { try fixture.store.addAdminToken(sha256: ci, of: "mallory", label: "x", expiresAt: nil, actor: "root") }
         #expect(try dump(fixture.store) == unchanged)
         #expect(try fixture.store.auditLog(limit: 10).contains { $0.customer == "*" && $0.action == .adminTokenAdded })
+    }
+
+    /// Disabling an admin voids its open requests with its tokens: enabling it again revives neither.
+    @Test(arguments: StoreBackend.allCases)
+    func disablingAnAdminVoidsItsOpenRequestsForGood(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let request = try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "renewal", lifetime: 3600, author: "alice")
+        let other = try fixture.store.createChangeRequest(for: acme, edits: try addition(4), reason: "renewal", lifetime: 3600, author: "carol")
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: true, actor: "root")
+        try fixture.store.updateAdmin("alice", grants: nil, disabled: false, actor: "root")
+        let voided = try #require(try fixture.store.changeRequest(request.id))
+        #expect(voided.state == .voided && voided.voidReason?.contains("alice was disabled by root") == true, "\(voided)")
+        #expect(try fixture.store.changeRequest(other.id)?.state == .open, "another author's request stays open")
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.notOpen, "")) {
+            try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true })
+        }
+        #expect(try dump(fixture.store) == unchanged)
+    }
+
+    /// A write made on behalf of a token (the admin API, the dashboard) requires that token inside its transaction:
+    /// an approval whose token is revoked, or whose admin is disabled, while its live chains are checked changes
+    /// nothing. Without a token in scope (the local CLI) writes are unaffected.
+    @Test(arguments: StoreBackend.allCases)
+    func aWriteRequiresTheTokenItIsMadeWithToBeValidStill(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        let bobToken = SHA256Fingerprint(of: Array("bob token".utf8))
+        try fixture.store.addAdminToken(sha256: bobToken, of: "bob", label: "laptop", expiresAt: StoreFixture.start.addingTimeInterval(600), actor: "root")
+        let reference = AdminTokenReference(sha256: bobToken, label: "laptop")
+        let request = try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "renewal", lifetime: 3600, author: "alice")
+        func approve() throws {
+            _ = try fixture.store.applyChangeRequest(request.id, approver: "bob", liveChecks: [:], approverMay: { _, _ in true }, authorMay: { _, _ in true })
+        }
+
+        try fixture.store.revokeAdminTokens(of: "bob", label: "laptop", actor: "root")
+        let unchanged = try dump(fixture.store)
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) {
+            try AdminCredentialScope.$token.withValue(reference) { try approve() }
+        }
+        #expect(try dump(fixture.store) == unchanged, "revoked meanwhile")
+
+        let renewed = SHA256Fingerprint(of: Array("bob token 2".utf8))
+        try fixture.store.addAdminToken(sha256: renewed, of: "bob", label: "desk", expiresAt: StoreFixture.start.addingTimeInterval(600), actor: "root")
+        let renewedReference = AdminTokenReference(sha256: renewed, label: "desk")
+        fixture.clock.advance(by: 600)
+        let beforeExpiry = try dump(fixture.store)
+        #expect(throws: StoreError(.notPermittedAnyMore, "")) {
+            try AdminCredentialScope.$token.withValue(renewedReference) { try approve() }
+        }
+        #expect(try dump(fixture.store) == beforeExpiry, "expired meanwhile")
+
+        try fixture.store.addAdminToken(sha256: SHA256Fingerprint(of: Array("bob token 3".utf8)), of: "bob", label: "third", expiresAt: nil, actor: "root")
+        let third = AdminTokenReference(sha256: SHA256Fingerprint(of: Array("bob token 3".utf8)), label: "third")
+        try AdminCredentialScope.$token.withValue(third) { try approve() }
+        #expect(try fixture.store.changeRequest(request.id)?.state == .applied, "a valid token applies it")
     }
 }

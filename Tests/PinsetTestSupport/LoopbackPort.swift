@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 
@@ -32,7 +34,11 @@ public enum LoopbackPort {
     }
 
     private static func bound(port: Int) throws -> (descriptor: Int32, port: Int) {
+        #if os(Linux)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
         guard fd >= 0 else { throw Unavailable(errno: errno) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -9,6 +9,7 @@ import Dispatch
 /// Started with `Task(executorPreference: OwnThreadExecutor())`, the loop's code and that of the default actors it
 /// calls (`PinsetUpdater`) run on a serial queue of the executor's instead, which Dispatch gives a thread whether or
 /// not the pool is busy.
+@available(macOS 15.0, iOS 18.0, *)
 public final class OwnThreadExecutor: TaskExecutor, Sendable {
     private let queue: DispatchQueue
 

@@ -55,7 +55,12 @@ enum Bench {
             case "sign-pass": try SignPassCommand.run(options)
             case "client": try await ClientCommand.run(options)
             case "client-alloc": try await ClientCommand.runAllocationProbe(options)
-            case "dispatch-floor": try DispatchFloorCommand.run(options)
+            case "dispatch-floor":
+                #if os(Linux)
+                try DispatchFloorCommand.run(options)
+                #else
+                throw BenchError("dispatch-floor runs on Linux, where the benchmarks measure it.")
+                #endif
             case "log-append": try TransparencyCommands.append(options)
             case "log-sign-pass": try TransparencyCommands.signPass(options)
             case "log-proof": try await TransparencyCommands.proof(options)

@@ -68,7 +68,7 @@ extension ACMEConfiguration {
         do { bytes = try AtomicFile.readAll(from: fd, path: path, limit: 64 * 1024) } catch {
             throw ACMEFailure(.error, "cannot read the configuration file '\(path)': \(error.description) (at most 64 KiB).")
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard let text = String(validatingUTF8Bytes: bytes) else {
             throw ACMEFailure(.usage, "configuration file '\(path)' is not UTF-8 text. Write it as NAME=value lines (deploy/acme/README.md).")
         }
         return text

@@ -210,7 +210,10 @@ public final class PinsetService: Sendable {
                 bundleLifetimeSeconds: configuration.bundleLifetimeSeconds, resignIntervalSeconds: Int64(configuration.resignIntervalSeconds.rounded(.up))),
                 publicSuffixes: publicSuffixes)
             // One throttle: failed logins to the dashboard and failed API tokens count against the same address.
-            let throttle = AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute)
+            let throttle = AuthenticationThrottle(failuresPerMinute: settings.failedAuthenticationsPerMinute) { [logger] address in
+                logger.warning("Admin API: too many failed authentications from an address, answered 429 for a minute; token guessing looks like this",
+                               metadata: ["address": "\(address)", "limit": "\(settings.failedAuthenticationsPerMinute) per minute"])
+            }
             // Host names are chosen by admins: the addresses they lead to are judged as the monitor's are, each admin's
             // checks are budgeted, and a dry run or preview of a result checked moments ago reuses that check.
             let addressPolicy = configuration.monitoring?.addressPolicy ?? OutboundAddressPolicy()
@@ -221,8 +224,11 @@ public final class PinsetService: Sendable {
                     "endpoint": "\(endpoint)", "admin": "\(admin ?? "-")", "reason": "\(reason)",
                 ])
             }
-            let liveCheck: @Sendable (Hostname) -> LiveCheckSettings = { hostname in
-                var settings = LiveCheckSettings(caFile: caFile, connectTo: connectTo.target(host: hostname.rawValue, port: 0)?.description, addressPolicy: addressPolicy)
+            let liveCheckTimeoutSeconds = settings.liveCheckTimeoutSeconds
+            let liveCheck: @Sendable (Hostname) -> LiveCheckSettings = { _ in
+                var settings = LiveCheckSettings(caFile: caFile, addressPolicy: addressPolicy)
+                settings.connectToMap = connectTo
+                settings.timeout = .seconds(liveCheckTimeoutSeconds)
                 settings.budget = budget
                 settings.recentChecks = recentChecks
                 settings.onFailure = onLiveCheckFailure

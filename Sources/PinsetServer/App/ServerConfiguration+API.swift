@@ -21,6 +21,9 @@ extension ServerConfiguration {
         public var refusalsPerAdminPerMinute = 20
         /// Live-chain checks (dry runs, previews, edits, approvals) an admin may start in a minute; each connects out.
         public var liveChecksPerAdminPerMinute = LiveCheckBudget.defaultChecksPerMinute
+        /// The most one live-chain check started through the API or the dashboard may take, in seconds; a failed
+        /// check of an admin who is not an operator is answered only after it.
+        public var liveCheckTimeoutSeconds = 10
 
         /// The port documentation and examples give the admin API.
         public static let defaultPort = 9443
@@ -32,7 +35,7 @@ extension ServerConfiguration {
             return api
         }
 
-        public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute", "refusalsPerAdminPerMinute", "liveChecksPerAdminPerMinute"]
+        public static let keys = ["host", "port", "certificate", "privateKey", "failedAuthenticationsPerMinute", "refusalsPerAdminPerMinute", "liveChecksPerAdminPerMinute", "liveCheckTimeoutSeconds"]
 
         static func parse(_ object: [String: JSONValue], origin: String) throws(ConfigurationError) -> Self {
             for key in object.keys.sorted() where !keys.contains(key) && !key.hasPrefix("_") {
@@ -56,6 +59,7 @@ extension ServerConfiguration {
             if let v = try reader.integer("failedAuthenticationsPerMinute", in: 1...1000) { api.failedAuthenticationsPerMinute = v }
             if let v = try reader.integer("refusalsPerAdminPerMinute", in: 1...1000) { api.refusalsPerAdminPerMinute = v }
             if let v = try reader.integer("liveChecksPerAdminPerMinute", in: 1...1000) { api.liveChecksPerAdminPerMinute = v }
+            if let v = try reader.integer("liveCheckTimeoutSeconds", in: 1...120) { api.liveCheckTimeoutSeconds = v }
             return api
         }
     }

@@ -166,7 +166,7 @@ struct SQLiteRow: StoreRow {
 extension PinStore {
     /// The GRDB pool of a SQLite store, for tests that read or damage the file directly.
     var pool: DatabasePool {
-        guard let sqlite = database as? SQLiteDatabase else {
+        guard let sqlite = (database as? CredentialCheckedDatabase)?.base as? SQLiteDatabase else {
             preconditionFailure("\(path) is not a SQLite store")
         }
         return sqlite.pool

@@ -1,0 +1,86 @@
+import Foundation
+import PinsetTestSupport
+import Testing
+
+/// Input an admin gets wrong, through the real `pinset` binary: refused with what was wrong and how to fix it,
+/// nothing stored, and no secret echoed back.
+@Suite struct CLIInputRefusalTests {
+    /// A private key pasted where a public key or hash belongs is refused without being shown, in PEM (which
+    /// starts with '-', so it must be taken as the option's value rather than an unknown option) or base64 DER.
+    @Test func aPastedPrivateKeyIsRefusedAndNeverEchoed() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+        let key = cli.directory.file("key.pem"), publicKey = cli.directory.file("key.pub")
+        #expect(try ProcessRunner.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]).status == 0)
+        #expect(try ProcessRunner.run("openssl", ["pkey", "-in", key, "-pubout", "-out", publicKey]).status == 0)
+        let keyPEM = try String(contentsOfFile: key, encoding: .utf8)
+        let keyDER = try ProcessRunner.run("openssl", ["pkey", "-in", key, "-outform", "der"]).stdout
+        let keyBase64 = Data(keyDER).base64EncodedString()
+        let secret = keyPEM.split(separator: "\n")[1]
+        let before = try cli.databaseDump()
+        for (option, value) in [("--public-key", keyPEM), ("--public-key", keyBase64), ("--hash", keyPEM), ("--hash", keyBase64)] {
+            let refused = try cli.run(["pin", "add", "acme", "api.example.com", option, value, "--skip-live-check", "--reason", "test"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("a private key") && refused.stderr.contains("openssl pkey -in key.pem -pubout") && refused.stderr.contains("Nothing was changed"),
+                    "\(option): \(refused.combined)")
+            #expect(!refused.combined.contains(secret.prefix(20)) && !refused.combined.contains(keyBase64.prefix(20)), "\(option) echoed the key: \(refused.combined)")
+        }
+        #expect(try cli.databaseDump() == before)
+
+        // The public key pasted the same way is a pin.
+        let added = try cli.run(["pin", "add", "acme", "api.example.com", "--public-key", try String(contentsOfFile: publicKey, encoding: .utf8),
+                                 "--skip-live-check", "--reason", "test"])
+        #expect(added.status == 0, "\(added.combined)")
+    }
+
+    /// Hosts are DNS names or IPv4 addresses as four decimal numbers; the other notations resolvers read as an
+    /// address, and names whose last label is all digits, are refused before anything is stored.
+    @Test func numericHostNamesAreNamesOrAddressesInTheirUsualForm() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let before = try cli.databaseDump()
+        for host in ["999.1.2.3", "1.2.3", "0x7f000001", "0177.0.0.1", "2130706433"] {
+            let refused = try cli.run(["host", "add", "acme", host])
+            #expect(refused.status != 0 && refused.stderr.contains("four decimal numbers") && refused.stderr.contains("Nothing was changed"), "\(host): \(refused.combined)")
+        }
+        let subdomains = try cli.run(["host", "add", "acme", "192.0.2.10", "--include-subdomains"])
+        #expect(subdomains.status != 0 && subdomains.stderr.contains("has no subdomains"), "\(subdomains.combined)")
+        #expect(try cli.databaseDump() == before)
+        #expect(try cli.run(["host", "add", "acme", "192.0.2.10"]).status == 0, "an address in its usual form is a host")
+    }
+
+    /// A day or time that does not exist is refused, not rolled over into one nobody typed.
+    @Test func anImpossibleWindowDateIsRefusedNotRolledOver() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+        let before = try cli.databaseDump()
+        for (option, value) in [("--not-after", "2030-02-30"), ("--not-before", "2030-04-31T25:61:00Z")] {
+            let refused = try cli.run(["pin", "add", "acme", "api.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+                                       option, value, "--skip-live-check", "--reason", "test"])
+            #expect(refused.status != 0 && refused.stderr.contains("does not exist") && refused.stderr.contains(option), "\(refused.combined)")
+        }
+        #expect(try cli.databaseDump() == before)
+    }
+
+    /// A message of several lines keeps its line breaks: the certificate of a pending key is one line of its own,
+    /// to copy, and running the command again with the flag installs that very certificate.
+    @Test func aPendingIdentityPrintsItsCertificateOnALineOfItsOwnAndIsTheOneInstalled() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let refused = try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256"])
+        #expect(refused.status != 0 && !refused.stderr.contains("\\n"), "\(refused.combined)")
+        let shown = try #require(refused.stderr.split(separator: "\n").last.map(String.init))
+        #expect(Data(base64Encoded: shown) != nil, "the last line is the certificate: \(shown)")
+        let installed = try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"])
+        #expect(installed.status == 0, "\(installed.combined)")
+        #expect(installed.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == shown)
+        let anchor = try Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/customers/acme/trust-cert.der"))
+        #expect(anchor.base64EncodedString() == shown)
+    }
+}
