@@ -151,9 +151,6 @@ extension Admin {
             throw InputError("The validity must be at least \(shortest) days and at most \(longest), not \(validityDays): an identity must stay valid for at least \(signingSchedule.minimumDescription), or the server stops signing with it before its bundles expire.")
         }
         let commonName = commonName ?? customer.rawValue
-        guard (1...64).contains(commonName.count), !commonName.unicodeScalars.contains(where: TerminalText.needsEscaping) else {
-            throw AdminError("The common name must be 1 to 64 printable characters.")
-        }
         let (stored, _, _) = try store.signerAssignment(of: customer)
         let pending = PendingCustomerIdentity(locations: dataDirectory.signingIdentityLocations, customer: stored)
         let waiting = try pending.load()

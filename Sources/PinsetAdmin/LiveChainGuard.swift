@@ -109,7 +109,14 @@ public struct LiveChainGuard: Sendable {
     /// - Throws: `AdminError` when the result matches nothing or the check cannot run.
     public func check(_ change: (HostPins) -> (result: HostPins, edit: HostEdit)) async throws -> PermittedHostEdit? {
         guard let current = try currentHost() else { return nil }
-        let (result, _) = change(current)
+        let (result, edit) = change(current)
+        // An edit that changes nothing (a pin already there, a hash that is not) connects nowhere: the store refuses
+        // it with what was wrong, rather than the admin reading about a chain it could not fetch. The record still
+        // holds the host as read, so a change made meanwhile is not written unchecked.
+        if edit.added.isEmpty && edit.removed.isEmpty && edit.other.isEmpty && edit.newPort == nil && result == current {
+            let nothing = LiveEditCheck.Outcome.overridden(reason: "nothing to check: the edit changes no pin")
+            return PermittedHostEdit(record: LiveCheckRecord(checkedHost: current, auditNote: nothing.auditNote), outcome: nothing)
+        }
         let outcome = try await permit(result)
         return PermittedHostEdit(record: LiveCheckRecord(checkedHost: current, auditNote: outcome.auditNote), outcome: outcome)
     }

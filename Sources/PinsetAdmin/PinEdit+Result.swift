@@ -24,7 +24,9 @@ extension PinEdit {
             func named(_ pin: Pin) -> Bool { pin.spkiSHA256 == fingerprint || (pin.spkiSHA256 == nil && pin.certificateSHA256 == fingerprint) }
             for index in result.pins.indices where named(result.pins[index]) { result.pins[index].window = window }
             for index in result.scheduledPins.indices where named(result.scheduledPins[index]) { result.scheduledPins[index].window = window }
-            edit.other.append("\(fingerprint.base64): publish window \(window?.description ?? "none")")
+            if current.pins.contains(where: named) || current.scheduledPins.contains(where: named) {
+                edit.other.append("\(fingerprint.base64): publish window \(window?.description ?? "none")")
+            }
         case .setReportOnly(let until):
             edit.other.append("report-only until \(PinWindow.format(Date(timeIntervalSince1970: TimeInterval(until))))")
         }

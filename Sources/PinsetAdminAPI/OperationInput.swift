@@ -15,9 +15,14 @@ struct OperationInput {
         self.parameters = parameters
         // Parameters no operation declares are ignored, as HTTP caches and proxies may add their own.
         let given = request.query
+        let items = request.queryItems
         var query: [String: String] = [:]
         for field in operation.query {
             guard let text = given[field.name] else { continue }
+            // Which of two values was meant cannot be told; a body field given twice is refused the same way.
+            guard items.filter({ $0.name == field.name }).count == 1 else {
+                throw APIFailure(400, "The query parameter '\(field.name)' is given more than once; give it once.")
+            }
             try Self.check(text, field)
             query[field.name] = text
         }
@@ -111,7 +116,7 @@ struct JSONBody {
                 _ = try StrictJSONValidator.validate(request.body)
                 value = try JSONDecoder().decode(JSONValue.self, from: Data(request.body))
             } catch {
-                throw APIFailure(400, "The body is not valid JSON: \(error)")
+                throw APIFailure(400, "The body is not valid JSON: \(Self.describe(error))")
             }
             guard case .object(let object) = value else { throw APIFailure(400, "The body must be a JSON object.") }
             let fields = self.fields
@@ -200,7 +205,23 @@ struct JSONBody {
         do {
             return try JSONDecoder().decode(type, from: Data(bytes))
         } catch {
-            throw APIFailure(400, "The body does not fit \(Body.operations.map(\.id).joined(separator: ", ")): \(error)")
+            throw APIFailure(400, "The body does not fit \(Body.operations.map(\.id).joined(separator: ", ")): \(Self.describe(error)).")
+        }
+    }
+
+    /// A decoding failure in the caller's terms: which field, and what was wrong with it.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
+        func field(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? "the document" : "'\(path)'"
+        }
+        switch error {
+        case .typeMismatch(let type, let context): return "\(field(context)) is not \(type == String.self ? "a string" : type == Bool.self ? "true or false" : type == [String].self ? "a list of strings" : "a number of the expected kind")"
+        case .valueNotFound(_, let context): return "\(field(context)) is missing"
+        case .keyNotFound(let key, _): return "'\(key.stringValue)' is missing"
+        case .dataCorrupted(let context): return "\(field(context)): \(context.debugDescription)"
+        @unknown default: return "it is not a JSON document of that shape"
         }
     }
 }

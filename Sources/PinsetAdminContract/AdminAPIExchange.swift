@@ -27,16 +27,21 @@ public struct AdminAPIRequest: Sendable {
 
     /// Query parameters, percent-decoded; a repeated name keeps its first value.
     public var query: [String: String] {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return [:] }
         var result: [String: String] = [:]
-        for pair in parts[1].split(separator: "&") {
+        for (key, value) in queryItems where result[key] == nil { result[key] = value }
+        return result
+    }
+
+    /// Every query parameter in order, percent-decoded, repeated names included.
+    public var queryItems: [(name: String, value: String)] {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return [] }
+        return parts[1].split(separator: "&").map { pair in
             let keyValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = String(keyValue[0]).removingPercentEncoding ?? ""
             let value = keyValue.count > 1 ? (String(keyValue[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
-            if result[key] == nil { result[key] = value }
+            return (key, value)
         }
-        return result
     }
 }
 

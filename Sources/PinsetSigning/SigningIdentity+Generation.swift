@@ -16,6 +16,10 @@ extension SigningIdentity {
         validityDays: Int,
         now: Date = Date()
     ) throws -> SigningIdentity {
+        // The name goes into a trust anchor apps embed for years, and is shown on terminals and dashboards.
+        guard (1...64).contains(commonName.count), !commonName.unicodeScalars.contains(where: TerminalText.needsEscaping) else {
+            throw InputError("The common name must be 1 to 64 printable characters, without line breaks or control characters; '\(TerminalText.escape(String(commonName.prefix(64))))' is not. Nothing was created.")
+        }
         let privateKey = try generateKey(keyType)
         let name = try DistinguishedName {
             CommonName(commonName)

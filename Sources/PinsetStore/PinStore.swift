@@ -37,7 +37,7 @@ public final class PinStore: Sendable {
     ///
     /// - Throws: `StoreError` with code `.databaseTooNew` if the file records migrations this program does not
     ///   know, `.unrestoredBackup` if the file is a backup that was put in place without `restore`; a GRDB
-    ///   `DatabaseError` if the file cannot be opened or is not a database.
+    ///   `StoreError` (`.unavailable`, `.corruptData`) if the file cannot be opened or is not a database.
     public convenience init(path: String) throws {
         try self.init(location: .sqlite(path: path), readOnly: false, busyTimeout: Self.defaultBusyTimeout)
     }
@@ -45,7 +45,7 @@ public final class PinStore: Sendable {
     /// Opens the SQLite database at `path`.
     ///
     /// A read-only store neither creates the file nor migrates it; it requires a file whose migrations are
-    /// all applied, and every write method fails with a `DatabaseError` (`SQLITE_READONLY`). Only a read-only
+    /// all applied, and every write method fails with a `StoreError` (`.unavailable`). Only a read-only
     /// store opens a backup that was not restored (see `BackupMarker`).
     public static func open(path: String, readOnly: Bool = false, busyTimeout: TimeInterval = defaultBusyTimeout) throws -> PinStore {
         try PinStore(location: .sqlite(path: path), readOnly: readOnly, busyTimeout: busyTimeout)

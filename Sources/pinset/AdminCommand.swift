@@ -43,8 +43,8 @@ struct AdminCommand: AsyncParsableCommand {
         @Argument var name: String
         @Option(name: .customLong("role"), help: ArgumentHelp("The admin's roles from now on (replacing all it had).", valueName: "role[:customer]"))
         var roles: [String] = []
-        @Flag(help: "Disable the admin: none of its tokens authenticates any more.") var disable = false
-        @Flag(help: "Enable a disabled admin again.") var enable = false
+        @Flag(help: "Disable the admin: revokes all its tokens and voids its open change requests.") var disable = false
+        @Flag(help: "Enable a disabled admin again; it needs a new token ('pinset admin token NAME').") var enable = false
 
         func validate() throws {
             if disable && enable { throw ValidationError("Give --disable or --enable, not both.") }
@@ -56,6 +56,8 @@ struct AdminCommand: AsyncParsableCommand {
             let admin = try options.openAdmin()
             try admin.updateAdmin(name, grants: grants, disabled: disable ? true : (enable ? false : nil), by: admin.localOperator)
             Output.note("Updated admin \(name).")
+            if disable { Output.note("Its tokens are revoked and its open change requests voided ('pinset review list --all' shows them).") }
+            if enable { Output.note("It needs a new token: 'pinset admin token \(name) --label WHERE'.") }
         }
     }
 

@@ -216,9 +216,22 @@ enum PinSetPrinter {
         return [pin.pin, pin.certificateSHA256 == nil ? "-" : "yes", legacy.isEmpty ? "-" : legacy, pin.notAfter ?? "-", pin.source, pin.label]
     }
 
-    /// After an edit on this host's database.
+    /// After an edit of the customer as a whole on this host's database.
     static func warnAboutBackupPins(_ pinSet: PinSet) {
         warnAboutBackupPins(AdminDocuments.pinSet(of: pinSet))
+    }
+
+    /// After an edit of `edited` on this host's database: that host's warnings in full, the others' counted in one
+    /// line, so that the one that matters is not lost among them.
+    static func warnAboutBackupPins(_ pinSet: PinSet, edited: Hostname) {
+        let document = AdminDocuments.pinSet(of: pinSet)
+        var focused = document
+        focused.hosts = document.hosts.filter { $0.hostname.lowercased() == edited.rawValue }
+        warnAboutBackupPins(focused)
+        let others = document.hosts.filter { $0.hostname.lowercased() != edited.rawValue && ($0.lacksBackupPin || $0.lacksLegacyBackupPin) }.count
+        if others > 0 {
+            Output.warn("\(others) other host\(others == 1 ? "" : "s") of '\(document.customer)' lack\(others == 1 ? "s" : "") a backup pin; 'pinset customer show \(document.customer)' lists \(others == 1 ? "it" : "them").")
+        }
     }
 
     /// The backup-pin rule TrustKit enforces: a host with a single pin bricks its apps when that key changes.

@@ -78,7 +78,7 @@ struct HostCommand: AsyncParsableCommand {
             // The host is added; a customer another process removed meanwhile only leaves out the notes.
             if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) {
                 if pins.isEmpty { Output.note(UnpublishedHostNote.text(for: host, in: pinSet)) }
-                PinSetPrinter.warnAboutBackupPins(pinSet)
+                PinSetPrinter.warnAboutBackupPins(pinSet, edited: host)
             }
         }
     }
@@ -159,7 +159,7 @@ struct HostCommand: AsyncParsableCommand {
             }
             let changed = try admin.updateHost(host, of: customer, port: port, includeSubdomains: includeSubdomains, checked: checked, by: admin.localOperator)
             Output.note(changed ? "Updated \(host) of '\(customer)'." : "\(host) of '\(customer)' already has these settings; nothing changed.")
-            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet, edited: host) }
         }
     }
 
@@ -185,7 +185,7 @@ struct HostCommand: AsyncParsableCommand {
             let admin = try options.openAdmin()
             try admin.removeHost(host, from: customer, allowLastHost: allowLastHost, by: admin.localOperator)
             Output.note("Removed \(host) from '\(customer)'.")
-            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet, edited: host) }
         }
     }
 }

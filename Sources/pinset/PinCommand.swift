@@ -29,15 +29,13 @@ struct PinCommand: AsyncParsableCommand {
         @Argument var customer: String
         @Argument var hostname: String
 
-        // Unconditional: a value that starts with '-' (a pasted PEM block) is the option's value, refused as such,
-        // rather than an unknown option that ArgumentParser would quote in full.
-        @Option(name: .customLong("hash"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Base64 SHA-256 of a SubjectPublicKeyInfo (pin-sha256).", valueName: "base64"))
+        @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SHA-256 of a SubjectPublicKeyInfo (pin-sha256).", valueName: "base64"))
         var hashes: [String] = []
 
         @Option(name: .customLong("certificate"), help: ArgumentHelp("PEM or DER certificate file.", valueName: "file"))
         var certificates: [String] = []
 
-        @Option(name: .customLong("public-key"), parsing: .unconditionalSingleValue, help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file, or the base64 DER SubjectPublicKeyInfo itself (the legacy 'pk' form).", valueName: "file|base64"))
+        @Option(name: .customLong("public-key"), help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file, the PEM block itself, or the base64 DER SubjectPublicKeyInfo (the legacy 'pk' form). A private key is refused, never shown.", valueName: "file|pem|base64"))
         var publicKeys: [String] = []
 
         @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex SHA-256 of a whole DER certificate (the legacy 'fp' form); published in 'fp' only.", valueName: "hex"))
@@ -160,7 +158,7 @@ struct PinCommand: AsyncParsableCommand {
                 for hash in change.skipped { print("present \(hash.base64)") }
                 Output.note("\(host) of '\(customer)' now has \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") (version \(change.version)).")
             }
-            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet) }
+            if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) { PinSetPrinter.warnAboutBackupPins(pinSet, edited: host) }
         }
 
         /// A publish window's end as the admin API takes it.
@@ -220,7 +218,7 @@ struct PinCommand: AsyncParsableCommand {
             Output.note("Removed \(hash ?? certificateHash ?? "") from \(host); \(change.pinCount) pin\(change.pinCount == 1 ? "" : "s") left (version \(change.version)).")
             if let pinSet = try? admin.pinSet(of: customer, visibleTo: admin.localOperator) {
                 if change.pinCount == 0 { Output.warn(UnpublishedHostNote.text(for: host, in: pinSet)) }
-                PinSetPrinter.warnAboutBackupPins(pinSet)
+                PinSetPrinter.warnAboutBackupPins(pinSet, edited: host)
             }
         }
     }

@@ -67,3 +67,26 @@ import Testing
         #expect(try deployment.store.changeRequest(deployment.openRequest)?.state == .applied)
     }
 }
+
+/// Input the declarations cannot tell apart is refused in the caller's terms.
+@Suite struct AdminAPIAmbiguousInputTests {
+    @Test func aQueryParameterGivenTwiceIsRefused() async throws {
+        let deployment = try await AdminAPIInProcessTests.Deployment()
+        defer { deployment.remove() }
+        let once = await deployment.call(.pinFailures, as: "olga", query: [("since", "1h")])
+        #expect(once.status == 200)
+        let twice = await deployment.call(.pinFailures, as: "olga", query: [("since", "1h"), ("since", "3650d")])
+        #expect(twice.status == 400 && String(decoding: twice.body, as: UTF8.self).contains("more than once"), "\(String(decoding: twice.body, as: UTF8.self))")
+    }
+
+    @Test func aBodyOfTheWrongShapeIsToldByFieldNotByDecoderInternals() async throws {
+        let deployment = try await AdminAPIInProcessTests.Deployment()
+        defer { deployment.remove() }
+        for body in [#"{"hashes": [], "notBefore": 1e400}"#, #"{"hashes": "not a list"}"#, #"{"hashes": [1]}"#] {
+            let answer = await deployment.call(.editPins, as: "olga", body: body)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == 400, "\(body): \(text)")
+            #expect(!text.contains("DecodingError") && !text.contains("CodingKeys") && !text.contains("codingPath"), "\(body): \(text)")
+        }
+    }
+}

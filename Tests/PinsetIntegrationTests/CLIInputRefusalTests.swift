@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import PinsetTestSupport
 import Testing
@@ -82,5 +85,40 @@ import Testing
         #expect(installed.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == shown)
         let anchor = try Data(contentsOf: URL(fileURLWithPath: "\(cli.dataDir)/customers/acme/trust-cert.der"))
         #expect(anchor.base64EncodedString() == shown)
+    }
+
+    /// A damaged database file is named, with what to do, rather than reported in SQLite's words.
+    @Test func aDamagedDatabaseIsNamedWithTheWayOut() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let database = "\(cli.dataDir)/pinset.sqlite"
+        // The write-ahead log would restore the pages: damage the file alone.
+        for companion in ["-wal", "-shm"] { unlink(database + companion) }
+        #expect(FileManager.default.createFile(atPath: database, contents: Data(repeating: 0x5A, count: 8192)))
+        for command in [["customer", "list"], ["customer", "add", "acme"]] {
+            let failed = try cli.run(command)
+            #expect(failed.status != 0, "\(command)")
+            #expect(failed.stderr.contains(database) && failed.stderr.contains("not a readable SQLite database") && failed.stderr.contains("pinset store restore"),
+                    "\(command): \(failed.combined)")
+            #expect(!failed.stderr.contains("SQLite error"), "\(failed.combined)")
+        }
+    }
+
+    /// An edit that changes nothing (a pin already there, a hash that is not) is told as such, before any live chain
+    /// is fetched: the admin reads the typo, not a failed fetch that invites an audited bypass.
+    @Test func anEditThatChangesNothingIsToldWithoutALiveCheck() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let hash = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        // A host nothing answers for: a live check of it could only fail.
+        #expect(try cli.run(["host", "add", "acme", "unreachable.invalid"]).status == 0)
+        #expect(try cli.run(["pin", "add", "acme", "unreachable.invalid", "--hash", hash, "--skip-live-check", "--reason", "test"]).status == 0)
+        let before = try cli.databaseDump()
+        let again = try cli.run(["pin", "add", "acme", "unreachable.invalid", "--hash", hash])
+        #expect(again.status != 0 && again.stderr.contains("already has the pin") && !again.stderr.contains("skip-live-check"), "\(again.combined)")
+        let missing = try cli.run(["pin", "remove", "acme", "unreachable.invalid", "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="])
+        #expect(missing.status != 0 && missing.stderr.contains("has no pin") && !missing.stderr.contains("skip-live-check"), "\(missing.combined)")
+        #expect(try cli.databaseDump() == before)
     }
 }

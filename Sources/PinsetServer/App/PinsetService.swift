@@ -297,6 +297,10 @@ public final class PinsetService: Sendable {
     /// Signs all bundles, then starts monitoring and listens (also on the admin and reports listeners when
     /// configured). Returns the public port.
     public func start() throws -> UInt16 {
+        if let limit = OpenFileLimit.raise(toServe: configuration.maxConnections) {
+            logger.warning("The open-file limit is below what maxConnections needs: connections past it are refused with EMFILE. Raise the hard limit (systemd: LimitNOFILE=) or lower maxConnections.",
+                           metadata: ["limit": "\(limit)", "maxConnections": "\(configuration.maxConnections)", "needed": "\(configuration.maxConnections + OpenFileLimit.reserve)"])
+        }
         try services.start()
         let port = server.port ?? configuration.port
         logger.info("Pinset is serving", metadata: [

@@ -16,12 +16,22 @@ final class SQLiteDatabase: StoreDatabase {
 
     let path: String
     let pool: DatabasePool
+    let busyTimeout: TimeInterval
     var displayName: String { path }
     var dialect: SQLDialect { .sqlite }
 
     /// Opens (and, unless `readOnly`, creates with `newFileMode` and migrates) the file at `path`.
-    init(path: String, readOnly: Bool, busyTimeout: TimeInterval) throws {
+    convenience init(path: String, readOnly: Bool, busyTimeout: TimeInterval) throws {
+        do {
+            try self.init(opening: path, readOnly: readOnly, busyTimeout: busyTimeout)
+        } catch {
+            throw SQLiteFailure.explained(error, path: path, busyTimeout: busyTimeout)
+        }
+    }
+
+    private init(opening path: String, readOnly: Bool, busyTimeout: TimeInterval) throws {
         self.path = path
+        self.busyTimeout = busyTimeout
         if !readOnly {
             try Self.createFileIfMissing(path)
         }
@@ -66,11 +76,19 @@ final class SQLiteDatabase: StoreDatabase {
     }
 
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        try pool.read { db in try body(SQLiteConnection(db: db)) }
+        do {
+            return try pool.read { db in try body(SQLiteConnection(db: db)) }
+        } catch {
+            throw SQLiteFailure.explained(error, path: path, busyTimeout: busyTimeout)
+        }
     }
 
     func write<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        try pool.write { db in try body(SQLiteConnection(db: db)) }
+        do {
+            return try pool.write { db in try body(SQLiteConnection(db: db)) }
+        } catch {
+            throw SQLiteFailure.explained(error, path: path, busyTimeout: busyTimeout)
+        }
     }
 
     func appliedMigrations() throws -> [String] {
