@@ -154,11 +154,12 @@ extension Admin {
         let (stored, _, _) = try store.signerAssignment(of: customer)
         let pending = PendingCustomerIdentity(locations: dataDirectory.signingIdentityLocations, customer: stored)
         let waiting = try pending.load()
+        // A pending key is never replaced by another call: its certificate may ship in apps already.
+        if let waiting, waiting.keyType != keyType {
+            throw AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(pending.directory)' (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to see its certificate again or to install it, or move that directory away to make a new \(keyType) key. Nothing was changed.")
+        }
         if replaceTrustAnchor {
             if let waiting {
-                guard waiting.keyType == keyType else {
-                    throw AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(pending.directory)' (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to switch to it, or move that directory away to install a new \(keyType) key. Nothing was changed.")
-                }
                 _ = try installIdentity(of: stored, waiting, replaceTrustAnchor: true, actor: principal.actor)
                 pending.remove()
                 return waiting
@@ -167,20 +168,31 @@ extension Admin {
             _ = try installIdentity(of: stored, identity, replaceTrustAnchor: true, actor: principal.actor)
             return identity
         }
-        let usable = waiting.flatMap { waiting in
-            waiting.keyType == keyType && (try? waiting.requireRemainingValidity(at: Date(), schedule: signingSchedule)) != nil ? waiting : nil
+        let identity: SigningIdentity
+        if let waiting {
+            if let problem = pendingProblem(waiting, of: stored) {
+                throw AdminError("The pending key of '\(stored)' in '\(pending.directory)' can no longer sign: \(problem) Move that directory away and run the command again for a new key (apps need its certificate instead). Nothing was changed.")
+            }
+            identity = waiting
+        } else {
+            identity = try pending.save(try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays))
         }
-        let identity = try usable ?? SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
-        if usable == nil {
-            try identity.requireRemainingValidity(at: Date(), schedule: signingSchedule)
-            try pending.save(identity)
-        }
-        let replaced = waiting != nil && usable == nil
-            ? " It replaces the pending \(waiting!.keyType) key made earlier: apps that embed that one's certificate need this one instead."
-            : ""
         throw AdminError(lines: [
-            "A new key comes with its own self-signed certificate, a new trust anchor that the apps of '\(stored)' do not embed yet: they would reject every bundle signed with it. The key is kept pending in '\(pending.directory)' and signs nothing yet.\(replaced) Ship this certificate (base64 DER below) in the apps beside the one they embed now; once they have it, run the same command with --replace-trust-anchor to switch to exactly this key.",
+            "A new key comes with its own self-signed certificate, a new trust anchor that the apps of '\(stored)' do not embed yet: they would reject every bundle signed with it. The key is kept pending in '\(pending.directory)' and signs nothing yet. Ship this certificate (base64 DER below) in the apps beside the one they embed now; once they have it, run the same command with --replace-trust-anchor to switch to exactly this key.",
             Base64.encode(identity.anchorDER),
         ], code: .trustAnchorPending)
+    }
+
+    /// Why a pending identity could not be installed now, if it could not: too little validity left, or a
+    /// certificate older than the revocation floor the customer's apps hold.
+    private func pendingProblem(_ identity: SigningIdentity, of customer: CustomerName) -> String? {
+        do {
+            try identity.requireRemainingValidity(at: Date(), schedule: signingSchedule)
+        } catch {
+            return "\(error)"
+        }
+        guard let signer = try? store.signerAssignment(of: customer).signer,
+              let floor = try? store.signersNotBefore(of: signer == .customerOwn ? customer : nil) else { return nil }
+        return identity.revocationFloorProblem(floor)
     }
 }

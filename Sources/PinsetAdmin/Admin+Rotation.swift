@@ -88,6 +88,7 @@ extension Admin {
         }
         let endpoint = "\(hostname.rawValue):\(host.port)"
         var live: [LiveCertificate]
+        let started = ContinuousClock.now
         do {
             let (presented, path) = try await LiveChainFetcher.fetchValidatedChain(
                 endpoint: endpoint, caFile: settings.caFile, connectTo: settings.connectTo(host: hostname, port: host.port), addressPolicy: settings.addressPolicy,
@@ -96,6 +97,7 @@ extension Admin {
             let anchors = try path.map { try PinMaterial.derBytes(of: $0) }.filter { !presentedDER.contains($0) }
             live = try LiveCertificate.chain(fromDER: presentedDER + anchors)
         } catch {
+            if let failure = error as? LiveChainError { await settings.holdFailure(failure, since: started) }
             let reason = (error as? LiveChainError)?.told(toOperator: settings.toldInFull, endpoint: endpoint) ?? "\(error)"
             throw AdminError("Refused: the chain \(endpoint) serves could not be fetched and validated, so which keys are live is unknown. \(reason) Nothing was changed. Check that the new certificate is deployed, or pass --connect-to and --ca-file.")
         }

@@ -10,10 +10,12 @@ import PinsetCore
 public final class AuthenticationThrottle: Sendable {
     public let failuresPerMinute: Int
     public let maximumAddresses: Int
-    /// Told the address (its counting key) whose failure has just reached the limit: once per trip, so that a
-    /// guesser's flood leaves one log line a minute rather than one per try.
+    /// Told the address (its counting key) whose failures have reached the limit: at most once a minute per
+    /// address, so that a guesser's flood leaves one log line a minute rather than one per try.
     let onLimitReached: (@Sendable (String) -> Void)?
     private let state = LockedValue<[String: [Date]]>([:])
+    /// When each address was last told to `onLimitReached`.
+    private let told = LockedValue<[String: Date]>([:])
 
     public init(failuresPerMinute: Int = 10, maximumAddresses: Int = 10_000, onLimitReached: (@Sendable (String) -> Void)? = nil) {
         self.failuresPerMinute = failuresPerMinute
@@ -40,12 +42,19 @@ public final class AuthenticationThrottle: Sendable {
                 table[stalest] = nil
             }
             var recent = (table[address] ?? []).filter { now.timeIntervalSince($0) < 60 }
-            let wasBelow = recent.count < failuresPerMinute
             recent.append(now)
             table[address] = Array(recent.suffix(failuresPerMinute))
-            return wasBelow && recent.count >= failuresPerMinute
+            return recent.count >= failuresPerMinute
         }
-        if reachedLimit { onLimitReached?(address) }
+        guard reachedLimit, let onLimitReached else { return }
+        let tell = told.withLock { told in
+            if let last = told[address], now.timeIntervalSince(last) < 60 { return false }
+            told[address] = now
+            // Bounded like the failure table; pruned only when it grows past it, not on every try.
+            if told.count > maximumAddresses { told = told.filter { now.timeIntervalSince($0.value) < 60 } }
+            return true
+        }
+        if tell { onLimitReached(address) }
     }
 
     /// What failures are counted under: ``ClientAddress/key(for:)``, as the admin listener's connections are.

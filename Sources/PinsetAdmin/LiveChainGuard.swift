@@ -43,6 +43,15 @@ public struct LiveCheckSettings: Sendable {
         connectTo ?? connectToMap?.target(host: host.rawValue, port: Int(port))?.description
     }
 
+    /// Holds the answer to a failed check of an admin who is not an operator until `timeout` has passed since
+    /// `started`: one told only that the fetch failed must not learn from how long it took either (a closed port
+    /// answers at once, a filtered one at the timeout). An address the policy refused connected nowhere, and is told
+    /// as such.
+    func holdFailure(_ reason: LiveChainError, since started: ContinuousClock.Instant) async {
+        guard !toldInFull, [.unreachable, .notValidated].contains(reason.kind) else { return }
+        try? await Task.sleep(until: started + timeout, clock: .continuous)
+    }
+
     /// These settings for a check `account` starts.
     public func started(by account: AdminAccount) -> LiveCheckSettings {
         var settings = self
@@ -155,29 +164,28 @@ public struct LiveChainGuard: Sendable {
         }
         let settings = self.settings
         let connectTo = settings.connectTo(host: result.hostname, port: result.port)
+        let started = ContinuousClock.now
         let check: @Sendable () async -> LiveEditCheck.Outcome = {
-            let started = ContinuousClock.now
             let outcome = await LiveEditCheck.run(
                 result, overrideReason: nil, unmonitoredReason: nil, caFile: settings.caFile, connectTo: connectTo, addressPolicy: settings.addressPolicy,
                 timeout: settings.timeout
             )
             if case .unreachable(let endpoint, let reason) = outcome {
                 settings.onFailure?(endpoint, reason.description, settings.startedBy?.name)
-                // An admin told only that the fetch failed must not learn from how long it took either: a closed
-                // port answers at once, a filtered one at the timeout. (An address refused by the policy connected
-                // nowhere, and is told as such.)
-                if !settings.toldInFull && [.unreachable, .notValidated].contains(reason.kind) {
-                    try? await Task.sleep(until: started + settings.timeout, clock: .continuous)
-                }
             }
             return outcome
         }
+        let outcome: LiveEditCheck.Outcome
         if reusable, let recentChecks = settings.recentChecks {
             let key = RecentLiveChecks.Key(customer: customer, host: result, caFile: settings.caFile, connectTo: connectTo, addressPolicy: settings.addressPolicy)
-            return try await recentChecks.outcome(for: key, beforeStarting: { try settings.spendBudget() }, check: check)
+            outcome = try await recentChecks.outcome(for: key, beforeStarting: { try settings.spendBudget() }, check: check)
+        } else {
+            try settings.spendBudget()
+            outcome = await check()
         }
-        try settings.spendBudget()
-        return await check()
+        // Per caller, whether the check was its own or shared.
+        if case .unreachable(_, let reason) = outcome { await settings.holdFailure(reason, since: started) }
+        return outcome
     }
 
     /// Runs the check on `result`; returns its outcome, or throws why the edit is refused. With publish windows, every

@@ -28,10 +28,30 @@ struct PendingCustomerIdentity {
         }
     }
 
-    /// Keeps `identity` as the pending one (key mode 0600, directories 0700), replacing any earlier one.
-    func save(_ identity: SigningIdentity) throws {
-        try AtomicFile.createDirectory(directory, mode: 0o700)
-        try identity.write(keyPath: keyPath, certificatePEMPath: certificatePEMPath, certificateDERPath: certificateDERPath)
+    /// Keeps `identity` as the pending one (key mode 0600, directories 0700), unless one is pending already: the
+    /// files are written into a directory of their own that is then renamed into place, so a crash leaves no key
+    /// without its certificate, and of two callers at once one wins and the other gets the winner's.
+    ///
+    /// - Returns: the pending identity: `identity`, or the one another caller saved first.
+    func save(_ identity: SigningIdentity) throws -> SigningIdentity {
+        let parent = (directory as NSString).deletingLastPathComponent
+        try AtomicFile.createDirectory(parent, mode: 0o700)
+        let staging = "\(parent)/.pending-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        try AtomicFile.createDirectory(staging, mode: 0o700)
+        defer {
+            for name in ["signing-key.pem", "trust-cert.pem", "trust-cert.der"] { unlink("\(staging)/\(name)") }
+            rmdir(staging)
+        }
+        try identity.write(keyPath: "\(staging)/signing-key.pem", certificatePEMPath: "\(staging)/trust-cert.pem", certificateDERPath: "\(staging)/trust-cert.der")
+        // rename(2) onto a directory that exists and is not empty fails: the first caller's files stay.
+        if rename(staging, directory) != 0 {
+            guard errno == EEXIST || errno == ENOTEMPTY, let first = try load() else {
+                throw AdminError("Cannot keep the pending key in '\(directory)': \(String(cString: strerror(errno))). Nothing was changed.")
+            }
+            return first
+        }
+        AtomicFile.syncDirectory(parent)
+        return identity
     }
 
     /// Once installed, the key lives on only as the customer's own identity.

@@ -251,7 +251,10 @@ public struct AdminAPIRefusal: Error, Sendable, CustomStringConvertible {
     public let error: AdminAPIError
 
     /// The server's message escaped: it reaches a terminal, and a server is no trusted source of control characters.
-    public var description: String { "The server refused: \(TerminalText.escape(error.message)) (HTTP \(error.status))" }
+    /// Its lines stay lines (a certificate to copy is one of its own); each is escaped.
+    public var description: String {
+        "The server refused (HTTP \(error.status)): " + TerminalText.escapeLines(error.message.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+    }
 }
 
 /// A call that got no answer from an admin API, or one that is not the API's.

@@ -30,15 +30,7 @@ public enum ISO8601Time {
         let year, month, day, hour, minute, second, offsetSeconds: Int
 
         init?(_ text: [UInt8]) {
-            func number(_ range: Range<Int>) -> Int? {
-                guard range.upperBound <= text.count else { return nil }
-                var value = 0
-                for byte in text[range] {
-                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
-                }
-                return value
-            }
+            func number(_ range: Range<Int>) -> Int? { DecimalField.value(text, range) }
             guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
                   let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19), text.count > 19
             else { return nil }
@@ -55,5 +47,19 @@ public enum ISO8601Time {
             }
             (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
         }
+    }
+}
+
+/// Fixed-width decimal fields of timestamps, read without Foundation's lenient parsers.
+public enum DecimalField {
+    /// The decimal number in `bytes[range]`, or nil when the range is out of bounds or holds a non-digit.
+    public static func value(_ bytes: [UInt8], _ range: Range<Int>) -> Int? {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
+        var value = 0
+        for byte in bytes[range] {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
     }
 }

@@ -39,12 +39,19 @@ public enum PinMaterial {
 
     /// A pin from an inline base64 DER SubjectPublicKeyInfo (the legacy `pk` form).
     public static func pin(base64SubjectPublicKeyInfo text: String, source: PinSource, label: String = "") throws(InputError) -> Pin {
-        if PrivateKeyMaterial.isPresent(in: text) { throw PrivateKeyMaterial.refusal(option: "A public key") }
+        guard let der = Base64.decode(text), Base64.encode(der) == text, (try? publicKey(fromSubjectPublicKeyInfo: der)) != nil else {
+            if PrivateKeyMaterial.isPresent(in: text) { throw PrivateKeyMaterial.refusal(option: "A public key") }
+            try explainNotASubjectPublicKeyInfo(text)
+        }
+        return Pin(spkiSHA256: SHA256Fingerprint(of: der), subjectPublicKeyInfo: der, label: label, source: source)
+    }
+
+    private static func explainNotASubjectPublicKeyInfo(_ text: String) throws(InputError) -> Never {
         guard let der = Base64.decode(text), Base64.encode(der) == text else {
             throw InputError("'\(text.prefix(80))' is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
         }
         _ = try publicKey(fromSubjectPublicKeyInfo: der)
-        return Pin(spkiSHA256: SHA256Fingerprint(of: der), subjectPublicKeyInfo: der, label: label, source: source)
+        throw InputError("'\(text.prefix(80))' is not a DER SubjectPublicKeyInfo (the 'pk' form).")
     }
 
     public static func subjectPublicKeyInfo(of key: Certificate.PublicKey) throws -> [UInt8] {

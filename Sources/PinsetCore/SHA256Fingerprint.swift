@@ -26,14 +26,19 @@ public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringCon
     public init(base64 text: String) throws(InputError) {
         let prefix = "sha256/"
         let trimmed = text.hasPrefix(prefix) && text.utf8.count == prefix.utf8.count + 44 ? String(text.dropFirst(prefix.count)) : text
-        if PrivateKeyMaterial.isPresent(in: text) { throw PrivateKeyMaterial.refusal(option: "A pin hash") }
-        guard let decoded = Base64.decode(trimmed) else {
-            throw InputError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
-        }
-        guard decoded.count == Self.byteCount else {
-            throw InputError("'\(text.prefix(80))' decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
+        guard let decoded = Base64.decode(trimmed), decoded.count == Self.byteCount else {
+            // Only text that is no hash is looked at closely: a private key pasted here is refused without quoting it.
+            if PrivateKeyMaterial.isPresent(in: text) { throw PrivateKeyMaterial.refusal(option: "A pin hash") }
+            try Self.explainNotAHash(text, decoded: Base64.decode(trimmed))
         }
         self.bytes = decoded
+    }
+
+    private static func explainNotAHash(_ text: String, decoded: [UInt8]?) throws(InputError) -> Never {
+        guard let decoded else {
+            throw InputError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
+        }
+        throw InputError("'\(text.prefix(80))' decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
     }
 
     /// Parses lower- or upper-case hex, with or without `:` separators (as `openssl x509 -fingerprint` prints).

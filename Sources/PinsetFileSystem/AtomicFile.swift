@@ -180,7 +180,7 @@ public enum AtomicFile {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    private static func syncDirectory(_ directory: String) {
+    public static func syncDirectory(_ directory: String) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         syncToStorage(fd)

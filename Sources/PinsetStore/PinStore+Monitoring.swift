@@ -69,7 +69,8 @@ extension ChangeRecorder {
         func identities(_ pins: [Pin]) -> Set<String> {
             Set(pins.map { "\($0.spkiSHA256?.base64 ?? "-") \($0.certificateSHA256?.hex ?? "-")" })
         }
-        guard current.port == record.checkedHost.port, identities(stored) == identities(record.checkedHost.storedPins) else {
+        guard current.port == record.checkedHost.port, current.includeSubdomains == record.checkedHost.includeSubdomains,
+              identities(stored) == identities(record.checkedHost.storedPins) else {
             throw StoreError(.changedSinceCheck, "\(current.hostname) changed while its live chain was being checked (another edit was committed). Nothing was changed; run the command again.")
         }
     }

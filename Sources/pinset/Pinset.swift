@@ -48,6 +48,9 @@ struct Pinset: AsyncParsableCommand {
     /// to `--public-key`) would otherwise be an unknown option, refused by quoting it in full, and no command takes a
     /// private key on its command line, so one there is refused without being shown.
     static func main() async {
+        // A reader that went away (`pinset … | head -1`) gives EPIPE on the write, not death by SIGPIPE: the work
+        // is done or refused by then, and the exit status must say which.
+        signal(SIGPIPE, SIG_IGN)
         let given = Array(CommandLine.arguments.dropFirst())
         if given.contains(where: PrivateKeyMaterial.isPresent(in:)) {
             Output.standardError("Error: \(PrivateKeyMaterial.refusal(option: "An argument").message)\n")

@@ -58,7 +58,10 @@ import Testing
         var status = stat()
         #expect(stat(pendingKey, &status) == 0 && status.st_mode & 0o777 == 0o600)
         #expect(try shownCertificate() == shown, "asking again shows the same pending certificate")
-        #expect(throws: AdminError.self, "another key type while one is pending") { try rotate(.p384, replace: true) }
+        for replace in [true, false] {
+            #expect(throws: AdminError.self, "another key type while one is pending, replace: \(replace)") { try rotate(.p384, replace: replace) }
+        }
+        #expect(try shownCertificate() == shown, "a refused call for another key type leaves the pending key as it was")
 
         let installed = try rotate(.p256, replace: true)
         #expect(Base64.encode(installed.anchorDER) == shown)

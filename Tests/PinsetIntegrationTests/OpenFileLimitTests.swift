@@ -28,13 +28,13 @@ import Testing
 
     @Test func aLowSoftLimitIsRaisedToWhatTheConnectionsNeed() throws {
         let served = try Self.serve(soft: 256, hard: 4096, maxConnections: 1024)
-        #expect(served.limit == 1024 + 64, "\(served.log)")
+        #expect(served.limit == 1024 + 128, "maxConnections and the reserve: \(served.log)")
         #expect(!served.log.contains("open-file limit is below"), "\(served.log)")
     }
 
     @Test func aHardLimitBelowTheNeedIsUsedAndLogged() throws {
         let served = try Self.serve(soft: 256, hard: 512, maxConnections: 1024)
         #expect(served.limit == 512, "\(served.log)")
-        #expect(served.log.contains("open-file limit is below what maxConnections needs") && served.log.contains("LimitNOFILE"), "\(served.log)")
+        #expect(served.log.contains("open-file limit is below what the listeners' connection limits need") && served.log.contains("LimitNOFILE"), "\(served.log)")
     }
 }

@@ -297,9 +297,12 @@ public final class PinsetService: Sendable {
     /// Signs all bundles, then starts monitoring and listens (also on the admin and reports listeners when
     /// configured). Returns the public port.
     public func start() throws -> UInt16 {
-        if let limit = OpenFileLimit.raise(toServe: configuration.maxConnections) {
-            logger.warning("The open-file limit is below what maxConnections needs: connections past it are refused with EMFILE. Raise the hard limit (systemd: LimitNOFILE=) or lower maxConnections.",
-                           metadata: ["limit": "\(limit)", "maxConnections": "\(configuration.maxConnections)", "needed": "\(configuration.maxConnections + OpenFileLimit.reserve)"])
+        // Every listener's connection limit, and what else holds descriptors.
+        let connections = configuration.maxConnections + (configuration.admin == nil ? 0 : 64)
+            + (configuration.reports == nil ? 0 : min(configuration.maxConnections, 256)) + (configuration.api == nil ? 0 : AdminAPIServer.maximumConnections)
+        if let limit = OpenFileLimit.raise(toHold: connections) {
+            logger.warning("The open-file limit is below what the listeners' connection limits need: connections past it are refused with EMFILE. Raise the hard limit (systemd: LimitNOFILE=) or lower maxConnections.",
+                           metadata: ["limit": "\(limit)", "maxConnections": "\(configuration.maxConnections)", "needed": "\(connections + OpenFileLimit.reserve)"])
         }
         try services.start()
         let port = server.port ?? configuration.port

@@ -8,13 +8,14 @@ import Darwin
 /// connection is a descriptor, and a soft limit below `maxConnections` turns connections into `EMFILE` refusals
 /// long before the configured limit (macOS starts processes with 256; systemd's default soft limit is 1024).
 enum OpenFileLimit {
-    /// Descriptors beside the connections: listeners, the database, the access log, key and bundle files.
-    static let reserve = 64
+    /// Descriptors beside the connections: listeners, the database (a PostgreSQL pool), the access log, key and
+    /// bundle files, live-chain checks and the host monitor's fetches.
+    static let reserve = 128
 
-    /// Raises the soft limit to `maxConnections` plus ``reserve`` where the hard limit allows. Returns the limit
+    /// Raises the soft limit to `connections` plus ``reserve`` where the hard limit allows. Returns the limit
     /// now in force when it is still below that, for the caller to warn about; nil when it suffices.
-    static func raise(toServe maxConnections: Int) -> Int? {
-        let wanted = rlim_t(maxConnections + reserve)
+    static func raise(toHold connections: Int) -> Int? {
+        let wanted = rlim_t(connections + reserve)
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else { return nil }
         guard limit.rlim_cur < wanted else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetCore
 
 /// The text form of the timestamps the program writes: UTC `YYYY-MM-DD HH:MM:SS.SSS`.
 ///
@@ -21,15 +22,7 @@ enum StoredDate {
     /// Reads `YYYY-MM-DD HH:MM[:SS[.fraction]]` (a `T` may separate date and time) as UTC.
     static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
-        func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[range] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
+        func number(_ range: Range<Int>) -> Int? { DecimalField.value(bytes, range) }
         guard bytes.count >= 16, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
               let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
