@@ -4,10 +4,13 @@ import Foundation
 public struct PayloadError: Error, Hashable, Sendable, CustomStringConvertible {
     public let path: String
     public let reason: String
+    /// Where in the document, for a syntax error: the offset of the byte that was not expected.
+    public var byteOffset: Int?
 
-    public init(path: String, reason: String) {
+    public init(path: String, reason: String, byteOffset: Int? = nil) {
         self.path = path
         self.reason = reason
+        self.byteOffset = byteOffset
     }
 
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }

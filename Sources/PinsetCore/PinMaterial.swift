@@ -71,7 +71,7 @@ public enum PinMaterial {
         do {
             return try Certificate.PublicKey(derEncoded: der)
         } catch {
-            throw InputError("The bytes are not a DER SubjectPublicKeyInfo of a supported key type (RSA, P-256, P-384, P-521, Ed25519): \(error).")
+            throw InputError("The bytes are not a DER SubjectPublicKeyInfo of a supported key type (RSA, P-256, P-384, P-521, Ed25519): \(Self.reason(error)).")
         }
     }
 
@@ -84,17 +84,20 @@ public enum PinMaterial {
             do {
                 documents = try PEMDocument.parseMultiple(pemString: text)
             } catch {
-                throw InputError("\(origin) looks like PEM but could not be read: \(error). Check that it is not truncated.")
+                throw InputError("\(origin) looks like PEM but could not be read: \(Self.reason(error)). Check that it is not truncated.")
             }
             let certificates = documents.filter { $0.discriminator == "CERTIFICATE" }
             guard !certificates.isEmpty else {
                 let found = Set(documents.map(\.discriminator)).sorted().joined(separator: ", ")
+                if found.contains("PRIVATE KEY") {
+                    throw InputError("\(origin) holds a private key (\(found)), not a certificate. Give the certificate file; a private key is never needed here.")
+                }
                 throw InputError("\(origin) holds no certificate (found: \(found)). For a public key use 'pinset pin add --public-key'.")
             }
             do {
                 return try certificates.map { try Certificate(pemDocument: $0) }
             } catch {
-                throw InputError("\(origin) has a CERTIFICATE block that is not a valid X.509 certificate: \(error).")
+                throw InputError("\(origin) has a CERTIFICATE block that is not a valid X.509 certificate: \(Self.reason(error)).")
             }
         }
         do {
@@ -111,7 +114,7 @@ public enum PinMaterial {
             do {
                 document = try PEMDocument(pemString: text)
             } catch {
-                throw InputError("\(origin) looks like PEM but could not be read: \(error). Give a single '-----BEGIN PUBLIC KEY-----' block.")
+                throw InputError("\(origin) looks like PEM but could not be read: \(Self.reason(error)). Give a single '-----BEGIN PUBLIC KEY-----' block.")
             }
             guard document.discriminator == "PUBLIC KEY" else {
                 throw InputError("\(origin) holds a '\(document.discriminator)' block, not a 'PUBLIC KEY'. Extract the key with 'openssl pkey -pubout' or, for a certificate, use --certificate.")
@@ -119,7 +122,7 @@ public enum PinMaterial {
             do {
                 return try Certificate.PublicKey(derEncoded: document.derBytes)
             } catch {
-                throw InputError("\(origin) has a PUBLIC KEY block of an unsupported or malformed key: \(error).")
+                throw InputError("\(origin) has a PUBLIC KEY block of an unsupported or malformed key: \(Self.reason(error)).")
             }
         }
         do {
@@ -139,7 +142,7 @@ public enum PinMaterial {
             do {
                 document = try PEMDocument(pemString: text)
             } catch {
-                throw InputError("\(origin) looks like PEM but could not be read: \(error). Give a single '-----BEGIN CERTIFICATE REQUEST-----' block.")
+                throw InputError("\(origin) looks like PEM but could not be read: \(Self.reason(error)). Give a single '-----BEGIN CERTIFICATE REQUEST-----' block.")
             }
             guard document.discriminator == "CERTIFICATE REQUEST" || document.discriminator == "NEW CERTIFICATE REQUEST" else {
                 throw InputError("\(origin) holds a '\(document.discriminator)' block, not a 'CERTIFICATE REQUEST'. Make one with 'openssl req -new -key KEY -subj /CN=HOST'.")
@@ -150,7 +153,7 @@ public enum PinMaterial {
         do {
             request = try CertificateSigningRequest(derEncoded: der)
         } catch {
-            throw InputError("\(origin) is neither a PEM nor a DER certificate signing request (PKCS #10): \(error).")
+            throw InputError("\(origin) is neither a PEM nor a DER certificate signing request (PKCS #10): \(Self.reason(error)).")
         }
         guard request.publicKey.isValidSignature(request.signature, for: request) else {
             throw InputError("\(origin): the request's signature does not verify with the key it names, so it was not made with that key's private key. Make the request again from the key the next certificate will use.")
@@ -167,6 +170,19 @@ public enum PinMaterial {
             }
         }
         return String(describing: name)
+    }
+}
+
+extension PinMaterial {
+    /// Why parsing failed, in words: a parser's error without its source file and line, which mean nothing to an admin.
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? ASN1Error else { return "\(error)" }
+        switch error.code {
+        case .truncatedASN1Field: return "the data ends early (truncated or cut off)"
+        case .invalidASN1Object, .invalidASN1IntegerEncoding, .unsupportedFieldLength: return "the DER encoding is malformed"
+        case .unexpectedFieldType: return "a field is not of the type expected there"
+        default: return "the DER encoding could not be read (\(error.code))"
+        }
     }
 }
 

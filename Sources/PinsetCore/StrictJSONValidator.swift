@@ -57,7 +57,7 @@ private struct StrictJSONScanner {
     var atEnd: Bool { index == bytes.count }
 
     func error(_ reason: String) -> PayloadError {
-        PayloadError(path: renderedPath, reason: "\(reason) (byte offset \(index))")
+        PayloadError(path: renderedPath, reason: "\(reason) (byte offset \(index))", byteOffset: index)
     }
 
     var renderedPath: String {

@@ -38,7 +38,7 @@ extension LiveChainFetcher {
             let (host, port) = try parseEndpoint(endpoint)
             return try await fetcher.fetchValidatedChain(host: host, port: port, connectTo: target, verify: verify)
         } catch where error.kind == .notValidated {
-            throw LiveChainError("\(error) Nothing was changed. Pass --ca-file with the right CA, or --no-verify (pin add --from-host) if you have checked the server by other means.", kind: .notValidated)
+            throw LiveChainError("\(error) Pass --ca-file with the right CA; to pin a chain you have checked by other means, 'pin add --from-host' takes --no-verify.", kind: .notValidated)
         }
     }
 }

@@ -52,6 +52,13 @@ struct NameValidationTests {
         }
     }
 
+    /// The mistakes people make with hashes are named: a hex digest is not base64.
+    @Test func aHexDigestGivenAsAPinIsNamedWithTheConversion() {
+        let hex = String(repeating: "ab", count: 32)
+        let error = #expect(throws: InputError.self) { try SHA256Fingerprint(base64: hex) }
+        #expect(error?.message.contains("in hex") == true && error?.message.contains("xxd -r -p | base64") == true, "\(String(describing: error))")
+    }
+
     @Test func parsesPinHashes() throws {
         let bytes = (0..<32).map { UInt8($0) }
         let base64 = Base64.encode(bytes)

@@ -67,6 +67,16 @@ struct ServerConfigurationTests {
         }
     }
 
+    /// A trailing comma or a key given twice is refused, and the message says where: a file with either does not mean
+    /// one thing for sure.
+    @Test func malformedJSONIsRefusedWithItsLineAndColumn() throws {
+        let trailing = #expect(throws: ConfigurationError.self) { try parse("{\n  \"port\": 8080,\n}\n") }
+        #expect(trailing?.message.contains("test.json is not valid JSON at line 3, column 1") == true, "\(String(describing: trailing))")
+        let twice = #expect(throws: ConfigurationError.self) { try parse(#"{"port": 8080, "port": 9090}"#) }
+        #expect(twice?.message.contains("line 1") == true && twice?.message.contains("port") == true, "\(String(describing: twice))")
+        #expect(twice?.message.contains("DecodingError") == false)
+    }
+
     @Test func commentKeysAreIgnored() throws {
         #expect(try parse(#"{"_note": "anything", "port": 1}"#).port == 1)
     }

@@ -146,6 +146,19 @@ extension ServerConfiguration {
 
     public static func parse(_ data: Data, origin: String) throws(ConfigurationError) -> ServerConfiguration {
         let object: [String: JSONValue]
+        // Strictly: a trailing comma or a key given twice (which one would win?) is refused, with where it is.
+        do {
+            _ = try StrictJSONValidator.validate(data)
+        } catch {
+            let position = error.byteOffset.map { offset -> String in
+                let before = data.prefix(offset)
+                let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
+                let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+                return " at line \(line), column \(column)"
+            } ?? ""
+            let reason = error.reason.replacingOccurrences(of: #" \(byte offset \d+\)"#, with: "", options: .regularExpression)
+            throw ConfigurationError(message: "\(origin) is not valid JSON\(position): \(error.path.isEmpty ? "" : error.path + ": ")\(reason).")
+        }
         do {
             guard case .object(let parsed) = try JSONDecoder().decode(JSONValue.self, from: data) else {
                 throw ConfigurationError(message: "\(origin): the configuration must be a JSON object.")

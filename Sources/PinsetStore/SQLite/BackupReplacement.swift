@@ -28,7 +28,7 @@ enum BackupReplacement {
         }
         // A DER SEQUENCE: most likely a key or a certificate in binary form.
         if head.first == 0x30 { return "a DER-encoded file, such as a private key or a certificate" }
-        return "a file that is not a Pinset backup"
+        return "a file of another kind"
     }
 
     private static func firstPEMLabel(_ text: String) -> String? {
