@@ -40,7 +40,7 @@ struct AdminCommand: AsyncParsableCommand {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Replace an admin's roles, or disable or enable it.")
         @OptionGroup var options: GlobalOptions
-        @Argument var name: String
+        @Argument(help: "The admin's name, as 'pinset admin list' shows it.") var name: String
         @Option(name: .customLong("role"), help: ArgumentHelp("The admin's roles from now on (replacing all it had).", valueName: "role[:customer]"))
         var roles: [String] = []
         @Flag(help: "Disable the admin: revokes all its tokens and voids its open change requests.") var disable = false
@@ -89,7 +89,7 @@ struct AdminCommand: AsyncParsableCommand {
             discussion: "The token is written once, to --out (created mode 0600) or standard output, and only its SHA-256 is stored: a lost token cannot be shown again, only revoked and replaced."
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var name: String
+        @Argument(help: "The admin's name, as 'pinset admin list' shows it.") var name: String
         @Option(help: ArgumentHelp("Where the token will be used (laptop, ci); revoke by it.", valueName: "text")) var label: String
         @Option(help: ArgumentHelp("Days until the token expires (default 90; 0 for never).", valueName: "days")) var expiresIn: Int = 90
         @Option(help: ArgumentHelp("Write the token to this new file (mode 0600) instead of standard output.", valueName: "file")) var out: String?
@@ -113,7 +113,7 @@ struct AdminCommand: AsyncParsableCommand {
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke an admin's tokens (all, or those with one label).")
         @OptionGroup var options: GlobalOptions
-        @Argument var name: String
+        @Argument(help: "The admin's name, as 'pinset admin list' shows it.") var name: String
         @Option(help: "Revoke only the tokens with this label.") var label: String?
 
         func run() async throws {
@@ -134,7 +134,7 @@ struct AdminCommand: AsyncParsableCommand {
             abstract: "Whether a customer's pin edits by named admins need a second admin's approval."
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
         @Flag(inversion: .prefixedNo, help: "Require review (--no-required turns it off).") var required = true
 
         func run() async throws {

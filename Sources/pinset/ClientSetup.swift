@@ -120,6 +120,6 @@ enum ClientExitStatus {
     static let noPinsHeld: Int32 = 33
     static let unreachable: Int32 = 34
 
-    static let updateTable = "10 transport, 11 httpStatus, 12 bodyTooLarge, 13 signature, 14 malformedPayload, 15 wrongCustomer, 16 revokedSigner, 17 lifetimeTooLong, 18 versionAheadOfSigningTime, 19 stale, 20 fromTheFuture, 21 expired, 22 rollback, 23 versionContentMismatch, 24 storage, 25 clockSkew; with a transparency log: 40 proof-unavailable, 41 malformed-proof, 42 untrusted-checkpoint, 43 witness-quorum-not-met, 44 entry-not-in-log, 45 checkpoint-rollback, 46 log-fork, 47 tiles-unavailable"
+    static let updateTable = "10 transport, 11 httpStatus, 12 bodyTooLarge, 13 signature, 14 malformedPayload, 15 wrongCustomer, 16 revokedSigner, 17 lifetimeTooLong, 18 versionAheadOfSigningTime, 19 stale, 20 fromTheFuture, 21 expired, 22 rollback, 23 versionContentMismatch, 24 storage, 25 clockSkew, 26 reportOnlyTooLong; with a transparency log: 40 proof-unavailable, 41 malformed-proof, 42 untrusted-checkpoint, 43 witness-quorum-not-met, 44 entry-not-in-log, 45 checkpoint-rollback, 46 log-fork, 47 tiles-unavailable"
     static let checkTable = "30 chain or host name not valid, 31 no pin matches, 32 unpinned host refused, 33 no pins held, 34 host unreachable"
 }

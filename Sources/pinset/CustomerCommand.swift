@@ -93,7 +93,7 @@ struct CustomerCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var name: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var name: String
 
         func run() async throws {
             try PinSetPrinter.print(try await PinSetPrinter.document(of: try CustomerName(name), options: options, credentials: credentials, remote: remote, command: "customer show"), json: options.json)
@@ -112,7 +112,7 @@ struct CustomerCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var name: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var name: String
         @Flag(inversion: .prefixedNo, help: "Whether the customer's apps include legacy GCX clients.")
         var legacyClients: Bool?
 
@@ -145,7 +145,7 @@ struct CustomerCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var name: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var name: String
 
         func run() async throws {
             let customer = try CustomerName(name)

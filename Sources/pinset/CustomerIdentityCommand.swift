@@ -18,7 +18,7 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var name: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var name: String
 
         func run() async throws {
             let customer = try CustomerName(name)
@@ -68,7 +68,7 @@ struct CustomerIdentityCommand: AsyncParsableCommand {
         @OptionGroup var identity: IdentityOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var name: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var name: String
         @Flag(help: "Allow a new trust anchor: the customer's apps already embed the new certificate.")
         var replaceTrustAnchor = false
 

@@ -21,8 +21,8 @@ extension HostCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Option(help: ArgumentHelp("When the window ends: a duration from now (90m, 12h, 3d) or an ISO 8601 time with a zone (2026-11-28T06:00:00Z).", valueName: "time"))
         var until: String
         @Option(help: ArgumentHelp("Why pinning may not be enforced (required; the audit log, /status and the dashboard show it).", valueName: "text"))
@@ -76,8 +76,8 @@ extension HostCommand {
             abstract: "End a host's report-only window now: Pinset clients enforce its pins again from the next bundle."
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Option(help: ArgumentHelp("Why the window ends early, for the audit log.", valueName: "text"))
         var reason: String?
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions

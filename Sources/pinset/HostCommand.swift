@@ -15,7 +15,7 @@ struct HostCommand: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a host to a customer.")
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
         @Argument(help: "DNS host name, e.g. api.example.com. Published with the case given here, which legacy GCX clients compare exactly.") var hostname: String
         @Option(help: "TLS port.") var port: Int = AdminLimits.defaultPort
         @Flag(help: "Apply the pins to every subdomain too.") var includeSubdomains = false
@@ -88,7 +88,7 @@ struct HostCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var customer: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
 
         func run() async throws {
             let document = try await PinSetPrinter.document(of: try CustomerName(customer), options: options, credentials: credentials, remote: remote, command: "host list")
@@ -108,8 +108,8 @@ struct HostCommand: AsyncParsableCommand {
             discussion: "A port or include-subdomains change is checked against the chain the host serves (at the new port) like a pin edit. --unmonitored marks a host the trust server cannot reach: its edits are then not checked against a live chain."
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Option(help: "New TLS port.") var port: Int?
         @Option(help: ArgumentHelp("Whether the pins apply to subdomains too.", valueName: "true|false")) var includeSubdomains: Bool?
         @Option(help: ArgumentHelp("Mark the host as not reachable from the trust server, with the reason (audited); live-chain checks skip it.", valueName: "reason"))
@@ -166,8 +166,8 @@ struct HostCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a host and its pins from a customer.")
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Flag(help: "Allow removing the customer's last host, after which apps drop every pin of the customer.")
         var allowLastHost = false
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions

@@ -11,7 +11,7 @@ import X509
 struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
-        abstract: "Add, remove and list a host's pins.",
+        abstract: "Add, remove and list a host's pins, and set when each is published.",
         subcommands: [Add.self, Remove.self, Window.self, List.self]
     )
 
@@ -26,8 +26,8 @@ struct PinCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
 
         @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SHA-256 of a SubjectPublicKeyInfo (pin-sha256).", valueName: "base64"))
         var hashes: [String] = []
@@ -176,8 +176,8 @@ struct PinCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a pin from a host.")
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SPKI SHA-256 of the pin to remove.", valueName: "base64"))
         var hash: String?
         @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex certificate SHA-256 of a pin known only by it.", valueName: "hex"))
@@ -234,8 +234,8 @@ struct PinCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var options: GlobalOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Option(name: .customLong("hash"), help: ArgumentHelp("Base64 SPKI SHA-256 of the pin.", valueName: "base64"))
         var hash: String?
         @Option(name: .customLong("certificate-sha256"), help: ArgumentHelp("Hex certificate SHA-256 of a pin known only by it.", valueName: "hex"))
@@ -299,7 +299,7 @@ struct PinCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var customer: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
         @Argument var hostname: String?
 
         func run() async throws {

@@ -56,7 +56,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var id: Int64
+        @Argument(help: "The number 'pinset review list' shows.") var id: Int64
         @OptionGroup var reach: ReviewReachOptions
 
         func run() async throws {
@@ -83,7 +83,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var id: Int64
+        @Argument(help: "The number 'pinset review list' shows.") var id: Int64
         @OptionGroup var reach: ReviewReachOptions
         @OptionGroup var skip: LiveCheckSkipOptions
 
@@ -108,7 +108,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var id: Int64
+        @Argument(help: "The number 'pinset review list' shows.") var id: Int64
         @Option(help: "Why, for the author and the audit log.") var note: String = ""
 
         func run() async throws {
@@ -134,7 +134,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var id: Int64
+        @Argument(help: "The number 'pinset review list' shows.") var id: Int64
         @Option(help: "Why review could not wait: kept in the audit log and shown until acknowledged.") var reason: String
         @OptionGroup var reach: ReviewReachOptions
 

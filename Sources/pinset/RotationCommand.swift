@@ -42,8 +42,8 @@ struct RotationCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
 
         @Option(name: .customLong("public-key"), help: ArgumentHelp("PEM public key or DER SubjectPublicKeyInfo file of the next key.", valueName: "file"))
         var publicKeys: [String] = []
@@ -215,8 +215,8 @@ struct RotationCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
-        @Argument var customer: String
-        @Argument var hostname: String
+        @Argument(help: "The customer's name, as 'pinset customer list' shows it.") var customer: String
+        @Argument(help: "The host's DNS name (or IPv4 address), as 'pinset host list' shows it.") var hostname: String
         @Option(help: "Which renewal went live (for the audit log).")
         var reason: String
         @Option(name: .customLong("keep"), help: ArgumentHelp("A pin to keep although it is neither live nor next, e.g. an offline backup key (base64 SPKI SHA-256; repeatable).", valueName: "base64"))

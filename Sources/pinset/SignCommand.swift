@@ -96,9 +96,13 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: "Only this customer's entries (required with --server).") var customer: String?
     @Option(help: ArgumentHelp("How many entries (at most \(AdminLimits.auditEntries.upperBound) with --server).")) var limit: Int = 50
 
+    func validate() throws {
+        guard limit >= 1 else { throw ValidationError("--limit must be at least 1 (the newest entry), not \(limit).") }
+    }
+
     func run() async throws {
         let name = try customer.map { try CustomerName($0) }
-        let limit = max(1, min(limit, 100_000))
+        let limit = min(limit, 100_000)
         let entries: [AdminResponse.AuditEntry]
         if let client = try remote.client(credentials, for: "log") {
             guard let name else { throw AdminError("'pinset log --server' shows one customer's entries: give --customer NAME.") }
