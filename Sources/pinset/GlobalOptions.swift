@@ -46,6 +46,9 @@ struct GlobalOptions: ParsableArguments {
     /// terminal output wherever the log is read.
     func validate() throws {
         if let actor {
+            if actor.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw ArgumentParser.ValidationError("--actor is empty. Give the name the audit log should record (a login or an e-mail address), or leave the option out to record the OS user.")
+            }
             if let scalar = actor.unicodeScalars.first(where: TerminalText.needsEscaping) {
                 throw ArgumentParser.ValidationError("--actor contains the control character \(TerminalText.escape(String(scalar))). Give a plain name, such as a login or an e-mail address.")
             }

@@ -32,6 +32,9 @@ struct HostCommand: AsyncParsableCommand {
 
         func validate() throws {
             try HostCommand.validate(port: port)
+            if certificates.isEmpty, let given = [("--label", label != nil), ("--connect-to", connectTo != nil), ("--ca-file", caFile != nil)].first(where: \.1)?.0 {
+                throw ArgumentParser.ValidationError("\(given) applies to the pins of --certificate, and none was given. Add the host's pins with --certificate here, or later with 'pinset pin add'.")
+            }
         }
 
         func run() async throws {

@@ -66,6 +66,9 @@ struct PinCommand: AsyncParsableCommand {
             if hashes.isEmpty && certificates.isEmpty && publicKeys.isEmpty && liveHosts.isEmpty && certificateHashes.isEmpty {
                 throw ArgumentParser.ValidationError("Give at least one pin source: --hash, --certificate-sha256, --certificate, --public-key or --from-host.")
             }
+            if noVerify && liveHosts.isEmpty {
+                throw ArgumentParser.ValidationError("--no-verify applies to the chain --from-host fetches, and no --from-host was given.")
+            }
             if connectTo != nil && liveHosts.count > 1 {
                 throw ArgumentParser.ValidationError("--connect-to goes with at most one --from-host: it says where to reach that name.")
             }

@@ -121,4 +121,22 @@ import Testing
         #expect(missing.status != 0 && missing.stderr.contains("has no pin") && !missing.stderr.contains("skip-live-check"), "\(missing.combined)")
         #expect(try cli.databaseDump() == before)
     }
+
+    /// An option that would do nothing in the command as given is refused, rather than silently ignored.
+    @Test func optionsThatWouldDoNothingAreRefused() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        let before = try cli.databaseDump()
+        for (arguments, told) in [
+            (["customer", "add", "globex", "--actor", ""], "--actor is empty"),
+            (["host", "add", "acme", "api.example.com", "--label", "x"], "--label applies to the pins of --certificate"),
+            (["host", "add", "acme", "api.example.com", "--ca-file", "ca.pem"], "--ca-file applies to the pins of --certificate"),
+            (["pin", "add", "acme", "api.example.com", "--hash", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", "--no-verify"], "--no-verify applies to the chain --from-host fetches"),
+        ] {
+            let refused = try cli.run(arguments)
+            #expect(refused.status != 0 && refused.stderr.contains(told), "\(arguments): \(refused.combined)")
+        }
+        #expect(try cli.databaseDump() == before)
+    }
 }
