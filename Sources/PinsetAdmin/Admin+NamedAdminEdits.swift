@@ -140,7 +140,8 @@ extension Admin {
     /// A new self-signed certificate is a new trust anchor. Without `replaceTrustAnchor` the key is made and kept
     /// pending (``PendingCustomerIdentity``), and the refusal carries its certificate for the apps; the next call
     /// with `replaceTrustAnchor` installs that same key, so the certificate shipped is the one that signs. With
-    /// `replaceTrustAnchor` and nothing pending, a new key is installed at once (a leaked key, say).
+    /// `replaceTrustAnchor` and nothing pending it is refused: a retried call must never install a key nobody was
+    /// shown in place of the one just installed.
     public func rotateCustomerIdentity(
         of customer: CustomerName, keyType: SigningKeyType, commonName: String?, validityDays: Int, replaceTrustAnchor: Bool, by principal: AdminPrincipal
     ) throws -> SigningIdentity {
@@ -156,7 +157,7 @@ extension Admin {
         let waiting = try pending.load()
         // A pending key is never replaced by another call: its certificate may ship in apps already.
         if let waiting, waiting.keyType != keyType {
-            throw AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(pending.directory)' (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to see its certificate again or to install it, or move that directory away to make a new \(keyType) key. Nothing was changed.")
+            throw AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(stored)/pending/' of the customer key directory (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to see its certificate again or to install it, or move that directory away to make a new \(keyType) key. Nothing was changed.")
         }
         if replaceTrustAnchor {
             if let waiting {
@@ -164,21 +165,21 @@ extension Admin {
                 pending.remove()
                 return waiting
             }
-            let identity = try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays)
-            _ = try installIdentity(of: stored, identity, replaceTrustAnchor: true, actor: principal.actor)
-            return identity
+            // Nothing pending: the certificate to install was never shown to anyone, and a retried call would
+            // install yet another key in place of the one just installed (and maybe shipped).
+            throw AdminError("No key of '\(stored)' is pending, so there is no certificate the apps could embed yet. Run the same command without --replace-trust-anchor first: it makes the key and shows its certificate; ship that, then run this one, which installs exactly that key. Nothing was changed.", code: .trustAnchorPending)
         }
         let identity: SigningIdentity
         if let waiting {
             if let problem = pendingProblem(waiting, of: stored) {
-                throw AdminError("The pending key of '\(stored)' in '\(pending.directory)' can no longer sign: \(problem) Move that directory away and run the command again for a new key (apps need its certificate instead). Nothing was changed.")
+                throw AdminError("The pending key of '\(stored)' ('\(stored)/pending/' in the customer key directory) can no longer sign: \(problem) Move that directory away and run the command again for a new key (apps need its certificate instead). Nothing was changed.")
             }
             identity = waiting
         } else {
             identity = try pending.save(try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays))
         }
         throw AdminError(lines: [
-            "A new key comes with its own self-signed certificate, a new trust anchor that the apps of '\(stored)' do not embed yet: they would reject every bundle signed with it. The key is kept pending in '\(pending.directory)' and signs nothing yet. Ship this certificate (base64 DER below) in the apps beside the one they embed now; once they have it, run the same command with --replace-trust-anchor to switch to exactly this key.",
+            "A new key comes with its own self-signed certificate, a new trust anchor that the apps of '\(stored)' do not embed yet: they would reject every bundle signed with it. The key is kept pending ('\(stored)/pending/' in the customer key directory) and signs nothing yet. Ship this certificate (base64 DER below) in the apps beside the one they embed now; once they have it, run the same command with --replace-trust-anchor to switch to exactly this key.",
             Base64.encode(identity.anchorDER),
         ], code: .trustAnchorPending)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetCore
+import PinsetStore
 
 /// Failed authentications per client address in a sliding minute: past the limit, every token from the address
 /// that does not authenticate is answered 429, so a guesser learns nothing from its tries for the rest of the
@@ -55,6 +56,13 @@ public final class AuthenticationThrottle: Sendable {
             return true
         }
         if tell { onLimitReached(address) }
+    }
+
+    /// What an authenticated admin's refusals are counted under, apart from any address (which never starts with
+    /// "admin "): its token, so that a stolen token probing for access locks out only itself. The admin API and the
+    /// dashboard count under the same key.
+    public static func refusalKey(_ account: AdminAccount) -> String {
+        "admin " + account.name + (account.token.map { " token " + $0.sha256.hex } ?? "")
     }
 
     /// What failures are counted under: ``ClientAddress/key(for:)``, as the admin listener's connections are.

@@ -142,11 +142,7 @@ public struct AdminAPI: Sendable {
         return APIFailure(405, "\(request.path) takes \(field) only.", headers: [("Allow", field)])
     }
 
-    /// What refusals are counted under, apart from any address (which never starts with "admin "): the token, so
-    /// that a stolen token probing for access locks out only itself, never the admin's other tokens.
-    private static func refusalKey(_ account: AdminAccount) -> String {
-        "admin " + account.name + (account.token.map { " token " + $0.sha256.hex } ?? "")
-    }
+    private static func refusalKey(_ account: AdminAccount) -> String { AuthenticationThrottle.refusalKey(account) }
 
     private func perform(_ operation: AdminOperation, _ input: OperationInput, by caller: AdminAccount) async throws -> AdminAPIResponse {
         // Two functions rather than one: the operations that wait (on a live chain) apart from those answered at

@@ -48,10 +48,10 @@ public enum PinMaterial {
 
     private static func explainNotASubjectPublicKeyInfo(_ text: String) throws(InputError) -> Never {
         guard let der = Base64.decode(text), Base64.encode(der) == text else {
-            throw InputError("'\(text.prefix(80))' is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
+            throw InputError("\(PrivateKeyMaterial.quoted(text)) is not standard padded base64 of a DER SubjectPublicKeyInfo (the 'pk' form).")
         }
         _ = try publicKey(fromSubjectPublicKeyInfo: der)
-        throw InputError("'\(text.prefix(80))' is not a DER SubjectPublicKeyInfo (the 'pk' form).")
+        throw InputError("\(PrivateKeyMaterial.quoted(text)) is not a DER SubjectPublicKeyInfo (the 'pk' form).")
     }
 
     public static func subjectPublicKeyInfo(of key: Certificate.PublicKey) throws -> [UInt8] {

@@ -37,12 +37,12 @@ public struct SHA256Fingerprint: Hashable, Sendable, Comparable, CustomStringCon
     private static func explainNotAHash(_ text: String, decoded: [UInt8]?) throws(InputError) -> Never {
         let digits = text.filter { $0 != ":" }
         if digits.count == 64, digits.allSatisfy(\.isHexDigit) {
-            throw InputError("'\(text.prefix(95))' is a SHA-256 in hex; pins are given in base64. Convert it with 'echo \(digits) | xxd -r -p | base64', or, for the hash of a whole certificate, give it to --certificate-sha256.")
+            throw InputError("\(PrivateKeyMaterial.quoted(text, limit: 95)) is a SHA-256 in hex; pins are given in base64. Convert it with 'echo \(digits) | xxd -r -p | base64', or, for the hash of a whole certificate, give it to --certificate-sha256.")
         }
         guard let decoded else {
-            throw InputError("'\(text.prefix(80))' is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
+            throw InputError("\(PrivateKeyMaterial.quoted(text)) is not valid base64. Give the SPKI SHA-256 as standard padded base64, e.g. the output of 'openssl x509 -pubkey -noout -in cert.pem | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64'.")
         }
-        throw InputError("'\(text.prefix(80))' decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
+        throw InputError("\(PrivateKeyMaterial.quoted(text)) decodes to \(decoded.count) bytes, but a SHA-256 pin is \(Self.byteCount) bytes (44 base64 characters). Check that it is a SHA-256 (not SHA-1) hash of the SubjectPublicKeyInfo.")
     }
 
     /// Parses lower- or upper-case hex, with or without `:` separators (as `openssl x509 -fingerprint` prints).

@@ -24,6 +24,10 @@ public struct Dashboard: Sendable {
     public let previews: ChangeRequestPreviews
     /// Told of every error no rule expected (answered 500 without its text).
     public let onUnexpectedError: @Sendable (AdminAPIRequest, any Error) -> Void
+    /// The admin API's count of refusals per token (a missing role, something not visible): a token probing through
+    /// the dashboard is throttled and logged as through the API, and by the same count.
+    public let refusals: AuthenticationThrottle?
+    public let onRefusalLimit: @Sendable (_ admin: String, _ address: String) -> Void
 
     public static let prefix = "/dashboard"
     static let sessionCookie = "__Host-pinset_session"
@@ -37,8 +41,12 @@ public struct Dashboard: Sendable {
         admin: Admin, throttle: AuthenticationThrottle, liveCheck: @escaping @Sendable (Hostname) -> LiveCheckSettings,
         status: @escaping @Sendable () -> ServerStatus?, sessions: DashboardSessions = DashboardSessions(),
         previews: ChangeRequestPreviews = ChangeRequestPreviews(),
-        onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in }
+        onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in },
+        refusals: AuthenticationThrottle? = nil,
+        onRefusalLimit: @escaping @Sendable (_ admin: String, _ address: String) -> Void = { _, _ in }
     ) {
+        self.refusals = refusals
+        self.onRefusalLimit = onRefusalLimit
         self.previews = previews
         self.admin = admin
         self.throttle = throttle
@@ -113,9 +121,27 @@ public struct Dashboard: Sendable {
         // Before the session: a cross-site request is refused as such, whether or not the browser sent the cookie.
         if request.method != "GET" { try requireSameOrigin(request) }
         let (session, sessionID, viewer) = try authenticate(request)
-        // Every write this request makes requires the session's token to be valid still, inside its transaction.
-        return try await AdminCredentialScope.$token.withValue(viewer.token) {
-            try await routeInSession(request, route, session: session, sessionID: sessionID, viewer: viewer)
+        let refusalKey = AuthenticationThrottle.refusalKey(viewer)
+        if let seconds = refusals?.retryAfter(for: refusalKey) {
+            throw DashboardRefusal(429, "Admin \(viewer.name) was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.")
+        }
+        do {
+            // Every write this request makes requires the session's token to be valid still, inside its transaction.
+            return try await AdminCredentialScope.$token.withValue(viewer.token) {
+                try await routeInSession(request, route, session: session, sessionID: sessionID, viewer: viewer)
+            }
+        } catch {
+            let status = switch error {
+            case let refusal as DashboardRefusal: refusal.countsAsRefusal ? refusal.status : 0
+            case let refusal as AdminError: DashboardRefusal(refusal).status
+            case let refusal as StoreError: DashboardRefusal(refusal).status
+            default: 0
+            }
+            if let refusals, status == 403 || status == 404 {
+                refusals.recordFailure(from: refusalKey)
+                if refusals.retryAfter(for: refusalKey) != nil { onRefusalLimit(viewer.name, request.remoteAddress) }
+            }
+            throw error
         }
     }
 
@@ -173,7 +199,9 @@ public struct Dashboard: Sendable {
             sessions.end(id: sessionID)
             return Self.redirect("\(Self.prefix)/login", cookies: [Self.cookie(Self.sessionCookie, "", maxAge: 0)])
         default:
-            throw DashboardRefusal(404, "There is no such page: \(request.method) \(request.path).")
+            var missing = DashboardRefusal(404, "There is no such page: \(request.method) \(request.path).")
+            missing.countsAsRefusal = false
+            throw missing
         }
     }
 
@@ -335,6 +363,8 @@ struct DashboardRefusal: Error {
     let status: Int
     let message: String
     var location: String?
+    /// Whether a 403 or 404 counts against the admin's token: a page this dashboard lacks reveals nothing.
+    var countsAsRefusal = true
 
     init(_ status: Int, _ message: String, location: String? = nil) {
         self.status = status

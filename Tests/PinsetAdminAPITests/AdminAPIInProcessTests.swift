@@ -154,6 +154,13 @@ import Testing
             case .completeRotation:
                 // There is no next key to go live with.
                 #expect(answer.status == 409, "\(String(decoding: answer.body, as: UTF8.self))")
+            case .rotateIdentity:
+                // Nothing pending yet: refused. Without the flag the key is made and shown; then the flag installs it.
+                #expect(answer.status == 409 && answer.code == .trustAnchorPending, "\(String(decoding: answer.body, as: UTF8.self))")
+                let shown = await deployment.call(operation, as: "olga", body: #"{"keyType": "p256", "validityDays": 30, "replaceTrustAnchor": false}"#)
+                #expect(shown.status == 409 && shown.code == .trustAnchorPending)
+                let installed = await deployment.call(operation, as: "olga", body: Self.validBody(operation))
+                #expect(operation.successes.contains(installed.status), "\(String(decoding: installed.body, as: UTF8.self))")
             case .acknowledgeBreakGlass, .approveChangeRequest:
                 #expect(answer.status == 200, "\(operation): \(String(decoding: answer.body, as: UTF8.self))")
             default:

@@ -69,9 +69,12 @@ import Testing
         #expect(report.signer == .customerOwn && report.identity?.certificateDER == installed.certificateDER && report.problem == nil)
         #expect(!FileManager.default.fileExists(atPath: pendingKey), "the installed key lives on only as the customer's own")
 
-        // Nothing pending and the anchor replaced on purpose (a leaked key): a new key at once.
-        let emergency = try rotate(.p384, replace: true)
-        #expect(emergency.anchorDER != installed.anchorDER && emergency.keyType == .p384)
+        // A retry of the installing call finds nothing pending: refused, never another key in place of the one installed.
+        let dumpInstalled = try fixture.dump()
+        let retried = try #require(#expect(throws: AdminError.self) { try rotate(.p256, replace: true) })
+        #expect(retried.code == .trustAnchorPending && retried.description.contains("No key of 'acme' is pending"))
+        #expect(try fixture.dump() == dumpInstalled)
+        #expect(try fixture.admin.customerIdentity(of: acme).identity?.certificateDER == installed.certificateDER)
     }
 
     @Test func aCustomerOnTheDefaultIdentityReportsTheDefaultFiles() throws {

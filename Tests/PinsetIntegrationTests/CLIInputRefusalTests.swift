@@ -32,6 +32,27 @@ import Testing
         }
         #expect(try cli.databaseDump() == before)
 
+        // Keys of other algorithms and encodings, told by their structure, wherever they are given: an option's
+        // value, an extra argument (which the parser would quote in full), an API body through --server alike.
+        let rsa = cli.directory.file("rsa.pem"), x25519 = cli.directory.file("x25519.pem"), p521 = cli.directory.file("p521.pem")
+        #expect(try ProcessRunner.run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", rsa]).status == 0)
+        #expect(try ProcessRunner.run("openssl", ["genpkey", "-algorithm", "X25519", "-out", x25519]).status == 0)
+        #expect(try ProcessRunner.run("openssl", ["ecparam", "-name", "secp521r1", "-genkey", "-noout", "-out", p521]).status == 0)
+        let others = [
+            try ProcessRunner.run("openssl", ["rsa", "-in", rsa, "-traditional", "-outform", "der"]).stdout,
+            try ProcessRunner.run("openssl", ["pkey", "-in", x25519, "-outform", "der"]).stdout,
+            try ProcessRunner.run("openssl", ["ec", "-in", p521, "-outform", "der"]).stdout,
+        ].map { Data($0).base64EncodedString() }
+        for other in others {
+            #expect(other.count > 60)
+            for arguments in [["pin", "add", "acme", "api.example.com", "--hash", other], ["pin", "remove", "acme", "api.example.com", other]] {
+                let refused = try cli.run(arguments)
+                #expect(refused.status != 0 && refused.stderr.contains("private key"), "\(refused.combined)")
+                #expect(!refused.combined.contains(other.dropFirst(8).prefix(16)), "echoed: \(refused.combined)")
+            }
+        }
+        #expect(try cli.databaseDump() == before)
+
         // The public key pasted the same way is a pin.
         let added = try cli.run(["pin", "add", "acme", "api.example.com", "--public-key", try String(contentsOfFile: publicKey, encoding: .utf8),
                                  "--skip-live-check", "--reason", "test"])

@@ -233,7 +233,11 @@ import Testing
                 && remoteStatus.stdoutText.contains(spare), "\(remoteStatus.combined)\n---\n\(localStatus.combined)")
         let complete = try asOlga(["rotation", "complete", "acme", "api.example.test", "--reason", "renewal checked"])
         #expect(complete.status == 0 && complete.stderr.contains("Nothing to do"), "the live key is pinned and the spares are next: \(complete.combined)")
+        let pending = try asOlga(["customer", "identity", "rotate", "acme", "--key-type", "p256"])
+        let shownCertificate = pending.stderr.split(separator: "\n").last.map { $0.replacingOccurrences(of: " (HTTP 409)", with: "") } ?? ""
+        #expect(pending.status != 0 && pending.stderr.contains("kept pending") && !shownCertificate.isEmpty, "\(pending.combined)")
         let rotated = try asOlga(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"])
+        #expect(rotated.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == shownCertificate, "the certificate shown is the one installed")
         #expect(rotated.status == 0 && rotated.stderr.contains("made on the server"), "\(rotated.combined)")
         let shown = try cli.run(["customer", "identity", "show", "acme"])
         #expect(shown.stdoutText.contains("signer             own") && shown.stdoutText.contains(rotated.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)),

@@ -201,6 +201,7 @@ import Testing
         let oldCertificate = try cli.directory.write("old-cert.pem", try bytes("\(directory)/trust-cert.pem"))
         // Certificates carry whole seconds: the new one must start at least a second later.
         usleep(1_100_000)
+        #expect(try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256"]).status != 0, "makes the key pending and shows it")
         #expect(try cli.run(["customer", "identity", "rotate", "acme", "--key-type", "p256", "--replace-trust-anchor"]).status == 0)
         let revoked = try OfflineRootTests().pinset(cli, ["signer", "revoke-earlier", "--customer", "acme"])
         #expect(revoked.status == 0, "\(revoked.combined)")

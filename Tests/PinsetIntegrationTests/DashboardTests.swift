@@ -308,6 +308,16 @@ import Testing
         #expect(try curl("/", from: shared).status == 200)
         #expect(try logIn(token: wrong, from: shared).status == 429, "a wrong token from that address is still refused")
         #expect(try api(wrong, from: shared).status == 429)
+
+        // A session probing for customers it may not see is counted with its token's API calls (20 refusals a
+        // minute): then 429 at both doors, logged, while a page the dashboard lacks is not counted.
+        for _ in 0..<3 { #expect(try curl("/no-such-page", from: shared).status == 404) }
+        var probed: [Int] = []
+        for index in 0..<21 { probed.append(try curl("/customers/hidden-\(index)", from: shared).status) }
+        #expect(probed.prefix(20).allSatisfy { $0 == 404 } && probed.last == 429, "\(probed)")
+        #expect(try api(alice, from: shared).status == 429, "the same token through the API")
+        let log = deployment.server.process.stdout + deployment.server.process.stderr
+        #expect(log.contains("refused too often") && log.contains("alice"), "\(log.suffix(1500))")
     }
 
     /// axe-core's own file, as the `axe-playwright-python` package ships it (scripts/install-dependencies).

@@ -77,6 +77,15 @@ struct ServerConfigurationTests {
         #expect(twice?.message.contains("DecodingError") == false)
     }
 
+    /// A key pasted where its path belongs is refused without a character of it in the message.
+    @Test func aPastedPrivateKeyIsRefusedUnquoted() throws {
+        let body = "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgm7fy9AOapX3QiLiaK1cHO4Ne0W7"
+        let refused = #expect(throws: ConfigurationError.self) {
+            try parse(#"{"signingKeyPath": "-----BEGIN PRIVATE KEY-----\n\#(body)\n-----END PRIVATE KEY-----\n"}"#)
+        }
+        #expect(refused?.message.contains("contains a private key") == true && refused?.message.contains(String(body.prefix(12))) == false, "\(String(describing: refused))")
+    }
+
     @Test func commentKeysAreIgnored() throws {
         #expect(try parse(#"{"_note": "anything", "port": 1}"#).port == 1)
     }

@@ -145,6 +145,10 @@ extension ServerConfiguration {
     }
 
     public static func parse(_ data: Data, origin: String) throws(ConfigurationError) -> ServerConfiguration {
+        // A key pasted where its path belongs: refused without quoting any of it.
+        if PrivateKeyMaterial.isPresent(in: String(decoding: data, as: UTF8.self)) {
+            throw ConfigurationError(message: "\(origin) contains a private key, which is not shown. Keys are read from files: give the key file's path (signingKeyPath, api.privateKey), and treat the pasted key as exposed if others can read \(origin).")
+        }
         let object: [String: JSONValue]
         // Strictly: a trailing comma or a key given twice (which one would win?) is refused, with where it is.
         do {
