@@ -156,9 +156,10 @@ extension Admin {
         let pending = PendingCustomerIdentity(locations: dataDirectory.signingIdentityLocations, customer: stored)
         let waiting = try pending.load()
         // A pending key is never replaced by another call: its certificate may ship in apps already.
-        if let waiting, waiting.keyType != keyType {
-            throw AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(stored)/pending/' of the customer key directory (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to see its certificate again or to install it, or move that directory away to make a new \(keyType) key. Nothing was changed.")
+        func otherKeyPending(_ waiting: SigningIdentity) -> AdminError {
+            AdminError("A pending \(waiting.keyType) key of '\(stored)' waits in '\(stored)/pending/' of the customer key directory (\(waiting.auditSummary)): the apps may embed its certificate already. Give --key-type \(waiting.keyType) to see its certificate again or to install it, or move that directory away to make a new \(keyType) key. Nothing was changed.")
         }
+        if let waiting, waiting.keyType != keyType { throw otherKeyPending(waiting) }
         if replaceTrustAnchor {
             if let waiting {
                 _ = try installIdentity(of: stored, waiting, replaceTrustAnchor: true, actor: principal.actor)
@@ -177,6 +178,8 @@ extension Admin {
             identity = waiting
         } else {
             identity = try pending.save(try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: validityDays))
+            // Another call saved its key first: that one is pending, whatever type it is.
+            if identity.keyType != keyType { throw otherKeyPending(identity) }
         }
         throw AdminError(lines: [
             "A new key comes with its own self-signed certificate, a new trust anchor that the apps of '\(stored)' do not embed yet: they would reject every bundle signed with it. The key is kept pending ('\(stored)/pending/' in the customer key directory) and signs nothing yet. Ship this certificate (base64 DER below) in the apps beside the one they embed now; once they have it, run the same command with --replace-trust-anchor to switch to exactly this key.",
