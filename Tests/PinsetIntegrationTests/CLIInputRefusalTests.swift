@@ -149,7 +149,7 @@ import Testing
         defer { cli.remove() }
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         let before = try cli.databaseDump()
-        // The helper adds an actor of its own, so the empty one goes straight to the binary.
+        // `PinsetCLI.run` adds an actor of its own, so the empty one goes straight to the binary.
         let emptyActor = try ProcessRunner.run(PinsetCLI.binary, ["customer", "add", "globex", "--actor", "", "--data-dir", cli.dataDir])
         #expect(emptyActor.status != 0 && emptyActor.stderr.contains("--actor is empty"), "\(emptyActor.combined)")
         for (arguments, told) in [
