@@ -338,7 +338,7 @@ let package = Package(
                 "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetSigning",
-                "PinsetStore",
+                // Not the store: every change goes through the admin library (PinsetAdmin), which applies the rules.
                 "PinsetServer",
                 "PinsetClient",
                 "PinsetExport",

@@ -54,7 +54,7 @@ extension Admin {
     public func importCustomers(_ imports: [CustomerImport], by principal: AdminPrincipal) throws {
         try requireOperator(principal, "add customers")
         for host in imports.flatMap(\.hosts) {
-            try checkNewHostName(host.hostname)
+            try Self.checkNewHostName(host.hostname)
             if host.includeSubdomains { try checkIncludeSubdomains(host.hostname) }
         }
         try store.importCustomers(imports, actor: principal.actor)

@@ -23,7 +23,7 @@ extension Admin {
         to customer: CustomerName, by principal: AdminPrincipal
     ) throws {
         try requireEditor(principal, of: customer, "add hosts")
-        try checkNewHostName(hostname)
+        try Self.checkNewHostName(hostname)
         try Self.checkPort(port)
         if includeSubdomains {
             try checkIncludeSubdomains(hostname)

@@ -33,8 +33,6 @@ extension Admin {
         }
     }
 
-    func checkNewHostName(_ hostname: Hostname) throws { try Self.checkNewHostName(hostname) }
-
     /// Refuses include-subdomains on `hostname` by ``IncludeSubdomainsPolicy`` and this deployment's list; front ends
     /// call it to refuse before a live check connects out, and every host edit applies it again.
     public func checkIncludeSubdomains(_ hostname: Hostname) throws {

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import PinsetAdmin
 import PinsetCore
-import PinsetStore
 import PinsetFileSystem
 
 /// Named admins: accounts, roles, tokens, and which customers need two-person review. Run locally on a server

@@ -3,7 +3,6 @@ import Foundation
 import PinsetAdmin
 import PinsetAdminContract
 import PinsetCore
-import PinsetStore
 import PinsetFileSystem
 
 /// Who a command acts as when a named admin runs it: the token in `--token-file`, else in $PINSET_ADMIN_TOKEN.

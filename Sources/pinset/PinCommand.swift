@@ -3,7 +3,6 @@ import PinsetAdmin
 import PinsetAdminContract
 import Foundation
 import PinsetCore
-import PinsetStore
 import PinsetLiveCheck
 import PinsetFileSystem
 import X509

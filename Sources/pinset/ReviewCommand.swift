@@ -3,7 +3,6 @@ import Foundation
 import PinsetAdmin
 import PinsetAdminContract
 import PinsetCore
-import PinsetStore
 import PinsetLiveCheck
 
 /// Two-person review of pin edits, as a named admin (its token from --token-file or $PINSET_ADMIN_TOKEN).

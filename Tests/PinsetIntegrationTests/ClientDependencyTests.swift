@@ -67,3 +67,17 @@ import Testing
         #expect(packages.isSuperset(of: Self.serverPackages))
     }
 }
+
+/// The `pinset` executable reaches the database only through the admin library, so that the CLI applies the rules
+/// the admin API and the dashboard apply: no source of it imports the store.
+@Suite struct ExecutableLayeringTests {
+    @Test func thePinsetExecutableNeverImportsTheStore() throws {
+        let directory = SourceTree.path("Sources/pinset")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".swift") }
+        #expect(files.count > 20)
+        for file in files {
+            let text = try String(contentsOfFile: "\(directory)/\(file)", encoding: .utf8)
+            #expect(!text.split(separator: "\n").contains { $0.hasPrefix("import PinsetStore") }, "\(file) imports PinsetStore")
+        }
+    }
+}
