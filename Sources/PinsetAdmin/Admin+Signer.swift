@@ -19,8 +19,13 @@ public struct RevocationFloorChange: Sendable {
     public var target: SignerTarget
     public var floor: Int64
     public var installedSignerNotBefore: Int64
-    /// Customers that got a new version carrying the floor; empty when the floor already was that high.
+    /// Customers that got a new version carrying the floor; empty when the floor already was that high, or when
+    /// the identity signs for no customer yet.
     public var customersWithNewVersion: [CustomerName]
+    /// The floor before this call, `nil` when none was set.
+    public var previousFloor: Int64?
+    /// Whether this call raised the floor (the first one included).
+    public var raisedFloor: Bool { previousFloor.map { floor > $0 } ?? true }
     /// The notBefore of the signer the installed one replaced, when there is one.
     public var previousSignerNotBefore: Int64?
 
@@ -109,9 +114,10 @@ extension Admin {
             throw AdminError("The floor \(Self.describe(unixSeconds: floor)) is later than the notBefore \(Self.describe(unixSeconds: installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.", code: .revocationFloorRefused)
         }
         let details = "signers valid from before \(Self.describe(unixSeconds: floor)) are revoked; installed signer \(identity.auditSummary)"
+        let previousFloor = try store.signersNotBefore(of: target.customer)
         let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: principal.actor)
         return RevocationFloorChange(
-            target: target, floor: floor, installedSignerNotBefore: installed, customersWithNewVersion: changed,
+            target: target, floor: floor, installedSignerNotBefore: installed, customersWithNewVersion: changed, previousFloor: previousFloor,
             previousSignerNotBefore: Self.previousSignerNotBefore(target.files, root: identity.trustAnchor)
         )
     }

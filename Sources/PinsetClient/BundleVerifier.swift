@@ -7,22 +7,30 @@ import X509
 ///
 /// The checks run in a fixed order against one `now`, and the first failure is reported:
 /// 1. the CMS signature, against the configured trust anchors only (`SignatureVerifier`: SHA-256/384/512,
-///    exactly one signer, chain and validity of the signer certificate at `now`);
+///    exactly one signer, chain and validity of the signer certificate at `now`, or for a seed at the time it
+///    says it was signed);
 /// 2. the payload parses with every key of the right JSON type (`BundlePayload.decode`);
 /// 3. `customer` is the configured customer;
 /// 4. the signer certificate's notBefore is not earlier than the revocation floor: the highest
-///    `signers-not-before` of this bundle, of the last accepted one and of any accepted before (`signersNotBefore`);
+///    `signers-not-before` of this bundle, of the last accepted one and of any accepted before (`signersNotBefore`),
+///    and the bundle's `timestamp` lies within the signer certificate's validity (a stored bundle is verified
+///    again at that time, so one signed outside it would be lost at the next start);
 /// 5. bounds (`BundleBounds`): the lifetime `expires - timestamp` is at most `maximumBundleLifetime`, and
 ///    `version` lies at most `BundleBounds.maximumVersionLead` ahead of the bundle's own signing time, and no
 ///    host's report-only window ends more than `BundleBounds.maximumReportOnlySeconds` after it;
 /// 6. freshness: signed no longer than `freshnessWindow` ago (downloads only) and not further in the future
 ///    than `allowedClockSkew`;
-/// 7. `expires` is later than `now` (at `now == expires` the bundle is already expired);
+/// 7. `expires` is later than `now` (at `now == expires` the bundle is already expired); downloads only;
 /// 8. the version is not lower than the last accepted one (rollback), and an equal version carries the same
 ///    content digest — unless the floor of step 4 revokes the signer of the last accepted bundle. Then that
 ///    bundle came from a revoked key (a leaked key may have pushed its version to the limit of step 5), and
 ///    this one replaces it whatever its version: fast-forward recovery, as TUF discards metadata whose keys
-///    were rotated away (spec 5.3.11). Step 4 keeps refusing the revoked key's bundles from then on.
+///    were rotated away (spec 5.3.11). Step 4 keeps refusing the revoked key's bundles from then on. Not for a
+///    download under a transparency policy: there every bundle held was in the log, so a revoked key cannot
+///    have pushed its version without the log key too, while a leaked current key could sign any older logged
+///    content with a floor that revokes the held signer and so roll the app back to it (an empty pin set even)
+///    with a genuine proof. A version pushed through a stolen log key as well is overtaken within
+///    `BundleBounds.maximumVersionLead`.
 ///
 /// `now` is the caller's time; `PinsetUpdater` never passes a time earlier than the latest signing time of
 /// the bundles it holds, so a device clock set back cannot make an expired bundle or certificate good again.
@@ -34,14 +42,39 @@ public enum BundleVerifier {
     public enum Source: Hashable, Sendable {
         /// From the network: every check applies.
         case download
-        /// Shipped inside the app. A shipped bundle is necessarily older than the freshness window when the
-        /// app first runs, so freshness is waived; every other check applies. Freshness protects against a
-        /// network attacker replaying an old bundle, and a seed does not come from the network: it arrives
-        /// with the app's own (platform-signed) code. Expiry still bounds its age and the rollback check
-        /// means a seed never replaces newer pins.
+        /// Shipped inside the app, and checked as the state file is: its chain at the time it was signed, with
+        /// neither freshness nor expiry. An app is installed months after its release, long after any bundle it
+        /// ships has expired and its signer certificate too; refusing the seed then would leave the first
+        /// launch unpinned for as long as someone blocks the trust server. Freshness and expiry protect against
+        /// a network attacker replaying an old bundle, and a seed does not come from the network: it arrives
+        /// with the app's own (platform-signed) code. Every other check applies, and the rollback check means a
+        /// seed never replaces newer pins.
         case seed
     }
 
+    /// The time the signature of a bundle from `source` is verified at: `now`, or for a seed the time its
+    /// payload says it was signed. That time is read before the signature holds only to choose when to verify;
+    /// the verified payload carries the same bytes, and step 4 holds it within the signer's validity.
+    static func signatureTime(of signedBundle: [UInt8], source: Source, now: Date) -> Date {
+        guard source == .seed, let content = SignatureVerifier.unverifiedContent(of: signedBundle),
+              let claimed = try? BundlePayload.decode(content) else { return now }
+        return Date(timeIntervalSince1970: TimeInterval(claimed.timestamp))
+    }
+
+    /// Whether a bundle from `source` may replace pins whose signer the revocation floor revokes whatever its
+    /// version (step 8).
+    static func allowsFastForward(_ source: Source, _ configuration: PinsetClientConfiguration) -> Bool {
+        source != .download || configuration.transparency == nil
+    }
+
+    /// Runs every check above on `signedBundle` and returns the pins it carries, or the first check that failed.
+    /// Stateless: `PinsetUpdater` calls it with what it holds; a program without one passes its own.
+    ///
+    /// - Parameters:
+    ///   - lastAccepted: the pin set held, for the rollback and same-version checks (step 8); `nil` for none.
+    ///   - signersNotBefore: the revocation floor held, Unix seconds (`PinsetUpdater.signersNotBefore`).
+    ///   - source: `.download` for bytes from the network, `.seed` for a bundle shipped with the app.
+    ///   - now: the time the checks run at; never earlier than the signing time of the bundles held.
     public static func verify(
         _ signedBundle: [UInt8],
         configuration: PinsetClientConfiguration,
@@ -50,7 +83,7 @@ public enum BundleVerifier {
         source: Source,
         at now: Date
     ) async -> Result<VerifiedPinSet, PinUpdateError> {
-        switch await verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: now) {
+        switch await verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: signatureTime(of: signedBundle, source: source, now: now)) {
         case .failure(let error):
             return .failure(error)
         case .success(let content):
@@ -97,6 +130,9 @@ public enum BundleVerifier {
         if let problem = revocationProblem(signer: content.signer, floor: floor) {
             return .failure(problem)
         }
+        if let problem = signingTimeProblem(signer: content.signer, timestamp: payload.timestamp) {
+            return .failure(problem)
+        }
         if let problem = BundleBounds.lifetimeProblem(
             timestamp: payload.timestamp, expires: payload.expires, maximumLifetimeSeconds: configuration.maximumBundleLifetime.wholeSeconds
         ) {
@@ -115,10 +151,10 @@ public enum BundleVerifier {
         if payload.timestamp - nowSeconds > configuration.allowedClockSkew.wholeSeconds {
             return .failure(PinUpdateError(.fromTheFuture, "signed \(payload.timestamp - nowSeconds) s in the future; the allowed clock skew is \(configuration.allowedClockSkew.wholeSeconds) s"))
         }
-        guard nowSeconds < payload.expires else {
+        guard source == .seed || nowSeconds < payload.expires else {
             return .failure(PinUpdateError(.expired, "expired \(nowSeconds - payload.expires) s ago (a bundle is valid while now < expires)"))
         }
-        if let lastAccepted, !revokesSigner(of: lastAccepted, floors: floor) {
+        if let lastAccepted, !(allowsFastForward(source, configuration) && revokesSigner(of: lastAccepted, floors: floor)) {
             guard payload.version >= lastAccepted.version else {
                 return .failure(PinUpdateError(.rollback, "version \(payload.version) is lower than the accepted version \(lastAccepted.version)"))
             }
@@ -141,6 +177,16 @@ public enum BundleVerifier {
     static func revokesSigner(of held: VerifiedPinSet?, floors: Int64?...) -> Bool {
         guard let held else { return false }
         return revocationProblem(signer: held.signer, floor: (floors + [held.payload.signersNotBefore]).compactMap { $0 }.max()) != nil
+    }
+
+    /// Why a bundle that says it was signed at `timestamp` cannot have been signed by `signer`, or `nil`.
+    static func signingTimeProblem(signer: Certificate, timestamp: Int64) -> PinUpdateError? {
+        let signedAt = Date(timeIntervalSince1970: TimeInterval(timestamp))
+        guard signedAt < signer.notValidBefore || signedAt > signer.notValidAfter else { return nil }
+        return PinUpdateError(
+            .signature(.untrustedSigner),
+            "the bundle says it was signed at \(timestamp), outside the validity of its signer certificate '\(PinMaterial.describe(signer.subject))' (\(signer.notBeforeUnixSeconds) to \(Int64(signer.notValidAfter.timeIntervalSince1970))): a bundle is signed while its certificate is valid"
+        )
     }
 
     /// Why a bundle signed by `signer` must be refused under the revocation floor `floor`, or `nil`.

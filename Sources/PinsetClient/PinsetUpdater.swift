@@ -6,8 +6,9 @@ import PinsetVerification
 /// Keeps a customer's pin set current: loads the last good pins from disk, seeds from a bundle shipped with
 /// the app, and updates from the trust server (fetch → verify → apply).
 ///
-/// An update either replaces the pin set completely — on disk first, atomically, then in memory — or changes
-/// nothing and throws a `PinUpdateError` naming the failed check. The pins in force are published through
+/// An update either replaces the pin set completely — in memory, and on disk atomically — or changes nothing
+/// and throws a `PinUpdateError` naming the failed check. A bundle that passed every check but could not be
+/// written is in force all the same, and `stateFileFailure` says why the file is behind. The pins in force are published through
 /// `evaluator`, which TLS callbacks may query synchronously from any thread.
 ///
 /// With `configuration.transparency`, a download is installed only when the transparency log proves its content
@@ -44,6 +45,12 @@ public actor PinsetUpdater {
     var heldCheckpoint: SignedNote?
     /// The log inclusion the last accepted download was proven by, `nil` before one (or without a policy).
     public private(set) var lastVerifiedInclusion: VerifiedInclusion?
+    /// Why the state file does not hold the pins in force, or `nil` when it does.
+    ///
+    /// Set (code `.storage`) when a bundle passed every check but could not be written: a full disk, a state
+    /// directory others can write, a file protection class that keeps it closed. The bundle is in force in memory
+    /// all the same; a restart starts from the file as it was, and every later accepted bundle writes again.
+    public private(set) var stateFileFailure: PinUpdateError?
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -224,10 +231,10 @@ public actor PinsetUpdater {
                   verified, signedBundle: response.body, configuration: configuration, lastAccepted: evaluator.pinSet,
                   signersNotBefore: floorSource?.payload.signersNotBefore, source: .download, at: serverDate
               ) else { return error }
-        let direction = seconds > 0 ? "ahead" : "behind"
+        let direction = seconds > 0 ? "ahead of" : "behind"
         return PinUpdateError(
             .clockSkew,
-            "the device clock is about \(Self.describe(seconds: abs(seconds))) \(direction) of the trust server's (\(error.code): \(error.reason)); the bundle would be accepted with a correct clock. Correct the device's date and time.",
+            "the device clock is about \(Self.describe(seconds: abs(seconds))) \(direction) the trust server's (\(error.code): \(error.reason)); the bundle would be accepted with a correct clock. Correct the device's date and time.",
             estimatedClockSkew: .seconds(seconds)
         )
     }
@@ -241,8 +248,10 @@ public actor PinsetUpdater {
 
     /// Verifies a signed bundle shipped with the app and, if it passes, puts it in force and stores it.
     ///
-    /// Checked like a download except for freshness (see `BundleVerifier.Source.seed`); in particular a seed
-    /// older than the pins already stored is refused as a rollback, so seeding on every launch is safe.
+    /// Checked like a download except for time: its chain at the time it was signed, with neither freshness nor
+    /// expiry (see `BundleVerifier.Source.seed`), so a seed shipped months before the app is installed still
+    /// pins its first launch. A seed older than the pins already stored is refused as a rollback, so seeding on
+    /// every launch is safe.
     @discardableResult
     public func seed(withBundle signedBundle: [UInt8]) async throws(PinUpdateError) -> VerifiedPinSet {
         if !loadedFromDisk { await loadStoredPins() }
@@ -250,7 +259,8 @@ public actor PinsetUpdater {
     }
 
     private func accept(_ signedBundle: [UInt8], source: BundleVerifier.Source, at time: Date) async throws(PinUpdateError) -> VerifiedPinSet {
-        let content = try await BundleVerifier.verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: time).get()
+        let signatureTime = BundleVerifier.signatureTime(of: signedBundle, source: source, now: time)
+        let content = try await BundleVerifier.verifySignature(signedBundle, trustAnchors: configuration.trustAnchors, at: signatureTime).get()
         var inclusion: VerifiedInclusion?
         if source == .download, let transparency = configuration.transparency {
             // The other checks first, so that a bundle refused anyway costs no proof request; they run again below
@@ -273,26 +283,41 @@ public actor PinsetUpdater {
             source: source,
             at: time
         ).get()
-        let recovers = BundleVerifier.revokesSigner(of: current, floors: floorInForce, verified.payload.signersNotBefore)
+        let recovers = BundleVerifier.allowsFastForward(source, configuration)
+            && BundleVerifier.revokesSigner(of: current, floors: floorInForce, verified.payload.signersNotBefore)
         let checkpoint = inclusion?.checkpoint.note ?? heldCheckpoint
         if !recovers, let current, current.version == verified.version, current.payload.timestamp >= verified.payload.timestamp {
-            // The same pins, signed no later than the ones in force: nothing to replace but a newer checkpoint.
-            if checkpoint != heldCheckpoint {
-                try StoredPinState.write(current, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
+            // The same pins, signed no later than the ones in force: nothing to replace but a newer checkpoint, or
+            // a state file an earlier write could not bring up to date.
+            if checkpoint != heldCheckpoint || stateFileFailure != nil {
                 heldCheckpoint = checkpoint
+                save(current, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time)
             }
             lastVerifiedInclusion = inclusion ?? lastVerifiedInclusion
             return current
         }
         let newFloorSource = Self.higherFloor(floorSource, verified)
-        try StoredPinState.write(verified, floorSource: newFloorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
         floorSource = newFloorSource
         heldCheckpoint = checkpoint
         // A seed is installed without a proof: the inclusion of older pins no longer describes the ones in force.
         lastVerifiedInclusion = inclusion
         evaluator.install(verified)
         if let time = latestSignedTime { evaluator.noteTimePassed(time) }
+        save(verified, floorSource: newFloorSource, checkpoint: checkpoint, acceptedAt: time)
         return verified
+    }
+
+    /// Writes the state the updater now holds. A bundle that passed every check is in force whether or not it
+    /// could be written: refusing it for a full disk or a locked file would keep older pins (or none) in force
+    /// for the rest of the process, and a key rotation would lock the app out. What could not be written is kept
+    /// in `stateFileFailure`, and every later accepted bundle (the same version again included) writes anew.
+    private func save(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, acceptedAt time: Date) {
+        do {
+            try StoredPinState.write(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
+            stateFileFailure = nil
+        } catch {
+            stateFileFailure = error
+        }
     }
 
     /// Of two accepted bundles, the one whose floor is higher (`candidate` on a tie, so the newest evidence is

@@ -24,6 +24,13 @@ public struct Checkpoint: Hashable, Sendable {
         guard treeSize <= UInt64(Int64.max) else {
             throw TransparencyError(.malformedCheckpoint, "A tree size is at most 2^63-1.")
         }
+        // Printable ASCII only: Unicode spellings that compare equal as Swift strings (a precomposed 'é' and 'e'
+        // with a combining accent, 'K' and the Kelvin sign) would otherwise name one log to a client and two to a
+        // witness that keeps its state by the bytes, which could then cosign a fork under the second spelling.
+        guard origin.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw TransparencyError(
+                .malformedCheckpoint, "A checkpoint's origin is printable ASCII (letters, digits, punctuation and spaces).")
+        }
         for line in [origin] + extensionLines {
             guard !line.isEmpty, !line.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw TransparencyError(

@@ -155,10 +155,11 @@ public struct SignedNote: Hashable, Sendable {
         guard !name.isEmpty else {
             throw TransparencyError(.malformedNote, "A key name is not empty.")
         }
-        for scalar in name.unicodeScalars {
-            guard !scalar.properties.isWhitespace, scalar != "+", scalar.value >= 0x20 else {
-                throw TransparencyError(.malformedNote, "The key name '\(name)' contains a space, '+' or a control character.")
-            }
+        // Printable ASCII only, for the reason `Checkpoint` gives for origins: a key name is compared, and a log's
+        // is its origin.
+        guard name.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "+") }) else {
+            throw TransparencyError(
+                .malformedNote, "The key name '\(name)' is not printable ASCII without spaces and '+' (e.g. 'pins.example.com/log').")
         }
     }
 }

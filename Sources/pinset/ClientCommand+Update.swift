@@ -40,25 +40,41 @@ extension ClientCommand {
             guard !setup.settings.server.isEmpty else {
                 throw CLIError("No server: give --server with the trust server's base URL, e.g. https://trust.example.com/.")
             }
-            try setup.record()
+            // Settings are recorded once a bundle verified under them, or on a first run, so that it can be
+            // repeated with --state-dir alone; never do unverified ones replace those recorded.
+            if !setup.hadRecordedSettings { try setup.record() }
             let fetcher = DateRecordingFetcher()
             var configuration = setup.configuration
             configuration.fetchTimeout = .seconds(timeout)
             let updater = PinsetUpdater(configuration: configuration, fetcher: fetcher)
             await updater.loadStoredPins()
+            var seeded = false
             if let seed {
                 let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: seed)))
-                if case .failure(let error) = await Self.seed(updater, bytes), !json {
-                    Output.note("seed not used: \(error)")
+                switch await Self.seed(updater, bytes) {
+                case .success: seeded = true
+                case .failure(let error): if !json { Output.note("seed not used: \(error)") }
                 }
             }
             switch await Self.update(updater) {
             case .success(let pins):
+                if setup.hadRecordedSettings { try setup.record() }
                 try await Self.report(pins, updater: updater, serverDate: fetcher.lastServerDate, json: json)
+                try await Self.requireSaved(updater)
             case .failure(let error):
+                if seeded && setup.hadRecordedSettings { try setup.record() }
                 try Self.report(error, json: json)
                 throw ExitCode(ClientExitStatus.update(error.code))
             }
+        }
+
+        /// Fails with the storage status when the accepted pins could not be written to the state file: they were
+        /// in force for this run only, as in an app, and the next run starts from the file as it was.
+        static func requireSaved(_ updater: PinsetUpdater) async throws {
+            guard let failure = await updater.stateFileFailure else { return }
+            Output.note("NOT SAVED (\(failure.code)): \(failure.reason)")
+            Output.note("The bundle was verified, but the state file still holds the pins from before; an app would use the new pins until it restarts. Free space or fix the state directory's permissions, then run 'pinset client update' again.")
+            throw ExitCode(ClientExitStatus.update(.storage))
         }
 
         private var json: Bool { state.json }

@@ -8,6 +8,9 @@ import PinsetFileSystem
 struct ClientSetup {
     let configuration: PinsetClientConfiguration
     let settings: ClientSettings
+    /// Whether the state directory held settings before: they are replaced only once a bundle verified under
+    /// the new ones, so that a mistyped `--trust` or `--customer` cannot take the place of working settings.
+    let hadRecordedSettings: Bool
 
     /// - Parameters:
     ///   - transparency: the log options; when any is given they replace the recorded policy.
@@ -58,7 +61,8 @@ struct ClientSetup {
         let anchors = try configuration.trustAnchors.map { Base64.encode(try PinMaterial.derBytes(of: $0)) }
         return ClientSetup(
             configuration: configuration,
-            settings: ClientSettings(server: serverText, customer: customer.rawValue, trust: anchors, transparency: transparencySettings))
+            settings: ClientSettings(server: serverText, customer: customer.rawValue, trust: anchors, transparency: transparencySettings),
+            hadRecordedSettings: recorded != nil)
     }
 
     /// Records the settings beside the state, so later commands need only `--state-dir`.

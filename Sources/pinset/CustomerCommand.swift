@@ -239,8 +239,9 @@ enum PinSetPrinter {
     static func warnAboutBackupPins(_ document: AdminResponse.PinSet) {
         let customer = document.customer
         for host in document.hosts where host.lacksBackupPin {
-            let count = host.pins.count
-            Output.warn("\(customer)/\(host.hostname) has \(count) pin\(count == 1 ? "" : "s"); pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
+            // Pins scheduled for later are not in the bundle yet: the count is of the pins apps hold now.
+            let count = host.pins.filter { $0.listed != false }.count
+            Output.warn("\(customer)/\(host.hostname) has \(count) pin\(count == 1 ? "" : "s") in the bundle now; pin at least \(HostPins.minimumRecommendedPins) keys (add a backup key or the issuing CA) so a key change does not lock apps out.")
         }
         for host in document.hosts where host.lacksLegacyBackupPin {
             let usable = host.legacyUsablePins

@@ -39,7 +39,7 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .customLong("ca-key"), help: ArgumentHelp("ns-pinned-domains: a pinned key (base64 SPKI SHA-256) that belongs to a CA, listed in NSPinnedCAIdentities; repeat for several.", valueName: "base64"))
     var caKeys: [String] = []
 
-    @Option(help: ArgumentHelp("seed: seconds until Pinset clients refuse the bundle (default \(BundleBounds.defaultLifetimeSeconds), at most \(BundleBounds.defaultMaximumLifetimeSeconds)).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("seed: the bundle's lifetime in seconds, its 'expires' (default \(BundleBounds.defaultLifetimeSeconds), at most \(BundleBounds.defaultMaximumLifetimeSeconds)). Pinset clients apply it only to downloads: a seed is accepted whatever its age.", valueName: "seconds"))
     var bundleLifetime: Int64?
 
     func validate() throws {
@@ -103,8 +103,7 @@ struct ExportCommand: AsyncParsableCommand {
             }
             bytes = seed.bytes
             warnings += seed.warnings
-            let lifetime = bundleLifetime ?? BundleBounds.defaultLifetimeSeconds
-            notes.append("A seed is accepted for \(lifetime) seconds after signing (--bundle-lifetime, at most \(BundleBounds.defaultMaximumLifetimeSeconds)); an app shipped later starts without it and fetches its pins from the trust server.")
+            notes.append("Pinset clients accept a seed whatever its age (its signature is checked at the time it was signed), but never in place of newer pins they hold; an app fetches its current pins from the trust server at its first launch.")
         } else {
             let document = try await PinSetPrinter.document(of: name, options: options, credentials: credentials, remote: remote, command: "export")
             let pinSet = try StaticPinSet(document, for: format)

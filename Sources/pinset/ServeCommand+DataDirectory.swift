@@ -51,7 +51,7 @@ extension ServeCommand {
     private func missingDataMessage(_ settings: ServerConfiguration, databaseFile: String?) -> String {
         let missing = ([settings.resolvedSigningKeyPath] + (databaseFile.map { [$0] } ?? [])).filter { !AtomicFile.exists($0) }
         let what = missing.map { "'\($0)'" }.joined(separator: " and ")
-        return "Cannot start: \(what) \(missing.count == 1 ? "does" : "do") not exist. 'serve' never creates a signing key or database where a data directory was given (a wrong path or an unmounted volume would serve a foreign key). Create a deployment with 'pinset init --data-dir \(settings.dataDirectory)', or point --data-dir/--config at the existing one."
+        return "Cannot start: \(what) \(missing.count == 1 ? "does" : "do") not exist. 'serve' never creates a signing key or database where a data directory was given (a wrong path or an unmounted volume would serve a foreign key). Create a deployment with 'pinset init --data-dir \(settings.dataDirectory)\((settings.database ?? settings.databasePath).map { " --database \($0)" } ?? "")', or point --data-dir/--config at the existing one."
     }
 }
 

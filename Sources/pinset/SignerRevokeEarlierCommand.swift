@@ -47,8 +47,12 @@ struct SignerRevokeEarlierCommand: AsyncParsableCommand {
             return
         }
         let changed = change.customersWithNewVersion
-        if changed.isEmpty {
+        if !change.raisedFloor {
             Output.note("The revocation floor of \(target.label) already is \(Self.describe(change.floor)); nothing was changed.")
+            return
+        }
+        if changed.isEmpty {
+            Output.note("The revocation floor of \(target.label) is now \(Self.describe(change.floor)). No customer signs with it yet; the first bundle of each carries the floor.")
             return
         }
         Output.note("The revocation floor of \(target.label) is now \(Self.describe(change.floor)). Clients that accept the next bundle refuse bundles signed by any older certificate; \(changed.count) customer\(changed.count == 1 ? " gets" : "s get") a new version. Instances still signing with an older certificate stop signing until they install a newer one.")

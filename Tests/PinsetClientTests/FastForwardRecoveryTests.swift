@@ -44,6 +44,32 @@ struct FastForwardRecoveryTests {
         #expect(f.stateFileBytes() == fileBefore)
     }
 
+    /// Under a transparency policy every bundle held was in the log, so a floor never lifts the rollback rule for
+    /// a download: a leaked current key could otherwise re-sign older logged content (whose genuine proof the
+    /// server serves) with a floor that revokes the held signer, and roll the app back to it.
+    @Test func underATransparencyPolicyAFloorNeverLetsADownloadRollBack() async throws {
+        let signers = try Signers()
+        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        defer { f.directory.remove() }
+        f.fetcher.serve(try f.signed(try payload(f, version: 10, pins: ["genuine-10"]), by: signers.older))
+        let held = try await f.makeUpdater().update()
+        let replay = try f.signed(try payload(f, version: 5, floor: signers.newerNotBefore, pins: ["genuine-5"]), by: signers.newer)
+
+        let unlogged = await BundleVerifier.verify(replay, configuration: f.configuration, lastAccepted: held, source: .download, at: Date())
+        #expect((try? unlogged.get())?.version == 5, "without a log, the floor fast-forwards: \(unlogged)")
+        var logged = f.configuration
+        logged.transparency = try TestPinSetLog().clientPolicy()
+        let refused = await BundleVerifier.verify(replay, configuration: logged, lastAccepted: held, source: .download, at: Date())
+        guard case .failure(let error) = refused else {
+            Issue.record("a download under a transparency policy rolled back from version 10 to 5")
+            return
+        }
+        #expect(error.code == .rollback, "\(error)")
+        // A seed comes with the app, not from the network or the log: recovery through it still works.
+        let seed = await BundleVerifier.verify(replay, configuration: logged, lastAccepted: held, source: .seed, at: Date())
+        #expect((try? seed.get())?.version == 5, "\(seed)")
+    }
+
     @Test func aFloorThatRevokesTheHeldBundlesSignerReplacesItWhateverItsVersion() async throws {
         let signers = try Signers()
         let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)

@@ -29,7 +29,8 @@ struct StoredStateTests {
     }
 
     /// A state directory another local user can write (or owns) lets that user put back an older genuine bundle:
-    /// it is neither read nor written, and the refusal says how to fix it. A new one is made 0700.
+    /// it is neither read nor written, and the refusal says how to fix it. A verified download is in force in
+    /// memory all the same. A new one is made 0700.
     @Test(arguments: [0o777 as mode_t, 0o770, 0o722]) func aStateDirectoryOthersCanWriteIsRefused(mode: mode_t) async throws {
         let fixture = try ClientFixture()
         defer { fixture.directory.remove() }
@@ -43,7 +44,8 @@ struct StoredStateTests {
             return
         }
         #expect(loadError.code == .storage && loadError.reason.contains("chmod 700"), "\(loadError.reason)")
-        let error = try await #require(throws: PinUpdateError.self) { try await fixture.update(restarted, with: try fixture.payload(version: 4)) }
+        #expect(try await fixture.update(restarted, with: try fixture.payload(version: 4)).version == 4)
+        let error = try #require(await restarted.stateFileFailure)
         #expect(error.code == .storage, "\(error)")
         #expect(error.reason.contains("group or others can write it (mode \(String(mode, radix: 8)))") && error.reason.contains("chmod 700"), "\(error.reason)")
         #expect(fixture.stateFileBytes() == stored, "nothing was written into it")
@@ -214,14 +216,55 @@ struct StoredStateTests {
         #expect(await restarted.currentPinSet?.version == 5)
     }
 
-    @Test func expiredSeedIsRefused() async throws {
+    /// An app is installed months after its release: the seed it ships has expired, and so has the certificate that
+    /// signed it. It still pins the first launch, checked at the time it was signed; as a download it is refused.
+    @Test func aSeedIsAcceptedAfterItAndItsSignerExpired() async throws {
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let root = try SigningRoot.generate(keyType: .p256, commonName: "Seed Root", validityDays: 3650, now: now.addingTimeInterval(-400 * 86_400))
+        let request = try SignerRequest.generate(keyType: .p256, commonName: "signer of the release")
+        let releaseTime = now.addingTimeInterval(-200 * 86_400)
+        let certificate = try root.issue(for: request.request, policy: SignerCertificatePolicy(validityDays: 30), now: releaseTime)
+        let releaseSigner = try SigningIdentity(privateKey: request.privateKey, certificate: certificate, intermediates: [root.certificate])
+        let fixture = try ClientFixture(anchors: [root.certificate], identity: releaseSigner)
+        defer { fixture.directory.remove() }
+        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: 200 * 86_400, expiresIn: -199 * 86_400))
+
+        let updater = fixture.makeUpdater()
+        let seeded = try await updater.seed(withBundle: seed)
+        #expect(seeded.version == 2 && seeded.origin == .seed)
+        #expect(fixture.stateFileBytes() != nil)
+
+        fixture.fetcher.serve(seed)
+        let download = try await #require(throws: PinUpdateError.self) { try await fixture.makeUpdater().update() }
+        #expect(download.code == .signature(.untrustedSigner), "\(download)")
+    }
+
+    /// A fresh download that says it was signed before its certificate was valid is refused: accepted, it would be
+    /// refused when the state file is verified again at that time, and the next start would have no pins.
+    @Test func aDownloadSignedBeforeItsSignerWasValidIsRefused() async throws {
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let root = try SigningRoot.generate(keyType: .p256, commonName: "Download Root", validityDays: 3650, now: now.addingTimeInterval(-86_400))
+        let request = try SignerRequest.generate(keyType: .p256, commonName: "new signer")
+        let certificate = try root.issue(for: request.request, policy: SignerCertificatePolicy(validityDays: 30), now: now.addingTimeInterval(-120))
+        let signer = try SigningIdentity(privateKey: request.privateKey, certificate: certificate, intermediates: [root.certificate])
+        let fixture = try ClientFixture(anchors: [root.certificate], identity: signer)
+        defer { fixture.directory.remove() }
+        let before = Int64(now.timeIntervalSince(certificate.notValidBefore)) + 60
+        #expect(before < 600, "fresh, so that only the signing time refuses it")
+        try fixture.fetcher.serve(fixture.signed(try fixture.payload(version: 2, signedAgo: before)))
+        let error = try await #require(throws: PinUpdateError.self) { try await fixture.makeUpdater().update() }
+        #expect(error.code == .signature(.untrustedSigner) && error.reason.contains("outside the validity"), "\(error)")
+        #expect(fixture.stateFileBytes() == nil)
+    }
+
+    /// A seed that says it was signed before its certificate was valid is refused: it was not signed then.
+    @Test func aSeedSignedOutsideItsSignersValidityIsRefused() async throws {
         let fixture = try ClientFixture()
         defer { fixture.directory.remove() }
-        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: 1800, expiresIn: -60))
-        let updater = fixture.makeUpdater()
-        let error = try await #require(throws: PinUpdateError.self) { try await updater.seed(withBundle: seed) }
-        #expect(error.code == .expired)
-        #expect(await updater.currentPinSet == nil)
+        let notBefore = fixture.identity.certificate.notValidBefore.timeIntervalSinceNow
+        let seed = try fixture.signed(try fixture.payload(version: 2, signedAgo: Int64(-notBefore) + 60))
+        let error = try await #require(throws: PinUpdateError.self) { try await fixture.makeUpdater().seed(withBundle: seed) }
+        #expect(error.code == .signature(.untrustedSigner), "\(error)")
         #expect(fixture.stateFileBytes() == nil)
     }
 

@@ -219,17 +219,31 @@ struct UpdateRejectionTests {
         #expect(error.code == .transport)
     }
 
-    @Test func unwritableStateDirectoryFailsWithStorageAndChangesNothing() async throws {
+    /// A verified bundle that cannot be written is in force all the same (refusing it would keep no pins, or older
+    /// ones, for the rest of the process), the updater says why the file is behind, and the next accepted bundle,
+    /// the same version again, writes it once it can.
+    @Test func aBundleThatCannotBeWrittenIsInForceAndTheNextAcceptWritesIt() async throws {
         var fixture = try ClientFixture()
         defer { fixture.directory.remove() }
         // A regular file where the state directory should be.
-        fixture.configuration.stateDirectory = try fixture.directory.write("not-a-directory", "x")
+        let blocker = try fixture.directory.write("not-a-directory", "x")
+        fixture.configuration.stateDirectory = blocker
         let updater = fixture.makeUpdater()
-        let error = try await #require(throws: PinUpdateError.self) {
-            try await fixture.update(updater, with: try fixture.payload(version: 1))
+        let payload = try fixture.payload(version: 1)
+        #expect(try await fixture.update(updater, with: payload).version == 1)
+        #expect(await updater.currentPinSet?.version == 1)
+        let failure = try #require(await updater.stateFileFailure)
+        #expect(failure.code == .storage, "\(failure)")
+        #expect(updater.evaluator.pinSet?.version == 1, "the TLS evaluation uses the verified pins")
+
+        try FileManager.default.removeItem(atPath: blocker)
+        #expect(try await fixture.update(updater, with: payload).version == 1)
+        #expect(await updater.stateFileFailure == nil)
+        guard case .loaded(let stored) = await fixture.makeUpdater().loadStoredPins() else {
+            Issue.record("the state file was not written once it could be")
+            return
         }
-        #expect(error.code == .storage)
-        #expect(await updater.currentPinSet == nil)
+        #expect(stored.version == 1)
     }
 }
 

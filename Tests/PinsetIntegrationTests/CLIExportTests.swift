@@ -333,7 +333,7 @@ import Testing
         let cli = deployment.cli
         let file = cli.directory.file("acme.json.signed")
         let exported = try deployment.export(["--format", "seed", "--out", file, "--bundle-lifetime", "3600"])
-        #expect(exported.status == 0 && exported.stderr.contains("accepted for 3600 seconds"), "\(exported.combined)")
+        #expect(exported.status == 0 && exported.stderr.contains("accept a seed whatever its age"), "\(exported.combined)")
         let verified = try cli.run(["verify", file, "--trust", cli.trustCertificate, "--customer", Self.customer, "--json"])
         #expect(verified.status == 0, "\(verified.combined)")
         let payload = try JSONSerialization.jsonObject(with: Data(verified.stdout)) as? [String: Any]

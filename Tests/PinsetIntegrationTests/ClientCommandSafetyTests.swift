@@ -57,6 +57,29 @@ import Testing
         #expect(try cli.run(["client", "update", "--state-dir", state, "--timeout", "0"]).stderr.contains("--timeout 0 is out of range"))
     }
 
+    /// Settings are recorded once a bundle verified under them: a mistyped `--trust` fails with the signature status
+    /// and leaves the settings that worked, so `client show` and the next plain `client update` still read the pins.
+    @Test func settingsThatFailToVerifyDoNotReplaceTheRecordedOnes() throws {
+        let cli = try ServeEndToEndTests.deploymentWithOneCustomer()
+        defer { cli.remove() }
+        let server = try RunningServer(cli: cli)
+        defer { server.stop() }
+        let elsewhere = try PinsetCLI.initialized()
+        defer { elsewhere.remove() }
+        let state = cli.directory.file("app/state")
+        let first = try cli.run(["client", "update", "--server", server.baseURL + "/", "--customer", "acme", "--trust", cli.trustCertificate, "--state-dir", state])
+        #expect(first.status == 0, "\(first.combined)")
+        let settings = "\(state)/pinset-client.json"
+        let recorded = try #require(FileManager.default.contents(atPath: settings))
+
+        let mistyped = try cli.run(["client", "update", "--trust", elsewhere.trustCertificate, "--state-dir", state])
+        #expect(mistyped.status == 13, "signature: \(mistyped.combined)")
+        #expect(FileManager.default.contents(atPath: settings) == recorded, "the settings that worked are kept")
+        let shown = try cli.run(["client", "show", "--state-dir", state])
+        #expect(shown.status == 0 && String(decoding: shown.stdout, as: UTF8.self).contains("api.example.com"), "\(shown.combined)")
+        #expect(try cli.run(["client", "update", "--state-dir", state]).status == 0)
+    }
+
     /// Whoever can write the state directory chooses the trust certificates recorded in it: a directory group or
     /// others can write is refused before anything is read from it or written to it, with the command that fixes it.
     @Test(arguments: [0o777 as mode_t, 0o775]) func aStateDirectoryOthersCanWriteIsRefused(mode: mode_t) throws {

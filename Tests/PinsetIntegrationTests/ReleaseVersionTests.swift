@@ -17,12 +17,8 @@ import Testing
     }
 
     @Test func theServerAndTheClientNameTheSameRelease() throws {
-        let cli = try PinsetCLI.initialized()
+        let cli = try ServeEndToEndTests.deploymentWithOneCustomer()
         defer { cli.remove() }
-        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
-        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
-        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
-                             "--hash", ServeEndToEndTests.hashPin, "--hash", "C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M="]).status == 0)
         let server = try RunningServer(cli: cli)
         defer { server.stop() }
 

@@ -10,6 +10,16 @@ import Testing
 @Suite(.serialized) struct ServeEndToEndTests {
     static let hashPin = "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E="
 
+    /// A new deployment with customer `acme` and one host with two hash pins: the least a bundle apps accept.
+    static func deploymentWithOneCustomer() throws -> PinsetCLI {
+        let cli = try PinsetCLI.initialized()
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", hashPin, "--hash", "C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M="]).status == 0)
+        return cli
+    }
+
     func populated() throws -> PinsetCLI {
         let cli = try PinsetCLI.initialized()
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)

@@ -51,6 +51,11 @@ struct CheckpointTests {
         ("empty line between extensions", "origin\n3\n\(rootLine)\next\n\next\n"),
         ("carriage return", "origin\r\n3\n\(rootLine)\n"),
         ("control character in origin", "ori\u{7}gin\n3\n\(rootLine)\n"),
+        // Each equal, as a Swift string, to another spelling a witness would keep apart.
+        ("precomposed accent in origin", "caf\u{E9}.example/log\n3\n\(rootLine)\n"),
+        ("combining accent in origin", "cafe\u{301}.example/log\n3\n\(rootLine)\n"),
+        ("Kelvin sign in origin", "pins.\u{212A}elvin.test/log\n3\n\(rootLine)\n"),
+        ("DEL in origin", "origin\u{7F}\n3\n\(rootLine)\n"),
     ])
     func malformedCheckpointsAreRefused(_ description: String, _ text: String) {
         #expect(throws: TransparencyError(.malformedCheckpoint, ""), "\(description)") { try Checkpoint(noteText: text) }

@@ -107,6 +107,8 @@ struct SignedNoteTests {
         ("plus in key name", "text\n\n\u{2014} example.com+foo AAAAAAE=\n"),
         ("no-break space in key name", "text\n\n\u{2014} example.com\u{00A0}foo AAAAAAE=\n"),
         ("ideographic space in key name", "text\n\n\u{2014} example\u{3000}foo AAAAAAE=\n"),
+        ("combining accent in key name", "text\n\n\u{2014} cafe\u{301}.example/log AAAAAAE=\n"),
+        ("Kelvin sign in key name", "text\n\n\u{2014} pins.\u{212A}elvin.test/log AAAAAAE=\n"),
         ("four-byte signature", "text\n\n\u{2014} example.com/foo AAAAAA==\n"),
         ("empty signature", "text\n\n\u{2014} example.com/foo \n"),
         ("unpadded base64", "text\n\n\u{2014} example.com/foo AAAAAAE\n"),

@@ -45,9 +45,9 @@ extension ServerConfiguration {
             }
             let reader = KeyReader(object: object, origin: origin)
             guard let logOrigin = try reader.string("origin"), !logOrigin.isEmpty,
-                  !logOrigin.unicodeScalars.contains(where: { $0.value <= 0x20 || $0 == "+" })
+                  logOrigin.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "+") })
             else {
-                throw ConfigurationError(message: "\(origin): 'origin' is missing or not a single word without '+'; name the log by the URL prefix it is served at, such as \"pins.example.com/log\".")
+                throw ConfigurationError(message: "\(origin): 'origin' is missing or not a single word of printable ASCII without '+'; name the log by the URL prefix it is served at, such as \"pins.example.com/log\".")
             }
             var log = TransparencyLog(origin: logOrigin)
             if let keyFile = try reader.string("keyFile") {

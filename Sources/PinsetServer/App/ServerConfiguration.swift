@@ -198,7 +198,7 @@ extension ServerConfiguration {
         config.certificatePath = try reader.string("certificatePath")
         config.customerKeyDirectory = try reader.string("customerKeyDirectory")
         if let v = try reader.number("resignIntervalSeconds", in: 1...3600) { config.resignIntervalSeconds = v }
-        if let v = try reader.integer("bundleLifetimeSeconds", in: 600...(86_400 * 365)) { config.bundleLifetimeSeconds = Int64(v) }
+        if let v = try reader.integer("bundleLifetimeSeconds", in: 600...Int(BundleBounds.defaultMaximumLifetimeSeconds)) { config.bundleLifetimeSeconds = Int64(v) }
         if let v = try reader.integer("freshnessWindowSeconds", in: 60...86_400) { config.freshnessWindowSeconds = Int64(v) }
         if let v = try reader.number("changePollIntervalSeconds", in: 0.05...60) { config.changePollIntervalSeconds = v }
         if let v = try reader.number("maxContentStalenessSeconds", in: 0...(86_400 * 7)) { config.maxContentStalenessSeconds = v }
