@@ -12,6 +12,9 @@ let package = Package(
     products: [
         .executable(name: "pinset", targets: ["pinset"]),
         .library(name: "PinsetClient", targets: ["PinsetClient"]),
+        // The value types the client's API takes and returns (CustomerName, Hostname, PublicSuffixList, BundlePayload),
+        // for an app to name them through a product it depends on.
+        .library(name: "PinsetCore", targets: ["PinsetCore"]),
         .library(name: "PinsetNIOSSL", targets: ["PinsetNIOSSL"]),
         // For the libFuzzer targets in Fuzz/, a separate package that depends on this one by path.
         .library(name: "PinsetHTTP", targets: ["PinsetHTTP"]),
@@ -163,6 +166,7 @@ let package = Package(
         .target(
             name: "PinsetWitness",
             dependencies: [
+                "PinsetConnectionSlots",
                 "PinsetCore",
                 "PinsetTransparency",
                 "PinsetFileSystem",
@@ -192,12 +196,24 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // Which connections a listener that must stay reachable holds, and which give way to a new one (the admin
+        // listener, a witness): slots, their phases and eviction, and the client-address unit they count in.
+        .target(
+            name: "PinsetConnectionSlots",
+            dependencies: [
+                "PinsetCore",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The admin rules every front end applies: customer, host and pin edits behind the live-chain guard,
         // signing-identity files and rotation, signer.py import, and the data directory's layout.
         .target(
             name: "PinsetAdmin",
             dependencies: [
                 "PinsetAdminContract",
+                "PinsetConnectionSlots",
                 "PinsetCore",
                 "PinsetPublishing",
                 "PinsetLogPublishing",
@@ -216,6 +232,7 @@ let package = Package(
             dependencies: [
                 "CPinsetOpenAPIDocument",
                 "PinsetAdmin",
+                "PinsetConnectionSlots",
                 "PinsetAdminContract",
                 "PinsetCore",
                 "PinsetFileSystem",
@@ -431,7 +448,7 @@ let package = Package(
         .testTarget(
             name: "PinsetServerTests",
             dependencies: ["PinsetServer", "PinsetPublishing", "PinsetLogPublishing", "PinsetTransparency", "PinsetFileSystem", "PinsetCore", "PinsetHTTP", "PinsetSigning", "PinsetStore", "PinsetLiveCheck",
-                           "PinsetStatus", "PinsetAdmin", "PinsetAdminAPI", "PinsetAdminContract", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"]))],
+                           "PinsetStatus", "PinsetAdmin", "PinsetAdminAPI", "PinsetAdminContract", "PinsetConnectionSlots", "PinsetDashboard", "PinsetTestSupport", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"]))],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -10,7 +10,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "verify-bundle",
-            dependencies: [.product(name: "PinsetClient", package: "pinset")],
+            dependencies: [.product(name: "PinsetClient", package: "pinset"), .product(name: "PinsetCore", package: "pinset")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

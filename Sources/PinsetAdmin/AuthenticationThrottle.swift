@@ -1,4 +1,5 @@
 import Foundation
+import PinsetConnectionSlots
 import PinsetCore
 import PinsetStore
 

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 import PinsetAdmin
 import PinsetAdminContract
+import PinsetConnectionSlots
 import PinsetCore
 import PinsetFileSystem
 import PinsetStore
@@ -14,7 +15,7 @@ import PinsetStore
 /// SwiftNIO: over TLS with the configured certificate and key, or in plain text on a loopback address only. Few
 /// connections and small bodies: it is for a team's admins, not for apps.
 ///
-/// Connections are admitted by ``AdminConnectionAdmission`` with ``connectionLimits``: whoever holds slots without
+/// Connections are admitted by ``ConnectionSlots`` with ``connectionLimits``: whoever holds slots without
 /// serving an authenticated request gives way to a new connection, so that floods of idle or trickling
 /// connections cannot keep an admin out. Whether a request is authenticated is decided when its head arrives, by
 /// `isAuthenticated`, with reading paused until it answers.
@@ -73,10 +74,10 @@ public final class AdminAPIServer: Sendable {
     /// Slots held only by connections serving an authenticated request: the others hold at most
     /// `maximumConnections - reservedForAuthenticatedRequests`.
     public static let reservedForAuthenticatedRequests = 16
-    static let connectionLimits = AdminConnectionAdmission.Limits(
-        total: maximumConnections, perAddress: maximumConnectionsPerAddress, reservedForAuthenticated: reservedForAuthenticatedRequests
+    static let connectionLimits = ConnectionSlots.Limits(
+        total: maximumConnections, perAddress: maximumConnectionsPerAddress, reservedForProtected: reservedForAuthenticatedRequests
     )
-    private let connections: AdminConnectionTable
+    private let connections: ConnectionSlotTable
 
     /// - Throws: when `tls` is nil and `host` is not a loopback address, or the TLS files do not load.
     public convenience init(api: AdminAPI, isAuthenticated: @escaping CredentialCheck, host: String, port: Int, tls: TLSFiles?, logger: Logger) throws {
@@ -89,7 +90,9 @@ public final class AdminAPIServer: Sendable {
         }
         self.respond = respond
         self.isAuthenticated = isAuthenticated
-        self.connections = AdminConnectionTable(limits: Self.connectionLimits, logger: logger)
+        self.connections = ConnectionSlotTable(
+            limits: Self.connectionLimits, logger: logger, listenerName: "Admin listener",
+            protectedPhaseName: "serves an authenticated request or has its credentials checked")
         self.host = host
         self.requestedPort = port
         self.logger = logger
@@ -152,7 +155,7 @@ public struct AdminAPIConfigurationError: Error, CustomStringConvertible, Sendab
 }
 
 /// One connection: reads a request (head and body, the body bounded), answers it through the responder, one at a
-/// time, and tells ``AdminConnectionTable`` where it is, so that admission knows whom it may evict.
+/// time, and tells ``ConnectionSlotTable`` where it is, so that admission knows whom it may evict.
 final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -160,7 +163,7 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let respond: AdminAPIServer.Responder
     private let isAuthenticated: AdminAPIServer.CredentialCheck
     private let connection: UInt64
-    private let connections: AdminConnectionTable
+    private let connections: ConnectionSlotTable
     private let remoteAddress: String
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
@@ -180,7 +183,7 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let overTLS: Bool
 
     init(respond: @escaping AdminAPIServer.Responder, isAuthenticated: @escaping AdminAPIServer.CredentialCheck, connection: UInt64,
-         connections: AdminConnectionTable, remoteAddress: String, overTLS: Bool) {
+         connections: ConnectionSlotTable, remoteAddress: String, overTLS: Bool) {
         self.overTLS = overTLS
         self.respond = respond
         self.isAuthenticated = isAuthenticated
@@ -288,7 +291,7 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
         heldParts = nil
         guard context.channel.isActive else { return }
         admission = authenticated
-        connections.enter(authenticated == nil ? .unauthenticatedRequest : .authenticatedRequest, id: connection, admin: authenticated?.admin)
+        connections.enter(authenticated == nil ? .unprotectedRequest : .protectedRequest, id: connection, holder: authenticated?.admin)
         var requestComplete = false
         for part in held {
             if heldParts != nil {
@@ -340,62 +343,6 @@ final class AdminAPIHandler: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 channel.close(promise: nil)
             }
-        }
-    }
-}
-
-/// The admin listener's connections: ``AdminConnectionAdmission`` under a lock, with the channel of each admitted
-/// connection so that an eviction can close it.
-final class AdminConnectionTable: Sendable {
-    private struct State {
-        var admission: AdminConnectionAdmission
-        var channels: [UInt64: any Channel] = [:]
-        var refusedSinceWarning = 0
-        var lastWarning: NIODeadline?
-    }
-
-    private let state: LockedValue<State>
-    private let logger: Logger
-
-    init(limits: AdminConnectionAdmission.Limits, logger: Logger) {
-        state = LockedValue(State(admission: AdminConnectionAdmission(limits: limits)))
-        self.logger = logger
-    }
-
-    /// Counts `channel` and returns its id, closing the connections it evicts; nil when it must be refused.
-    func admit(_ channel: any Channel, address: String) -> UInt64? {
-        let now = NIODeadline.now()
-        let (id, evicted, warning) = state.withLock { state -> (UInt64?, [any Channel], String?) in
-            switch state.admission.admit(address: address) {
-            case .admitted(let id, let evicting):
-                state.channels[id] = channel
-                return (id, evicting.compactMap { state.channels.removeValue(forKey: $0) }, nil)
-            case .refused(let refusal):
-                state.refusedSinceWarning += 1
-                // A flood refused connection by connection would flood the log too: one line a minute at most.
-                if let last = state.lastWarning, now - last < .minutes(1) { return (nil, [], nil) }
-                state.lastWarning = now
-                defer { state.refusedSinceWarning = 0 }
-                let reason = switch refusal {
-                case .addressFull: "\(address) (counted as \(ClientAddress.key(for: address))) already holds \(state.admission.limits.perAddress) connections, none of which may give way (each serves an authenticated request or has its credentials checked)"
-                case .listenerFull: "every slot a new connection may take is held by a connection serving an authenticated request or having its credentials checked"
-                }
-                return (nil, [], "\(state.refusedSinceWarning) connection(s) refused since the last such line; the last because \(reason)")
-            }
-        }
-        for channel in evicted { channel.close(promise: nil) }
-        if let warning { logger.warning("Admin listener full", metadata: ["detail": "\(warning)"]) }
-        return id
-    }
-
-    func enter(_ phase: AdminConnectionAdmission.Phase, id: UInt64, admin: String? = nil) {
-        state.withLock { _ = $0.admission.enter(phase, id: id, admin: admin) }
-    }
-
-    func remove(_ id: UInt64) {
-        state.withLock { state in
-            state.admission.remove(id)
-            state.channels[id] = nil
         }
     }
 }

@@ -51,6 +51,9 @@ public actor PinsetUpdater {
     /// directory others can write, a file protection class that keeps it closed. The bundle is in force in memory
     /// all the same; a restart starts from the file as it was, and every later accepted bundle writes again.
     public private(set) var stateFileFailure: PinUpdateError?
+    /// Set while the state file exists but could not be read: it is read again before each update and never
+    /// replaced meanwhile.
+    private var stateFileUnreadable = false
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -135,10 +138,14 @@ public actor PinsetUpdater {
     public func loadStoredPins() async -> StoredState {
         let outcome = await StoredPinState.load(configuration: configuration)
         loadedFromDisk = true
+        stateFileUnreadable = false
         switch outcome {
         case .missing:
             return .missing
         case .rejected(let error):
+            return .rejected(error)
+        case .unreadable(let error):
+            stateFileUnreadable = true
             return .rejected(error)
         case .loaded(let stored, let storedFloorSource, let storedCheckpoint):
             heldCheckpoint = Self.larger(heldCheckpoint, storedCheckpoint)
@@ -167,7 +174,7 @@ public actor PinsetUpdater {
     /// pin set in force and on disk. On failure nothing changes.
     @discardableResult
     public func update() async throws(PinUpdateError) -> VerifiedPinSet {
-        if !loadedFromDisk { await loadStoredPins() }
+        if !loadedFromDisk || stateFileUnreadable { await loadStoredPins() }
         if let failureReporter {
             // Reports queued by an earlier run (or a failed send) go out beside the update, which never waits
             // for them.
@@ -254,7 +261,7 @@ public actor PinsetUpdater {
     /// every launch is safe.
     @discardableResult
     public func seed(withBundle signedBundle: [UInt8]) async throws(PinUpdateError) -> VerifiedPinSet {
-        if !loadedFromDisk { await loadStoredPins() }
+        if !loadedFromDisk || stateFileUnreadable { await loadStoredPins() }
         return try await accept(signedBundle, source: .seed, at: checkTime())
     }
 
@@ -312,6 +319,11 @@ public actor PinsetUpdater {
     /// for the rest of the process, and a key rotation would lock the app out. What could not be written is kept
     /// in `stateFileFailure`, and every later accepted bundle (the same version again included) writes anew.
     private func save(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, acceptedAt time: Date) {
+        guard !stateFileUnreadable else {
+            stateFileFailure = PinUpdateError(
+                .storage, "the state file exists but could not be read, so it was not replaced: it may hold a revocation floor or a transparency checkpoint this process has not seen. It is read again before the next update.")
+            return
+        }
         do {
             try StoredPinState.write(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
             stateFileFailure = nil

@@ -70,6 +70,10 @@ struct StoredPinState {
     enum LoadOutcome {
         case missing
         case rejected(PinUpdateError)
+        /// The file exists but could not be read (an I/O error, or a file protection class that keeps it closed
+        /// until the device is unlocked): unlike a file that was read and refused, it may hold a newer floor or
+        /// checkpoint, so it must not be replaced until it has been read.
+        case unreadable(PinUpdateError)
         /// The stored pins, and the accepted bundle whose `signers-not-before` is the floor in force (the pins'
         /// own bundle or an earlier one), `nil` while no floor was accepted.
         /// `checkpoint`: the transparency checkpoint stored beside them, unverified (the caller checks it against
@@ -137,6 +141,10 @@ struct StoredPinState {
         }
     }
 
+    static func mayReadLater(_ error: Int32) -> Bool {
+        [EACCES, EPERM, EIO, EAGAIN, EBUSY, EINTR, EMFILE, ENFILE, ENOMEM].contains(error)
+    }
+
     static func load(configuration: PinsetClientConfiguration) async -> LoadOutcome {
         let path = configuration.stateFilePath
         do {
@@ -149,7 +157,10 @@ struct StoredPinState {
         do {
             bytes = try AtomicFile.read(path, limit: maximumFileSize)
         } catch {
-            return .rejected(PinUpdateError(.storage, "the state file could not be read: \(error)"))
+            let refusal = PinUpdateError(.storage, "the state file could not be read: \(error)")
+            // Errors a later try may not meet (a locked device's file protection, I/O, no descriptor free); a file
+            // too large or of the wrong type was read as far as it deserves, and is replaced like any refused file.
+            return Self.mayReadLater(error.errno) ? .unreadable(refusal) : .rejected(refusal)
         }
         let parsed: (metadata: Metadata, bundle: [UInt8], floorBundle: [UInt8]?)
         switch parse(bytes) {

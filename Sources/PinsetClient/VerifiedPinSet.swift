@@ -65,3 +65,12 @@ public struct VerifiedPinSet: Hashable, Sendable {
         hasher.combine(origin)
     }
 }
+
+extension VerifiedPinSet: CustomStringConvertible {
+    /// One line for logs: which pins these are and where they came from, not the signed bytes they were read from.
+    public var description: String {
+        let signed = ISO8601DateFormatter().string(from: signedAt)
+        let expires = ISO8601DateFormatter().string(from: expiresAt)
+        return "VerifiedPinSet(customer: \(customer), version: \(version), origin: \(origin.rawValue), signed: \(signed), expires: \(expires), hosts: \(hosts.count))"
+    }
+}

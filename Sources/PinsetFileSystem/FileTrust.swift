@@ -67,8 +67,8 @@ public enum FileTrust {
         if !isTrustedOwner(info.st_uid) {
             throw Refusal(
                 path: path,
-                problem: "it is owned by \(userDescription(info.st_uid)), not by \(geteuid() == 0 ? "root" : userDescription(geteuid()) + " or root"), who runs pinset",
-                fix: "Run 'chown \(userName(geteuid()) ?? String(geteuid())) \(shellQuoted(path))' (as root), or run pinset as its owner."
+                problem: "it is owned by \(userDescription(info.st_uid)), not by \(geteuid() == 0 ? "root" : userDescription(geteuid()) + " or root"), the user this process runs as",
+                fix: "Run 'chown \(userName(geteuid()) ?? String(geteuid())) \(shellQuoted(path))' (as root), or run the program as its owner."
             )
         }
         let writableByOthers = info.st_mode & 0o022 != 0

@@ -219,7 +219,10 @@ public struct HTTPConnectionStateMachine: Sendable {
                     state = .closing
                     return .close
                 }
-                let error = HTTPRequestError(.requestTimeout, "request head not received within \(configuration.requestHeadTimeout)")
+                // A body that did not arrive in time still names its request in the access log.
+                let awaiting = parser.headAwaitingContent
+                let error = HTTPRequestError(
+                    .requestTimeout, "request not received within \(configuration.requestHeadTimeout)", method: awaiting?.method, target: awaiting?.target)
                 return .rejected(error, queueErrorResponse(for: error, now: now))
             }
             if now.instant >= lastProgressAt + configuration.idleTimeout {

@@ -87,6 +87,11 @@ public struct HTTPRequestParser: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// The head of a request whose content is still arriving, for saying which request a timeout ended.
+    public var headAwaitingContent: HTTPRequestHead? {
+        pendingContent?.head ?? pendingChunked?.head
+    }
+
     /// Returns the next complete request head, the error that ends the connection, or ``Result/incomplete``.
     public mutating func next() -> Result {
         if let failure { return .failure(failure) }

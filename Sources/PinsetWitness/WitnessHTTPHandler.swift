@@ -16,11 +16,14 @@ final class WitnessHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Set once a request is refused as too large: the rest of what arrives on this connection is ignored.
     private var discarding = false
     private var deadline: Scheduled<Void>?
+    /// Tells the server whether the connection is idle (waiting for a request), and so may give way to a new one.
+    private let noteIdle: @Sendable (Bool) -> Void
 
-    init(witness: Witness, threadPool: NIOThreadPool, limits: WitnessServer.Limits) {
+    init(witness: Witness, threadPool: NIOThreadPool, limits: WitnessServer.Limits, noteIdle: @escaping @Sendable (Bool) -> Void = { _ in }) {
         self.witness = witness
         self.threadPool = threadPool
         self.limits = limits
+        self.noteIdle = noteIdle
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -49,6 +52,7 @@ final class WitnessHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard !discarding else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
+            noteIdle(false)
             arm(limits.requestTimeout, context: context)
             body = []
             if Self.announcesTooLargeABody(head) {
@@ -138,7 +142,10 @@ final class WitnessHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         let channel = context.channel
-        if next == .readNextRequest { arm(limits.idleTimeout, context: context) }
+        if next == .readNextRequest {
+            arm(limits.idleTimeout, context: context)
+            noteIdle(true)
+        }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             switch next {
             case .readNextRequest:

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import PinsetConnectionSlots
 
 /// Serves a ``Witness`` over HTTP/1.1 on SwiftNIO: `POST /add-checkpoint`, and `GET /` or `/healthz` for health checks.
 ///
@@ -11,13 +12,15 @@ import NIOPosix
 /// ``Witness/maximumRequestBytes`` are refused with 413 before they are read, each request must arrive whole within
 /// ``Limits/requestTimeout`` (a trickle does not extend it), idle keep-alive connections close after
 /// ``Limits/idleTimeout``, and at most ``Limits/maximumConnections`` are open at once, at most
-/// ``Limits/maximumConnectionsPerAddress`` from one address. SQLite work runs on a small
-/// thread pool, never on the event loop.
+/// ``Limits/maximumConnectionsPerAddress`` from one address (an IPv6 /64 counting as one). When a limit is reached a
+/// new connection takes the place of one that is idle or has sent no request yet (``ConnectionSlots``), so idle
+/// connections cannot keep a log's submission out; only connections busy with a request keep their slot. SQLite
+/// work runs on a small thread pool, never on the event loop.
 public final class WitnessServer: Sendable {
     public struct Limits: Sendable {
-        /// Connections open at once; more are closed as they arrive.
+        /// Connections open at once; beyond it a new one replaces an idle one, or is closed when none is idle.
         public var maximumConnections: Int
-        /// Connections open at once from one client address, so that one host cannot take every slot.
+        /// Connections open at once from one client address (an IPv6 /64), so that one host cannot take every slot.
         public var maximumConnectionsPerAddress: Int
         /// Time from a request's first byte to its last.
         public var requestTimeout: TimeAmount
@@ -43,7 +46,7 @@ public final class WitnessServer: Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let threadPool = NIOThreadPool(numberOfThreads: 2)
     private let channel = NIOLockedValueBox<(any Channel)?>(nil)
-    private let connections = NIOLockedValueBox(WitnessConnectionCount())
+    private let connections: ConnectionSlotTable
 
     /// - Parameter port: 0 binds a free port; ``start()`` returns the one bound.
     public init(witness: Witness, host: String, port: Int, limits: Limits = Limits(), logger: Logger = Logger(label: "pinset.witness")) {
@@ -52,6 +55,11 @@ public final class WitnessServer: Sendable {
         self.requestedPort = port
         self.limits = limits
         self.logger = logger
+        connections = ConnectionSlotTable(
+            limits: ConnectionSlots.Limits(
+                total: limits.maximumConnections, perAddress: limits.maximumConnectionsPerAddress, reservedForProtected: 0,
+                protectedPerHolder: limits.maximumConnections),
+            logger: logger, listenerName: "Witness listener", protectedPhaseName: "is receiving a request or waiting for its answer")
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -67,12 +75,15 @@ public final class WitnessServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 let address = channel.remoteAddress?.ipAddress ?? "unknown"
-                guard connections.withLockedValue({ $0.admit(address, limits: limits) }) else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0.remove(address) } }
+                guard let connection = connections.admit(channel, address: address) else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.remove(connection) }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        WitnessHTTPHandler(witness: witness, threadPool: threadPool, limits: limits))
+                        WitnessHTTPHandler(witness: witness, threadPool: threadPool, limits: limits) { isIdle in
+                            // Only a request being received or answered keeps its slot against a new connection.
+                            connections.enter(isIdle ? .idle : .protectedRequest, id: connection)
+                        })
                 }
             }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
@@ -98,27 +109,5 @@ public final class WitnessServer: Sendable {
         try? await bound?.close()
         try? await group.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
-    }
-}
-
-/// The connections open now, in all and per client address.
-struct WitnessConnectionCount: Sendable {
-    private(set) var total = 0
-    private(set) var byAddress: [String: Int] = [:]
-
-    /// Counts a new connection from `address`, or returns false when a limit is reached.
-    mutating func admit(_ address: String, limits: WitnessServer.Limits) -> Bool {
-        guard total < limits.maximumConnections, byAddress[address, default: 0] < limits.maximumConnectionsPerAddress else {
-            return false
-        }
-        total += 1
-        byAddress[address, default: 0] += 1
-        return true
-    }
-
-    mutating func remove(_ address: String) {
-        total -= 1
-        let remaining = byAddress[address, default: 1] - 1
-        byAddress[address] = remaining > 0 ? remaining : nil
     }
 }

@@ -18,6 +18,9 @@ struct PinsetUpdaterTests {
         #expect(updater.evaluator.pinSet?.payload == accepted.payload)
         let stored = try #require(fixture.stateFileBytes())
         #expect(stored.starts(with: Array("PINSET-STATE 1\n".utf8)))
+        // Printed in a log, it says which pins these are in one line, not the signed bytes they came in.
+        let printed = String(describing: accepted)
+        #expect(printed.hasPrefix("VerifiedPinSet(customer: acme, version: 1, origin: downloaded, signed: ") && printed.hasSuffix(", hosts: 1)"), "\(printed)")
     }
 
     @Test func freshnessAndSkewBoundariesAreInclusive() async throws {

@@ -87,6 +87,7 @@ import Testing
             return
         }
         #expect(error.code == .requestTimeout)
+        #expect(error.method == .post && error.target == "/r")
     }
 
     @Test func expectContinueIsAnsweredBeforeTheContentIsRead() {

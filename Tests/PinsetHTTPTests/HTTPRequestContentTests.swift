@@ -77,5 +77,6 @@ import Testing
             return
         }
         #expect(error.code == .requestTimeout)
+        #expect(error.method == .post && error.target == "/r", "the access log names the request the timeout ended")
     }
 }

@@ -80,6 +80,44 @@ import Testing
         #expect(try cli.run(["client", "update", "--state-dir", state]).status == 0)
     }
 
+    /// A state file the process cannot read (on iOS, a file protection class that keeps it closed until the first
+    /// unlock) may hold a floor or checkpoint it has not seen, so it is never replaced: the bundle is verified and in
+    /// force for the run, the command says NOT SAVED with the storage status, and the file stays as it was. Run as
+    /// `nobody` when the test runs as root, whom a mode of 000 does not stop.
+    @Test func aStateFileThatCannotBeReadIsNeverReplaced() throws {
+        let cli = try ServeEndToEndTests.deploymentWithOneCustomer()
+        defer { cli.remove() }
+        let server = try RunningServer(cli: cli)
+        defer { server.stop() }
+        let app = try TemporaryDirectory(prefix: "pinset-unreadable-state")
+        defer { app.remove() }
+        #expect(chmod(app.path, 0o755) == 0)
+        let trust = app.file("trust.pem")
+        try FileManager.default.copyItem(atPath: cli.trustCertificate, toPath: trust)
+        #expect(chmod(trust, 0o644) == 0)
+        let state = app.file("state")
+        #expect(mkdir(state, 0o700) == 0)
+        if geteuid() == 0 { #expect(chown(state, 65534, 65534) == 0, "the state directory belongs to nobody") }
+        func update() throws -> ProcessRunner.Output {
+            let arguments = ["client", "update", "--server", server.baseURL + "/", "--customer", "acme", "--trust", trust, "--state-dir", state]
+            return geteuid() == 0
+                ? try ProcessRunner.run("runuser", ["-u", "nobody", "--", PinsetCLI.binary] + arguments)
+                : try ProcessRunner.run(PinsetCLI.binary, arguments)
+        }
+        let first = try update()
+        try #require(first.status == 0, "\(first.combined)")
+        let stateFile = "\(state)/\(try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0 != "pinset-client.json" }))"
+        let stored = try #require(FileManager.default.contents(atPath: stateFile))
+        #expect(chmod(stateFile, 0) == 0)
+
+        let locked = try update()
+        #expect(locked.status == 24, "storage: \(locked.combined)")
+        #expect(locked.stdoutText.contains("ACCEPTED") && locked.stderr.contains("NOT SAVED") && locked.stderr.contains("could not be read, so it was not replaced"), "\(locked.combined)")
+        #expect(chmod(stateFile, 0o600) == 0)
+        #expect(FileManager.default.contents(atPath: stateFile) == stored, "the file nobody could read is kept as it was")
+        #expect(try update().status == 0, "readable again, it is read and updated")
+    }
+
     /// Whoever can write the state directory chooses the trust certificates recorded in it: a directory group or
     /// others can write is refused before anything is read from it or written to it, with the command that fixes it.
     @Test(arguments: [0o777 as mode_t, 0o775]) func aStateDirectoryOthersCanWriteIsRefused(mode: mode_t) throws {

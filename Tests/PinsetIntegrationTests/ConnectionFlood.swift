@@ -113,34 +113,8 @@ final class ConnectionFlood: @unchecked Sendable {
 
     /// A connected socket from `source`, with the head sent when trickling; -1 when the connection failed.
     private func connect(from source: String) -> Int32 {
-        let isIPv6 = source.contains(":")
-        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return -1 }
         // A connect the server's backlog leaves waiting must not stall the flood (or its stop) for long.
-        var bound = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
-        let connected: Bool
-        if isIPv6 {
-            var local = sockaddr_in6()
-            local.sin6_family = sa_family_t(AF_INET6)
-            inet_pton(AF_INET6, source, &local.sin6_addr)
-            var remote = sockaddr_in6()
-            remote.sin6_family = sa_family_t(AF_INET6)
-            remote.sin6_port = UInt16(port).bigEndian
-            inet_pton(AF_INET6, destination, &remote.sin6_addr)
-            connected = Self.bindAndConnect(fd, &local, &remote)
-        } else {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            var remote = sockaddr_in()
-            remote.sin_family = sa_family_t(AF_INET)
-            remote.sin_port = UInt16(port).bigEndian
-            remote.sin_addr.s_addr = inet_addr(destination)
-            connected = Self.bindAndConnect(fd, &local, &remote)
-        }
-        guard connected else {
-            close(fd)
+        guard let fd = try? LoopbackPort.connect(to: port, at: destination, from: source, readTimeout: nil, writeTimeout: .seconds(1)) else {
             return -1
         }
         if mode == .trickling {
@@ -148,12 +122,5 @@ final class ConnectionFlood: @unchecked Sendable {
             _ = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
         return fd
-    }
-
-    private static func bindAndConnect<Address>(_ fd: Int32, _ local: inout Address, _ remote: inout Address) -> Bool {
-        let size = socklen_t(MemoryLayout<Address>.size)
-        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
-        guard bound == 0 else { return false }
-        return withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) } } == 0
     }
 }

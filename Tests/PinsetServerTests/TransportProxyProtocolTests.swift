@@ -44,13 +44,16 @@ struct TransportProxyProtocolTests {
     @Test(arguments: SocketTransport.available)
     func connectionWithoutAHeaderIsClosedUnanswered(_ transport: SocketTransport) async throws {
         let log = TransportLogCollector()
-        let (server, port) = try Self.start(transport, log: log, events: ConnectionLimitEventCollector())
+        let events = ConnectionLimitEventCollector()
+        let (server, port) = try Self.start(transport, log: log, events: events)
         let client = try TransportTestClient(port: port)
         try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
         let result = client.readToEnd(timeout: .seconds(5))
         #expect(result.ending != .stillOpen)
         #expect(result.bytes.isEmpty)
         #expect(log.all.isEmpty)
+        // Counted, so that a balancer sending no header shows in the metrics.
+        #expect(await transportEventually { events.count(.invalidProxyHeader) == 1 })
 
         // A header that never completes is cut at the request-head deadline (2 s), counted from accept.
         let slow = try TransportTestClient(port: port)

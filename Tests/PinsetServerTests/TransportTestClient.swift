@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinsetHTTP
 import PinsetServer
+import PinsetTestSupport
 
 /// A blocking POSIX TCP client for transport tests. Every read has a deadline, so a test never hangs.
 final class TransportTestClient {
@@ -34,37 +35,12 @@ final class TransportTestClient {
     /// Connects to 127.0.0.1:`port` from `sourceAddress` (any of 127.0.0.0/8, which Linux routes to the loopback
     /// interface, so tests can act as several client addresses); throws when the connection is refused.
     init(port: UInt16, sourceAddress: String = "127.0.0.1") throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
-        var source = sockaddr_in()
-        source.sin_family = sa_family_t(AF_INET)
-        source.sin_addr.s_addr = inet_addr(sourceAddress)
-        let bound = withUnsafePointer(to: &source) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        do {
+            // Reads wait 50 ms at a time, so that the reading loops below can check their own deadlines.
+            fd = try LoopbackPort.connect(to: Int(port), from: sourceAddress, readTimeout: .milliseconds(50))
+        } catch {
+            throw Failure(description: "\(error)")
         }
-        guard bound == 0 else {
-            let code = errno
-            close(fd)
-            throw Failure(description: "bind(\(sourceAddress)) failed: errno \(code)")
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw Failure(description: "connect() failed: errno \(code)")
-        }
-        var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var sendTimeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit {

@@ -33,6 +33,72 @@ public enum LoopbackPort {
         return (fd, bound)
     }
 
+    /// A TCP socket from the loopback address `source` (any of 127.0.0.0/8, which Linux routes to the loopback
+    /// interface, or an IPv6 address of the host, so a test can act as several clients) connected to
+    /// `destination`:`port`, with `readTimeout` on every read (none when nil) and `writeTimeout` on every write and on
+    /// the connect; the caller closes it.
+    public static func connect(
+        to port: Int, at destination: String = "127.0.0.1", from source: String = "127.0.0.1",
+        readTimeout: Duration? = .seconds(5), writeTimeout: Duration = .seconds(5)
+    ) throws -> Int32 {
+        let isIPv6 = destination.contains(":")
+        #if os(Linux)
+        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw ConnectFailed(step: "socket", errno: errno) }
+        for (option, timeout) in [(SO_RCVTIMEO, readTimeout), (SO_SNDTIMEO, writeTimeout)] {
+            guard let (seconds, attoseconds) = timeout?.components else { continue }
+            var value = timeval(tv_sec: .init(seconds), tv_usec: .init(attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+        let failedStep: String?
+        if isIPv6 {
+            var local = sockaddr_in6()
+            local.sin6_family = sa_family_t(AF_INET6)
+            inet_pton(AF_INET6, source, &local.sin6_addr)
+            var remote = sockaddr_in6()
+            remote.sin6_family = sa_family_t(AF_INET6)
+            remote.sin6_port = UInt16(port).bigEndian
+            inet_pton(AF_INET6, destination, &remote.sin6_addr)
+            failedStep = bindAndConnect(fd, &local, &remote)
+        } else {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            var remote = sockaddr_in()
+            remote.sin_family = sa_family_t(AF_INET)
+            remote.sin_port = UInt16(port).bigEndian
+            remote.sin_addr.s_addr = inet_addr(destination)
+            failedStep = bindAndConnect(fd, &local, &remote)
+        }
+        if let failedStep {
+            let failure = ConnectFailed(step: failedStep == "bind" ? "bind to \(source)" : "connect to \(destination) port \(port)", errno: errno)
+            close(fd)
+            throw failure
+        }
+        return fd
+    }
+
+    public struct ConnectFailed: Error, CustomStringConvertible {
+        public let step: String
+        public let errno: Int32
+        public var description: String { "\(step): \(String(cString: strerror(errno)))" }
+    }
+
+    /// Binds `fd` to `local` and connects it to `remote`; the step that failed, or nil.
+    private static func bindAndConnect<Address>(_ fd: Int32, _ local: inout Address, _ remote: inout Address) -> String? {
+        let size = socklen_t(MemoryLayout<Address>.size)
+        guard withUnsafePointer(to: &local, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }) == 0 else { return "bind" }
+        #if canImport(Glibc)
+        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) } }
+        #else
+        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Darwin.connect(fd, $0, size) } }
+        #endif
+        return connected == 0 ? nil : "connect"
+    }
+
     private static func bound(port: Int) throws -> (descriptor: Int32, port: Int) {
         #if os(Linux)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -1,4 +1,5 @@
 import Foundation
+import PinsetTestSupport
 
 /// An HTTP answer as read off the socket.
 struct RawHTTPResponse {
@@ -16,32 +17,17 @@ enum RawHTTP {
         let description: String
     }
 
-    static func exchange(port: Int, _ request: [UInt8]) throws -> RawHTTPResponse {
-        let fd = try connect(port: port)
+    static func exchange(port: Int, from source: String = "127.0.0.1", _ request: [UInt8]) throws -> RawHTTPResponse {
+        let fd = try connect(port: port, from: source)
         defer { close(fd) }
         send(request, on: fd)
         return try parse(readToEnd(fd))
     }
 
-    /// A connected socket, with a 5-second limit on every read and write; the caller closes it.
-    static func connect(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)")
-        }
-        return fd
+    /// A connected socket from the loopback address `source`, with a 5-second limit on every read and write; the
+    /// caller closes it.
+    static func connect(port: Int, from source: String = "127.0.0.1") throws -> Int32 {
+        try LoopbackPort.connect(to: port, from: source)
     }
 
     static func send(_ bytes: [UInt8], on fd: Int32) {

@@ -66,8 +66,8 @@ final class RunningWitness: @unchecked Sendable {
     }
 
     /// Sends raw bytes on a new connection and reads the answer.
-    func exchange(_ request: [UInt8]) throws -> RawHTTPResponse {
-        try RawHTTP.exchange(port: port, request)
+    func exchange(from source: String = "127.0.0.1", _ request: [UInt8]) throws -> RawHTTPResponse {
+        try RawHTTP.exchange(port: port, from: source, request)
     }
 
     /// A POST of `body` to /add-checkpoint, sent as raw bytes.

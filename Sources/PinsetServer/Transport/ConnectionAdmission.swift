@@ -9,6 +9,13 @@ public enum ConnectionLimitEvent: Sendable, Equatable {
     case refusedServerFull
     /// An open connection that had not yet sent a complete request head was closed to make room.
     case evicted
+    /// The process had no descriptor left: a pending connection was accepted with the spare descriptor and closed.
+    case shedForDescriptors
+    /// The process had no descriptor left and no spare to shed with: a loop stopped accepting for a moment.
+    case acceptPaused
+    /// Closed without an answer: the listener expects the PROXY protocol and the connection did not start with a
+    /// valid header.
+    case invalidProxyHeader
 }
 
 /// Per-client-address connection counts and the accept-ordered set of connections still waiting for their first

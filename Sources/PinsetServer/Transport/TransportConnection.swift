@@ -197,7 +197,8 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
 
     /// Accumulates the PROXY header; once complete, takes the client address from it, applies the per-address
     /// limit to that address and hands the bytes after the header to the protocol. An invalid header closes the
-    /// connection without an answer: the peer is not a balancer speaking the protocol.
+    /// connection without an answer (the peer is not a balancer speaking the protocol), and is counted, so that a
+    /// balancer configured without it shows in the metrics.
     private func receiveProxyHeader(_ bytes: UnsafeRawBufferPointer, now: HTTPTime) {
         proxyHeaderBytes?.append(contentsOf: bytes)
         guard let collected = proxyHeaderBytes else { return }
@@ -205,6 +206,7 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
         case .incomplete:
             return
         case .invalid:
+            worker.onLimit?(.invalidProxyHeader)
             closeNow()
         case .header(let header, let length):
             proxyHeaderBytes = nil

@@ -30,7 +30,9 @@ enum TransportListenerToken {
 /// new one refused. A refused connection receives a canned `503` (sent non-blocking, no `Date`,
 /// `Connection: close`) and is closed immediately. When the process runs out of descriptors (`EMFILE`) a
 /// reserved spare descriptor is released to accept and close one pending connection, instead of letting the
-/// listener spin on a queue it cannot drain.
+/// listener spin on a queue it cannot drain. When there is no spare to give up (another thread took the number
+/// between its release and its reopening, and none has been free since), the loop stops watching the listener for
+/// ``acceptPause`` and tries again then, as nginx does, rather than being woken by the same full queue at once.
 final class TransportListener<Loop: ReadinessLoop>: Sendable {
     private let fd: Int32
     private let workers: [TransportWorker<Loop>]
@@ -45,6 +47,8 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
 
     /// At most this many connections are accepted per readiness event, so one burst cannot starve `stop`.
     private static var acceptBatch: Int { 64 }
+    /// How long a loop stops accepting when the process is out of descriptors and has none to shed with.
+    static var acceptPause: Duration { .milliseconds(100) }
 
     init(fd: Int32, workers: [TransportWorker<Loop>], counter: ConnectionCounter, maxConnections: Int,
          admission: ConnectionAdmission<Loop>, proxyProtocol: Bool, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
@@ -64,10 +68,19 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
         for worker in workers {
             worker.execute { [self] worker in
                 worker.listener = self
-                _ = worker.loop.register(fd, token: TransportListenerToken.value,
-                                         events: Loop.readable | Loop.exclusiveWakeUp)
+                watch(on: worker)
             }
         }
+    }
+
+    /// Has `worker`'s loop watch the listening socket. Loop thread only.
+    func watch(on worker: TransportWorker<Loop>) {
+        _ = worker.loop.register(fd, token: TransportListenerToken.value, events: Loop.readable | Loop.exclusiveWakeUp)
+    }
+
+    /// Has `worker`'s loop stop watching the listening socket until it calls ``watch(on:)`` again. Loop thread only.
+    func unwatch(on worker: TransportWorker<Loop>) {
+        worker.loop.remove(fd)
     }
 
     /// Stops accepting; returns once the listening descriptor is closed, so new connections are refused.
@@ -100,7 +113,11 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
             guard client >= 0 else {
                 switch errno {
                 case EINTR, ECONNABORTED, EPROTO: continue
-                case EMFILE, ENFILE: shedOneConnection()
+                case EMFILE, ENFILE:
+                    if !shedOneConnection() {
+                        onLimit?(.acceptPaused)
+                        worker.pauseAccepting(for: Self.acceptPause)
+                    }
                 default: break
                 }
                 return
@@ -144,13 +161,20 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
         close(client)
     }
 
-    private func shedOneConnection() {
-        spareFD.withLock { spare in
-            guard spare >= 0 else { return }
+    /// Gives up the spare descriptor to accept and close one pending connection, then takes a spare again; false
+    /// when there was none and none could be taken now. A spare lost because another thread took the number in
+    /// between is taken again here as soon as a descriptor is free.
+    private func shedOneConnection() -> Bool {
+        let shed = spareFD.withLock { spare -> Bool in
+            if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+            guard spare >= 0 else { return false }
             close(spare)
             let client = accept(fd, nil, nil)
             if client >= 0 { close(client) }
             spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            return true
         }
+        if shed { onLimit?(.shedForDescriptors) }
+        return shed
     }
 }

@@ -24,6 +24,8 @@ final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
     private var draining = false
     /// The listening socket this loop accepts from, while the server accepts. Loop thread only.
     var listener: TransportListener<Loop>?
+    /// Until when this loop does not watch the listener (the process was out of descriptors); loop thread only.
+    private var acceptPausedUntil: ContinuousClock.Instant?
     /// Set once in `init`; the loop calls back into this worker.
     private var eventLoop: Loop!
 
@@ -132,5 +134,16 @@ final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
         let now = HTTPTime.now()
         for connection in connections.values { connection.checkTimeouts(now: now) }
         accessLog?.flushIfDue(now: now.instant)
+        if let until = acceptPausedUntil, ContinuousClock.now >= until {
+            acceptPausedUntil = nil
+            listener?.watch(on: self)
+        }
+    }
+
+    /// Stops watching the listener for `duration`; the tick watches it again. Loop thread only.
+    func pauseAccepting(for duration: Duration) {
+        guard acceptPausedUntil == nil, let listener else { return }
+        listener.unwatch(on: self)
+        acceptPausedUntil = .now + duration
     }
 }

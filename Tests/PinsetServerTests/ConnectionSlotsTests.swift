@@ -1,30 +1,30 @@
 import Foundation
-@testable import PinsetAdminAPI
+import PinsetConnectionSlots
 import PinsetCore
 @testable import PinsetDashboard
 import Testing
 
-/// The admin listener's admission, as pure bookkeeping: who is counted where, who gives way to a new connection,
-/// and when a new one is refused.
-struct AdminConnectionAdmissionTests {
-    static let limits = AdminConnectionAdmission.Limits(total: 8, perAddress: 3, reservedForAuthenticated: 2)
+/// Connection slots (the admin listener's, a witness's), as pure bookkeeping: who is counted where, who gives way to
+/// a new connection, and when a new one is refused.
+struct ConnectionSlotsTests {
+    static let limits = ConnectionSlots.Limits(total: 8, perAddress: 3, reservedForProtected: 2)
 
-    static func admittedID(_ decision: AdminConnectionAdmission.Decision) -> UInt64? {
+    static func admittedID(_ decision: ConnectionSlots.Decision) -> UInt64? {
         if case .admitted(let id, _) = decision { return id }
         return nil
     }
 
-    static func evicted(_ decision: AdminConnectionAdmission.Decision) -> [UInt64] {
+    static func evicted(_ decision: ConnectionSlots.Decision) -> [UInt64] {
         if case .admitted(_, let evicting) = decision { return evicting }
         return []
     }
 
     @Test func anIPv6ClientCountsByItsSlash64() throws {
-        var admission = AdminConnectionAdmission(limits: Self.limits)
+        var admission = ConnectionSlots(limits: Self.limits)
         // Three connections of one /64, each from another address of it (and one spelled out in full).
         for address in ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:0db8:0001:0002:ffff:ffff:ffff:ffff"] {
             let id = try #require(Self.admittedID(admission.admit(address: address)))
-            admission.enter(.authenticatedRequest, id: id)
+            admission.enter(.protectedRequest, id: id)
         }
         #expect(admission.count(forAddress: "2001:db8:1:2::99") == 3)
         // A fourth address of the same /64 finds nothing of its block to evict: refused, though the listener has room.
@@ -37,7 +37,7 @@ struct AdminConnectionAdmissionTests {
     }
 
     @Test func anAddressAtItsLimitEvictsItsOwnOldestIdleConnectionNotAnotherAddresss() throws {
-        var admission = AdminConnectionAdmission(limits: Self.limits)
+        var admission = ConnectionSlots(limits: Self.limits)
         let other = try #require(Self.admittedID(admission.admit(address: "192.0.2.9")))
         let ids = try (0..<3).map { _ in try #require(Self.admittedID(admission.admit(address: "192.0.2.1"))) }
         let decision = admission.admit(address: "192.0.2.1")
@@ -48,7 +48,7 @@ struct AdminConnectionAdmissionTests {
     }
 
     @Test func aFullListenerEvictsTheLongestWaitingUnauthenticatedConnectionFirst() throws {
-        var admission = AdminConnectionAdmission(limits: Self.limits)
+        var admission = ConnectionSlots(limits: Self.limits)
         // Six unauthenticated slots (8 minus 2 reserved), from three addresses: no head yet, idle, a request
         // without credentials.
         var ids: [UInt64] = []
@@ -56,8 +56,8 @@ struct AdminConnectionAdmissionTests {
             for _ in 0..<2 { ids.append(try #require(Self.admittedID(admission.admit(address: address)))) }
         }
         admission.enter(.idle, id: ids[0])  // idle since now: newer than every connection still waiting for its head
-        admission.enter(.unauthenticatedRequest, id: ids[1])
-        #expect(admission.unauthenticatedCount == 6)
+        admission.enter(.unprotectedRequest, id: ids[1])
+        #expect(admission.unprotectedCount == 6)
         let decision = admission.admit(address: "198.51.100.1")
         #expect(Self.evicted(decision) == [ids[2]], "every address holds two: the oldest still waiting for its head")
         let next = admission.admit(address: "198.51.100.1")
@@ -66,7 +66,7 @@ struct AdminConnectionAdmissionTests {
     }
 
     @Test func theReservedSlotsHoldOnlyAuthenticatedRequests() throws {
-        var admission = AdminConnectionAdmission(limits: Self.limits)
+        var admission = ConnectionSlots(limits: Self.limits)
         var ids: [UInt64] = []
         for address in ["192.0.2.1", "192.0.2.2", "192.0.2.3"] {
             for _ in 0..<2 { ids.append(try #require(Self.admittedID(admission.admit(address: address)))) }
@@ -77,34 +77,34 @@ struct AdminConnectionAdmissionTests {
         let seventh = admission.admit(address: "198.51.100.9")
         #expect(Self.evicted(seventh) == [ids[0]])
         ids[0] = try #require(ids.last)
-        let entered = admission.enter(.authenticatedRequest, id: ids[0])
+        let entered = admission.enter(.protectedRequest, id: ids[0])
         #expect(entered)
         // Once one of them turns out authenticated, it moves into the reserve and frees an unauthenticated slot.
         let admin = try #require(Self.admittedID(admission.admit(address: "198.51.100.1")))
         #expect(admission.count == 7)
-        admission.enter(.authenticatedRequest, id: admin)
-        admission.enter(.authenticatedRequest, id: ids[1])
+        admission.enter(.protectedRequest, id: admin)
+        admission.enter(.protectedRequest, id: ids[1])
         // Authenticated requests may fill the listener; then an unauthenticated newcomer finds nothing to evict.
-        #expect(admission.unauthenticatedCount == 4)
+        #expect(admission.unprotectedCount == 4)
         let eighth = try #require(Self.admittedID(admission.admit(address: "198.51.100.2")))
-        admission.enter(.authenticatedRequest, id: eighth)
+        admission.enter(.protectedRequest, id: eighth)
         #expect(admission.count == 8)
         // Once every connection serves an authenticated request (another admin's, beyond the first one's share),
         // a newcomer finds nothing to evict.
-        for id in ids[2...4] + [try #require(Self.admittedID(seventh))] { admission.enter(.authenticatedRequest, id: id, admin: "bob") }
-        #expect(admission.unauthenticatedCount == 0)
+        for id in ids[2...4] + [try #require(Self.admittedID(seventh))] { admission.enter(.protectedRequest, id: id, holder: "bob") }
+        #expect(admission.unprotectedCount == 0)
         #expect(admission.admit(address: "198.51.100.3") == .refused(.listenerFull))
     }
 
     @Test func anAuthenticatedRequestIsNeverEvictedButItsIdleConnectionIs() throws {
-        var admission = AdminConnectionAdmission(limits: AdminConnectionAdmission.Limits(total: 3, perAddress: 3, reservedForAuthenticated: 1))
+        var admission = ConnectionSlots(limits: ConnectionSlots.Limits(total: 3, perAddress: 3, reservedForProtected: 1))
         let admin = try #require(Self.admittedID(admission.admit(address: "192.0.2.1")))
-        admission.enter(.authenticatedRequest, id: admin)
+        admission.enter(.protectedRequest, id: admin)
         let flood = try ["192.0.2.66", "192.0.2.67"].map { try #require(Self.admittedID(admission.admit(address: $0))) }
         // Full: the flood's oldest connection gives way, not the admin's request.
         let third = admission.admit(address: "192.0.2.68")
         #expect(Self.evicted(third) == [flood[0]])
-        #expect(admission.phase(of: admin) == .authenticatedRequest)
+        #expect(admission.phase(of: admin) == .protectedRequest)
         // Answered and idle, the admin's connection is evictable like any other, after those waiting longer; and
         // being idle it no longer holds a reserved slot, so unauthenticated ones give way down to their share.
         admission.enter(.idle, id: admin)
@@ -115,7 +115,7 @@ struct AdminConnectionAdmissionTests {
     /// Several addresses that each stay under their own limit fill the listener with fresh connections: the
     /// victim comes from an address holding the most, so an admin's single new connection is not the one to go.
     @Test func aFloodSpreadOverAddressesGivesWayBeforeAnAdminsSingleConnection() throws {
-        var admission = AdminConnectionAdmission(limits: AdminConnectionAdmission.Limits(total: 10, perAddress: 3, reservedForAuthenticated: 2))
+        var admission = ConnectionSlots(limits: ConnectionSlots.Limits(total: 10, perAddress: 3, reservedForProtected: 2))
         let admin = try #require(Self.admittedID(admission.admit(address: "198.51.100.1")))
         var flood: Set<UInt64> = []
         // Newer than the admin's connection, cycled as fast as the listener closes them.
@@ -129,29 +129,29 @@ struct AdminConnectionAdmissionTests {
     }
 
     /// One admin's authenticated requests (a stolen token trickling bodies from several addresses, say) hold at most
-    /// `authenticatedPerAdmin` protected slots; the rest are evictable like any unauthenticated request.
+    /// `protectedPerHolder` protected slots; the rest are evictable like any unprotected request.
     @Test func oneAdminHoldsAtMostItsShareOfProtectedSlots() throws {
-        var admission = AdminConnectionAdmission(limits: AdminConnectionAdmission.Limits(total: 8, perAddress: 8, reservedForAuthenticated: 2, authenticatedPerAdmin: 2))
+        var admission = ConnectionSlots(limits: ConnectionSlots.Limits(total: 8, perAddress: 8, reservedForProtected: 2, protectedPerHolder: 2))
         let stolen = try (0..<4).map { index in try #require(Self.admittedID(admission.admit(address: "192.0.2.\(index + 1)"))) }
-        for id in stolen { admission.enter(.authenticatedRequest, id: id, admin: "viewer") }
-        #expect(stolen.map { admission.phase(of: $0) } == [.authenticatedRequest, .authenticatedRequest, .unauthenticatedRequest, .unauthenticatedRequest])
+        for id in stolen { admission.enter(.protectedRequest, id: id, holder: "viewer") }
+        #expect(stolen.map { admission.phase(of: $0) } == [.protectedRequest, .protectedRequest, .unprotectedRequest, .unprotectedRequest])
         let other = try #require(Self.admittedID(admission.admit(address: "198.51.100.1")))
-        admission.enter(.authenticatedRequest, id: other, admin: "olga")
-        #expect(admission.phase(of: other) == .authenticatedRequest, "another admin has a share of its own")
+        admission.enter(.protectedRequest, id: other, holder: "olga")
+        #expect(admission.phase(of: other) == .protectedRequest, "another admin has a share of its own")
         // When one of the protected requests ends, the share is free again.
         admission.enter(.idle, id: stolen[0])
-        admission.enter(.authenticatedRequest, id: stolen[2], admin: "viewer")
-        #expect(admission.phase(of: stolen[2]) == .authenticatedRequest)
+        admission.enter(.protectedRequest, id: stolen[2], holder: "viewer")
+        #expect(admission.phase(of: stolen[2]) == .protectedRequest)
     }
 
     @Test func closingAnEvictedConnectionChangesNothing() throws {
-        var admission = AdminConnectionAdmission(limits: AdminConnectionAdmission.Limits(total: 2, perAddress: 2, reservedForAuthenticated: 0))
+        var admission = ConnectionSlots(limits: ConnectionSlots.Limits(total: 2, perAddress: 2, reservedForProtected: 0))
         let first = try #require(Self.admittedID(admission.admit(address: "192.0.2.1")))
         let second = try #require(Self.admittedID(admission.admit(address: "192.0.2.1")))
         #expect(Self.evicted(admission.admit(address: "192.0.2.2")) == [first])
         // The evicted connection's close arrives later: it must not uncount anyone else.
         admission.remove(first)
-        #expect(admission.enter(.authenticatedRequest, id: first) == false)
+        #expect(admission.enter(.protectedRequest, id: first) == false)
         #expect(admission.count == 2)
         #expect(admission.count(forAddress: "192.0.2.1") == 1)
         #expect(admission.phase(of: second) == .awaitingHead)
