@@ -92,7 +92,7 @@ public final class AdminAPIServer: Sendable {
         self.isAuthenticated = isAuthenticated
         self.connections = ConnectionSlotTable(
             limits: Self.connectionLimits, logger: logger, listenerName: "Admin listener",
-            protectedPhaseName: "serves an authenticated request or has its credentials checked")
+            protectedPhaseName: "serves an authenticated request")
         self.host = host
         self.requestedPort = port
         self.logger = logger

@@ -29,8 +29,8 @@ import X509
 ///    download under a transparency policy: there every bundle held was in the log, so a revoked key cannot
 ///    have pushed its version without the log key too, while a leaked current key could sign any older logged
 ///    content with a floor that revokes the held signer and so roll the app back to it (an empty pin set even)
-///    with a genuine proof. A version pushed through a stolen log key as well is overtaken within
-///    `BundleBounds.maximumVersionLead`.
+///    with a genuine proof. A signer key stolen together with the log key is recovered from with a new log key
+///    (docs/transparency.md): the log stops advancing at the witnesses, and apps keep refusing until they ship it.
 ///
 /// `now` is the caller's time; `PinsetUpdater` never passes a time earlier than the latest signing time of
 /// the bundles it holds, so a device clock set back cannot make an expired bundle or certificate good again.

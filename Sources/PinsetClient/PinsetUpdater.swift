@@ -51,9 +51,9 @@ public actor PinsetUpdater {
     /// directory others can write, a file protection class that keeps it closed. The bundle is in force in memory
     /// all the same; a restart starts from the file as it was, and every later accepted bundle writes again.
     public private(set) var stateFileFailure: PinUpdateError?
-    /// Set while the state file exists but could not be read: it is read again before each update and never
-    /// replaced meanwhile.
-    private var stateFileUnreadable = false
+    /// Why the state file, which exists, could not be read, while that lasts: it is read again before each update
+    /// and never replaced meanwhile.
+    private var stateFileUnreadable: PinUpdateError?
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -121,8 +121,9 @@ public actor PinsetUpdater {
         /// No state file exists yet.
         case missing
         /// A state file exists but failed verification (truncated, tampered, other anchors, other customer,
-        /// signed by a key revoked by the floor in force);
-        /// it is ignored as if missing, and the next accepted bundle overwrites it.
+        /// signed by a key revoked by the floor in force): it is ignored as if missing, and the next accepted
+        /// bundle overwrites it. Or it could not be read at all (code `.storage`: permissions, I/O, a file
+        /// protection class): then it is never overwritten, and is read again before the next update.
         case rejected(PinUpdateError)
         /// The stored pins are now in force.
         case loaded(VerifiedPinSet)
@@ -138,14 +139,14 @@ public actor PinsetUpdater {
     public func loadStoredPins() async -> StoredState {
         let outcome = await StoredPinState.load(configuration: configuration)
         loadedFromDisk = true
-        stateFileUnreadable = false
+        stateFileUnreadable = nil
         switch outcome {
         case .missing:
             return .missing
         case .rejected(let error):
             return .rejected(error)
         case .unreadable(let error):
-            stateFileUnreadable = true
+            stateFileUnreadable = error
             return .rejected(error)
         case .loaded(let stored, let storedFloorSource, let storedCheckpoint):
             heldCheckpoint = Self.larger(heldCheckpoint, storedCheckpoint)
@@ -157,6 +158,7 @@ public actor PinsetUpdater {
             floorSource = Self.higherFloor(floorSource, storedFloorSource)
             if let time = latestSignedTime { evaluator.noteTimePassed(time) }
             if !recovers, let current = evaluator.pinSet, current.version >= stored.version {
+                if current == stored { stateFileFailure = nil }
                 return .loaded(current)
             }
             // The file is only consistent with the floor it carries. Another updater on the same state
@@ -174,7 +176,7 @@ public actor PinsetUpdater {
     /// pin set in force and on disk. On failure nothing changes.
     @discardableResult
     public func update() async throws(PinUpdateError) -> VerifiedPinSet {
-        if !loadedFromDisk || stateFileUnreadable { await loadStoredPins() }
+        if !loadedFromDisk || stateFileUnreadable != nil { await loadStoredPins() }
         if let failureReporter {
             // Reports queued by an earlier run (or a failed send) go out beside the update, which never waits
             // for them.
@@ -261,7 +263,7 @@ public actor PinsetUpdater {
     /// every launch is safe.
     @discardableResult
     public func seed(withBundle signedBundle: [UInt8]) async throws(PinUpdateError) -> VerifiedPinSet {
-        if !loadedFromDisk || stateFileUnreadable { await loadStoredPins() }
+        if !loadedFromDisk || stateFileUnreadable != nil { await loadStoredPins() }
         return try await accept(signedBundle, source: .seed, at: checkTime())
     }
 
@@ -319,9 +321,9 @@ public actor PinsetUpdater {
     /// for the rest of the process, and a key rotation would lock the app out. What could not be written is kept
     /// in `stateFileFailure`, and every later accepted bundle (the same version again included) writes anew.
     private func save(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, acceptedAt time: Date) {
-        guard !stateFileUnreadable else {
+        if let unreadable = stateFileUnreadable {
             stateFileFailure = PinUpdateError(
-                .storage, "the state file exists but could not be read, so it was not replaced: it may hold a revocation floor or a transparency checkpoint this process has not seen. It is read again before the next update.")
+                .storage, "\(unreadable.reason); it was not replaced, since it may hold a revocation floor or a transparency checkpoint this process has not seen. Make it readable by this process (or wait for the device to be unlocked); it is read again before the next update.")
             return
         }
         do {

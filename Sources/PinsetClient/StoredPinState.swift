@@ -157,7 +157,8 @@ struct StoredPinState {
         do {
             bytes = try AtomicFile.read(path, limit: maximumFileSize)
         } catch {
-            let refusal = PinUpdateError(.storage, "the state file could not be read: \(error)")
+            let refusal = PinUpdateError(
+                .storage, "the state file \(path) could not be read (\(FileTrust.describeOwnerAndMode(of: path))): \(String(cString: strerror(error.errno)))")
             // Errors a later try may not meet (a locked device's file protection, I/O, no descriptor free); a file
             // too large or of the wrong type was read as far as it deserves, and is replaced like any refused file.
             return Self.mayReadLater(error.errno) ? .unreadable(refusal) : .rejected(refusal)

@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The unit a client's address is counted in, wherever the admin listener counts clients: failed authentications
-/// and open connections alike.
+/// The unit a client's address is counted in, wherever a listener that must stay reachable counts clients: the admin
+/// listener's failed authentications and open connections, and a witness's connections.
 public enum ClientAddress {
     /// An IPv4 address as it is, an IPv6 address by its /64 (the block one subscriber is usually given, so that
     /// rotating through one's own block buys nothing), an IPv4-mapped IPv6 address as its IPv4 address.

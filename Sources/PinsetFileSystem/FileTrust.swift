@@ -88,6 +88,14 @@ public enum FileTrust {
         uid == geteuid() || uid == 0
     }
 
+    /// "owned by USER, mode 0600", or what stopped `stat` from telling: for messages about a file that could not
+    /// be read, so that whoever reads them sees at once whose it is.
+    public static func describeOwnerAndMode(of path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "its owner and mode cannot be read either" }
+        return "owned by \(userDescription(info.st_uid)), mode \(String(info.st_mode & 0o7777, radix: 8))"
+    }
+
     static func userName(_ uid: uid_t) -> String? {
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return nil }
         return String(cString: name)

@@ -166,7 +166,7 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
                 // broken one, would make clients refuse the whole checkpoint.
                 let verifier = try witness.key.makeVerifier()
                 let valid = signatures.filter { line in
-                    guard line.keyName == witness.key.keyName, line.keyID == witness.key.keyID,
+                    guard line.keyName.utf8.elementsEqual(witness.key.keyName.utf8), line.keyID == witness.key.keyID,
                           case .valid = verifier.check(signature: line.signature, over: signed.text)
                     else { return false }
                     return true

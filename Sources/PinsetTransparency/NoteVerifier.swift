@@ -36,7 +36,7 @@ public struct VerifiedNote: Hashable, Sendable {
 
     /// Whether the key with this name and ID is among the verified signers.
     public func isSigned(byKeyName keyName: String, keyID: UInt32) -> Bool {
-        verifiedSignatures.contains { $0.keyName == keyName && $0.keyID == keyID }
+        verifiedSignatures.contains { $0.keyName.utf8.elementsEqual(keyName.utf8) && $0.keyID == keyID }
     }
 }
 
@@ -71,7 +71,7 @@ public struct NoteVerifierSet: Sendable {
         var unknown = [NoteSignature]()
         for signature in note.signatures {
             guard let verifier = verifiers.first(where: {
-                $0.keyName == signature.keyName && $0.keyID == signature.keyID
+                $0.keyName.utf8.elementsEqual(signature.keyName.utf8) && $0.keyID == signature.keyID
             }) else {
                 unknown.append(signature)
                 continue

@@ -6,7 +6,7 @@ public struct NoteSignature: Hashable, Sendable {
     public let signature: [UInt8]
 
     public init(keyName: String, keyID: UInt32, signature: [UInt8]) throws {
-        try SignedNote.validateKeyName(keyName)
+        try SignedNote.validateSignatureName(keyName)
         guard !signature.isEmpty else {
             throw TransparencyError(.malformedNote, "A note signature carries at least one byte after its key ID.")
         }
@@ -160,6 +160,21 @@ public struct SignedNote: Hashable, Sendable {
         guard name.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "+") }) else {
             throw TransparencyError(
                 .malformedNote, "The key name '\(name)' is not printable ASCII without spaces and '+' (e.g. 'pins.example.com/log').")
+        }
+    }
+
+    /// The name on a signature line, as the specification allows it: any characters but spaces, '+' and controls.
+    /// A name outside ``validateKeyName(_:)`` can belong to no key this project configures, so its signature counts
+    /// as one from an unknown key (ignored, as the specification requires) rather than spoiling the note; names are
+    /// matched to keys byte for byte, never by Unicode equivalence.
+    static func validateSignatureName(_ name: String) throws {
+        guard !name.isEmpty else {
+            throw TransparencyError(.malformedNote, "A key name is not empty.")
+        }
+        for scalar in name.unicodeScalars {
+            guard !scalar.properties.isWhitespace, scalar != "+", scalar.value >= 0x20, scalar.value != 0x7F else {
+                throw TransparencyError(.malformedNote, "The key name '\(name)' contains a space, '+' or a control character.")
+            }
         }
     }
 }

@@ -142,13 +142,13 @@ final class WitnessHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         let channel = context.channel
-        if next == .readNextRequest {
-            arm(limits.idleTimeout, context: context)
-            noteIdle(true)
-        }
+        let noteIdle = self.noteIdle
+        if next == .readNextRequest { arm(limits.idleTimeout, context: context) }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             switch next {
             case .readNextRequest:
+                // Idle (and so open to eviction) only once the answer is written, never while it is on its way.
+                noteIdle(true)
                 channel.setOption(.autoRead, value: true).whenComplete { _ in }
                 channel.read()
             case .close:

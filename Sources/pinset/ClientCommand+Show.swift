@@ -9,7 +9,7 @@ extension ClientCommand {
             abstract: "Print the pins a client holds: version, signer, revocation floor, expiry, hosts.",
             discussion: """
                 Loads the state directory as an app does at start (the stored bundle's signature is verified \
-                again against the trust certificates); nothing is fetched. Exits 33 when no pins are held.
+                again against the trust certificates); nothing is fetched. Exits 33 when no pins are held, and 1 when the state directory was never set up by 'pinset client update'.
                 """
         )
 

@@ -12,7 +12,9 @@ extension ClientCommand {
                 start), then the bundle is fetched, verified (signature, customer, revocation floor, bounds, \
                 freshness, expiry, rollback, and with a transparency log the log's proof) and stored. Prints the version, signer, floor, expiry and the \
                 device clock's offset from the server's. Exits with the refusing check's status (see \
-                'pinset client --help').
+                'pinset client --help'), or 24 when the bundle was verified but could not be stored. The options \
+                given are recorded in the state directory on the first run, and from then on only when a bundle \
+                verified under them.
                 """
         )
 
@@ -48,12 +50,10 @@ extension ClientCommand {
             configuration.fetchTimeout = .seconds(timeout)
             let updater = PinsetUpdater(configuration: configuration, fetcher: fetcher)
             await updater.loadStoredPins()
-            var seeded = false
             if let seed {
                 let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: seed)))
-                switch await Self.seed(updater, bytes) {
-                case .success: seeded = true
-                case .failure(let error): if !json { Output.note("seed not used: \(error)") }
+                if case .failure(let error) = await Self.seed(updater, bytes), !json {
+                    Output.note("seed not used: \(error)")
                 }
             }
             switch await Self.update(updater) {
@@ -62,7 +62,8 @@ extension ClientCommand {
                 try await Self.report(pins, updater: updater, serverDate: fetcher.lastServerDate, json: json)
                 try await Self.requireSaved(updater)
             case .failure(let error):
-                if seeded && setup.hadRecordedSettings { try setup.record() }
+                // A seed proves the customer and the trust certificate, not the server or the log options: the
+                // settings stay as they were until an update verifies under them.
                 try Self.report(error, json: json)
                 throw ExitCode(ClientExitStatus.update(error.code))
             }
@@ -73,7 +74,7 @@ extension ClientCommand {
         static func requireSaved(_ updater: PinsetUpdater) async throws {
             guard let failure = await updater.stateFileFailure else { return }
             Output.note("NOT SAVED (\(failure.code)): \(failure.reason)")
-            Output.note("The bundle was verified, but the state file still holds the pins from before; an app would use the new pins until it restarts. Free space or fix the state directory's permissions, then run 'pinset client update' again.")
+            Output.note("The bundle was verified, but the state file still holds the pins from before; an app would use the new pins until it restarts. Fix what the line above names, then run 'pinset client update' again.")
             throw ExitCode(ClientExitStatus.update(.storage))
         }
 

@@ -257,7 +257,8 @@ struct StoredStateTests {
         #expect(fixture.stateFileBytes() == nil)
     }
 
-    /// A seed that says it was signed before its certificate was valid is refused: it was not signed then.
+    /// A seed that says it was signed before its certificate was valid is refused: its chain is checked at the time
+    /// it claims, when the certificate did not exist yet.
     @Test func aSeedSignedOutsideItsSignersValidityIsRefused() async throws {
         let fixture = try ClientFixture()
         defer { fixture.directory.remove() }

@@ -47,7 +47,8 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
 
     /// At most this many connections are accepted per readiness event, so one burst cannot starve `stop`.
     private static var acceptBatch: Int { 64 }
-    /// How long a loop stops accepting when the process is out of descriptors and has none to shed with.
+    /// How long a loop stops accepting, at least, when the process is out of descriptors and has none to shed with
+    /// (it watches the listener again at the first tick after).
     static var acceptPause: Duration { .milliseconds(100) }
 
     init(fd: Int32, workers: [TransportWorker<Loop>], counter: ConnectionCounter, maxConnections: Int,
@@ -73,9 +74,11 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
         }
     }
 
-    /// Has `worker`'s loop watch the listening socket. Loop thread only.
-    func watch(on worker: TransportWorker<Loop>) {
-        _ = worker.loop.register(fd, token: TransportListenerToken.value, events: Loop.readable | Loop.exclusiveWakeUp)
+    /// Has `worker`'s loop watch the listening socket; false when the loop could not (it is out of memory too).
+    /// Loop thread only.
+    @discardableResult
+    func watch(on worker: TransportWorker<Loop>) -> Bool {
+        worker.loop.register(fd, token: TransportListenerToken.value, events: Loop.readable | Loop.exclusiveWakeUp)
     }
 
     /// Has `worker`'s loop stop watching the listening socket until it calls ``watch(on:)`` again. Loop thread only.
@@ -165,16 +168,16 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
     /// when there was none and none could be taken now. A spare lost because another thread took the number in
     /// between is taken again here as soon as a descriptor is free.
     private func shedOneConnection() -> Bool {
-        let shed = spareFD.withLock { spare -> Bool in
+        let (hadSpare, shed) = spareFD.withLock { spare -> (Bool, Bool) in
             if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
-            guard spare >= 0 else { return false }
+            guard spare >= 0 else { return (false, false) }
             close(spare)
             let client = accept(fd, nil, nil)
             if client >= 0 { close(client) }
             spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
-            return true
+            return (true, client >= 0)
         }
         if shed { onLimit?(.shedForDescriptors) }
-        return shed
+        return hadSpare
     }
 }

@@ -136,7 +136,8 @@ final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
         accessLog?.flushIfDue(now: now.instant)
         if let until = acceptPausedUntil, ContinuousClock.now >= until {
             acceptPausedUntil = nil
-            listener?.watch(on: self)
+            // A loop that cannot watch it again now tries at the next tick, rather than never accepting again.
+            if let listener, !listener.watch(on: self) { acceptPausedUntil = .now }
         }
     }
 
