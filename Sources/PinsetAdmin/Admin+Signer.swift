@@ -114,10 +114,9 @@ extension Admin {
             throw AdminError("The floor \(Self.describe(unixSeconds: floor)) is later than the notBefore \(Self.describe(unixSeconds: installed)) of the signer certificate installed for \(target.label): clients would refuse every bundle this deployment signs. Install a newer signer first ('pinset signer request', 'pinset root issue', 'pinset signer install'), or give a floor no later than \(installed). Nothing was changed.", code: .revocationFloorRefused)
         }
         let details = "signers valid from before \(Self.describe(unixSeconds: floor)) are revoked; installed signer \(identity.auditSummary)"
-        let previousFloor = try store.signersNotBefore(of: target.customer)
-        let changed = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: principal.actor)
+        let raised = try store.raiseSignersNotBefore(to: floor, for: target.customer, details: details, actor: principal.actor)
         return RevocationFloorChange(
-            target: target, floor: floor, installedSignerNotBefore: installed, customersWithNewVersion: changed, previousFloor: previousFloor,
+            target: target, floor: floor, installedSignerNotBefore: installed, customersWithNewVersion: raised.customers, previousFloor: raised.previousFloor,
             previousSignerNotBefore: Self.previousSignerNotBefore(target.files, root: identity.trustAnchor)
         )
     }

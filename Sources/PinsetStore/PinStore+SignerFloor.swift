@@ -5,6 +5,14 @@ extension AuditAction {
     public static let signerFloorRaised = AuditAction(rawValue: "identity.floor")
 }
 
+/// What raising a revocation floor did.
+public struct SignerFloorRaise: Sendable, Equatable {
+    /// The floor before the call, `nil` when none was set.
+    public var previousFloor: Int64?
+    /// The customers whose version was raised: those signed by the identity, none when the floor already was as high.
+    public var customers: [CustomerName]
+}
+
 extension PinStore {
     /// The revocation floor (Unix seconds) of `customer`'s own signing identity or, with `nil`, of the
     /// deployment's default identity; `nil` while none is set.
@@ -20,12 +28,12 @@ extension PinStore {
     ///
     /// A floor equal to the current one changes nothing and returns no customers.
     ///
-    /// - Returns: the customers whose version was raised.
+    /// - Returns: the floor before, read in the same transaction, and the customers whose version was raised.
     /// - Throws: `StoreError` `invalidInput` for a negative floor; `revocationFloorRefused` for a floor below the
     ///   current one (a floor never goes down: clients that accepted it keep it) or a customer that signs with the
     ///   default identity; `customerNotFound`.
     @discardableResult
-    public func raiseSignersNotBefore(to floor: Int64, for customer: CustomerName?, details: String, actor: String) throws -> [CustomerName] {
+    public func raiseSignersNotBefore(to floor: Int64, for customer: CustomerName?, details: String, actor: String) throws -> SignerFloorRaise {
         guard floor >= 0 else {
             throw StoreError(.invalidInput, "The revocation floor \(floor) is negative; give Unix seconds.")
         }
@@ -35,7 +43,7 @@ extension PinStore {
             if let current, floor < current {
                 throw StoreError(.revocationFloorRefused, "The revocation floor of \(Self.identityLabel(customer)) is \(current) (\(Self.format(current))); \(floor) (\(Self.format(floor))) would lower it, and a floor never goes down: clients that accepted it keep refusing older signers. Nothing was changed.")
             }
-            if floor == current { return [] }
+            if floor == current { return SignerFloorRaise(previousFloor: current, customers: []) }
             if let customerID {
                 try db.execute("UPDATE customer_signing_identity SET signers_not_before = ? WHERE customer_id = ?", [floor, customerID])
             } else {
@@ -48,7 +56,7 @@ extension PinStore {
             for row in rows {
                 try change.recordChange(of: row, .signerFloorRaised, "revocation floor signers-not-before \(floor) (\(Self.format(floor))): " + details)
             }
-            return rows.map(\.name)
+            return SignerFloorRaise(previousFloor: current, customers: rows.map(\.name))
         }
     }
 

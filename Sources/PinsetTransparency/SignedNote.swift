@@ -150,8 +150,9 @@ public struct SignedNote: Hashable, Sendable {
         }
     }
 
-    /// Key names are non-empty and contain no Unicode space and no `+`, so vkeys and signature lines split cleanly.
-    static func validateKeyName(_ name: String) throws {
+    /// The rule for the name of a key this project configures (a log's is its origin): non-empty printable ASCII
+    /// with no space and no `+`, so that vkeys and signature lines split cleanly and no two spellings compare equal.
+    public static func validateKeyName(_ name: String) throws {
         guard !name.isEmpty else {
             throw TransparencyError(.malformedNote, "A key name is not empty.")
         }

@@ -32,6 +32,40 @@ struct TransparencyAttackTests {
         #expect(stored.version == 1, sourceLocation: sourceLocation)
     }
 
+    /// The attack on fast-forward recovery: the holder of the current signer key (newer than the one that signed the
+    /// pins held) re-signs older content that is genuinely in the log, adding a revocation floor that revokes the held
+    /// signer, and serves it with that content's genuine proof. Without a log the floor would replace the held pins
+    /// whatever their version; under the log it is a rollback, and the pins stay, in memory and on disk.
+    @Test func aLeakedCurrentKeyCannotRollBackToOlderLoggedContentWithAFloor() async throws {
+        let signers = try RevocationFloorTests.Signers()
+        var f = try TransparencyFixture(client: ClientFixture(anchors: [signers.root.certificate], identity: signers.newer))
+        defer { f.client.directory.remove() }
+        let old = try f.client.payload(version: 1, hosts: [ClientFixture.host("api.example.com", pins: ["old-key"])])
+        let oldIndex = try f.log.append(old)
+        let held = try f.client.payload(version: 2)
+        let heldIndex = try f.log.append(held)
+        f.server.serve(try f.client.signed(held, by: signers.older), at: f.bundleURL)
+        try f.serveProof(index: heldIndex, under: f.log.signedCheckpoint())
+        try f.server.serveTiles(f.log.tiles(), base: TransparencyFixture.tileBase)
+        let updater = f.makeUpdater()
+        #expect(try await updater.update().version == 2)
+        let stateBefore = f.client.stateFileBytes()
+
+        var replay = old
+        replay.signersNotBefore = signers.newerNotBefore
+        f.server.serve(try f.client.signed(replay, by: signers.newer), at: f.bundleURL)
+        try f.serveProof(index: oldIndex, under: f.log.signedCheckpoint())
+        let error = await f.refusal(updater)
+        #expect(error?.code == .rollback, "\(String(describing: error))")
+        #expect(await updater.currentPinSet?.version == 2)
+        #expect(f.client.stateFileBytes() == stateBefore)
+        guard case .loaded(let stored) = await f.makeUpdater().loadStoredPins() else {
+            Issue.record("the held pins are no longer stored")
+            return
+        }
+        #expect(stored.version == 2)
+    }
+
     @Test func leakedKeyBundleServedWithTheGenuineVersionsProof() async throws {
         let (f, updater) = try await clientHoldingGenuinePins()
         defer { f.client.directory.remove() }

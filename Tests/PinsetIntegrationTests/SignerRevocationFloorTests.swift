@@ -136,6 +136,21 @@ import Testing
 
     /// A certificate the root issued before the floor (kept from an earlier request) would stop the identity
     /// signing: `signer install` refuses it and leaves the database and the installed signer as they were.
+    /// A first floor on a deployment with no customer yet is set, and said to be: the first bundle of each customer
+    /// carries it. Only the same floor again is "nothing was changed".
+    @Test func aFirstFloorWithNoCustomerYetIsSetAndSaidToBe() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        let rootDir = cli.directory.file("root")
+        #expect(try tool.pinset(cli, ["root", "adopt", "--root-dir", rootDir]).status == 0)
+        usleep(1_100_000)
+        try tool.issueAndInstall(cli, rootDir: rootDir)
+        let first = try tool.pinset(cli, ["signer", "revoke-earlier"])
+        #expect(first.status == 0 && first.combined.contains("is now") && first.combined.contains("No customer signs with it yet"), "\(first.combined)")
+        let again = try tool.pinset(cli, ["signer", "revoke-earlier"])
+        #expect(again.status == 0 && again.combined.contains("already is") && again.combined.contains("nothing was changed"), "\(again.combined)")
+    }
+
     @Test func installRefusesASignerOlderThanTheFloor() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }

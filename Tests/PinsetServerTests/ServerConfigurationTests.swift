@@ -53,6 +53,8 @@ struct ServerConfigurationTests {
         (#"{"maxConnectionsPerAddress": 0}"#, "'maxConnectionsPerAddress' is 0"),
         (#"{"bundleLifetimeSeconds": 2678401}"#, "must be from 600 to 2678400"),
         (#"{"bundleLifetimeSeconds": 599}"#, "must be from 600 to 2678400"),
+        (#"{"transparencyLog": {"origin": "pins.\u212Aelvin.test/log"}}"#, "'origin' is missing or not a single word of printable ASCII"),
+        (#"{"transparencyLog": {"origin": "pins example/log"}}"#, "'origin' is missing or not a single word of printable ASCII"),
         (#"{"admin": 9090}"#, "'admin' must be an object"),
         (#"{"admin": {"host": "127.0.0.1"}}"#, "'port' is missing"),
         (#"{"admin": {"port": 9090, "prot": 1}}"#, "unknown key 'prot'"),

@@ -26,8 +26,10 @@ import Testing
         let store = fixture.store
         #expect(try floors(store) == ["acme": nil, "other": nil, "own": nil])
         let before = try versions(store)
-        let changed = try store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor)
+        let raised = try store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor)
+        let changed = raised.customers
         #expect(changed == [acme, other])
+        #expect(raised.previousFloor == nil, "the first floor of the identity")
         #expect(try floors(store) == ["acme": 1_800_000_000, "other": 1_800_000_000, "own": nil])
         let after = try versions(store)
         #expect(after["acme"]! > before["acme"]! && after["other"]! > before["other"]!)
@@ -36,7 +38,7 @@ import Testing
         #expect(try store.signersNotBefore(of: nil) == 1_800_000_000)
 
         // The customer's own identity has a floor of its own, which its pin set carries instead.
-        #expect(try store.raiseSignersNotBefore(to: 1_700_000_000, for: own, details: "test", actor: Sample.actor) == [own])
+        #expect(try store.raiseSignersNotBefore(to: 1_700_000_000, for: own, details: "test", actor: Sample.actor).customers == [own])
         #expect(try floors(store) == ["acme": 1_800_000_000, "other": 1_800_000_000, "own": 1_700_000_000])
         #expect(try store.pinSet(for: own)?.signersNotBefore == 1_700_000_000)
         // Another instance on the same database sees the same floors.
@@ -62,10 +64,14 @@ import Testing
             try store.raiseSignersNotBefore(to: 1_900_000_000, for: try Sample.customer("nobody"), details: "test", actor: Sample.actor)
         }
         // Setting the same floor again is no change at all.
-        #expect(try store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor).isEmpty)
+        let same = try store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "test", actor: Sample.actor)
+        #expect(same.customers.isEmpty)
+        #expect(same.previousFloor == 1_800_000_000)
         #expect(try dump(store) == before)
         // Raising it further is.
-        #expect(try store.raiseSignersNotBefore(to: 1_800_000_100, for: nil, details: "test", actor: Sample.actor).count == 2)
+        let further = try store.raiseSignersNotBefore(to: 1_800_000_100, for: nil, details: "test", actor: Sample.actor)
+        #expect(further.customers.count == 2)
+        #expect(further.previousFloor == 1_800_000_000)
     }
 
     @Test(arguments: StoreBackend.allCases) func replacingAnOwnIdentityKeepsItsFloor(_ backend: StoreBackend) throws {

@@ -65,6 +65,28 @@ struct WitnessAttackTests {
         }
     }
 
+    /// The log key's holder re-spells the origin with the Kelvin sign, which Swift strings compare equal to 'K', and
+    /// sends a fork of the cosigned tree from size 0. Under the re-spelled name the witness holds no state, so it
+    /// would cosign any tree; it refuses the checkpoint as malformed, records nothing under either spelling, and the
+    /// genuine log's state stays as it was.
+    @Test func aForkUnderAUnicodeRespellingOfTheOriginIsRefused() async throws {
+        let origin = "pins.Kelvin.test/log"
+        let log = try TestLog(entries: 8, origin: origin)
+        let fork = try TestLog(entries: 8, origin: origin, signer: log.signer, branch: "fork")
+        try await RunningWitness.with(following: [log]) { witness in
+            #expect(try Self.post(log.request(old: 0), to: witness).status == 200)
+            let recorded = try witness.latest(origin)
+            let respelled = "pins.\u{212A}elvin.test/log"
+            #expect(respelled == origin, "equal as Swift strings, different bytes")
+            let text = "\(respelled)\n8\n\(try fork.checkpoint().rootHash.base64)\n"
+            let forged = try AddCheckpointRequest(oldSize: 0, consistencyProof: [], checkpointNote: log.signer.signedNote(text: text))
+            let answer = try Self.post(forged, to: witness)
+            #expect(answer.status == 400, "\(answer.status) \(answer.text)")
+            #expect(try witness.latest(origin) == recorded)
+            #expect(try witness.latest(respelled) == nil, "no state was recorded under the re-spelled bytes")
+        }
+    }
+
     @Test func aStaleOldSizeIsAnsweredWithTheLatestSize() async throws {
         var log = try TestLog(entries: 7)
         try await RunningWitness.with(following: [log]) { witness in

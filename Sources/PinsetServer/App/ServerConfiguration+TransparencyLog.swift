@@ -44,9 +44,8 @@ extension ServerConfiguration {
                 throw ConfigurationError(message: "\(origin): unknown key '\(key)'; transparencyLog takes \(keys.joined(separator: ", ")).")
             }
             let reader = KeyReader(object: object, origin: origin)
-            guard let logOrigin = try reader.string("origin"), !logOrigin.isEmpty,
-                  logOrigin.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "+") })
-            else {
+            // The log's key is named after its origin, so the origin follows the key-name rule.
+            guard let logOrigin = try reader.string("origin"), (try? SignedNote.validateKeyName(logOrigin)) != nil else {
                 throw ConfigurationError(message: "\(origin): 'origin' is missing or not a single word of printable ASCII without '+'; name the log by the URL prefix it is served at, such as \"pins.example.com/log\".")
             }
             var log = TransparencyLog(origin: logOrigin)

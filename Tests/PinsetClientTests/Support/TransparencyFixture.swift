@@ -9,11 +9,12 @@ struct TransparencyFixture {
     var log: TestPinSetLog
     let server = FakeTrustServer()
 
-    init(quorum: Int = 2, withPolicy: Bool = true) throws {
-        client = try ClientFixture()
+    /// - Parameter client: the app, with its own trust anchors and the server's signer (default: one self-signed key).
+    init(quorum: Int = 2, withPolicy: Bool = true, client: ClientFixture? = nil) throws {
+        self.client = try client ?? ClientFixture()
         log = try TestPinSetLog()
         if withPolicy {
-            client.configuration.transparency = try log.clientPolicy(quorum: quorum)
+            self.client.configuration.transparency = try log.clientPolicy(quorum: quorum)
         }
     }
 
