@@ -136,7 +136,7 @@ struct ExportCommand: AsyncParsableCommand {
         if let out {
             try AtomicFile.write(bytes, to: out, mode: 0o644)
         } else {
-            FileHandle.standardOutput.write(Data(bytes))
+            try Output.standardOutput(bytes)
         }
         for warning in warnings { Output.warn(warning) }
         for note in notes { Output.note(note) }

@@ -56,6 +56,16 @@ enum Output {
         try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
     }
 
+    /// Writes to standard output; throws when the reader went away (`pinset export … | head -c 10`) rather than
+    /// letting `EPIPE` crash the process. A server's announcement lines ignore the error: serving goes on.
+    static func standardOutput(_ bytes: some Sequence<UInt8>) throws {
+        do {
+            try FileHandle.standardOutput.write(contentsOf: Data(bytes))
+        } catch {
+            throw CLIError("Writing to standard output failed (\(error.localizedDescription)): what it received is incomplete. Give --out FILE, or a reader that takes everything.")
+        }
+    }
+
     static let timestampFormat: Date.ISO8601FormatStyle = .iso8601
 
     static func date(_ date: Date?) -> String {

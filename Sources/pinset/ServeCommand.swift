@@ -69,19 +69,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let port = try service.start()
         // Scripts and tests that ask for port 0 read the bound ports from these lines.
-        FileHandle.standardOutput.write(Data("pinset listening on \(settings.host):\(port)\n".utf8))
+        try? Output.standardOutput("pinset listening on \(settings.host):\(port)\n".utf8)
         if let admin = settings.admin, let adminPort = service.adminPort {
-            FileHandle.standardOutput.write(Data("pinset admin listening on \(admin.host):\(adminPort)\n".utf8))
+            try? Output.standardOutput("pinset admin listening on \(admin.host):\(adminPort)\n".utf8)
         }
         if let reports = settings.reports, let reportsPort = service.reportsPort {
-            FileHandle.standardOutput.write(Data("pinset reports listening on \(reports.host):\(reportsPort)\n".utf8))
+            try? Output.standardOutput("pinset reports listening on \(reports.host):\(reportsPort)\n".utf8)
         }
         if let api = settings.api, let apiPort = service.apiPort {
-            FileHandle.standardOutput.write(Data("pinset api listening on \(api.host):\(apiPort)\n".utf8))
+            try? Output.standardOutput("pinset api listening on \(api.host):\(apiPort)\n".utf8)
         }
-        if let demo = development.demo { FileHandle.standardOutput.write(Data(demo.instructions(host: settings.host, port: port).utf8)) }
+        if let demo = development.demo { try? Output.standardOutput(demo.instructions(host: settings.host, port: port).utf8) }
         if let token = development.operatorToken, let apiPort = service.apiPort {
-            FileHandle.standardOutput.write(Data(DevelopmentStart.operatorInstructions(token, apiPort: apiPort).utf8))
+            try? Output.standardOutput(DevelopmentStart.operatorInstructions(token, apiPort: apiPort).utf8)
         }
         hangup.handle { [logger] in
             do {

@@ -129,7 +129,7 @@ struct WitnessCommand: AsyncParsableCommand {
                 throw CLIError("Cannot start: \(error)")
             }
             // Scripts and tests that ask for port 0 read the bound port from this line.
-            FileHandle.standardOutput.write(Data("pinset witness listening on \(host):\(bound)\n".utf8))
+            try? Output.standardOutput("pinset witness listening on \(host):\(bound)\n".utf8)
             logger.info("Following logs", metadata: [
                 "logs": "\(logs.map(\.origin).joined(separator: ", "))", "vkey": "\(cosigner.verifierKey.encoded)",
             ])

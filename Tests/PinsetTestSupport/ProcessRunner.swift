@@ -37,7 +37,10 @@ public enum ProcessRunner {
         process.standardError = errPipe
         process.standardInput = inPipe
         try process.run()
-        if let stdin { inPipe.fileHandleForWriting.write(Data(stdin)) }
+        // A child may exit without reading its input (a refusal before it reads): the write then fails with EPIPE,
+        // which the non-throwing `write(_:)` turns into a crash of the whole test run. What the child did is in its
+        // status and output.
+        if let stdin { try? inPipe.fileHandleForWriting.write(contentsOf: Data(stdin)) }
         try? inPipe.fileHandleForWriting.close()
         // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
         let collected = CollectedOutput()

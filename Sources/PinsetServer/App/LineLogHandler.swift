@@ -14,7 +14,8 @@ public struct LineLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     private let label: String
     private let format: ServerConfiguration.LogFormat
-    private static let output = LockedValue(FileHandle.standardOutput)
+    /// Taken for every write to standard output, so that lines (and the access log's blocks) never interleave.
+    private static let standardOutputLock = LockedValue(())
 
     public init(label: String, format: ServerConfiguration.LogFormat) {
         self.label = label
@@ -34,7 +35,9 @@ public struct LineLogHandler: LogHandler {
         case .json: line = jsonLine(event, fields)
         }
         guard let line else { return }
-        Self.output.withLock { $0.write(line) }
+        // Not `FileHandle.write(_:)`, which traps when the write fails: a log reader that went away (EPIPE) or a
+        // full disk must cost log lines, never the server.
+        line.withUnsafeBytes { Self.writeToStandardOutput($0) }
     }
 
     private func textLine(_ event: LogEvent, _ fields: Logger.Metadata) -> Data {
@@ -65,7 +68,7 @@ public struct LineLogHandler: LogHandler {
     /// Writes a block of whole lines (the access log's) to standard output under the lock every line takes, so that
     /// no other log line lands inside the block.
     static func writeToStandardOutput(_ bytes: UnsafeRawBufferPointer) {
-        output.withLock { _ in AccessLog.writeAll(bytes, to: STDOUT_FILENO) }
+        standardOutputLock.withLock { _ in AccessLog.writeAll(bytes, to: STDOUT_FILENO) }
     }
 
     /// A key or value as one logfmt token.
