@@ -86,23 +86,23 @@ import Testing
         try browser.screenshot("1-login")
         // A wrong token is refused on the page.
         try browser.type("pinset_\(String(repeating: "Q", count: 43))", into: "#token")
-        try browser.click("#login")
+        try browser.clickToNavigate("#login")
         let afterWrongToken = try browser.pageSource
         #expect(afterWrongToken.contains("not accepted"), "\(afterWrongToken)")
 
         // alice, the author, sees her request but cannot approve it.
         try browser.type(try deployment.token("alice"), into: "#token")
-        try browser.click("#login")
+        try browser.clickToNavigate("#login")
         try browser.open("\(deployment.dashboard)/requests/1")
         #expect(try browser.text("#state") == "open")
         #expect(try !browser.exists("#approve"))
         #expect(try browser.pageSource.contains("another admin with the reviewer role must approve it"))
-        try browser.click("header form button")
+        try browser.clickToNavigate("header form button")
         #expect(try browser.currentURL.hasSuffix("/dashboard/login"))
 
         // bob logs in: a session cookie the page's scripts cannot read, sent only over TLS and only same-site.
         try browser.type(try deployment.token("bob"), into: "#token")
-        try browser.click("#login")
+        try browser.clickToNavigate("#login")
         #expect(try browser.text("#who").hasPrefix("bob"))
         let session = try #require(try browser.cookies().first { $0["name"] as? String == "__Host-pinset_session" })
         #expect(session["httpOnly"] as? Bool == true && session["secure"] as? Bool == true && session["sameSite"] as? String == "Strict", "\(session)")
@@ -116,7 +116,7 @@ import Testing
         try browser.screenshot("2-overview")
 
         // The customer: the host is in state matches-nothing, with the key it serves now.
-        try browser.click("tr[data-customer=acme] a")
+        try browser.clickToNavigate("tr[data-customer=acme] a")
         let renewedPin = try CLIPinSourceTests.opensslPin(certificate: deployment.cli.directory.file("renewed.pem"))
         let host = try browser.text("#hosts tr[data-host='api.example.test']")
         #expect(host.contains("matches-nothing") && host.contains(renewedPin), "\(host)")
@@ -127,8 +127,10 @@ import Testing
         let preview = try browser.text("#preview tr[data-host='api.example.test']")
         #expect(preview.contains("+ \(renewedPin)") && preview.contains("matches"), "\(preview)")
         try browser.screenshot("4-request")
-        try browser.click("#approve")
-        #expect(try browser.text("#notice").contains("Approved"))
+        try browser.clickToNavigate("#approve")
+        let answer = try browser.exists("#notice") ? try browser.text("#notice")
+            : "no notice; refused with: \(try browser.exists("#refusal") ? try browser.text("#refusal") : "nothing shown")"
+        #expect(answer.contains("Approved"), "\(answer)")
         #expect(try browser.text("#state") == "applied")
         try browser.screenshot("5-approved")
         #expect(try deployment.requestState(1) == "applied")
@@ -153,7 +155,7 @@ import Testing
             <input type="hidden" name="csrf" value="guessed"><button id="go" type="submit">Win a prize</button></form></body></html>
             """)
         try browser.open("file://\(attack)")
-        try browser.click("#go")
+        try browser.clickToNavigate("#go")
         #expect(try browser.text("#refusal").contains("came from another site (cross-site)"))
         try browser.screenshot("7-cross-site-refused")
         #expect(try deployment.requestState(2) == "open")
@@ -174,7 +176,7 @@ import Testing
         #expect(try browser.text("#break-glass").contains("outage, no reviewer reachable"))
         try browser.screenshot("8-break-glass")
         try browser.type("checked the spare key with the team", into: "#break-glass input[name=note]")
-        try browser.click("#break-glass button")
+        try browser.clickToNavigate("#break-glass button")
         #expect(try !browser.exists("#break-glass"))
         let listed = try deployment.team.run("bob", ["review", "list", "--break-glass", "--all", "--json"])
         let event = (try JSONSerialization.jsonObject(with: Data(listed.stdout)) as? [[String: Any]])?.first
@@ -403,7 +405,7 @@ import Testing
         #expect(try browser.exists("main h1") && browser.exists("main label[for=token]"))
         try fitsTheWindow("login")
         try browser.type(try deployment.token("bob"), into: "#token")
-        try browser.click("#login")
+        try browser.clickToNavigate("#login")
         #expect(try browser.text("#who").hasPrefix("bob"))
 
         // The overview: the fetches that reported no version are counted, not "no fetches".

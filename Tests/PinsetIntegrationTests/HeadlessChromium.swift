@@ -80,6 +80,23 @@ final class HeadlessChromium {
         _ = try command("POST", "element/\(try element(selector))/click", [:])
     }
 
+    /// Clicks what submits a form or follows a link, and returns once the next page has loaded. WebDriver's click
+    /// waits for a navigation only if it starts at once; a POST whose answer takes a while (an approval's live check
+    /// on a loaded machine) would otherwise be read from the page before it. The page is told apart by a mark set in
+    /// the old document, which a new document does not have.
+    func clickToNavigate(_ selector: String, timeout: Duration = .seconds(30)) throws {
+        _ = try execute("window.pinsetPageBeforeClick = true")
+        try click(selector)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            // While the old document unloads, scripts may fail to run: that is not yet the new page.
+            if (try? execute("return window.pinsetPageBeforeClick !== true && document.readyState === 'complete'")) as? Bool == true { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let text = (try? execute("return document.body ? document.body.innerText : ''")) as? String ?? ""
+        throw Failure("clicking '\(selector)' loaded no new page within \(timeout); still on \((try? currentURL) ?? "?"): \(text.prefix(2_000))")
+    }
+
     /// Runs `script` as the body of a function in the page (WebDriver's script execution, which the page's CSP does
     /// not govern) and returns what it returns.
     func execute(_ script: String, _ arguments: [Any] = []) throws -> Any? {
