@@ -135,7 +135,7 @@ struct AppleGlueTests {
         }
         // The reporter queues the report in the state directory (its sender cannot reach the server).
         // Two evaluations (session and task level), one report per host and interval.
-        for _ in 0..<200 where f.queuedReports().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        for _ in 0..<1_500 where f.queuedReports().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         try await Task.sleep(for: .milliseconds(200))
         #expect(f.queuedReports() == ["api.example.com"])
     }

@@ -308,7 +308,7 @@ final class ACMERotationTestbed: @unchecked Sendable {
             }
             server = try RunningServer(cli: cli, extraConfiguration: [
                 "resignIntervalSeconds": 1, "freshnessWindowSeconds": 60, "maxContentStalenessSeconds": 0, "uptakeWindowSeconds": 60,
-                "uptakeSnapshotIntervalSeconds": 1,
+                "uptakeSnapshotIntervalSeconds": 3,
             ])
 
             stateDirectory = directory.file("acme-state")

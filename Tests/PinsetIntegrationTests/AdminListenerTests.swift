@@ -17,10 +17,11 @@ import Testing
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
         #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", HostileClientTests.pinHash, "--hash", HostileClientTests.backupHash]).status == 0)
-        let server = try RunningServer(cli: cli, extraConfiguration: ["admin": ["host": "127.0.0.1", "port": 0]])
+        // The two idle connections counted below must outlast a slow scrape.
+        let server = try RunningServer(cli: cli, extraConfiguration: ["admin": ["host": "127.0.0.1", "port": 0], "requestHeadTimeoutSeconds": 60])
         defer { server.stop() }
         var admin: Int?
-        _ = server.process.waitFor(timeout: 10) {
+        _ = server.process.waitFor(timeout: 60) {
             admin = Self.adminPort(in: server.process.stdout)
             return admin != nil
         }

@@ -146,7 +146,7 @@ import Testing
         #expect(try rotation(cli, ["add-next", Self.customer, Self.host, "--public-key", next.publicKey, "--reason", "next"]).status == 0)
         let server = try RunningServer(cli: cli, extraConfiguration: [
             "resignIntervalSeconds": 2, "freshnessWindowSeconds": 120, "maxContentStalenessSeconds": 30, "uptakeWindowSeconds": 120,
-            "uptakeSnapshotIntervalSeconds": 1,
+            "uptakeSnapshotIntervalSeconds": 3,
         ])
         defer { server.stop() }
         let bundle = try CurlResponse.get("\(server.baseURL)/\(Self.customer).json.signed", in: cli.directory)
@@ -156,7 +156,7 @@ import Testing
         for _ in 0..<3 { _ = try CurlResponse.get("\(server.baseURL)/\(Self.customer).json.signed", ["-H", "Pinset-Version: \(version)"], in: cli.directory) }
 
         var entry: [String: Any] = [:]
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         repeat {
             Thread.sleep(forTimeInterval: 0.5)
             let status = try rotation(cli, ["status", Self.customer, Self.host, "--json"])

@@ -32,7 +32,7 @@ import Testing
         let leafPin = try #require(first.hosts[0].spkiSHA256.map(\.base64).first { $0 != backupHash })
         #expect(try cli.run(["pin", "remove", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com", "--hash", leafPin]).status == 0)
         var second = first
-        for _ in 0..<40 where second.version == first.version {
+        for _ in 0..<300 where second.version == first.version {
             try await Task.sleep(for: .milliseconds(100))
             second = try await updater.update()
         }

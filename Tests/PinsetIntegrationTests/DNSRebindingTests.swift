@@ -65,7 +65,7 @@ import Testing
         let dns = try BackgroundProcess("python3", [script, "rebind.example.test", "127.0.0.1", "127.0.0.2", log, dnsAddress],
                                         logDirectory: directory.path, name: "dns")
         defer { dns.stop() }
-        #expect(dns.waitFor(timeout: 10) { dns.stdout.contains("listening") }, "the DNS responder did not start: \(dns.stderr)")
+        #expect(dns.waitFor(timeout: 30) { dns.stdout.contains("listening") }, "the DNS responder did not start: \(dns.stderr)")
         let resolvConf = try directory.write("resolv.conf", "nameserver \(dnsAddress)\noptions attempts:1 timeout:2\n")
 
         let apiPort = try FreePort.pick()

@@ -39,7 +39,7 @@ import Testing
     /// unclosed form would take over the page's approve button for request 1.
     static let markupReason = "backup key \u{600}<meta http-equiv=\"refresh\u{301}\" content=0;url=/dashboard/login>\u{301} \u{600}<form method=post action=/dashboard/requests/1/approve>\u{301}"
 
-    /// acme's api.example.test serves a renewed key; the server monitors it every second and serves the admin API
+    /// acme's api.example.test serves a renewed key; the server monitors it every three seconds and serves the admin API
     /// and dashboard over TLS; alice has proposed the renewed key (request 1) and a spare (request 2).
     static func deploy() throws -> Deployment {
         let team = try CLIReviewTests.team()
@@ -56,7 +56,7 @@ import Testing
         let apiPort = try FreePort.pick()
         let server = try RunningServer(cli: cli, extraConfiguration: [
             "api": ["host": "127.0.0.1", "port": apiPort, "certificate": served.leaf.cert, "privateKey": served.leaf.key, "failedAuthenticationsPerMinute": 3],
-            "monitoring": ["intervalSeconds": 1, "timeoutSeconds": 0.8, "concurrency": 1, "caFile": served.ca, "expiryWarningDays": 7,
+            "monitoring": ["intervalSeconds": 3, "timeoutSeconds": 2.5, "concurrency": 1, "caFile": served.ca, "expiryWarningDays": 7,
                            "connectTo": ["api.example.test": "127.0.0.1"]],
             "resignIntervalSeconds": 5,
             "reports": ["host": "127.0.0.1", "port": 0, "flushIntervalSeconds": 0.1],

@@ -31,7 +31,7 @@ import Testing
         let server = try zeroConfigurationServer(in: work, logs: logs)
         defer { server.stop() }
         let port = try port(of: server)
-        _ = server.waitFor(timeout: 10) { server.stdout.contains("Remove the demo") }
+        _ = server.waitFor(timeout: 30) { server.stdout.contains("Remove the demo") }
         let output = server.stdout
         let key = work.file(".pinset-data/signing-key.pem")
         let mode = try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int

@@ -94,7 +94,7 @@ import Testing
         let rssAfter = try #require(ServerProbe.residentKiB(pid: pid))
         #expect(rssPeak < Self.memoryBoundKiB, "resident memory peaked at \(rssPeak) KiB (before: \(rssBefore) KiB)")
         #expect(rssAfter < Self.memoryBoundKiB, "resident memory after the attack: \(rssAfter) KiB (before: \(rssBefore) KiB)")
-        let descriptorsAfter = ServerProbe.waitForDescriptors(pid: pid, atMost: descriptorsBefore + 1, timeout: 5)
+        let descriptorsAfter = ServerProbe.waitForDescriptors(pid: pid, atMost: descriptorsBefore + 1, timeout: 30)
         #expect(descriptorsAfter <= descriptorsBefore + 1, "the server holds \(descriptorsAfter) sockets, \(descriptorsBefore) before the attack")
         #expect(server.stop() == 0, "SIGTERM must exit 0 after the attack: \(server.process.stderr)")
     }
@@ -152,7 +152,7 @@ import Testing
         let rssAfter = try #require(ServerProbe.residentKiB(pid: pid))
         #expect(rssPeak < Self.memoryBoundKiB, "resident memory peaked at \(rssPeak) KiB (before: \(rssBefore) KiB)")
         #expect(rssAfter < Self.memoryBoundKiB, "resident memory after the attack: \(rssAfter) KiB")
-        let descriptorsAfter = ServerProbe.waitForDescriptors(pid: pid, atMost: descriptorsBefore + 1, timeout: 5)
+        let descriptorsAfter = ServerProbe.waitForDescriptors(pid: pid, atMost: descriptorsBefore + 1, timeout: 30)
         #expect(descriptorsAfter <= descriptorsBefore + 1, "the server holds \(descriptorsAfter) sockets, \(descriptorsBefore) before the attack")
         #expect(server.stop() == 0, "SIGTERM must exit 0 after the attack: \(server.process.stderr)")
     }

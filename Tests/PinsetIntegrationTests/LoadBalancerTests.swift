@@ -74,7 +74,7 @@ import Testing
         let response = try CurlResponse.get("\(nginx.baseURL)/acme.json.signed", ["--interface", "127.0.0.5"], in: cli.directory)
         #expect(response.status == 200)
         let logged = { server.process.stdout + server.process.stderr }
-        #expect(server.process.waitFor(timeout: 5) { logged().contains("127.0.0.5") }, "the access log lacks the client address: \(logged())")
+        #expect(server.process.waitFor(timeout: 30) { logged().contains("127.0.0.5") }, "the access log lacks the client address: \(logged())")
 
         // Straight to the instance, without the header: closed unanswered.
         let direct = try RawClient.exchange(port: server.port, Array("GET /acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n".utf8))

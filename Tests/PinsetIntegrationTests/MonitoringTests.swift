@@ -171,7 +171,7 @@ import Testing
         // The test certificates are valid for 30 days: inside the default 30-day warning window they would read as
         // expiring without a next key, which is not what this test watches.
         let server = try RunningServer(cli: cli, extraConfiguration: [
-            "monitoring": ["intervalSeconds": 1, "timeoutSeconds": 0.8, "concurrency": 2, "caFile": pki.ca, "expiryWarningDays": 7,
+            "monitoring": ["intervalSeconds": 3, "timeoutSeconds": 2.5, "concurrency": 2, "caFile": pki.ca, "expiryWarningDays": 7,
                            "connectTo": ["api.example.test": "127.0.0.1"]],
         ])
         defer { server.stop() }

@@ -53,19 +53,14 @@ import Testing
         #expect(try cli.run(["customer", "add", "acme"]).status == 0)
         #expect(try cli.run(["host", "add", "acme", "api.example.com"]).status == 0)
 
-        // The server's clock starts here; the windows lie ahead of it and of the real clock, by less than the
-        // clock skew `pinset client` allows, so that bundles signed at them are accepted.
-        let clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
-        let enters = clock.now().addingTimeInterval(40), leaves = clock.now().addingTimeInterval(50)
-        for (certificate, window) in [(steady.cert, [String]()), (arriving.cert, ["--not-before", Self.iso(enters)]), (retiring.cert, ["--not-after", Self.iso(leaves)])] {
-            let added = try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", certificate] + window + skip)
-            #expect(added.status == 0, "\(added.combined)")
-        }
+        #expect(try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", steady.cert] + skip).status == 0)
 
-        // Bad windows are refused with what to do, and store nothing.
+        // Bad windows are refused with what to do, and store nothing. (Before the windows below are set: they lie
+        // close ahead of the real clock.)
         let before = try cli.databaseDump()
+        let later = Date().addingTimeInterval(3_600)
         let backwards = try cli.run(["pin", "add", "acme", "api.example.com", "--hash", LiveChainGuardTests.spareHash,
-                                     "--not-before", Self.iso(leaves), "--not-after", Self.iso(enters)] + skip)
+                                     "--not-before", Self.iso(later.addingTimeInterval(10)), "--not-after", Self.iso(later)] + skip)
         #expect(backwards.status != 0 && backwards.stderr.contains("--not-before must be earlier than --not-after"), "\(backwards.combined)")
         let garbled = try cli.run(["pin", "add", "acme", "api.example.com", "--hash", LiveChainGuardTests.spareHash, "--not-after", "next tuesday"] + skip)
         #expect(garbled.status != 0 && garbled.stderr.contains("is not an ISO 8601 time"), "\(garbled.combined)")
@@ -74,6 +69,15 @@ import Testing
         let unknown = try cli.run(["pin", "window", "acme", "api.example.com", "--hash", LiveChainGuardTests.spareHash, "--clear"] + skip)
         #expect(unknown.status != 0 && unknown.stderr.contains("has no pin"), "\(unknown.combined)")
         #expect(try cli.databaseDump() == before)
+
+        // The server's clock starts here; the windows lie ahead of it and of the real clock, by less than the
+        // clock skew `pinset client` allows, so that bundles signed at them are accepted.
+        let clock = TestClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let enters = clock.now().addingTimeInterval(40), leaves = clock.now().addingTimeInterval(50)
+        for (certificate, window) in [(arriving.cert, ["--not-before", Self.iso(enters)]), (retiring.cert, ["--not-after", Self.iso(leaves)])] {
+            let added = try cli.run(["pin", "add", "acme", "api.example.com", "--certificate", certificate] + window + skip)
+            #expect(added.status == 0, "\(added.combined)")
+        }
 
         // `pin list` shows the windows and what the next bundles hold.
         let list = try cli.run(["pin", "list", "acme"])

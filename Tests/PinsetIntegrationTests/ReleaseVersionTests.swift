@@ -37,7 +37,7 @@ import Testing
         ])
         #expect(update.status == 0, "\(update.combined)")
         // The access log writes what the client sent (quoted only where it holds a space or a quote).
-        let logged = server.process.waitFor(timeout: 10) {
+        let logged = server.process.waitFor(timeout: 30) {
             server.process.stdout.split(separator: "\n").contains { $0.contains("target=/acme.json.signed") && $0.hasSuffix("user_agent=\(PinsetRelease.userAgent)") }
         }
         #expect(logged, "the client names itself and its release: \(server.process.stdout.suffix(2000))")

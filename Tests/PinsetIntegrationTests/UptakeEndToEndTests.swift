@@ -26,7 +26,7 @@ import Testing
         let updater = PinsetUpdater(configuration: configuration)
         var olderFetches = 0
         var new = old
-        while new.version == old.version && olderFetches < 40 {
+        while new.version == old.version && olderFetches < 300 {
             if olderFetches > 0 { try await Task.sleep(for: .milliseconds(100)) }
             new = try await updater.update()
             olderFetches += 1

@@ -38,7 +38,7 @@ struct HostMonitorTests {
         let monitor = try HostMonitor(configuration: configuration, source: source, metrics: nil, logger: Logger(label: "test"))
         // Bounds the test: if stopping waited for the read, it returns only after this answer, and says so below.
         let safety = DispatchWorkItem { source.answer() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: safety)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: safety)
         defer { safety.cancel() }
 
         monitor.start()

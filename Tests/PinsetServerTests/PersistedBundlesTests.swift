@@ -226,7 +226,7 @@ struct PersistedBundlesTests {
         deployment.clock.advance(by: 1)
         #expect(!refresher.refreshNow(reason: "schedule"))
         // The archive writer may still hold the first pass's bundles for a moment.
-        #expect(try await eventually(within: 5) { finished == nil })
+        #expect(try await eventually { finished == nil })
         #expect(deployment.openSpools == 1)
         let served = cache.snapshot.bundles
         #expect(served.count == 6 && served.values.allSatisfy { $0.isSpooled && $0.file === served.values.first?.file })
@@ -272,7 +272,7 @@ struct PersistedBundlesTests {
         #expect(kept.etag == etag && kept.timestamp == timestamp)
         #expect(try kept.bytes == bytes)
         #expect(kept.isSpooled && kept.file === cache.bundle(for: plain)?.file)
-        #expect(try await eventually(within: 5) { firstSpool == nil }, "the previous spool is freed")
+        #expect(try await eventually { firstSpool == nil }, "the previous spool is freed")
         #expect(deployment.openSpools == 1)
     }
 

@@ -48,7 +48,7 @@ struct TransportProxyProtocolTests {
         let (server, port) = try Self.start(transport, log: log, events: events)
         let client = try TransportTestClient(port: port)
         try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
-        let result = client.readToEnd(timeout: .seconds(5))
+        let result = client.readToEnd()
         #expect(result.ending != .stillOpen)
         #expect(result.bytes.isEmpty)
         #expect(log.all.isEmpty)

@@ -66,7 +66,7 @@ final class TransportTestClient {
     }
 
     /// Reads one response. `bodyExpected: false` is for HEAD, whose Content-Length describes no bytes on the wire.
-    func readResponse(bodyExpected: Bool = true, timeout: Duration = .seconds(5)) throws -> Response {
+    func readResponse(bodyExpected: Bool = true, timeout: Duration = .seconds(20)) throws -> Response {
         let deadline = ContinuousClock.now + timeout
         var headEnd: Int?
         while headEnd == nil {
@@ -92,7 +92,7 @@ final class TransportTestClient {
     }
 
     /// Reads until the server closes or resets the connection, or `timeout` passes; returns what arrived.
-    func readToEnd(timeout: Duration = .seconds(5)) -> (bytes: [UInt8], ending: Ending) {
+    func readToEnd(timeout: Duration = .seconds(20)) -> (bytes: [UInt8], ending: Ending) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             switch readOnce() {
@@ -172,7 +172,7 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
-func transportEventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+func transportEventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

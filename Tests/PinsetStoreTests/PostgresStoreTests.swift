@@ -146,10 +146,14 @@ import Testing
         defer { try? store.close() }
         let holder = try BackgroundProcess("\(TestPostgresServer.binDirectory)/psql", [
             "-X", "-h", "127.0.0.1", "-p", String(server.port), "-U", TestPostgresServer.user, "-d", postgres.database,
-            "-c", "BEGIN; SELECT pg_advisory_xact_lock(\(PostgresDatabase.writeLockKey)); SELECT pg_sleep(4); COMMIT;",
+            "-c", "BEGIN; SELECT pg_advisory_xact_lock(\(PostgresDatabase.writeLockKey)); SELECT pg_sleep(20); COMMIT;",
         ], logDirectory: NSTemporaryDirectory(), name: "lock-holder-\(getpid())", environment: server.environment)
         defer { holder.stop() }
-        usleep(1_000_000)
+        // Waits until the holder has the lock, however slowly psql starts.
+        let granted = "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '\(postgres.database)'"
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try server.psql(granted) == "0", ContinuousClock.now < deadline { usleep(50_000) }
+        try #require(try server.psql(granted) != "0", "psql never took the write lock: \(holder.stderr)")
         func storeBackends() throws -> [Int32] {
             try server.backendPIDs(where: "datname = '\(postgres.database)' AND backend_type = 'client backend' AND query NOT LIKE '%pg_sleep%'")
         }
@@ -319,7 +323,7 @@ import Testing
     }
 
     @Test func aStatementWaitingOnAFrozenConnectionHoldsUpNoOtherTransaction() throws {
-        let frozen = try PostgresUnansweredTests.FrozenConnection(answerTimeout: 6)
+        let frozen = try PostgresUnansweredTests.FrozenConnection(answerTimeout: 12)
         let store = frozen.store
         defer { try? store.close() }
         defer { frozen.thaw() }
@@ -331,7 +335,8 @@ import Testing
             frozenRead.set(Result { try store.changeCounter() })
             frozenDone.signal()
         }
-        usleep(300_000)
+        // Long enough for the thread to take the idle connection on a busy machine.
+        usleep(1_500_000)
         // The idle connection was taken by the frozen read; this one opens another and is answered while the
         // frozen read still waits.
         #expect(try store.customers().map(\.name.rawValue) == ["acme"])
@@ -413,7 +418,10 @@ import Testing
             ALTER SYSTEM SET ssl = on;
             SELECT pg_reload_conf();
             """)
-        usleep(300_000)
+        // The postmaster applies the reload on its own time; new sessions show when it has.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try server.psql("SHOW ssl") != "on", ContinuousClock.now < deadline { usleep(50_000) }
+        guard try server.psql("SHOW ssl") == "on" else { throw StoreError(.unavailable, "PostgreSQL did not turn TLS on after reloading its configuration") }
         return TLSServer(server: server, caPEM: directory.file("ca.pem"), otherCAPEM: directory.file("other-ca.pem"))
     }
 
