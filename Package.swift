@@ -465,7 +465,8 @@ let package = Package(
         .testTarget(
             name: "PinsetAppleGlueTests",
             dependencies: ["PinsetClient", "PinsetCore", "PinsetSigning", "PinsetTestSupport", .product(name: "X509", package: "swift-certificates")],
-            swiftSettings: strictSwift6 + [.define("PINSET_APPLE_SHIM")]
+            // The shim only on Linux; on Apple platforms the target compiles to nothing (the adapter is PinsetClient's).
+            swiftSettings: strictSwift6 + [.define("PINSET_APPLE_SHIM", .when(platforms: [.linux])), .define("PINSET_APPLE_GLUE_TARGET")]
         ),
         // The witness over real HTTP and SQLite files: a log's checkpoints cosigned, every attack refused; and
         // `pinset witness` run as a process.

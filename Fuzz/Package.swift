@@ -14,6 +14,9 @@ let rootIdentity = URL(fileURLWithPath: #filePath)
 
 let package = Package(
     name: "pinset-fuzz",
+    // The root package's floor, so that the package resolves on a Mac; libFuzzer itself ships with the Linux
+    // toolchain only, so `Fuzz/run` is for Linux.
+    platforms: [.macOS(.v14)],
     dependencies: [
         .package(path: ".."),
     ],

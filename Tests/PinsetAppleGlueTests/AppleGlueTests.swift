@@ -1,3 +1,5 @@
+// Linux only: on Apple platforms the real frameworks exist and this target compiles to nothing.
+#if PINSET_APPLE_SHIM
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -285,3 +287,4 @@ final class CountingFetcher: BundleFetcher, @unchecked Sendable {
         return FetchedBundle(statusCode: 200, body: body)
     }
 }
+#endif

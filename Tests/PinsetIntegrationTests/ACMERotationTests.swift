@@ -16,6 +16,7 @@ import Testing
     /// Connections the app makes with each live key, at least: about every 100 ms while a gate takes a minute.
     static let connectionsPerKey = 20
 
+    @available(macOS 15.0, iOS 18.0, *)
     @Test func renewalsByLegoThenCertbotWithNewKeysNeverFailAPinnedConnection() async throws {
         let bed = try ACMERotationTestbed()
         defer { bed.stop() }
@@ -69,6 +70,7 @@ import Testing
         #expect(try bed.pins() == pinned([liveKeys.last!: false, nextKey: true]))
     }
 
+    @available(macOS 15.0, iOS 18.0, *)
     @Test func aRenewalWithAKeyThatWasNeverPinnedIsRefusedBeforeDeploying() async throws {
         let bed = try ACMERotationTestbed()
         defer { bed.stop() }
@@ -111,6 +113,7 @@ import Testing
         #expect(report.probes >= 20)
     }
 
+    @available(macOS 15.0, iOS 18.0, *)
     @Test func aRenewalBeforeTheGateOpensIsRefusedBeforeDeploying() async throws {
         let bed = try ACMERotationTestbed()
         defer { bed.stop() }
@@ -150,6 +153,7 @@ import Testing
         #expect(report.probes >= 20)
     }
 
+    @available(macOS 15.0, iOS 18.0, *)
     @Test func aGateStillClosedNearExpiryRenewsWithTheLiveKeyAndPostponesTheRotation() async throws {
         let bed = try ACMERotationTestbed()
         defer { bed.stop() }
@@ -521,6 +525,9 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 /// The app: fetches its pins from `pinset serve` every second with the real `PinsetUpdater`, and connects to the
 /// TLS host every 100 ms, judging each chain with the real `ServerTrustEvaluator` (chain to pebble's root, host
 /// name, then the pins).
+// Its loops run on threads of their own (`OwnThreadExecutor`: task executors need macOS 15), and so do the tests
+// that start it.
+@available(macOS 15.0, iOS 18.0, *)
 final class PinnedApp: @unchecked Sendable {
     struct Report: Sendable {
         var probes = 0

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PinsetTestSupport
 
 /// A loopback TCP listener that accepts every connection, holds it for `hold` seconds without a byte of TLS,
 /// and closes it: what a monitor sees as an unreachable host. It counts the connections open at once, so a
@@ -25,7 +26,7 @@ final class ConnectionCountingListener: @unchecked Sendable {
     /// no answer at all, like a host behind a firewall that drops it.
     init(hold: TimeInterval, accepting: Bool = true) throws {
         self.hold = hold
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listening = socket(AF_INET, SystemCall.streamSocket, 0)
         var reuse: Int32 = 1
         setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -43,7 +44,7 @@ final class ConnectionCountingListener: @unchecked Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         guard accepting else {
             // Linux queues one connection beyond a backlog of 0 and drops the SYNs of every further one.
-            backlogFiller = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            backlogFiller = socket(AF_INET, SystemCall.streamSocket, 0)
             let filled = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(backlogFiller, $0, length) } }
             acceptLoopDone.signal()
             guard filled == 0 else { throw Failure("the counting listener could not fill its own queue") }
@@ -60,8 +61,8 @@ final class ConnectionCountingListener: @unchecked Sendable {
     private func acceptLoop() {
         defer { acceptLoopDone.signal() }
         while !lock.withLock({ stopping }) {
-            var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pollfd, 1, 100) > 0 else { continue }
+            var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&watched, 1, 100) > 0 else { continue }
             let connection = accept(fd, nil, nil)
             guard connection >= 0 else { continue }
             lock.withLock {

@@ -65,7 +65,7 @@ final class ConnectionFlood: @unchecked Sendable {
     private func run() {
         if let namespace {
             // Only this thread enters the namespace: its sockets are made there, the test's are not.
-            let handle = Glibc.open("/var/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
+            let handle = SystemCall.open("/var/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
             guard handle >= 0, Self.enterNetworkNamespace(handle) else {
                 state.withLock { failure = "could not enter network namespace \(namespace): errno \(errno)" }
                 if handle >= 0 { close(handle) }

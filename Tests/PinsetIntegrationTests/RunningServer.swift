@@ -90,7 +90,7 @@ struct CurlResponse {
 enum RawClient {
     /// Sends `request`, then reads until the server closes or `timeout` passes. Returns what was read and
     /// whether the server closed the connection.
-    static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 5) throws -> (response: [UInt8], closed: Bool) {
+    static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 20) throws -> (response: [UInt8], closed: Bool) {
         let fd = try connect(port: port)
         defer { close(fd) }
         var sent = 0
@@ -103,13 +103,13 @@ enum RawClient {
     }
 
     static func connect(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, SystemCall.streamSocket, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SystemCall.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
             close(fd)
@@ -123,9 +123,9 @@ enum RawClient {
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while Date() < deadline {
-            var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let remaining = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
-            guard poll(&pollfd, 1, min(remaining, 200)) > 0 else { continue }
+            guard poll(&watched, 1, min(remaining, 200)) > 0 else { continue }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n <= 0 { return (received, true) }
             received += buffer[0..<n]

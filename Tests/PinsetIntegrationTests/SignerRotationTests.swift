@@ -61,6 +61,7 @@ import Testing
         var rootDER: [UInt8] { get throws { try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(rootDir)/root-cert.der"))) } }
     }
 
+    @available(macOS 15.0, iOS 18.0, *)
     @Test func rotatingTheSignersOfBothInstancesUnderLoadFailsNothing() async throws {
         var deployment = try Deployment()
         let cli = deployment.cli

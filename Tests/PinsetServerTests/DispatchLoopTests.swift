@@ -24,7 +24,7 @@ struct DispatchLoopTests {
 
     private static func socketPair() throws -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { throw SocketPairFailed(errno: errno) }
+        guard socketpair(AF_UNIX, SystemCall.streamSocket, 0, &fds) == 0 else { throw SocketPairFailed(errno: errno) }
         return (fds[0], fds[1])
     }
 

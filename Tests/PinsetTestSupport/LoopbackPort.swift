@@ -42,11 +42,7 @@ public enum LoopbackPort {
         readTimeout: Duration? = .seconds(5), writeTimeout: Duration = .seconds(5)
     ) throws -> Int32 {
         let isIPv6 = destination.contains(":")
-        #if os(Linux)
-        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, SystemCall.streamSocket, 0)
         guard fd >= 0 else { throw ConnectFailed(step: "socket", errno: errno) }
         for (option, timeout) in [(SO_RCVTIMEO, readTimeout), (SO_SNDTIMEO, writeTimeout)] {
             guard let (seconds, attoseconds) = timeout?.components else { continue }
@@ -91,20 +87,12 @@ public enum LoopbackPort {
     private static func bindAndConnect<Address>(_ fd: Int32, _ local: inout Address, _ remote: inout Address) -> String? {
         let size = socklen_t(MemoryLayout<Address>.size)
         guard withUnsafePointer(to: &local, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }) == 0 else { return "bind" }
-        #if canImport(Glibc)
-        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) } }
-        #else
-        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Darwin.connect(fd, $0, size) } }
-        #endif
+        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SystemCall.connect(fd, $0, size) } }
         return connected == 0 ? nil : "connect"
     }
 
     private static func bound(port: Int) throws -> (descriptor: Int32, port: Int) {
-        #if os(Linux)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(AF_INET, SystemCall.streamSocket, 0)
         guard fd >= 0 else { throw Unavailable(errno: errno) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

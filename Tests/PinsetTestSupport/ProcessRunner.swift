@@ -45,14 +45,15 @@ public enum ProcessRunner {
         // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
         let collected = CollectedOutput()
         let group = DispatchGroup()
+        let (outReader, errReader) = (outPipe.fileHandleForReading, errPipe.fileHandleForReading)
         group.enter()
         DispatchQueue.global().async {
-            collected.setOut(outPipe.fileHandleForReading.readDataToEndOfFile())
+            collected.setOut(outReader.readDataToEndOfFile())
             group.leave()
         }
         group.enter()
         DispatchQueue.global().async {
-            collected.setErr(errPipe.fileHandleForReading.readDataToEndOfFile())
+            collected.setErr(errReader.readDataToEndOfFile())
             group.leave()
         }
         if group.wait(timeout: .now() + timeout) == .timedOut {

@@ -34,7 +34,7 @@ enum RawHTTP {
         var offset = 0
         while offset < bytes.count {
             // MSG_NOSIGNAL: a server that answers early and closes must not kill the test with SIGPIPE.
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes { SystemCall.send(fd, $0, flags: Int32(MSG_NOSIGNAL)) }
             if sent <= 0 { break }
             offset += sent
         }

@@ -1,6 +1,6 @@
 // Apple platforms only. On Linux the test target PinsetAppleGlueTests compiles this very file against
 // declarations with Apple's exact signatures (PINSET_APPLE_SHIM), so that its paths run in tests.
-#if canImport(Security) || PINSET_APPLE_SHIM
+#if (canImport(Security) && !PINSET_APPLE_GLUE_TARGET) || PINSET_APPLE_SHIM
 import Foundation
 #if canImport(Security)
 import Security

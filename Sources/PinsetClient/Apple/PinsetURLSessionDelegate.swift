@@ -1,5 +1,6 @@
-// Apple platforms only; compiled on Linux by PinsetAppleGlueTests against Apple's exact signatures.
-#if canImport(Security) || PINSET_APPLE_SHIM
+// Apple platforms only; compiled on Linux by PinsetAppleGlueTests against Apple's exact signatures (and not
+// compiled in that target on Apple platforms, where PinsetClient has it).
+#if (canImport(Security) && !PINSET_APPLE_GLUE_TARGET) || PINSET_APPLE_SHIM
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,3 +1,5 @@
+// Linux only: on Apple platforms the real frameworks exist and this target compiles to nothing.
+#if PINSET_APPLE_SHIM
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -48,3 +50,4 @@ extension URLCredential {
         TrustCredentials.record(self, trust)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Linux only: on Apple platforms the real frameworks exist and this target compiles to nothing.
+#if PINSET_APPLE_SHIM
 import Dispatch
 import Foundation
 
@@ -74,3 +76,4 @@ public final class NWProtocolTLS {
         public init() {}
     }
 }
+#endif

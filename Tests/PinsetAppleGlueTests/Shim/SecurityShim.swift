@@ -1,3 +1,5 @@
+// Linux only: on Apple platforms the real frameworks exist and this target compiles to nothing.
+#if PINSET_APPLE_SHIM
 import Foundation
 
 // Security.framework, as far as Pinset's Apple adapter uses it, declared with Apple's exact Swift signatures so
@@ -115,3 +117,4 @@ public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? {
 public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
     Data(certificate.der)
 }
+#endif

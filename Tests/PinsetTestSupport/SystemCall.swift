@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The system calls test clients make under names that a test type's own `send`, `connect` or `open` would shadow,
+/// and the one constant whose type differs between Glibc and Darwin: written once here, for both platforms.
+public enum SystemCall {
+    /// `SOCK_STREAM` as `socket(2)` takes it: an enum case on Glibc, an `Int32` on Darwin.
+    public static var streamSocket: Int32 {
+        #if os(Linux)
+        Int32(SOCK_STREAM.rawValue)
+        #else
+        SOCK_STREAM
+        #endif
+    }
+
+    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32) -> Int {
+        #if canImport(Glibc)
+        Glibc.send(fd, bytes.baseAddress, bytes.count, flags)
+        #else
+        Darwin.send(fd, bytes.baseAddress, bytes.count, flags)
+        #endif
+    }
+
+    public static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.connect(fd, address, length)
+        #else
+        Darwin.connect(fd, address, length)
+        #endif
+    }
+
+    public static func open(_ path: String, _ flags: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.open(path, flags)
+        #else
+        Darwin.open(path, flags)
+        #endif
+    }
+}
