@@ -86,7 +86,7 @@ final class ConnectionFlood: @unchecked Sendable {
             if mode == .trickling && Date().timeIntervalSince(lastTrickle) > 0.2 {
                 lastTrickle = Date()
                 for socket in sockets where socket.fd >= 0 {
-                    _ = send(socket.fd, "0", 1, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                    _ = [UInt8(ascii: "0")].withUnsafeBytes { SystemCall.send(socket.fd, $0, flags: Int32(MSG_DONTWAIT)) }
                 }
             }
             var polled = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
@@ -119,7 +119,7 @@ final class ConnectionFlood: @unchecked Sendable {
         }
         if mode == .trickling {
             let head = Array("POST /api/v1/customers HTTP/1.1\r\nHost: admin\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n".utf8)
-            _ = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = head.withUnsafeBytes { SystemCall.send(fd, $0) }
         }
         return fd
     }

@@ -243,7 +243,7 @@ struct AttackerSet {
     private static func send(_ bytes: [UInt8], on attacker: Attacker) {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { SystemCall.send(attacker.fd, $0, flags: Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            let n = bytes[sent...].withUnsafeBytes { SystemCall.send(attacker.fd, $0, flags: Int32(MSG_DONTWAIT)) }
             if n <= 0 { return }
             sent += n
         }

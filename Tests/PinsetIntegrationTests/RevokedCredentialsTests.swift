@@ -80,13 +80,13 @@ import Testing
         let fd = try RawClient.connect(port: deployment.apiPort)
         defer { close(fd) }
         let start = Array(head.utf8) + body.prefix(5)
-        #expect(start.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == start.count)
+        #expect(start.withUnsafeBytes { SystemCall.send(fd, $0) } == start.count)
         #expect(try deployment.cli.run(["admin", "revoke", "alice", "--label", "api-test"]).status == 0)
         let before = try deployment.databaseState()
         // Longer than the admission stands (AdminAPI.admissionLifetime, 1 s): the rest of the body arrives after it.
         Thread.sleep(forTimeInterval: 1.5)
         let rest = Array(body.dropFirst(5))
-        #expect(rest.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == rest.count)
+        #expect(rest.withUnsafeBytes { SystemCall.send(fd, $0) } == rest.count)
         let (response, _) = RawClient.readUntilClose(fd, timeout: 20)
         let text = String(decoding: response, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 401"), "the revoked token is looked up again: \(text.prefix(300))")

@@ -95,7 +95,7 @@ enum RawClient {
         defer { close(fd) }
         var sent = 0
         while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = request[sent...].withUnsafeBytes { SystemCall.send(fd, $0) }
             if n <= 0 { break }
             sent += n
         }

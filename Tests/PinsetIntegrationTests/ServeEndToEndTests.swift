@@ -257,7 +257,7 @@ import Testing
         let fd = try RawClient.connect(port: server.port)
         defer { close(fd) }
         let partial = Array("GET /acme.json.signed HTTP/1.1\r\nHost: x\r\n".utf8)
-        _ = partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = partial.withUnsafeBytes { SystemCall.send(fd, $0) }
         let started = Date()
         let (_, closed) = RawClient.readUntilClose(fd, timeout: 10)
         #expect(closed, "a client that never finishes its request head must be disconnected")

@@ -102,10 +102,10 @@ import Testing
         let fd = try RawClient.connect(port: port)
         defer { close(fd) }
         let started = Date()
-        _ = Array(head.utf8).withUnsafeBytes { SystemCall.send(fd, $0, flags: Int32(MSG_NOSIGNAL)) }
+        _ = Array(head.utf8).withUnsafeBytes { SystemCall.send(fd, $0) }
         var response: [UInt8] = []
         while Date().timeIntervalSince(started) < 60 && response.isEmpty {
-            _ = Array("1\r\n \r\n".utf8).withUnsafeBytes { SystemCall.send(fd, $0, flags: Int32(MSG_NOSIGNAL)) }
+            _ = Array("1\r\n \r\n".utf8).withUnsafeBytes { SystemCall.send(fd, $0) }
             response = RawClient.readUntilClose(fd, timeout: 0.2).0
         }
         #expect(ReportsListenerTests.status(of: response) == 408, "\(String(decoding: response, as: UTF8.self))")

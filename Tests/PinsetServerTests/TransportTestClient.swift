@@ -63,7 +63,7 @@ final class TransportTestClient {
     func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { SystemCall.send(fd, $0, flags: Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes { SystemCall.send(fd, $0) }
             guard sent > 0 else { throw Failure(description: "send() failed: errno \(errno)") }
             offset += sent
         }

@@ -148,7 +148,11 @@ import Testing
             "-X", "-h", "127.0.0.1", "-p", String(server.port), "-U", TestPostgresServer.user, "-d", postgres.database,
             "-c", "BEGIN; SELECT pg_advisory_xact_lock(\(PostgresDatabase.writeLockKey)); SELECT pg_sleep(20); COMMIT;",
         ], logDirectory: NSTemporaryDirectory(), name: "lock-holder-\(getpid())", environment: server.environment)
-        defer { holder.stop() }
+        defer {
+            holder.stop()
+            // Its backend would sleep on with the lock: PostgreSQL does not notice a client gone during pg_sleep.
+            _ = try? server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(postgres.database)' AND query LIKE '%pg_sleep(20)%' AND pid <> pg_backend_pid()")
+        }
         // Waits until the holder has the lock, however slowly psql starts.
         let granted = "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '\(postgres.database)'"
         let deadline = ContinuousClock.now + .seconds(30)

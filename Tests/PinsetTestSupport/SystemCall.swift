@@ -16,11 +16,15 @@ public enum SystemCall {
         #endif
     }
 
-    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32) -> Int {
+    /// `send(2)` that never raises SIGPIPE, so that a server that answers early and closes cannot end the test run:
+    /// `MSG_NOSIGNAL` on Linux, `SO_NOSIGPIPE` on the socket on Darwin.
+    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0) -> Int {
         #if canImport(Glibc)
-        Glibc.send(fd, bytes.baseAddress, bytes.count, flags)
+        return Glibc.send(fd, bytes.baseAddress, bytes.count, flags | Int32(MSG_NOSIGNAL))
         #else
-        Darwin.send(fd, bytes.baseAddress, bytes.count, flags)
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        return Darwin.send(fd, bytes.baseAddress, bytes.count, flags)
         #endif
     }
 
