@@ -14,10 +14,33 @@ public enum LoopbackPort {
 
     /// A port nothing listens on right now. Another process may take it before the child binds it, so callers
     /// that can detect "address in use" retry with a new one.
+    ///
+    /// Drawn at random from below the kernel's ephemeral range, not with `bind(0)`: a port the kernel hands out is
+    /// one it also hands to outgoing connections as their source port, and the suites make thousands (curl, report
+    /// floods, monitors), any of which could take it before the child binds it.
     public static func unused() throws -> Int {
+        let ephemeralStart = Self.ephemeralRangeStart()
+        let candidates = max(1_024, ephemeralStart - 12_000)..<ephemeralStart
+        for _ in 0..<64 where !candidates.isEmpty {
+            if let (fd, port) = try? bound(port: Int.random(in: candidates)) {
+                close(fd)
+                return port
+            }
+        }
         let (fd, port) = try bound(port: 0)
         close(fd)
         return port
+    }
+
+    /// The first port of the range the kernel draws source ports from (Linux: `ip_local_port_range`; Darwin's
+    /// default range starts at 49152).
+    private static func ephemeralRangeStart() -> Int {
+        #if os(Linux)
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        return range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768
+        #else
+        return 49_152
+        #endif
     }
 
     /// A socket listening on 127.0.0.1:`port` (0: any free port) that never accepts: the kernel completes
