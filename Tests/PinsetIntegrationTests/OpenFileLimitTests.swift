@@ -63,7 +63,8 @@ import Testing
         #expect(served, "the server answers again once the flood is gone: \(server.stderr.suffix(2000))")
         let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"pinset_http_connections_refused_total{reason="out_of_descriptors"}"#) }
         let count: Double? = line?.split(separator: " ").last.flatMap { Double($0) }
-        #expect((count ?? 0) > 0, "\(line.map(String.init) ?? "no out_of_descriptors line")")
+        let pauses = metrics.split(separator: "\n").first { $0.hasPrefix("pinset_http_accept_pauses_total") }
+        #expect((count ?? 0) > 0, "\(line.map(String.init) ?? "no out_of_descriptors line"); \(pauses.map(String.init) ?? "no accept-pause line")")
     }
 
     @Test func aHardLimitBelowTheNeedIsUsedAndLogged() throws {

@@ -105,6 +105,7 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
 
     /// Accepts what is pending, for `worker`'s loop, which keeps the connections. Called on that loop's thread.
     func acceptConnections(on worker: TransportWorker<Loop>) {
+        takeSpareIfLost()
         for _ in 0..<Self.acceptBatch {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -164,9 +165,18 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
         close(client)
     }
 
+    /// Takes the spare again, before accepting, if it was lost: another thread (another worker's accept, on the
+    /// Dispatch transport all of them wake at once) took the number it gave up. During a flood every descriptor
+    /// that frees up would otherwise go to the next pending connection, leaving nothing to shed with until the flood
+    /// ends. One uncontended lock per readiness event when the spare is there.
+    private func takeSpareIfLost() {
+        spareFD.withLock { spare in
+            if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        }
+    }
+
     /// Gives up the spare descriptor to accept and close one pending connection, then takes a spare again; false
-    /// when there was none and none could be taken now. A spare lost because another thread took the number in
-    /// between is taken again here as soon as a descriptor is free.
+    /// when there was none and none could be taken now.
     private func shedOneConnection() -> Bool {
         let (hadSpare, shed) = spareFD.withLock { spare -> (Bool, Bool) in
             if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
