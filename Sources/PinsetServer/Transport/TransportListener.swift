@@ -165,10 +165,11 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
         close(client)
     }
 
-    /// Takes the spare again, before accepting, if it was lost: another thread (another worker's accept, on the
-    /// Dispatch transport all of them wake at once) took the number it gave up. During a flood every descriptor
-    /// that frees up would otherwise go to the next pending connection, leaving nothing to shed with until the flood
-    /// ends. One uncontended lock per readiness event when the spare is there.
+    /// Takes the spare again, before accepting, if it was lost: another thread took the number it gave up (another
+    /// worker's accept, as on the Dispatch transport every worker wakes at once, or a file opened anywhere in the
+    /// process). During a flood every descriptor that frees up would otherwise go to the next pending connection,
+    /// leaving nothing to shed with until the flood ends; after a loss, the first one freed becomes the spare
+    /// instead. Costs one briefly held lock per readiness event (on Dispatch, every woken worker takes it).
     private func takeSpareIfLost() {
         spareFD.withLock { spare in
             if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
