@@ -26,28 +26,15 @@ final class ConnectionCountingListener: @unchecked Sendable {
     /// no answer at all, like a host behind a firewall that drops it.
     init(hold: TimeInterval, accepting: Bool = true) throws {
         self.hold = hold
-        let listening = socket(AF_INET, SystemCall.streamSocket, 0)
-        var reuse: Int32 = 1
-        setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) } }
-        guard bound == 0, listen(listening, accepting ? 1024 : 0) == 0 else {
-            close(listening)
-            throw Failure("the counting listener could not bind 127.0.0.1")
-        }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) } }
-        fd = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = try LoopbackPort.listening(backlog: accepting ? 1024 : 0)
         guard accepting else {
             // Linux queues one connection beyond a backlog of 0 and drops the SYNs of every further one.
-            backlogFiller = socket(AF_INET, SystemCall.streamSocket, 0)
-            let filled = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(backlogFiller, $0, length) } }
             acceptLoopDone.signal()
-            guard filled == 0 else { throw Failure("the counting listener could not fill its own queue") }
+            do {
+                backlogFiller = try LoopbackPort.connect(to: port, readTimeout: nil)
+            } catch {
+                throw Failure("the counting listener could not fill its own queue: \(error)")
+            }
             return
         }
         Thread.detachNewThread { [self] in acceptLoop() }

@@ -102,20 +102,9 @@ enum RawClient {
         return readUntilClose(fd, timeout: timeout)
     }
 
+    /// A blocking connection to 127.0.0.1:`port`; reads wait in `poll` with their own deadline.
     static func connect(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, SystemCall.streamSocket, 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SystemCall.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            close(fd)
-            throw Failure("connect to 127.0.0.1:\(port) failed")
-        }
-        return fd
+        try LoopbackPort.connect(to: port, readTimeout: nil, writeTimeout: .seconds(60))
     }
 
     static func readUntilClose(_ fd: Int32, timeout: TimeInterval) -> ([UInt8], Bool) {

@@ -65,7 +65,7 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
 
     /// Has every worker's loop watch the listening socket.
     func start() {
-        spareFD.withLock { $0 = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        spareFD.withLock { $0 = Self.openSpare() }
         for worker in workers {
             worker.execute { [self] worker in
                 worker.listener = self
@@ -172,20 +172,23 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
     /// instead. Costs one briefly held lock per readiness event (on Dispatch, every woken worker takes it).
     private func takeSpareIfLost() {
         spareFD.withLock { spare in
-            if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+            if spare < 0 { spare = Self.openSpare() }
         }
     }
+
+    /// A descriptor that costs nothing to hold: kept only for its number.
+    private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     /// Gives up the spare descriptor to accept and close one pending connection, then takes a spare again; false
     /// when there was none and none could be taken now.
     private func shedOneConnection() -> Bool {
         let (hadSpare, shed) = spareFD.withLock { spare -> (Bool, Bool) in
-            if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+            if spare < 0 { spare = Self.openSpare() }
             guard spare >= 0 else { return (false, false) }
             close(spare)
             let client = accept(fd, nil, nil)
             if client >= 0 { close(client) }
-            spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            spare = Self.openSpare()
             return (true, client >= 0)
         }
         if shed { onLimit?(.shedForDescriptors) }
