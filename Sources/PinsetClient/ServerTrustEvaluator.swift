@@ -30,6 +30,9 @@ public struct ServerTrustEvaluator: Sendable {
         guard let leafBytes = presentedChain.first else {
             return .failure(ServerTrustError(.chainValidation, "the server presented no certificate"))
         }
+        guard presentedChain.count <= PresentedChain.maximumCertificates else {
+            return .failure(ServerTrustError(.chainValidation, "the server presented \(presentedChain.count) certificates; at most \(PresentedChain.maximumCertificates) are evaluated"))
+        }
         let leaf: Certificate
         var intermediates: [Certificate] = []
         do {

@@ -186,6 +186,9 @@ public struct LiveChainFetcher: Sendable {
     }
 
     private func validate(leaf: Certificate, intermediates: [Certificate], host: String, endpoint: String) async throws(LiveChainError) -> [Certificate] {
+        guard intermediates.count < PresentedChain.maximumCertificates else {
+            throw LiveChainError("\(endpoint) presented \(intermediates.count + 1) certificates; at most \(PresentedChain.maximumCertificates) are validated (real chains have two to five).", kind: .notValidated)
+        }
         let isIPAddress = Self.isIPAddress(host)
         let store: CertificateStore
         switch roots {

@@ -63,6 +63,12 @@ public enum SignatureVerifier {
         [2, 16, 840, 1, 101, 3, 4, 2, 3],  // SHA-512
     ]
 
+    /// The most certificates a bundle may carry. A signer and its chain to the trust anchor need one to four; the
+    /// chain search that runs after the signature holds costs a signature check per candidate issuer and has no
+    /// bound of its own, so a few dozen certificates that sign each other under one name would hold a client's
+    /// CPU for hours. Anyone who can write the response's bytes could send those, no key needed.
+    public static let maximumEmbeddedCertificates = 10
+
     /// The attached content of a CMS SignedData whose signature has *not* been verified, or `nil` when the
     /// envelope does not parse. For diagnosis only — choosing a time at which to run `verify` again, say —
     /// never for a decision: anyone can write these bytes.
@@ -86,6 +92,9 @@ public enum SignatureVerifier {
         }
         guard envelope.signerCount == 1 else {
             return .failure(.init(.unexpectedSignerCount, "\(envelope.signerCount) signers; exactly one is required"))
+        }
+        guard envelope.certificateCount <= maximumEmbeddedCertificates else {
+            return .failure(.init(.malformedSignedData, "\(envelope.certificateCount) certificates embedded; at most \(maximumEmbeddedCertificates) are accepted (a signer and its chain need one to four)"))
         }
         guard !trustAnchors.isEmpty else {
             return .failure(.init(.untrustedSigner, "no trust anchors were configured"))

@@ -7,6 +7,8 @@ struct SignedDataEnvelope {
     var content: ArraySlice<UInt8>
     var digestAlgorithms: [ASN1ObjectIdentifier]
     var signerCount: Int
+    /// How many certificates the `certificates` field carries (the signer, its chain, anything else the writer added).
+    var certificateCount: Int
     /// The whole parsed blob, and the algorithm identifiers `SignedDataNormalizer` may respell: every digest
     /// AlgorithmIdentifier (in `digestAlgorithms` and in each SignerInfo) and the last SignerInfo's
     /// signatureAlgorithm with that SignerInfo's digest algorithm.
@@ -31,6 +33,7 @@ struct SignedDataEnvelope {
         var digestNodes: [ASN1Node] = []
         var signerAlgorithms: (digest: ASN1ObjectIdentifier, signature: ASN1Node)?
         var signers = 0
+        var certificates = 0
         try DER.sequence(root, identifier: .sequence) { nodes in
             let contentType = try ASN1ObjectIdentifier(derEncoded: &nodes)
             guard contentType == Self.signedDataOID else { throw ParseError.notSignedData }
@@ -54,7 +57,12 @@ struct SignedDataEnvelope {
                     }
                     // certificates [0] and crls [1] may follow; signerInfos is the last SET.
                     var last: ASN1Node?
-                    while let node = nodes.next() { last = node }
+                    while let node = nodes.next() {
+                        if node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific), case .constructed(let set) = node.content {
+                            certificates = set.reduce(0) { count, _ in count + 1 }
+                        }
+                        last = node
+                    }
                     guard let signerInfos = last else { throw ParseError.malformed("no signerInfos") }
                     try DER.set(signerInfos, identifier: .set) { infos in
                         while let info = infos.next() {
@@ -84,6 +92,7 @@ struct SignedDataEnvelope {
         self.content = content
         self.digestAlgorithms = digests
         self.signerCount = signers
+        self.certificateCount = certificates
         self.root = root
         self.digestAlgorithmNodes = digestNodes
         self.signerAlgorithms = signerAlgorithms

@@ -36,7 +36,11 @@ extension HostCommand {
             let customer = try CustomerName(customer)
             let host = try Hostname(hostname)
             let end = try Admin.parseReportOnlyEnd(until, now: Date())
-            if let client = try remote.client(credentials, for: "host report-only", localOnly: [("--config (the server applies its own)", config != nil)]) {
+            // On this host too the token acts as its admin: an editor's window becomes a change request where the
+            // customer requires review, as it does through the server.
+            if let client = try remote.client(
+                credentials, for: "host report-only", localOnly: [("--config (the server applies its own)", config != nil)], tokenActsLocally: true
+            ) {
                 guard let until = Int(exactly: end), AdminLimits.reportOnlyEnd.contains(until) else {
                     throw AdminError("--until '\(TerminalText.escape(self.until))' lies outside \(AdminLimits.reportOnlyEnd).")
                 }

@@ -238,4 +238,24 @@ extension AdminOperation: CustomTestStringConvertible {
             }
         }
     }
+
+    /// The admin API's table in docs/review.md, which operators read, names exactly the declared operations: an
+    /// operation added to the contract without a row (or a row for one that is gone) fails here.
+    @Test func theReviewGuideListsExactlyTheDeclaredOperations() throws {
+        let guide = try String(contentsOfFile: SourceTree.path("docs/review.md"), encoding: .utf8)
+        let rows = guide.split(separator: "\n").filter { $0.hasPrefix("| `") && $0.contains(" \(AdminOperation.prefix)/") }
+        let named = try Regex(#"`(GET|POST|PUT|PATCH|DELETE) (/api/v1/[^`\[?]*)"#)
+        var listed: Set<String> = []
+        for row in rows {
+            // The first cell only: descriptions may mention other calls.
+            let cell = row.dropFirst().prefix { $0 != "|" }
+            for match in cell.matches(of: named) {
+                listed.insert("\(match.output[1].substring ?? "") \(match.output[2].substring ?? "")")
+            }
+        }
+        #expect(rows.count > 20, "the table was found")
+        let declared = Set(AdminOperation.all.map(\.description))
+        #expect(declared.subtracting(listed).isEmpty, "declared but not in docs/review.md: \(declared.subtracting(listed).sorted())")
+        #expect(listed.subtracting(declared).isEmpty, "in docs/review.md but not declared: \(listed.subtracting(declared).sorted())")
+    }
 }

@@ -213,4 +213,21 @@ struct ServerTrustEvaluatorTests {
         let result = await trust.evaluate(serverHostname: "api.example.com", presentedChain: presented)
         #expect(throws: ServerTrustError(.pinMismatch, "")) { try result.get() }
     }
+
+    /// A peer (a man in the middle with no certificate anyone trusts will do) that presents a mesh of certificates
+    /// signing each other is refused by their number, before path building could spend hours on them; at the bound,
+    /// path building runs and fails as for any untrusted chain.
+    @Test func aPresentedCertificateMeshIsRefusedBeforePathBuilding() async throws {
+        let trust = try await trust([], roots: [try TestPKI.certificateAuthority(commonName: "Real Root")])
+        let large = try TestPKI.certificateMesh(keys: 4)
+        let tooMany = [large.leaf.certificateDER] + (try large.mesh.map { try PinMaterial.derBytes(of: $0) })
+        let refused = await trust.evaluate(serverHostname: "localhost", presentedChain: tooMany)
+        guard case .failure(let error) = refused else { Issue.record("a mesh of 17 was accepted"); return }
+        #expect(error.code == .chainValidation && error.reason.contains("presented 17 certificates; at most 16"), "\(error)")
+        let atTheBound = Array(tooMany.prefix(PresentedChain.maximumCertificates))
+        guard case .failure(let searched) = await trust.evaluate(serverHostname: "localhost", presentedChain: atTheBound) else {
+            Issue.record("a mesh of 16 was accepted"); return
+        }
+        #expect(searched.code == .chainValidation && !searched.reason.contains("at most"), "\(searched)")
+    }
 }

@@ -89,6 +89,31 @@ import Testing
         #expect((stored.first?["source"] as? String) == "live:localhost:\(port)")
     }
 
+    /// A live host (an editor's, or one an attacker took over) presenting a mesh of certificates that sign each
+    /// other is refused by their number: the server's path search, unbounded, would spend hours on them.
+    @Test func aLiveServerPresentingACertificateMeshIsRefusedBeforeThePathSearch() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        #expect(try cli.run(["customer", "add", "acme"]).status == 0)
+        #expect(try cli.run(["host", "add", "acme", "localhost"]).status == 0)
+        let (leaf, mesh) = try TestPKI.certificateMesh(keys: 4)
+        let cert = try cli.directory.write("mesh-leaf.pem", leaf.certificatePEM + "\n")
+        let key = try cli.directory.write("mesh-leaf.key", leaf.privateKeyPEM + "\n", mode: 0o600)
+        let chain = try cli.directory.write("mesh.pem", try mesh.map { try $0.serializeAsPEM().pemString + "\n" }.joined())
+        let root = try cli.directory.write("root.pem", try TestPKI.certificateAuthority(commonName: "Real Root").certificatePEM + "\n")
+        let port = try FreePort.pick()
+        let sServer = try BackgroundProcess("openssl", [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-cert_chain", chain, "-www", "-quiet",
+        ], logDirectory: cli.directory.path, name: "s_server")
+        defer { sServer.stop() }
+        #expect(FreePort.waitUntilListening(port: port))
+
+        let before = try cli.databaseDump()
+        let refused = try cli.run(["pin", "add", "--skip-live-check", "--reason", "r", "acme", "localhost", "--from-host", "localhost:\(port)", "--ca-file", root])
+        #expect(refused.status != 0 && refused.stderr.contains("presented 17 certificates; at most 16"), "\(refused.combined)")
+        #expect(try cli.databaseDump() == before)
+    }
+
     @Test func listingsAndAuditLog() throws {
         let cli = try PinsetCLI.initialized()
         defer { cli.remove() }

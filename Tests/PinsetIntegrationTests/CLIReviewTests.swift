@@ -150,6 +150,34 @@ import Testing
         #expect(!(try cli.databaseDump()).contains(token))
     }
 
+    /// On the server host a token makes `host report-only` act as its admin, as through the server: an editor's
+    /// window waits for another reviewer, a viewer's is refused, and nothing is set before approval.
+    @Test func aReportOnlyWindowOnTheServerHostActsAsTheTokensAdmin() throws {
+        let team = try Self.team()
+        defer { team.served.stop() }
+        let cli = team.served.cli
+        let window = ["host", "report-only", "acme", "api.example.test", "--until", "6h", "--reason", "renewal served an unpinned key"]
+
+        let unchanged = try cli.databaseDump()
+        let viewer = try team.run("dave", window)
+        #expect(viewer.status != 0 && viewer.stderr.contains("Admin dave may not"), "\(viewer.combined)")
+        #expect(try cli.databaseDump() == unchanged)
+
+        let asked = try team.run("alice", window)
+        #expect(asked.status == 0 && asked.stderr.contains("Change request 1 opened for 'acme'") && asked.stderr.contains("stays enforcing"), "\(asked.combined)")
+        #expect(!asked.stderr.contains("full rights"), "the token is used, so nothing warns that it is not: \(asked.combined)")
+        #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("report-only until") == false, "nothing is set before review")
+        let own = try team.run("alice", ["review", "approve", "1"])
+        #expect(own.status != 0 && own.stderr.contains("made by alice"), "\(own.combined)")
+
+        let approved = try team.run("bob", ["review", "approve", "1"])
+        #expect(approved.status == 0, "\(approved.combined)")
+        #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("report-only until"))
+        let log = try cli.run(["log", "--customer", "acme", "--json", "--limit", "1"])
+        let entry = (try JSONSerialization.jsonObject(with: Data(log.stdout)) as? [[String: Any]])?.first
+        #expect(entry?["actor"] as? String == "bob" && (entry?["details"] as? String)?.contains("approved by bob: renewal served an unpinned key") == true, "\(log.stdoutText)")
+    }
+
     /// An operator applies a request without review, with a reason, and the live-chain check still runs; the
     /// application is listed until another admin acknowledges it.
     @Test func anOperatorBreaksGlassWithAReasonAndAnotherAdminAcknowledges() throws {

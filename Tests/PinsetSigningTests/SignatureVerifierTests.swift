@@ -211,4 +211,23 @@ struct SignatureVerifierTests {
         let result = await SignatureVerifier.verify(bundle, trustAnchors: try ca.anchor(), at: Date())
         #expect(result.failureCode == .signerIsCertificateAuthority, "\(result)")
     }
+
+    /// Whoever can write the response's bytes (no key needed) signs with a leaf under a mesh of certificates that
+    /// sign each other: refused by count before any path is searched, where an unbounded search would run for hours.
+    /// Up to the bound, the search runs and ends with the signer untrusted.
+    @Test func aBundleCarryingACertificateMeshIsRefusedBeforeThePathSearch() async throws {
+        let anchor = try TestPKI.certificateAuthority(commonName: "The Real Trust Anchor")
+        for (keys, expected) in [(4, SignatureVerificationError.Code.malformedSignedData), (3, .untrustedSigner)] {
+            let (leaf, mesh) = try TestPKI.certificateMesh(keys: keys)
+            let identity = try SigningIdentity(privateKey: leaf.privateKey, certificate: leaf.certificate, intermediates: mesh)
+            let bundle = try BundleSigner(identity: identity).sign(content: Self.payload)
+            let result = await SignatureVerifier.verify(bundle, trustAnchors: [anchor.certificate], at: Date())
+            #expect(result.failureCode == expected, "\(keys * keys + 1) certificates: \(result)")
+        }
+        let (leaf, mesh) = try TestPKI.certificateMesh(keys: 4)
+        let bundle = try BundleSigner(identity: try SigningIdentity(privateKey: leaf.privateKey, certificate: leaf.certificate, intermediates: mesh)).sign(content: Self.payload)
+        if case .failure(let error) = await SignatureVerifier.verify(bundle, trustAnchors: [anchor.certificate], at: Date()) {
+            #expect(error.reason.contains("17 certificates embedded; at most 10"), "\(error)")
+        }
+    }
 }

@@ -73,6 +73,27 @@ public enum TestPKI {
         return Issued(certificate: certificate, privateKey: key)
     }
 
+    /// An attacker's certificate mesh: `keys` keys and `keys`² CA certificates, all named `commonName`, the one of
+    /// key i issued by key j for every pair. Path building through it never reaches a root and, unbounded, tries
+    /// every order of the keys, a signature check per candidate. `leaf` is issued under the name by the first key.
+    public static func certificateMesh(keys count: Int, commonName: String = "Mesh", leafName: String = "Pinset Test Trust Server") throws -> (leaf: Issued, mesh: [Certificate]) {
+        let keys = (0..<count).map { _ in Certificate.PrivateKey(P256.Signing.PrivateKey()) }
+        let authorities = try keys.map { try certificateAuthority(commonName: commonName, key: $0) }
+        var mesh: [Certificate] = []
+        for subject in keys {
+            for issuer in authorities {
+                mesh.append(try Certificate(
+                    version: .v3, serialNumber: .init(), publicKey: subject.publicKey,
+                    notValidBefore: Date().addingTimeInterval(-3600), notValidAfter: Date().addingTimeInterval(86_400),
+                    issuer: name(commonName), subject: name(commonName), signatureAlgorithm: .ecdsaWithSHA256,
+                    extensions: issuer.certificate.extensions, issuerPrivateKey: issuer.privateKey
+                ))
+            }
+        }
+        let leaf = try leaf(commonName: leafName, dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], issuer: authorities[0])
+        return (leaf, mesh)
+    }
+
     /// A self-signed trust-server signing identity, as `pinset init` makes.
     public static func signingIdentity(_ keyType: SigningKeyType = .p256, commonName: String = "Pinset Test Trust Server") throws -> SigningIdentity {
         try SigningIdentity.generate(keyType: keyType, commonName: commonName, validityDays: 365)
