@@ -100,10 +100,15 @@ extension Admin {
     /// authenticated, the admin is judged by what it is now. Returns the admin as it is now.
     @discardableResult
     func requireStill(_ account: AdminAccount, _ check: (AdminAccount) throws -> Void) throws -> AdminAccount {
+        // A conflict with a change made meanwhile (409), as the store's own check inside a write answers it.
         guard let current = try store.admins().first(where: { $0.name == account.name }), !current.isDisabled else {
-            throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", kind: .forbidden, code: .notPermittedAnyMore)
+            throw AdminError("Admin \(account.name) was disabled or removed while the live chain was checked. Nothing was changed.", code: .notPermittedAnyMore)
         }
-        try check(current)
+        do {
+            try check(current)
+        } catch let refusal as AdminError where refusal.kind == .forbidden {
+            throw AdminError("Changed while the live chain was checked, and nothing was changed: \(refusal.description)", code: .notPermittedAnyMore)
+        }
         return current
     }
 }

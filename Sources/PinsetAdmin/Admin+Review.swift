@@ -57,9 +57,11 @@ extension Admin {
         }
         let edit = edits[0]
         let checked = try await liveChainGuard(for: hostname, of: customer, settings: liveCheck.started(by: author)).check { edit.applied(to: $0) }
-        // Review may have been turned on while the live chain was fetched: the store checks again in the write.
+        // The check waited on the network: the author's roles are read again (review turned on meanwhile is checked
+        // again by the store, in the write).
+        let current = try requireStill(author) { current in try current.require(current.mayEdit(customer), "edit pins", customer) }
         let text = try PinStore.validatedReviewText(reason, what: "reason", required: false)
-        return .applied(try applyPinEdit(edit, of: customer, checked: checked, note: text.isEmpty ? nil : "reason: \(text)", by: .admin(author)))
+        return .applied(try applyPinEdit(edit, of: customer, checked: checked, note: text.isEmpty ? nil : "reason: \(text)", by: .admin(current)))
     }
 
     /// The requests `viewer` may see: of customers it has any role for.

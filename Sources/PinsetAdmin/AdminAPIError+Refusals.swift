@@ -19,12 +19,24 @@ extension AdminAPIError {
         }
         // The store's codes are the contract's, by name; those only an operator at the server can act on are internal.
         let code = status == 500 ? AdminErrorCode.internalError : AdminErrorCode(rawValue: error.code.rawValue)
-        self.init(status: status, code: code, message: error.message)
+        // The database's own text names where it lives (a file's path, a PostgreSQL user@host:port) and what it
+        // answered: the operator's log has it (`needsServerLog`); the caller learns only what to do.
+        let message = switch status {
+        case 503: "The server could not use its database; nothing was changed. Retry later, and tell the server's operator: its log has the detail."
+        case 500: "The request failed on the server. The server's log has the detail."
+        default: error.message
+        }
+        self.init(status: status, code: code, message: message)
     }
 
     public init(_ error: InputError) {
         self.init(status: 400, code: .invalidInput, message: error.message)
     }
+}
+
+extension StoreError {
+    /// Whether an admin API or dashboard caller sees only a generic answer, the detail going to the server's log.
+    public var needsServerLog: Bool { AdminAPIError(self).status >= 500 }
 }
 
 extension AdminError {

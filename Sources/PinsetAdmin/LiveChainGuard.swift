@@ -65,7 +65,7 @@ public struct LiveCheckSettings: Sendable {
     /// Counts a check about to connect out against the budget of the admin who starts it.
     func spendBudget() throws {
         guard let budget, let startedBy else { return }
-        try budget.spend(by: startedBy.name)
+        try budget.spend(by: startedBy.name, key: AuthenticationThrottle.refusalKey(startedBy))
     }
 }
 
@@ -158,7 +158,10 @@ public struct LiveChainGuard: Sendable {
     /// connects out is charged to the budget of the admin who starts it; a preview (`reusable`) first looks for a
     /// recent check of the same result.
     private func run(_ result: HostPins, reusable: Bool = false) async throws -> LiveEditCheck.Outcome {
-        if let reason = settings.overrideReason { return .overridden(reason: reason) }
+        if let reason = settings.overrideReason {
+            // Held to the rules of every other reason the audit log keeps, whichever way the edit came in.
+            return .overridden(reason: try PinStore.validatedReviewText(reason, what: "reason for skipping the live-chain check", required: true))
+        }
         if let reason = try store.unmonitoredHosts(of: customer).first(where: { $0.hostname == hostname })?.reason {
             return .unmonitored(reason: reason)
         }

@@ -3,11 +3,13 @@ import PinsetCore
 import PinsetLiveCheck
 import PinsetStore
 
-/// Live-chain checks each admin may start through the admin API and the dashboard in a sliding minute (dry runs,
-/// previews, edits, approvals): past the budget the admin is refused (429) for the rest of the minute. Every check
-/// connects out from the server, so a script or a stolen token cannot make it connect out without bound. Checks
-/// answered from ``RecentLiveChecks`` or ``ChangeRequestPreviews`` cost nothing. The table is bounded: when full,
-/// the admin whose last check is oldest is forgotten.
+/// Live-chain checks each admin's token may start through the admin API and the dashboard in a sliding minute (dry
+/// runs, previews, edits, approvals): past the budget that token is refused (429) for the rest of the minute. Every
+/// check connects out from the server, so a script or a stolen token cannot make it connect out without bound; and
+/// since each token has its own budget, as its own count of refusals, whoever holds a leaked CI token cannot spend
+/// the admin's other tokens' checks and so lock the admin out of approving. Checks answered from
+/// ``RecentLiveChecks`` or ``ChangeRequestPreviews`` cost nothing. The table is bounded: when full, the token whose
+/// last check is oldest is forgotten.
 public final class LiveCheckBudget: Sendable {
     /// The default of `api.liveChecksPerAdminPerMinute`: ample for an admin at work, a few seconds of a loop.
     public static let defaultChecksPerMinute = 30
@@ -21,11 +23,10 @@ public final class LiveCheckBudget: Sendable {
         self.maximumAdmins = maximumAdmins
     }
 
-    /// Counts one check started by `admin`.
+    /// Counts one check started by `admin` with the credential `key` names (``AuthenticationThrottle/refusalKey(_:)``).
     ///
-    /// - Throws: `AdminError` of kind `throttled` with the seconds until the admin may check again, counting nothing.
-    public func spend(by admin: String, now: Date = Date()) throws(AdminError) {
-        let key = admin.lowercased()
+    /// - Throws: `AdminError` of kind `throttled` with the seconds until the token may check again, counting nothing.
+    public func spend(by admin: String, key: String, now: Date = Date()) throws(AdminError) {
         let wait = state.withLock { table -> Int? in
             var recent = (table[key] ?? []).filter { now.timeIntervalSince($0) < 60 }
             if recent.count >= checksPerMinute, let oldest = recent.first {
@@ -42,7 +43,7 @@ public final class LiveCheckBudget: Sendable {
         }
         if let wait {
             throw AdminError(
-                "Admin \(admin) started \(checksPerMinute) live-chain checks in the last minute, as many as one admin may (each connects out from the server); try again in \(wait) s. The same dry run or request page within 30 s reuses its check at no cost.",
+                "Admin \(admin) started \(checksPerMinute) live-chain checks with this token in the last minute, as many as one token may (each connects out from the server); try again in \(wait) s. The same dry run or request page within 30 s reuses its check at no cost.",
                 kind: .throttled, retryAfterSeconds: wait
             )
         }

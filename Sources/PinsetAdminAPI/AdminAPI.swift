@@ -121,6 +121,7 @@ public struct AdminAPI: Sendable {
         } catch let error as AdminError {
             response = APIFailure(error).response
         } catch let error as StoreError {
+            if error.needsServerLog { onUnexpectedError(request, error) }
             response = APIFailure(AdminAPIError(error)).response
         } catch let error as InputError {
             response = APIFailure(AdminAPIError(error)).response
@@ -327,14 +328,18 @@ public struct AdminAPI: Sendable {
             if !skip && reason != nil {
                 throw APIFailure(400, "'reason' goes with \"skipLiveCheck\": true; an approval that checks live chains needs none.")
             }
-            let approved = try await admin.approve(id, by: caller) { hostname in
+            let liveCheck = self.liveCheck
+            let approved = try await admin.approve(id, by: caller, liveCheck: { hostname in
                 var settings = liveCheck(hostname)
                 if skip { settings.overrideReason = reason }
                 return settings
-            }
+            }, reportOnlyMaximumSeconds: reportOnlyMaximumSeconds)
             return try json(200, AdminDocuments.changeRequest(approved), for: operation)
         case .breakGlass:
-            let applied = try await admin.breakGlass(try input.id(), by: caller, reason: try body.decode(AdminRequest.BreakGlass.self).reason, liveCheck: liveCheck)
+            let applied = try await admin.breakGlass(
+                try input.id(), by: caller, reason: try body.decode(AdminRequest.BreakGlass.self).reason, liveCheck: liveCheck,
+                reportOnlyMaximumSeconds: reportOnlyMaximumSeconds
+            )
             return try json(200, AdminDocuments.changeRequest(applied), for: operation)
         default:
             // Declared but not answered here: a server bug, which the contract's in-process tests catch.

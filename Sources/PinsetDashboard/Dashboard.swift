@@ -28,6 +28,9 @@ public struct Dashboard: Sendable {
     /// the dashboard is throttled and logged as through the API, and by the same count.
     public let refusals: AuthenticationThrottle?
     public let onRefusalLimit: @Sendable (_ admin: String, _ address: String) -> Void
+    /// The server's `reportOnlyMaximumHours`, in seconds: an approved report-only window ends no later than this from
+    /// the approval, as through the API.
+    public let reportOnlyMaximumSeconds: Int64
 
     public static let prefix = "/dashboard"
     static let sessionCookie = "__Host-pinset_session"
@@ -43,8 +46,10 @@ public struct Dashboard: Sendable {
         previews: ChangeRequestPreviews = ChangeRequestPreviews(),
         onUnexpectedError: @escaping @Sendable (AdminAPIRequest, any Error) -> Void = { _, _ in },
         refusals: AuthenticationThrottle? = nil,
-        onRefusalLimit: @escaping @Sendable (_ admin: String, _ address: String) -> Void = { _, _ in }
+        onRefusalLimit: @escaping @Sendable (_ admin: String, _ address: String) -> Void = { _, _ in },
+        reportOnlyMaximumSeconds: Int64 = BundleBounds.maximumReportOnlySeconds
     ) {
+        self.reportOnlyMaximumSeconds = reportOnlyMaximumSeconds
         self.refusals = refusals
         self.onRefusalLimit = onRefusalLimit
         self.previews = previews
@@ -70,6 +75,7 @@ public struct Dashboard: Sendable {
         } catch let error as AdminError {
             response = Self.answer(DashboardRefusal(error))
         } catch let error as StoreError {
+            if error.needsServerLog { onUnexpectedError(request, error) }
             response = Self.answer(DashboardRefusal(error))
         } catch {
             onUnexpectedError(request, error)
@@ -137,12 +143,17 @@ public struct Dashboard: Sendable {
             case let refusal as StoreError: DashboardRefusal(refusal).status
             default: 0
             }
-            if let refusals, status == 403 || status == 404 {
-                refusals.recordFailure(from: refusalKey)
-                if refusals.retryAfter(for: refusalKey) != nil { onRefusalLimit(viewer.name, request.remoteAddress) }
-            }
+            count(status, of: viewer, request)
             throw error
         }
+    }
+
+    /// A refusal (403 or 404) counts against the session's token, as the API counts it against the token itself.
+    private func count(_ status: Int, of viewer: AdminAccount, _ request: AdminAPIRequest) {
+        guard let refusals, status == 403 || status == 404 else { return }
+        let refusalKey = AuthenticationThrottle.refusalKey(viewer)
+        refusals.recordFailure(from: refusalKey)
+        if refusals.retryAfter(for: refusalKey) != nil { onRefusalLimit(viewer.name, request.remoteAddress) }
     }
 
     private func routeInSession(
@@ -180,14 +191,19 @@ public struct Dashboard: Sendable {
             let id = try Self.requestID(route[1])
             do {
                 if decision == "approve" {
-                    _ = try await admin.approve(id, by: viewer, liveCheck: liveCheck)
+                    _ = try await admin.approve(id, by: viewer, liveCheck: liveCheck, reportOnlyMaximumSeconds: reportOnlyMaximumSeconds)
                 } else {
                     _ = try admin.reject(id, by: viewer, note: form["note"] ?? "")
                 }
             } catch let error as AdminError {
+                // Shown on the request's page rather than thrown, so counted here.
+                count(error.httpStatus, of: viewer, request)
                 return try await requestPage(id, context: context, notice: nil, refusal: DashboardRefusal(error))
             } catch let error as StoreError {
-                return try await requestPage(id, context: context, notice: nil, refusal: DashboardRefusal(error))
+                if error.needsServerLog { onUnexpectedError(request, error) }
+                let refusal = DashboardRefusal(error)
+                count(refusal.status, of: viewer, request)
+                return try await requestPage(id, context: context, notice: nil, refusal: refusal)
             }
             return Self.redirect("\(Self.prefix)/requests/\(id)?done=\(decision == "approve" ? "approved" : "rejected")")
         case ("POST", 3, "break-glass") where route[2] == "acknowledge":

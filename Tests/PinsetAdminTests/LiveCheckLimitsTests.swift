@@ -4,36 +4,38 @@ import PinsetCore
 import PinsetLiveCheck
 import Testing
 
-/// The bounds on live-chain checks admins start through the server: a budget per admin in a sliding minute, the
+/// The bounds on live-chain checks admins start through the server: a budget per admin's token in a sliding minute, the
 /// reuse of a recent check of the same result, and what a failed fetch tells an admin who is not an operator.
 struct LiveCheckLimitsTests {
     @Test func anAdminPastItsBudgetIsToldWhenToTryAgain() throws {
         let budget = LiveCheckBudget(checksPerMinute: 3)
         let start = Date()
-        for second in 0..<3 { try budget.spend(by: "alice", now: start.addingTimeInterval(Double(second))) }
+        for second in 0..<3 { try budget.spend(by: "alice", key: "alice laptop", now: start.addingTimeInterval(Double(second))) }
         do {
-            try budget.spend(by: "Alice", now: start.addingTimeInterval(20))
+            try budget.spend(by: "alice", key: "alice laptop", now: start.addingTimeInterval(20))
             Issue.record("a fourth check in the minute was allowed")
         } catch {
             #expect(error.kind == .throttled && error.retryAfterSeconds == 40, "\(error)")
-            #expect(error.description.contains("3 live-chain checks in the last minute") && error.description.contains("try again in 40 s"))
+            #expect(error.description.contains("3 live-chain checks with this token in the last minute") && error.description.contains("try again in 40 s"))
         }
-        try budget.spend(by: "bob", now: start.addingTimeInterval(20))
+        // The admin's other token has a budget of its own: a leaked CI token spending its budget locks no one out.
+        try budget.spend(by: "alice", key: "alice ci", now: start.addingTimeInterval(20))
+        try budget.spend(by: "bob", key: "bob laptop", now: start.addingTimeInterval(20))
         #expect(throws: AdminError.self, "a refused check is not counted, and the oldest is still in the minute") {
-            try budget.spend(by: "alice", now: start.addingTimeInterval(59))
+            try budget.spend(by: "alice", key: "alice laptop", now: start.addingTimeInterval(59))
         }
-        try budget.spend(by: "alice", now: start.addingTimeInterval(60))
+        try budget.spend(by: "alice", key: "alice laptop", now: start.addingTimeInterval(60))
     }
 
     @Test func theBudgetTableStaysBounded() throws {
         let budget = LiveCheckBudget(checksPerMinute: 1, maximumAdmins: 2)
         let now = Date()
-        try budget.spend(by: "alice", now: now)
-        try budget.spend(by: "bob", now: now.addingTimeInterval(1))
-        try budget.spend(by: "carol", now: now.addingTimeInterval(2))
+        try budget.spend(by: "alice", key: "alice laptop", now: now)
+        try budget.spend(by: "bob", key: "bob laptop", now: now.addingTimeInterval(1))
+        try budget.spend(by: "carol", key: "carol laptop", now: now.addingTimeInterval(2))
         // alice's entry made room for carol's.
-        try budget.spend(by: "alice", now: now.addingTimeInterval(3))
-        #expect(throws: AdminError.self) { try budget.spend(by: "carol", now: now.addingTimeInterval(4)) }
+        try budget.spend(by: "alice", key: "alice laptop", now: now.addingTimeInterval(3))
+        #expect(throws: AdminError.self) { try budget.spend(by: "carol", key: "carol laptop", now: now.addingTimeInterval(4)) }
     }
 
     final class Counter: Sendable {

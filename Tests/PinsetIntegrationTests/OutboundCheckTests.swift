@@ -169,7 +169,7 @@ import Testing
         #expect(listener.accepted == 5)
         let throttled = try Self.dryRun(deployment, "acme", "127.0.0.1", hash: Self.hashes[5], as: "alice")
         #expect(throttled.status == 429 && Int(throttled.headers["retry-after"] ?? "") ?? 0 > 0, "\(String(describing: throttled.document))")
-        #expect(Self.message(throttled.document).contains("6 live-chain checks in the last minute"), "\(Self.message(throttled.document))")
+        #expect(Self.message(throttled.document).contains("6 live-chain checks with this token in the last minute"), "\(Self.message(throttled.document))")
         #expect(listener.accepted == 5, "a refused check connects nowhere")
         // A result checked moments ago is still answered, at no cost; another admin has a budget of their own.
         #expect(try Self.dryRun(deployment, "acme", "127.0.0.1", hash: Self.hashes[4], as: "alice").status == 200)

@@ -247,7 +247,8 @@ public final class PinsetService: Sendable {
                                onUnexpectedError: onUnexpectedError, status: { reporter.status() }, previews: previews,
                                reportOnlyMaximumSeconds: Int64(configuration.reportOnlyMaximumHours) * 3600)
             let dashboard = Dashboard(admin: admin, throttle: throttle, liveCheck: liveCheck, status: { reporter.status() }, previews: previews,
-                                      onUnexpectedError: onUnexpectedError, refusals: refusals, onRefusalLimit: onRefusalLimit)
+                                      onUnexpectedError: onUnexpectedError, refusals: refusals, onRefusalLimit: onRefusalLimit,
+                                      reportOnlyMaximumSeconds: Int64(configuration.reportOnlyMaximumHours) * 3600)
             let tls = settings.certificate.map { AdminAPIServer.TLSFiles(certificateChainPath: $0, privateKeyPath: settings.privateKey ?? "") }
             apiServer = try AdminAPIServer(
                 respond: { request, admission in
