@@ -437,7 +437,7 @@ let package = Package(
         // The admin API in process, through the contract: every operation, role and refusal, and the OpenAPI document.
         .testTarget(
             name: "PinsetAdminAPITests",
-            dependencies: ["PinsetAdminAPI", "PinsetAdminContract", "PinsetAdmin", "PinsetCore", "PinsetStore", "PinsetTestSupport"],
+            dependencies: ["PinsetAdminAPI", "PinsetAdminContract", "PinsetAdmin", "PinsetCore", "PinsetLiveCheck", "PinsetStatus", "PinsetStore", "PinsetTestSupport"],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -100,10 +100,10 @@ extension Admin {
     }
 
     /// A customer's part of the running server's status (host health, uptake, reports, signer expiry), for an admin
-    /// who may see the customer.
+    /// who may see the customer, as that admin may read it (``CustomerHealth/seen(by:)``).
     public func health(of customer: CustomerName, visibleTo viewer: AdminAccount, in status: ServerStatus) throws -> CustomerHealth {
         _ = try pinSet(of: customer, visibleTo: viewer)
-        return status.health(of: customer.rawValue)
+        return status.health(of: customer.rawValue).seen(by: viewer)
     }
 }
 

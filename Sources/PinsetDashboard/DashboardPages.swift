@@ -22,7 +22,7 @@ enum DashboardPages {
         _ context: Context, customers: [CustomerSummary], status: ServerStatus?, rotation: [CustomerName: [RotationGate.Readiness]],
         requests: [ChangeRequest], breakGlass: [BreakGlassEvent], reportOnly: [ReportOnlyWindow] = []
     ) -> HTML {
-        let byName = status?.health(of: customers.map(\.name.rawValue)) ?? [:]
+        let byName = (status?.health(of: customers.map(\.name.rawValue)) ?? [:]).mapValues { $0.seen(by: context.viewer) }
         let health = Dictionary(uniqueKeysWithValues: customers.map { ($0.name, byName[$0.name.rawValue]) })
         let pending = Dictionary(grouping: requests.filter { $0.state == .open }, by: \.customer)
         let ordered = customers.sorted { left, right in
@@ -52,7 +52,7 @@ enum DashboardPages {
             ? "<p class=\"muted\">Showing \(shown.count) of \(customers.count) customers, those needing attention first. Open another by its address: /dashboard/customers/NAME.</p>"
             : ""
         let server: HTML = if let status {
-            status.ready ? "" : "<div class=\"banner bad\">This server is not ready: \(status.notReadyReason ?? "")</div>"
+            status.ready ? "" : "<div class=\"banner bad\">This server is not ready: \(status.notReadyReason(seenBy: context.viewer) ?? "")</div>"
         } else {
             ""
         }
