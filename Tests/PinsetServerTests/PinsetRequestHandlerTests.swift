@@ -9,15 +9,16 @@ import Testing
 struct PinsetRequestHandlerTests {
     static let signedAt: Int64 = 1_800_000_000
 
-    static func handler(now: Int64, ready: Bool = true) throws -> PinsetRequestHandler {
+    static func handler(now: Int64, ready: Bool = true, endpoints: PinsetRequestHandler.Endpoints = .all) throws -> PinsetRequestHandler {
         let cache = BundleCache()
         cache.replace(with: [SignedBundle(customer: try CustomerName("acme"), bytes: [1, 2, 3], version: 4, timestamp: signedAt, expires: signedAt + 3600)], signedAt: signedAt)
         return PinsetRequestHandler(
             cache: cache,
-            readiness: { ready ? .ready : .notReady("signing failed") },
+            readiness: { ready ? .ready : .notReady("signing failed: cannot read /srv/pinset/signing-key.pem") },
             statusReport: { Array("{}".utf8) },
             metrics: nil,
-            now: { Date(timeIntervalSince1970: TimeInterval(now)) }
+            now: { Date(timeIntervalSince1970: TimeInterval(now)) },
+            endpoints: endpoints
         )
     }
 
@@ -181,5 +182,15 @@ struct PinsetRequestHandlerTests {
         let notReady = try Self.handler(now: Self.signedAt, ready: false).handle(Self.get("/readyz"))
         #expect(notReady.status == .serviceUnavailable)
         #expect(String(decoding: notReady.body, as: UTF8.self).contains("signing failed"))
+    }
+
+    /// With an admin listener, the public port keeps its reasons as it keeps /status: a load balancer reads the status
+    /// code, and the reason names the server's files.
+    @Test func thePublicListenersReadinessSaysNoWhy() throws {
+        let notReady = try Self.handler(now: Self.signedAt, ready: false, endpoints: .publicOnly).handle(Self.get("/readyz"))
+        #expect(notReady.status == .serviceUnavailable && String(decoding: notReady.body, as: UTF8.self) == "not ready\n")
+        let onTheAdminListener = try Self.handler(now: Self.signedAt, ready: false, endpoints: .adminOnly).handle(Self.get("/readyz"))
+        #expect(String(decoding: onTheAdminListener.body, as: UTF8.self).contains("/srv/pinset/signing-key.pem"))
+        #expect(try Self.handler(now: Self.signedAt, endpoints: .publicOnly).handle(Self.get("/readyz")).status == .ok)
     }
 }

@@ -91,6 +91,9 @@ public struct PinsetRequestHandler: HTTPRequestHandler {
             return .text(.ok, "ok\n")
         case "/readyz":
             let state = readiness()
+            // Where /status is the admin listener's, so is the reason: it names key files, the database and
+            // customers, and a load balancer needs only the status code.
+            if endpoints == .publicOnly { return state.isReady ? .text(.ok, "ready\n") : .text(.serviceUnavailable, "not ready\n") }
             if state.isReady {
                 // A note (the store is unavailable, say) keeps the status: the bundles served are still fresh.
                 return .text(.ok, state.reason.isEmpty ? "ready\n" : "ready; \(state.reason)\n")
