@@ -301,6 +301,7 @@ let package = Package(
                 "PinsetAdmin",
                 "PinsetAdminContract",
                 "PinsetAdminAPI",
+                "PinsetConnectionSlots",
                 "PinsetDashboard",
                 "PinsetPublishing",
                 "PinsetLogPublishing",

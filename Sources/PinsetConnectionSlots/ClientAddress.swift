@@ -10,6 +10,8 @@ public enum ClientAddress {
     /// An IPv4 address as it is, an IPv6 address by its /64 (the block one subscriber is usually given, so that
     /// rotating through one's own block buys nothing), an IPv4-mapped IPv6 address as its IPv4 address.
     public static func key(for address: String) -> String {
+        // The common case, an IPv4 address, without parsing: every accepted connection asks.
+        guard address.utf8.contains(UInt8(ascii: ":")) else { return address }
         var bytes = [UInt8](repeating: 0, count: 16)
         let parsed = address.withCString { inet_pton(AF_INET6, $0, &bytes) }
         guard parsed == 1 else { return address }

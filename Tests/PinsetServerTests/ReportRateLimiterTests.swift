@@ -20,4 +20,16 @@ struct ReportRateLimiterTests {
         #expect(limiter.admit("203.0.113.9", at: 120), "a new minute empties the table")
         #expect(limiter.trackedAddresses == 1)
     }
+
+    /// Rotating through one's own IPv6 /64 buys neither a new quota nor room in the table; an IPv4-mapped address is
+    /// its IPv4 address.
+    @Test func anIPv6Slash64IsOneClient() {
+        let limiter = ReportRateLimiter(reportsPerMinute: 2, maximumAddresses: 10)
+        #expect(limiter.admit("2001:db8:1:2::1", at: 60) && limiter.admit("2001:db8:1:2:ffff::7", at: 60))
+        #expect(!limiter.admit("2001:db8:1:2::3", at: 60), "the /64's quota is spent")
+        #expect(limiter.admit("2001:db8:1:3::1", at: 60), "the next /64 is another client")
+        #expect(limiter.trackedAddresses == 2)
+        #expect(limiter.admit("::ffff:198.51.100.1", at: 60) && limiter.admit("198.51.100.1", at: 60))
+        #expect(!limiter.admit("198.51.100.1", at: 60))
+    }
 }

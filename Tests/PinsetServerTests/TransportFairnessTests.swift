@@ -16,11 +16,11 @@ final class ConnectionLimitEventCollector: @unchecked Sendable {
 
 @Suite("Transport: per-address limit and eviction")
 struct TransportFairnessTests {
-    static func start(_ transport: SocketTransport, maxConnections: Int, perAddress: Int, events: ConnectionLimitEventCollector) throws
+    static func start(_ transport: SocketTransport, maxConnections: Int, perAddress: Int, events: ConnectionLimitEventCollector, workers: Int = 2) throws
         -> (SocketServer, UInt16) {
         let configuration = SocketServerConfiguration(
             host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerAddress: perAddress,
-            requestHeadTimeout: .seconds(30), idleTimeout: .seconds(60), workerQueues: 2, transport: transport)
+            requestHeadTimeout: .seconds(30), idleTimeout: .seconds(60), workerQueues: workers, transport: transport)
         let server = SocketServer(configuration: configuration, handler: TransportTestHandler(),
                                   onConnectionLimit: { events.record($0) })
         return (server, try server.start())
@@ -74,22 +74,52 @@ struct TransportFairnessTests {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
+    /// A connection in the middle of a request (here: half of its second request's head has arrived) is never closed
+    /// to make room: a full server refuses the newcomer instead, and the request is answered.
     @Test(arguments: SocketTransport.available)
-    func connectionsThatSentAHeadAreNeverEvicted(_ transport: SocketTransport) async throws {
+    func connectionsInTheMiddleOfARequestAreNeverClosedToMakeRoom(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
         let (server, port) = try Self.start(transport, maxConnections: 2, perAddress: 64, events: events)
         let served = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.4") }
         for client in served {
-            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+            // In one send, so that the half head has arrived by the time the first answer is read.
+            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\nGET /hello HTTP/1.1\r\nHo")
             #expect(try client.readResponse().status == 200)
         }
+        #expect(await transportEventually { server.openConnections == 2 })
         let late = try TransportTestClient(port: port, sourceAddress: "127.0.0.5")
         #expect(String(decoding: late.readToEnd().bytes, as: UTF8.self).hasPrefix("HTTP/1.1 503 "))
         #expect(events.count(.refusedServerFull) == 1)
-        #expect(events.count(.evicted) == 0)
+        #expect(events.count(.evicted) == 0 && events.count(.idleClosed) == 0)
         for client in served {
+            try client.send("st: h\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    /// Clients that keep the server full with connections they use once a minute (each idle between requests) cannot
+    /// keep a new client out: an idle keep-alive connection gives way, as nginx reuses its idle connections. Its
+    /// client sees a clean close and may reconnect; the server stays at its limit.
+    @Test(arguments: SocketTransport.available)
+    func anIdleKeepAliveConnectionGivesWayToANewClientWhenTheServerIsFull(_ transport: SocketTransport) async throws {
+        let events = ConnectionLimitEventCollector()
+        // One worker: the accepting loop holds every idle connection.
+        let (server, port) = try Self.start(transport, maxConnections: 2, perAddress: 64, events: events, workers: 1)
+        let idle = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.6") }
+        for client in idle {
             try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
             #expect(try client.readResponse().status == 200)
+        }
+        #expect(await transportEventually { server.openConnections == 2 })
+        let newcomer = try TransportTestClient(port: port, sourceAddress: "127.0.0.7")
+        try newcomer.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try newcomer.readResponse().status == 200)
+        #expect(events.count(.idleClosed) == 1 && events.count(.refusedServerFull) == 0)
+        let endings = idle.map { $0.readToEnd(timeout: .seconds(1)).ending }
+        #expect(endings.filter { $0 == .closed }.count == 1 && endings.filter { $0 == .stillOpen }.count == 1, "\(endings)")
+        withExtendedLifetime((idle, newcomer)) {
+            #expect(server.openConnections == 2)
         }
         await server.shutdown(gracePeriod: .seconds(1))
     }

@@ -27,6 +27,7 @@ public final class ServerMetrics: Sendable {
     private let refusedPerAddress: Counter
     private let refusedServerFull: Counter
     private let evictions: Counter
+    private let idleClosed: Counter
     private let refusedOutOfDescriptors: Counter
     private let acceptPauses: Counter
     private let refusedInvalidProxyHeader: Counter
@@ -70,6 +71,7 @@ public final class ServerMetrics: Sendable {
         refusedPerAddress = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "per_address_limit")], factory: factory)
         refusedServerFull = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "server_full")], factory: factory)
         evictions = Counter(label: "pinset_http_connections_evicted_total", factory: factory)
+        idleClosed = Counter(label: "pinset_http_idle_connections_closed_total", factory: factory)
         refusedOutOfDescriptors = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "out_of_descriptors")], factory: factory)
         acceptPauses = Counter(label: "pinset_http_accept_pauses_total", factory: factory)
         refusedInvalidProxyHeader = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "invalid_proxy_header")], factory: factory)
@@ -146,6 +148,7 @@ public final class ServerMetrics: Sendable {
         case .refusedPerAddress: refusedPerAddress.increment()
         case .refusedServerFull: refusedServerFull.increment()
         case .evicted: evictions.increment()
+        case .idleClosed: idleClosed.increment()
         case .shedForDescriptors: refusedOutOfDescriptors.increment()
         case .acceptPaused: acceptPauses.increment()
         case .invalidProxyHeader: refusedInvalidProxyHeader.increment()

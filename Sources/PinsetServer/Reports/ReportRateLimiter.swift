@@ -1,6 +1,8 @@
+import PinsetConnectionSlots
 import PinsetCore
 
-/// Limits how many reports one client address may send per minute, in bounded memory.
+/// Limits how many reports one client address may send per minute, in bounded memory. An IPv6 client counts by its
+/// /64 (``ClientAddress``), so one subscriber's block is one client, not 2^64 of them.
 ///
 /// Counting is per fixed minute: the table starts empty each minute, so it never holds more than one minute's
 /// addresses, and at most ``maximumAddresses`` of them. An address first seen once the table is full is refused
@@ -27,6 +29,7 @@ public final class ReportRateLimiter: Sendable {
 
     /// Counts one report from `address` at `unixSeconds`; false when it is over the limit.
     public func admit(_ address: String, at unixSeconds: Int64) -> Bool {
+        let address = ClientAddress.key(for: address)
         let minute = unixSeconds >= 0 ? unixSeconds / 60 : (unixSeconds - 59) / 60
         return window.withLock { window in
             if window.minute != minute {

@@ -9,6 +9,9 @@ public enum ConnectionLimitEvent: Sendable, Equatable {
     case refusedServerFull
     /// An open connection that had not yet sent a complete request head was closed to make room.
     case evicted
+    /// The server was full and no connection was waiting for its first head: one idle between keep-alive requests
+    /// was closed to make room.
+    case idleClosed
     /// The process had no descriptor left: a pending connection was accepted with the spare descriptor and closed.
     case shedForDescriptors
     /// The process had no descriptor left and no spare to shed with: a loop stopped accepting for a moment.
@@ -21,9 +24,11 @@ public enum ConnectionLimitEvent: Sendable, Equatable {
 /// Per-client-address connection counts and the accept-ordered set of connections still waiting for their first
 /// complete request head, shared by the listener (which admits) and the workers (which report progress and close).
 ///
-/// Why both: a per-address limit keeps one address from taking every slot; eviction of the oldest connection that
-/// has sent no complete head keeps many addresses that only open sockets (or a flood arriving through one load
-/// balancer) from keeping a good client out, since a good client sends its head at once and then is never evicted.
+/// Why both: a per-address limit keeps one address (an IPv6 client: one /64) from taking every slot; eviction of the
+/// oldest connection that has sent no complete head keeps many addresses that only open sockets (or a flood arriving
+/// through one load balancer) from keeping a good client out, since a good client sends its head at once and then is
+/// not evicted while it is served. Past those, a connection idle between keep-alive requests gives way
+/// (``TransportWorker/closeOneIdleConnection()``).
 ///
 /// Thread-safe: the counts and the pending set are reachable only under one lock.
 final class ConnectionAdmission<Loop: ReadinessLoop>: Sendable {

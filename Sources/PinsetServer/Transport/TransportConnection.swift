@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PinsetConnectionSlots
 import PinsetHTTP
 
 /// One accepted socket, driving an ``HTTPConnectionStateMachine`` from its worker's event loop.
@@ -73,11 +74,22 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
         if events & Loop.hangUp != 0 && !wantsInput && !wantsWritability && lingerDeadline == nil { closeNow() }
     }
 
-    /// Closes a connection chosen by the listener to make room, unless it has meanwhile sent a complete head.
+    /// Closes a connection chosen by the listener to make room. One whose complete head arrived meanwhile (the
+    /// listener chose it on another thread) is answered first and then closed, so that the slot handed to the new
+    /// connection is still given back.
     func evict() {
-        guard !isClosed, pendingNumber != nil else { return }
+        guard !isClosed else { return }
+        guard pendingNumber != nil else { return beginDraining() }
         pendingNumber = nil
         closeNow()
+    }
+
+    /// Whether the connection waits between keep-alive requests with nothing in progress: a slot a new connection
+    /// may take when the server is full, as nginx reuses its idle keep-alive connections. A client that holds
+    /// connections open with one cheap request a minute then cannot keep the server full.
+    var isIdleBetweenRequests: Bool {
+        !isClosed && pendingNumber == nil && proxyHeaderBytes == nil && lingerDeadline == nil && wantsInput
+            && !machine.isClosing && machine.isIdle
     }
 
     /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
@@ -211,13 +223,14 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
         case .header(let header, let length):
             proxyHeaderBytes = nil
             if let source = header.source { remoteAddress = source.host }
-            guard worker.admission.admit(address: remoteAddress) else {
+            let admitted = ClientAddress.key(for: remoteAddress)
+            guard worker.admission.admit(address: admitted) else {
                 worker.onLimit?(.refusedPerAddress)
                 TransportSocket.sendRefusal(fd, response: HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable)))
                 closeNow()
                 return
             }
-            admittedAddress = remoteAddress
+            admittedAddress = admitted
             if collected.count > length { machine.receive(Array(collected[length...]), now: now) }
         }
     }

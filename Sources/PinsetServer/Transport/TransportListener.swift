@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import PinsetCore
+import PinsetConnectionSlots
 import PinsetHTTP
 
 /// The token of the listening socket in every worker's loop (a generic type cannot hold a static constant).
@@ -129,14 +130,16 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
             TransportSocket.setNoDelay(client)
             let remoteAddress = TransportSocket.describeAddress(storage)
             // Behind the PROXY protocol the socket's address is the balancer's; the connection applies the
-            // per-address limit to the client address once the header has arrived.
-            let admitted: String? = proxyProtocol ? nil : remoteAddress
+            // per-address limit to the client address once the header has arrived. An IPv6 client counts by its
+            // /64, which one subscriber usually holds whole.
+            let admitted: String? = proxyProtocol ? nil : ClientAddress.key(for: remoteAddress)
             if let admitted, !admission.admit(address: admitted) {
                 onLimit?(.refusedPerAddress)
                 refuse(client)
                 continue
             }
-            guard counter.tryIncrement(limit: maxConnections) || evictOneForANewConnection() else {
+            guard counter.tryIncrement(limit: maxConnections) || evictOneForANewConnection()
+                    || (worker.closeOneIdleConnection() && counter.tryIncrement(limit: maxConnections)) else {
                 if let admitted { admission.release(address: admitted) }
                 onLimit?(.refusedServerFull)
                 refuse(client)
@@ -150,7 +153,9 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
 
     /// Closes the oldest connection still waiting for its first request head and hands its slot to the new
     /// connection: the count is raised now and lowered when the evicted one has closed, so the server exceeds
-    /// `maxConnections` only by evictions still in flight on the workers' loops.
+    /// `maxConnections` only by evictions still in flight on the workers' loops. (One whose head arrived meanwhile
+    /// closes after its answer instead: see ``TransportConnection/evict()``.) Only when there is none does a
+    /// connection idle between keep-alive requests give way, on this loop, at once.
     private func evictOneForANewConnection() -> Bool {
         guard let victim = admission.takeOldestPending() else { return false }
         counter.forceIncrement()

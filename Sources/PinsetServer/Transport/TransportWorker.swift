@@ -106,6 +106,16 @@ final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
         counter.decrement()
     }
 
+    /// Closes one connection that waits between keep-alive requests, to give its slot to a new connection when the
+    /// server is full and none is waiting for its first head; false when this loop has none. Loop thread only: the
+    /// listener accepts on this loop, so the slot is free before it counts the new connection.
+    func closeOneIdleConnection() -> Bool {
+        guard let idle = connections.values.first(where: \.isIdleBetweenRequests) else { return false }
+        idle.closeNow()
+        onLimit?(.idleClosed)
+        return true
+    }
+
     /// Starts graceful shutdown of every connection. Loop thread only.
     func beginDraining() {
         draining = true
