@@ -5,6 +5,8 @@
 public protocol NoteVerifier: Sendable {
     var keyName: String { get }
     var keyID: UInt32 { get }
+    /// The public key's own bytes: two names for one key are recognized as one key.
+    var publicKeyBytes: [UInt8] { get }
     /// Checks `signature` (the bytes after the key ID) over `noteText` (the text including its final newline).
     func check(signature: [UInt8], over noteText: String) -> NoteSignatureCheck
 }

@@ -34,6 +34,15 @@ public struct TransparencyPolicy: Sendable {
         logVerifiers = try NoteVerifierSet(logKeys)
         // One set over both lists refuses a log key and a witness key with the same name and ID.
         allVerifiers = try NoteVerifierSet(logKeys + witnessKeys)
+        // Past the names and IDs the sets check: a cosignature does not sign the witness's name, so one key listed
+        // under two names would count twice towards the quorum, and a log key listed as a witness would cosign for
+        // itself.
+        var seen: Set<[UInt8]> = []
+        for key in logKeys + witnessKeys where !seen.insert(key.publicKeyBytes).inserted {
+            throw TransparencyError(
+                .invalidConfiguration,
+                "The key named '\(key.keyName)' is listed twice (under another name, or as both the log's and a witness's): each witness key counts once towards the quorum, and the log cannot witness itself.")
+        }
     }
 
     /// Verifies a signed checkpoint against the policy.

@@ -87,4 +87,32 @@ struct Ed25519CosignatureTests {
             return
         }
     }
+
+    /// A cosignature does not sign its witness's name: one witness key listed under two names would let a single
+    /// witness (or whoever holds its key) meet a quorum of two with one cosignature, signed once and copied under the
+    /// second name. Such a policy is refused, and so is a log key listed as a witness.
+    @Test func oneKeyUnderTwoNamesIsRefusedAsAPolicyNotCountedTwice() throws {
+        let key = Curve25519.Signing.PrivateKey()
+        let first = try Ed25519Cosigner(keyName: "witness-a.example", privateKey: key)
+        let second = try Ed25519Cosigner(keyName: "witness-b.example", privateKey: key)
+        let log = try Ed25519NoteSigner(keyName: "pinset.example.com/log", privateKey: Curve25519.Signing.PrivateKey())
+        let witnesses = try [first, second].map { try Ed25519CosignatureVerifier($0.verifierKey) as any NoteVerifier }
+        let logKey = try Ed25519NoteVerifier(log.verifierKey)
+        #expect(throws: TransparencyError.self) {
+            try TransparencyPolicy(origin: "pinset.example.com/log", logKeys: [logKey], witnessKeys: witnesses, quorum: 2)
+        }
+        let logAsWitness = try Ed25519CosignatureVerifier(try NoteVerifierKey(keyName: "witness-c.example", signatureType: .ed25519Cosignature,
+                                                                              publicKey: logKey.publicKeyBytes))
+        #expect(throws: TransparencyError.self) {
+            try TransparencyPolicy(origin: "pinset.example.com/log", logKeys: [logKey], witnessKeys: [witnesses[0], logAsWitness], quorum: 1)
+        }
+        // Two distinct witness keys make a policy, and one cosignature copied under the other's name does not count.
+        let other = try Ed25519Cosigner(keyName: "witness-b.example", privateKey: Curve25519.Signing.PrivateKey())
+        let policy = try TransparencyPolicy(origin: "pinset.example.com/log", logKeys: [logKey],
+                                            witnessKeys: [witnesses[0], try Ed25519CosignatureVerifier(other.verifierKey)], quorum: 2)
+        let cosigned = try first.cosign(Self.checkpoint, timestamp: 1_700_000_000)
+        let copied = try NoteSignature(keyName: "witness-b.example", keyID: cosigned.keyID, signature: cosigned.signature)
+        let note = try SignedNote(text: Self.checkpoint.noteText, signatures: [try log.sign(noteText: Self.checkpoint.noteText), cosigned, copied])
+        #expect(throws: TransparencyError.self) { try policy.verify(checkpoint: try SignedNote(parsing: note.encoded)) }
+    }
 }
