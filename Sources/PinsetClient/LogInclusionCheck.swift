@@ -19,6 +19,14 @@ enum LogInclusionCheck {
     static func verify(
         proofBody: [UInt8], payload: BundlePayload, policy: TransparencyPolicy, maximumSize: Int
     ) throws(PinUpdateError) -> VerifiedInclusion {
+        // The log's entry covers the hosts with pins only (a Pinset server publishes no other); an entry without
+        // pins still changes what the app does (it refuses the hosts it covers), so one in a bundle is content the
+        // log does not hold: a leaked signer key could otherwise add it to logged content and reuse the proof.
+        if let pinless = payload.hosts.first(where: { !$0.hasPins }) {
+            throw refusal(
+                .entryNotInLog,
+                "the bundle lists \(pinless.hostname) without pins, which no log entry covers (a Pinset server never publishes such an entry): refused as content that is not in the log.")
+        }
         let entry: [UInt8]
         do {
             entry = try PinSetLogEntry(payload: payload).encoded()

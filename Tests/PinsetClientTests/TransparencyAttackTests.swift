@@ -1,6 +1,7 @@
 import Foundation
 import PinsetClient
 import PinsetCore
+import PinsetSigning
 import PinsetTransparency
 import Testing
 
@@ -70,6 +71,28 @@ struct TransparencyAttackTests {
         let (f, updater) = try await clientHoldingGenuinePins()
         defer { f.client.directory.remove() }
         try f.serve(try f.client.payload(version: 2, hosts: [ClientFixture.host("api.example.com", pins: ["attacker-key"])]))
+        try await expectRefused(f, updater, as: .entryNotInLog)
+    }
+
+    /// The leaked key re-signs genuinely logged content with one more host entry, without pins, served with that
+    /// content's genuine proof. The log's entry covers hosts with pins only, so the entry recomputed from the bundle
+    /// matches; but an entry without pins makes apps refuse the hosts it covers (here every *.thirdparty.example),
+    /// so it is refused as content the log does not hold.
+    @Test func leakedKeyAddsAnEntryWithoutPinsToLoggedContent() async throws {
+        var (f, updater) = try await clientHoldingGenuinePins()
+        defer { f.client.directory.remove() }
+        let genuine = try f.client.payload(version: 2)
+        _ = try f.publish(genuine)
+        // Written by hand: Pinset's own encoder never writes an entry without pins.
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(genuine.encoded())) as? [String: Any])
+        document["hashes"] = (document["hashes"] as? [Any] ?? []) + [[
+            "hostname": "thirdparty.example", "port": "443", "fp": [String](), "pk": [String](), "pin-sha256": [String](), "include-subdomains": true,
+        ] as [String: Any]]
+        let content = [UInt8](try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]))
+        let attack = try BundlePayload.decode(content)
+        #expect(attack.hosts.count == genuine.hosts.count + 1)
+        #expect(try PinSetLogEntry(payload: attack) == PinSetLogEntry(payload: genuine), "the attack rides on the genuine entry")
+        f.server.serve(try BundleSigner(identity: f.client.identity).sign(content: content), at: f.bundleURL)
         try await expectRefused(f, updater, as: .entryNotInLog)
     }
 
