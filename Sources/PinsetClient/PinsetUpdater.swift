@@ -54,6 +54,9 @@ public actor PinsetUpdater {
     /// Why the state file, which exists, could not be read, while that lasts: it is read again before each update
     /// and never replaced meanwhile.
     private var stateFileUnreadable: PinUpdateError?
+    /// Whether the last load read the state file and refused it: the next accepted bundle replaces it, whatever its
+    /// metadata claims.
+    private var stateFileRefused = false
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -140,10 +143,12 @@ public actor PinsetUpdater {
         let outcome = await StoredPinState.load(configuration: configuration)
         loadedFromDisk = true
         stateFileUnreadable = nil
+        stateFileRefused = false
         switch outcome {
         case .missing:
             return .missing
         case .rejected(let error):
+            stateFileRefused = true
             return .rejected(error)
         case .unreadable(let error):
             stateFileUnreadable = error
@@ -326,9 +331,19 @@ public actor PinsetUpdater {
                 .storage, "\(unreadable.reason); it was not replaced, since it may hold a revocation floor or a transparency checkpoint this process has not seen. Make it readable by this process (or wait for the device to be unlocked); it is read again before the next update.")
             return
         }
+        // Another updater on the same state directory (an app extension sharing it) may have stored more since this
+        // one loaded: a newer version, a higher revocation floor, a larger checkpoint. Writing over it would take
+        // them back (a replayed older bundle accepted here would erase the floor that revokes a leaked key), so the
+        // file is kept, and read (verified, merged) before the next update instead.
+        if !stateFileRefused, let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, configuration: configuration) {
+            loadedFromDisk = false
+            stateFileFailure = PinUpdateError(.storage, "the state file was not replaced: it holds \(held), written by another updater on the same state directory since this one read it. It is read and merged before the next update.")
+            return
+        }
         do {
             try StoredPinState.write(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
             stateFileFailure = nil
+            stateFileRefused = false
         } catch {
             stateFileFailure = error
         }

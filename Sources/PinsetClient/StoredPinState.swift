@@ -128,6 +128,31 @@ struct StoredPinState {
         }
     }
 
+    /// What the state file on disk holds beyond what writing `pinSet` with `floorSource` and `checkpoint` would store
+    /// (a newer version, a higher floor, a larger checkpoint), described; nil when nothing, or when the file is
+    /// missing or does not parse. Read from the metadata alone, unverified: it only ever keeps a file from being
+    /// replaced, and the verified load that follows decides what is in it.
+    static func storedBeyond(
+        _ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, configuration: PinsetClientConfiguration
+    ) -> String? {
+        guard let bytes = try? AtomicFile.read(configuration.stateFilePath, limit: maximumFileSize),
+              case .success(let parsed) = parse(bytes) else { return nil }
+        let stored = parsed.metadata
+        let floor = revocationFloor(of: pinSet, evidence: separateEvidence(for: pinSet, floorSource: floorSource)) ?? Int64.min
+        let storedFloor = stored.signersNotBefore ?? Int64.min
+        // A higher floor supersedes whatever the file holds: it may revoke the signer of a newer version there
+        // (fast-forward recovery), which the file must not keep.
+        if floor > storedFloor { return nil }
+        if storedFloor > floor { return "a higher revocation floor (\(storedFloor))" }
+        if stored.version > pinSet.version { return "version \(stored.version), newer than \(pinSet.version)" }
+        let size = { (text: String?) -> UInt64 in
+            text.flatMap { try? SignedNote(parsing: $0) }.flatMap { try? Checkpoint(noteText: $0.text) }?.treeSize ?? 0
+        }
+        let storedSize = size(stored.checkpoint)
+        if storedSize > size(checkpoint?.encoded) { return "a transparency checkpoint of \(storedSize) entries" }
+        return nil
+    }
+
     /// Throws unless the state directory, when it exists, is owned by the running user (or root) and writable by
     /// no one else: whoever else can write it can replace the last good pins with an older genuine bundle (and
     /// `pinset client` keeps its trust certificates there). Missing directories are created 0700 by `write`.

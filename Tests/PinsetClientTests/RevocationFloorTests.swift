@@ -1,5 +1,5 @@
 import Foundation
-import PinsetClient
+@testable import PinsetClient
 import PinsetCore
 import PinsetSigning
 import PinsetTestSupport
@@ -108,8 +108,45 @@ struct RevocationFloorTests {
         #expect(try await #require(throws: PinUpdateError.self) { try await restarted.seed(withBundle: seed) }.code == .revokedSigner)
     }
 
-    /// Two updaters on one state directory (an app and its extension): the one that never saw the floor stores
-    /// a newer version signed by the revoked key; the one that accepted the floor does not take it from the file.
+    /// Two updaters on one state directory (an app and its extension): the one that never saw the floor accepts a
+    /// newer version signed by the revoked key (a replay, or the leaked key's), but does not write it over the file
+    /// that holds the floor; on its next load it takes the floor and drops that version. A fresh start (the app
+    /// relaunched) finds the floor in force.
+    @Test func anUpdaterThatNeverSawTheFloorDoesNotWriteItAway() async throws {
+        let signers = try Signers()
+        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        defer { f.directory.remove() }
+        let withFloor = f.makeUpdater()
+        let unaware = f.makeUpdater()
+        guard case .missing = await unaware.loadStoredPins() else {
+            Issue.record("the state directory must start empty")
+            return
+        }
+        try await withFloor.seed(withBundle: try f.signed(try payload(f, version: 1, floor: signers.newerNotBefore), by: signers.newer))
+        let fileWithFloor = try #require(f.stateFileBytes())
+        #expect(try await unaware.seed(withBundle: try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)).version == 2)
+        #expect(f.stateFileBytes() == fileWithFloor)
+        let declined = await unaware.stateFileFailure
+        #expect(declined?.reason.contains("higher revocation floor") == true, "\(String(describing: declined))")
+
+        let restarted = f.makeUpdater()
+        guard case .loaded(let stored) = await restarted.loadStoredPins() else {
+            Issue.record("the file with the floor must load")
+            return
+        }
+        #expect(stored.version == 1)
+        #expect(await restarted.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
+        // The unaware updater reads the file again and takes the floor, which revokes the version it held.
+        guard case .loaded(let merged) = await unaware.loadStoredPins() else {
+            Issue.record("the unaware updater must load the file with the floor")
+            return
+        }
+        #expect(merged.version == 1)
+        #expect(await unaware.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
+    }
+
+    /// The same two updaters where the unaware one's write got through (a client library from before this rule, or a
+    /// file written by hand): the updater that accepted the floor does not take the revoked version from the file.
     @Test func aStoredBundleBelowTheFloorInForceIsNotLoaded() async throws {
         let signers = try Signers()
         let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
@@ -121,7 +158,11 @@ struct RevocationFloorTests {
             return
         }
         try await withFloor.seed(withBundle: try f.signed(try payload(f, version: 1, floor: signers.newerNotBefore), by: signers.newer))
-        #expect(try await unaware.seed(withBundle: try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)).version == 2)
+        let revokedPayload = try payload(f, version: 2, floor: nil)
+        let bytes = try f.signed(revokedPayload, by: signers.older)
+        let signature = try await BundleVerifier.verifySignature(bytes, trustAnchors: [signers.root.certificate], at: f.clock.now()).get()
+        let revoked = VerifiedPinSet(payload: revokedPayload, signedBundle: bytes, origin: .downloaded, signer: signature.signer)
+        try StoredPinState.write(revoked, floorSource: nil, acceptedAt: f.clock.now(), configuration: f.configuration)
 
         guard case .rejected(let error) = await withFloor.loadStoredPins() else {
             Issue.record("a stored bundle signed below the floor in force must not be loaded")
