@@ -32,6 +32,25 @@ struct ServerConfigurationTests {
         #expect(ServerConfiguration().maxConnectionsPerAddress == 32)
     }
 
+    @Test func readsTheTrustedProxies() throws {
+        let config = try parse(#"{"proxyProtocol": true, "trustedProxies": ["10.0.0.0/24", "fd00::5"]}"#)
+        #expect(config.trustedProxies.map(\.description) == ["10.0.0.0/24", "fd00::5/128"])
+        #expect(ServerConfiguration().trustedProxies.isEmpty)
+        #expect(try parse(#"{"reports": {"port": 0, "proxyProtocol": true}, "trustedProxies": ["10.0.0.7"]}"#).trustedProxies.count == 1)
+        for (json, says) in [
+            (#"{"trustedProxies": ["10.0.0.0/24"]}"#, "no listener expects the protocol"),
+            (#"{"proxyProtocol": true, "trustedProxies": ["10.0.0.1/24"]}"#, "address bits set beyond"),
+            (#"{"proxyProtocol": true, "trustedProxies": "10.0.0.0/24"}"#, "must be a list"),
+        ] {
+            do {
+                _ = try parse(json)
+                Issue.record("accepted: \(json)")
+            } catch {
+                #expect(error.message.contains("trustedProxies") && error.message.contains(says), "\(error.message)")
+            }
+        }
+    }
+
     @Test func readsTheTransport() throws {
         #expect(ServerConfiguration().transport == .platformDefault)
         #expect(try parse(#"{"transport": null}"#).transport == .platformDefault)

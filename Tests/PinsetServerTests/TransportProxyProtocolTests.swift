@@ -1,15 +1,16 @@
 import Foundation
 import PinsetHTTP
+import PinsetLiveCheck
 import PinsetServer
 import Testing
 
 @Suite("Transport: PROXY protocol")
 struct TransportProxyProtocolTests {
-    static func start(_ transport: SocketTransport, perAddress: Int = 32, headTimeout: Duration = .seconds(2),
+    static func start(_ transport: SocketTransport, perAddress: Int = 32, headTimeout: Duration = .seconds(2), trustedProxies: [IPAddressRange]? = nil,
                       log: TransportLogCollector, events: ConnectionLimitEventCollector) throws -> (SocketServer, UInt16) {
         let configuration = SocketServerConfiguration(
             host: "127.0.0.1", port: 0, maxConnectionsPerAddress: perAddress, requestHeadTimeout: headTimeout,
-            proxyProtocol: true, workerQueues: 1, transport: transport)
+            proxyProtocol: true, trustedProxies: trustedProxies, workerQueues: 1, transport: transport)
         let server = SocketServer(configuration: configuration, handler: TransportTestHandler(),
                                   onRequest: { log.record($0) }, onConnectionLimit: { events.record($0) })
         return (server, try server.start())
@@ -38,6 +39,27 @@ struct TransportProxyProtocolTests {
         try third.send(bytes: v2Header + Array("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
         #expect(try third.readResponse().status == 200)
         #expect(await transportEventually { log.all.map(\.remoteAddress) == ["203.0.113.7", "198.51.100.9"] })
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    /// A peer that reaches the port directly, not the balancer, and writes a header naming any client it likes: with
+    /// trusted proxies configured it is closed unanswered and counted, whatever its header says; the balancer's
+    /// connections are served with the client address from theirs.
+    @Test(arguments: SocketTransport.available)
+    func onlyTrustedProxiesMayNameTheClient(_ transport: SocketTransport) async throws {
+        let log = TransportLogCollector()
+        let events = ConnectionLimitEventCollector()
+        let (server, port) = try Self.start(transport, headTimeout: .seconds(30), trustedProxies: [try IPAddressRange(parsing: "127.0.0.2/32")], log: log, events: events)
+        let direct = try TransportTestClient(port: port, sourceAddress: "127.0.0.3")
+        try? direct.send("PROXY TCP4 203.0.113.7 192.0.2.1 51000 443\r\nGET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        let refused = direct.readToEnd()
+        #expect(refused.ending != .stillOpen && refused.bytes.isEmpty, "\(refused)")
+        #expect(await transportEventually { events.count(.untrustedProxy) == 1 })
+
+        let balancer = try TransportTestClient(port: port, sourceAddress: "127.0.0.2")
+        try balancer.send("PROXY TCP4 198.51.100.9 192.0.2.1 51000 443\r\nGET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try balancer.readResponse().status == 200)
+        #expect(await transportEventually { log.all.map(\.remoteAddress) == ["198.51.100.9"] })
         await server.shutdown(gracePeriod: .seconds(1))
     }
 

@@ -125,6 +125,7 @@ public final class PinsetService: Sendable {
         transport.maxConnections = configuration.maxConnections
         transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
         transport.proxyProtocol = configuration.proxyProtocol
+        transport.trustedProxies = configuration.trustedProxies.isEmpty ? nil : configuration.trustedProxies
         transport.transport = configuration.transport
         transport.requestHeadTimeout = .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         transport.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))

@@ -63,32 +63,11 @@ extension ServerConfiguration {
                     }
                 }
             }
-            monitoring.allowedAddresses = try allowedAddresses(object["allowedAddresses"], origin: origin)
+            monitoring.allowedAddresses = try ServerConfiguration.addressRanges(object["allowedAddresses"], key: "allowedAddresses", origin: origin)
             if monitoring.timeoutSeconds >= monitoring.intervalSeconds {
                 throw ConfigurationError(message: "\(origin): 'timeoutSeconds' (\(monitoring.timeoutSeconds)) must be shorter than 'intervalSeconds' (\(monitoring.intervalSeconds)), or one slow host would hold every pass.")
             }
             return monitoring
-        }
-
-        private static func allowedAddresses(_ value: JSONValue?, origin: String) throws(ConfigurationError) -> [IPAddressRange] {
-            let example = "[\"127.0.0.0/8\", \"10.0.0.0/8\", \"fd00::/8\"]"
-            guard let value else { return [] }
-            if case .null = value { return [] }
-            guard case .array(let entries) = value else {
-                throw ConfigurationError(message: "\(origin): 'allowedAddresses' must be a list of address blocks such as \(example), but it is \(value.summary).")
-            }
-            var ranges: [IPAddressRange] = []
-            for (index, entry) in entries.enumerated() {
-                guard case .string(let text) = entry else {
-                    throw ConfigurationError(message: "\(origin): 'allowedAddresses' entry \(index + 1) must be a string such as \"10.0.0.0/8\", but it is \(entry.summary).")
-                }
-                do {
-                    ranges.append(try IPAddressRange(parsing: text))
-                } catch {
-                    throw ConfigurationError(message: "\(origin): 'allowedAddresses' entry \(index + 1): \(error)")
-                }
-            }
-            return ranges
         }
     }
 }

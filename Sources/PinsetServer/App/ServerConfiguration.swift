@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PinsetAdmin
 import PinsetCore
+import PinsetLiveCheck
 import PinsetPublishing
 import PinsetSigning
 import PinsetStore
@@ -48,6 +49,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var admin: AdminListener?
     /// See ``SocketServerConfiguration/proxyProtocol``; applies to the public listener only.
     public var proxyProtocol = false
+    /// See ``SocketServerConfiguration/trustedProxies``: the balancers whose PROXY headers the public listener and the
+    /// reports listener believe, where they expect the protocol. Empty: any peer's (the default).
+    public var trustedProxies: [IPAddressRange] = []
     /// What tells the listeners' event loops that sockets are ready: `epoll` (Linux only, its default) or
     /// `dispatch` (every platform, the default on macOS). See ``SocketTransport``.
     public var transport: SocketTransport = .platformDefault
@@ -123,7 +127,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "host", "port", "dataDirectory", "database", "databasePath", "signingKeyPath", "certificatePath", "customerKeyDirectory",
         "resignIntervalSeconds", "bundleLifetimeSeconds", "freshnessWindowSeconds", "changePollIntervalSeconds", "maxContentStalenessSeconds",
         "reportOnlyMaximumHours",
-        "persistBundles", "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
+        "persistBundles", "maxConnections", "maxConnectionsPerAddress", "requestHeadTimeoutSeconds", "idleTimeoutSeconds", "admin", "proxyProtocol", "trustedProxies", "transport", "logLevel", "logFormat", "accessLog", "accessLogFile",
         "metricsEnabled", "uptakeWindowSeconds", "uptakeSnapshotIntervalSeconds", "monitoring", "reports", "api", "publicSuffixList",
         "transparencyLog",
     ]
@@ -231,6 +235,7 @@ extension ServerConfiguration {
             config.logFormat = format
         }
         if let v = try reader.bool("proxyProtocol") { config.proxyProtocol = v }
+        config.trustedProxies = try Self.addressRanges(object["trustedProxies"], key: "trustedProxies", origin: origin)
         if let v = try reader.bool("persistBundles") { config.persistBundles = v }
         if let v = try reader.string("transport") {
             guard let transport = SocketTransport(rawValue: v), SocketTransport.available.contains(transport) else {
@@ -284,9 +289,36 @@ extension ServerConfiguration {
             throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
         }
         try validateReportsListener(origin: origin)
+        if !trustedProxies.isEmpty && !proxyProtocol && reports?.proxyProtocol != true {
+            throw ConfigurationError(message: "\(origin): 'trustedProxies' names the balancers whose PROXY headers are believed, but no listener expects the protocol; set 'proxyProtocol' (or 'reports.proxyProtocol') to true, or remove 'trustedProxies'.")
+        }
         if maxConnections < 1 || maxConnectionsPerAddress < 1 {
             throw ConfigurationError(message: "\(origin): 'maxConnections' (\(maxConnections)) and 'maxConnectionsPerAddress' (\(maxConnectionsPerAddress)) must be at least 1.")
         }
+    }
+}
+
+extension ServerConfiguration {
+    /// A list of address blocks (CIDR, or single addresses) under `key`; empty when absent or null.
+    static func addressRanges(_ value: JSONValue?, key: String, origin: String) throws(ConfigurationError) -> [IPAddressRange] {
+        let example = "[\"127.0.0.0/8\", \"10.0.0.0/8\", \"fd00::/8\"]"
+        guard let value else { return [] }
+        if case .null = value { return [] }
+        guard case .array(let entries) = value else {
+            throw ConfigurationError(message: "\(origin): '\(key)' must be a list of address blocks such as \(example), but it is \(value.summary).")
+        }
+        var ranges: [IPAddressRange] = []
+        for (index, entry) in entries.enumerated() {
+            guard case .string(let text) = entry else {
+                throw ConfigurationError(message: "\(origin): '\(key)' entry \(index + 1) must be a string such as \"10.0.0.0/8\", but it is \(entry.summary).")
+            }
+            do {
+                ranges.append(try IPAddressRange(parsing: text))
+            } catch {
+                throw ConfigurationError(message: "\(origin): '\(key)' entry \(index + 1): \(error)")
+            }
+        }
+        return ranges
     }
 }
 

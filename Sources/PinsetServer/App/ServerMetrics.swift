@@ -31,6 +31,7 @@ public final class ServerMetrics: Sendable {
     private let refusedOutOfDescriptors: Counter
     private let acceptPauses: Counter
     private let refusedInvalidProxyHeader: Counter
+    private let refusedUntrustedProxy: Counter
     private let requestCounters = LockedValue<[Int: Counter]>([:])
     private let signerExpiry: Gauge
     private let rootExpiry: Gauge
@@ -75,6 +76,7 @@ public final class ServerMetrics: Sendable {
         refusedOutOfDescriptors = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "out_of_descriptors")], factory: factory)
         acceptPauses = Counter(label: "pinset_http_accept_pauses_total", factory: factory)
         refusedInvalidProxyHeader = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "invalid_proxy_header")], factory: factory)
+        refusedUntrustedProxy = Counter(label: "pinset_http_connections_refused_total", dimensions: [("reason", "untrusted_proxy")], factory: factory)
         signerExpiry = Gauge(label: "pinset_signer_certificate_expiry_seconds", factory: factory)
         rootExpiry = Gauge(label: "pinset_root_certificate_expiry_seconds", factory: factory)
         uptake = UptakeMetrics(registry: registry)
@@ -152,6 +154,7 @@ public final class ServerMetrics: Sendable {
         case .shedForDescriptors: refusedOutOfDescriptors.increment()
         case .acceptPaused: acceptPauses.increment()
         case .invalidProxyHeader: refusedInvalidProxyHeader.increment()
+        case .untrustedProxy: refusedUntrustedProxy.increment()
         }
     }
 

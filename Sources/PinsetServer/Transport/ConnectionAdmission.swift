@@ -19,6 +19,9 @@ public enum ConnectionLimitEvent: Sendable, Equatable {
     /// Closed without an answer: the listener expects the PROXY protocol and the connection did not start with a
     /// valid header.
     case invalidProxyHeader
+    /// Closed without an answer: the listener expects the PROXY protocol from its trusted proxies only, and the
+    /// connection came from another peer.
+    case untrustedProxy
 }
 
 /// Per-client-address connection counts and the accept-ordered set of connections still waiting for their first

@@ -1,5 +1,6 @@
 import Foundation
 import PinsetHTTP
+import PinsetLiveCheck
 
 /// Settings of a ``SocketServer``.
 public struct SocketServerConfiguration: Sendable {
@@ -33,6 +34,12 @@ public struct SocketServerConfiguration: Sendable {
     /// socket's in per-address limits and access logs; a connection without a valid header within the request-head
     /// timeout is closed without an answer. Enable it only behind a balancer that sends it. Default false.
     public var proxyProtocol: Bool
+    /// With ``proxyProtocol``, the peers whose PROXY header is believed (the balancers' addresses); a connection from
+    /// any other peer is closed at once, without an answer, and counted. Without it, any peer that reaches the port
+    /// may name any client address in its header (and so take every per-address allowance in turn, and write any
+    /// address into the access log): leave it nil only where nothing but the balancers can reach the port.
+    /// Default nil.
+    public var trustedProxies: [IPAddressRange]?
     /// Request size limits, and whether requests may carry content (``HTTPLimits/maxContentBytes``; default none).
     public var limits: HTTPLimits
     /// Number of event loops (threads on epoll, serial queues on Dispatch) that accept and serve connections.
@@ -52,6 +59,7 @@ public struct SocketServerConfiguration: Sendable {
         idleTimeout: Duration = .seconds(60),
         lingerTimeout: Duration = .seconds(2),
         proxyProtocol: Bool = false,
+        trustedProxies: [IPAddressRange]? = nil,
         limits: HTTPLimits = HTTPLimits(),
         workerQueues: Int = ProcessInfo.processInfo.activeProcessorCount,
         transport: SocketTransport = .platformDefault
@@ -65,6 +73,7 @@ public struct SocketServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.lingerTimeout = lingerTimeout
         self.proxyProtocol = proxyProtocol
+        self.trustedProxies = trustedProxies
         self.limits = limits
         self.workerQueues = workerQueues
         self.transport = transport

@@ -33,7 +33,8 @@ struct TransportGroup<Loop: ReadinessLoop>: RunningTransport {
         workers.forEach { $0.start() }
         listener = TransportListener<Loop>(fd: fd, workers: workers, counter: counter,
                                            maxConnections: configuration.maxConnections, admission: admission,
-                                           proxyProtocol: configuration.proxyProtocol, onLimit: onLimit)
+                                           proxyProtocol: configuration.proxyProtocol,
+                                           trustedProxies: configuration.proxyProtocol ? configuration.trustedProxies : nil, onLimit: onLimit)
         listener.start()
         self.workers = workers
     }

@@ -6,6 +6,7 @@ import Darwin
 import PinsetCore
 import PinsetConnectionSlots
 import PinsetHTTP
+import PinsetLiveCheck
 
 /// The token of the listening socket in every worker's loop (a generic type cannot hold a static constant).
 enum TransportListenerToken {
@@ -27,8 +28,9 @@ enum TransportListenerToken {
 /// Hostile load: it keeps accepting even when `maxConnections` are open, so the kernel backlog never fills and
 /// clients get a fast answer. A connection from an address that already has `maxConnectionsPerAddress` open is
 /// refused. When the server is full, the oldest connection that has not yet sent a complete request head is
-/// evicted (closed silently) and the new one takes its slot; only when every open connection has sent a head is the
-/// new one refused. A refused connection receives a canned `503` (sent non-blocking, no `Date`,
+/// evicted (closed silently) and the new one takes its slot; when there is none, one of the accepting loop's
+/// connections that is idle between keep-alive requests; only when none of those is there either is the new one
+/// refused. Behind the PROXY protocol with trusted proxies, a connection from any other peer is closed at once. A refused connection receives a canned `503` (sent non-blocking, no `Date`,
 /// `Connection: close`) and is closed immediately. When the process runs out of descriptors (`EMFILE`) a
 /// reserved spare descriptor is released to accept and close one pending connection, instead of letting the
 /// listener spin on a queue it cannot drain. When there is no spare to give up (another thread took the number
@@ -41,6 +43,8 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
     private let maxConnections: Int
     private let admission: ConnectionAdmission<Loop>
     private let proxyProtocol: Bool
+    /// The peers whose PROXY header is believed; nil: any.
+    private let trustedProxies: [IPAddressRange]?
     private let onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?
     private let overloadResponse = HTTPResponseEncoder.cannedResponse(.error(.serviceUnavailable))
     /// A descriptor kept open to be given up when the process runs out of them (see `shedOneConnection`).
@@ -53,8 +57,10 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
     static var acceptPause: Duration { .milliseconds(100) }
 
     init(fd: Int32, workers: [TransportWorker<Loop>], counter: ConnectionCounter, maxConnections: Int,
-         admission: ConnectionAdmission<Loop>, proxyProtocol: Bool, onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
+         admission: ConnectionAdmission<Loop>, proxyProtocol: Bool, trustedProxies: [IPAddressRange]?,
+         onLimit: (@Sendable (ConnectionLimitEvent) -> Void)?) {
         self.proxyProtocol = proxyProtocol
+        self.trustedProxies = trustedProxies
         precondition(!workers.isEmpty, "a listener needs at least one worker")
         self.fd = fd
         self.workers = workers
@@ -129,6 +135,12 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
             }
             TransportSocket.setNoDelay(client)
             let remoteAddress = TransportSocket.describeAddress(storage)
+            if let trustedProxies, !Self.isTrusted(remoteAddress, by: trustedProxies) {
+                // Not a balancer: whatever it would write in a PROXY header is not believed, and nothing is answered.
+                onLimit?(.untrustedProxy)
+                close(client)
+                continue
+            }
             // Behind the PROXY protocol the socket's address is the balancer's; the connection applies the
             // per-address limit to the client address once the header has arrived. An IPv6 client counts by its
             // /64, which one subscriber usually holds whole.
@@ -149,6 +161,13 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
                                                  worker: worker, now: .now())
             worker.adopt(connection)
         }
+    }
+
+    /// Whether `address` (an IPv4-mapped one as its IPv4 address) is in one of `ranges`.
+    static func isTrusted(_ address: String, by ranges: [IPAddressRange]) -> Bool {
+        guard let parsed = IPAddress(address) else { return false }
+        let candidate = parsed.mappedIPv4 ?? parsed
+        return ranges.contains { $0.contains(candidate) }
     }
 
     /// Closes the oldest connection still waiting for its first request head and hands its slot to the new
