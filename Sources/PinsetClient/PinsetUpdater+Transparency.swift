@@ -50,10 +50,18 @@ extension PinsetUpdater {
         }
     }
 
-    /// Of two checkpoint notes, the one with the larger tree (`current` on a tie or when one does not parse).
-    static func larger(_ current: SignedNote?, _ candidate: SignedNote?) -> SignedNote? {
-        guard let candidate, let candidateSize = try? Checkpoint(noteText: candidate.text).treeSize else { return current }
-        guard let current, let currentSize = try? Checkpoint(noteText: current.text).treeSize else { return candidate }
+    /// Of two checkpoint notes, the one with the larger tree (`current` on a tie). Under a policy only a note it
+    /// verifies counts: a checkpoint of another log (the app changed logs or keys), or one written into the state
+    /// file by hand, never outweighs the configured log's.
+    static func larger(_ current: SignedNote?, _ candidate: SignedNote?, under policy: TransparencyPolicy?) -> SignedNote? {
+        guard let candidate, let candidateSize = treeSize(of: candidate, under: policy) else { return current }
+        guard let current, let currentSize = treeSize(of: current, under: policy) else { return candidate }
         return candidateSize > currentSize ? candidate : current
+    }
+
+    /// The tree size of `note`: of a note `policy` verifies when there is one, else of any that parses.
+    static func treeSize(of note: SignedNote, under policy: TransparencyPolicy?) -> UInt64? {
+        guard let policy else { return try? Checkpoint(noteText: note.text).treeSize }
+        return try? policy.verify(checkpoint: note).checkpoint.treeSize
     }
 }

@@ -154,7 +154,7 @@ public actor PinsetUpdater {
             stateFileUnreadable = error
             return .rejected(error)
         case .loaded(let stored, let storedFloorSource, let storedCheckpoint):
-            heldCheckpoint = Self.larger(heldCheckpoint, storedCheckpoint)
+            heldCheckpoint = Self.larger(heldCheckpoint, storedCheckpoint, under: configuration.transparency?.policy)
             // Fast-forward recovery, as for a download: a stored floor that revokes the signer of the pins in
             // force replaces them whatever their version.
             let recovers = BundleVerifier.revokesSigner(

@@ -145,11 +145,14 @@ struct StoredPinState {
         if floor > storedFloor { return nil }
         if storedFloor > floor { return "a higher revocation floor (\(storedFloor))" }
         if stored.version > pinSet.version { return "version \(stored.version), newer than \(pinSet.version)" }
-        let size = { (text: String?) -> UInt64 in
-            text.flatMap { try? SignedNote(parsing: $0) }.flatMap { try? Checkpoint(noteText: $0.text) }?.treeSize ?? 0
+        // Only a checkpoint of the configured log counts: one of a log the app no longer uses, or one written by hand,
+        // must not keep the file from being written.
+        guard let policy = configuration.transparency?.policy,
+              let text = stored.checkpoint, let note = try? SignedNote(parsing: text),
+              let storedSize = PinsetUpdater.treeSize(of: note, under: policy) else { return nil }
+        if storedSize > checkpoint.flatMap({ PinsetUpdater.treeSize(of: $0, under: policy) }) ?? 0 {
+            return "a transparency checkpoint of \(storedSize) entries"
         }
-        let storedSize = size(stored.checkpoint)
-        if storedSize > size(checkpoint?.encoded) { return "a transparency checkpoint of \(storedSize) entries" }
         return nil
     }
 

@@ -184,7 +184,7 @@ public struct Dashboard: Sendable {
                 reportOnly: try admin.reportOnlyWindows(of: customer, visibleTo: .admin(viewer))
             ))
         case ("GET", 2, "requests"):
-            return try await requestPage(try Self.requestID(route[1]), context: context, notice: Self.notice(request.query["done"]))
+            return try await requestPage(try Self.requestID(route[1]), for: request, context: context, notice: Self.notice(request.query["done"]))
         case ("POST", 3, "requests") where route[2] == "approve" || route[2] == "reject":
             let decision = route[2]
             let form = try checkedForm(request, session: session)
@@ -196,14 +196,15 @@ public struct Dashboard: Sendable {
                     _ = try admin.reject(id, by: viewer, note: form["note"] ?? "")
                 }
             } catch let error as AdminError {
-                // Shown on the request's page rather than thrown, so counted here.
-                count(error.httpStatus, of: viewer, request)
-                return try await requestPage(id, context: context, notice: nil, refusal: DashboardRefusal(error))
+                // Shown on the request's page rather than thrown, so counted here; a request the viewer may not see
+                // (404) is counted once, when the page is refused below.
+                if error.httpStatus != 404 { count(error.httpStatus, of: viewer, request) }
+                return try await requestPage(id, for: request, context: context, notice: nil, refusal: DashboardRefusal(error))
             } catch let error as StoreError {
                 if error.needsServerLog { onUnexpectedError(request, error) }
                 let refusal = DashboardRefusal(error)
-                count(refusal.status, of: viewer, request)
-                return try await requestPage(id, context: context, notice: nil, refusal: refusal)
+                if refusal.status != 404 { count(refusal.status, of: viewer, request) }
+                return try await requestPage(id, for: request, context: context, notice: nil, refusal: refusal)
             }
             return Self.redirect("\(Self.prefix)/requests/\(id)?done=\(decision == "approve" ? "approved" : "rejected")")
         case ("POST", 3, "break-glass") where route[2] == "acknowledge":
@@ -221,7 +222,9 @@ public struct Dashboard: Sendable {
         }
     }
 
-    private func requestPage(_ id: Int64, context: DashboardPages.Context, notice: String?, refusal: DashboardRefusal? = nil) async throws -> AdminAPIResponse {
+    private func requestPage(
+        _ id: Int64, for request: AdminAPIRequest, context: DashboardPages.Context, notice: String?, refusal: DashboardRefusal? = nil
+    ) async throws -> AdminAPIResponse {
         let changeRequest = try admin.changeRequest(id, visibleTo: context.viewer)
         var previews: [(hostname: Hostname, preview: HostEditPreview)] = []
         var previewFailure: String?
@@ -232,7 +235,9 @@ public struct Dashboard: Sendable {
             } catch let error as AdminError {
                 previewFailure = error.description
             } catch let error as StoreError {
-                previewFailure = error.message
+                // The database's own words (its path among them) are the operator's, as on every other page.
+                if error.needsServerLog { onUnexpectedError(request, error) }
+                previewFailure = AdminAPIError(error).message
             }
         }
         return Self.page(status: refusal?.status ?? 200, DashboardPages.changeRequest(

@@ -88,7 +88,9 @@ public struct HTTPConnectionStateMachine: Sendable {
     private var clientAskedToClose = false
     private var headStartedAt: ContinuousClock.Instant?
     private var lastReceiveAt: ContinuousClock.Instant
-    private var lastProgressAt: ContinuousClock.Instant
+    /// When bytes last arrived or left: the idle timeout counts from here, and a full server closes the connection
+    /// idle the longest first.
+    public private(set) var lastProgressAt: ContinuousClock.Instant
 
     public init(configuration: Configuration = Configuration(), now: HTTPTime) {
         self.configuration = configuration

@@ -38,7 +38,7 @@ public struct Ed25519NoteVerifier: NoteVerifier {
     public let keyID: UInt32
     private let publicKey: Curve25519.Signing.PublicKey
 
-    public var publicKeyBytes: [UInt8] { Array(publicKey.rawRepresentation) }
+    public var publicKeyBytes: [UInt8]? { Array(publicKey.rawRepresentation) }
 
     public init(_ key: NoteVerifierKey) throws {
         publicKey = try Ed25519KeyMaterial.publicKey(of: key, expected: .ed25519, what: "an Ed25519 note key")

@@ -38,7 +38,8 @@ public struct TransparencyPolicy: Sendable {
         // under two names would count twice towards the quorum, and a log key listed as a witness would cosign for
         // itself.
         var seen: Set<[UInt8]> = []
-        for key in logKeys + witnessKeys where !seen.insert(key.publicKeyBytes).inserted {
+        for key in logKeys + witnessKeys {
+            guard let bytes = key.publicKeyBytes, !seen.insert(bytes).inserted else { continue }
             throw TransparencyError(
                 .invalidConfiguration,
                 "The key named '\(key.keyName)' is listed twice (under another name, or as both the log's and a witness's): each witness key counts once towards the quorum, and the log cannot witness itself.")

@@ -59,7 +59,7 @@ struct SignedDataEnvelope {
                     var last: ASN1Node?
                     while let node = nodes.next() {
                         if node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific), case .constructed(let set) = node.content {
-                            certificates = set.reduce(0) { count, _ in count + 1 }
+                            certificates += set.reduce(0) { count, _ in count + 1 }
                         }
                         last = node
                     }

@@ -2,6 +2,8 @@ import Foundation
 import PinsetAdmin
 import PinsetCore
 import PinsetLiveCheck
+import PinsetStore
+import PinsetTestSupport
 import Testing
 
 /// The bounds on live-chain checks admins start through the server: a budget per admin's token in a sliding minute, the
@@ -36,6 +38,41 @@ struct LiveCheckLimitsTests {
         // alice's entry made room for carol's.
         try budget.spend(by: "alice", key: "alice laptop", now: now.addingTimeInterval(3))
         #expect(throws: AdminError.self) { try budget.spend(by: "carol", key: "carol laptop", now: now.addingTimeInterval(4)) }
+    }
+
+    /// Through the admin operations: alice's leaked CI token spends its whole budget on checks (each connects out, to
+    /// a port that refuses); her laptop's token still checks, so whoever holds the CI token cannot lock her out of
+    /// edits and approvals.
+    @Test func aLeakedTokenSpendsOnlyItsOwnBudget() async throws {
+        let fixture = try AdminFixture()
+        defer { fixture.remove() }
+        let acme = try CustomerName("acme"), host = try Hostname("api.example.com")
+        try fixture.store.addCustomer(acme, actor: "test")
+        try fixture.store.addHost(host, pins: [try PinMaterial.pin(base64SPKIHash: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", label: "")], to: acme, actor: "test")
+        try fixture.store.addAdmin("alice", grants: [AdminGrant(role: .editor, customer: acme)], actor: "test")
+        let ci = try fixture.admin.authenticate(try fixture.admin.issueToken(for: "alice", label: "ci", lifetime: nil))
+        let laptop = try fixture.admin.authenticate(try fixture.admin.issueToken(for: "alice", label: "laptop", lifetime: nil))
+        var settings = LiveCheckSettings(connectTo: "127.0.0.1:\(try LoopbackPort.unused())")
+        settings.timeout = .seconds(1)
+        settings.budget = LiveCheckBudget(checksPerMinute: 2)
+        let edit = PinEdit(hostname: host, operation: .addPins([try PinMaterial.pin(base64SPKIHash: "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=", label: "")]))
+        for _ in 0..<2 {
+            let refused = try await Self.propose(edit, of: acme, as: ci, with: fixture.admin, settings)
+            #expect(refused != nil && refused?.kind != .throttled, "checked, and refused for the unreachable host: \(String(describing: refused))")
+        }
+        #expect(try await Self.propose(edit, of: acme, as: ci, with: fixture.admin, settings)?.kind == .throttled, "the CI token's budget is spent")
+        let fromLaptop = try await Self.propose(edit, of: acme, as: laptop, with: fixture.admin, settings)
+        #expect(fromLaptop != nil && fromLaptop?.kind != .throttled, "the laptop's token still checks: \(String(describing: fromLaptop))")
+    }
+
+    /// The refusal of a direct pin edit, or nil when it was applied.
+    static func propose(_ edit: PinEdit, of customer: CustomerName, as account: AdminAccount, with admin: Admin, _ settings: LiveCheckSettings) async throws -> AdminError? {
+        do {
+            _ = try await admin.proposePinEdits([edit], for: customer, reason: "a backup key", lifetime: 3600, by: account, liveCheck: settings)
+            return nil
+        } catch let error as AdminError {
+            return error
+        }
     }
 
     final class Counter: Sendable {

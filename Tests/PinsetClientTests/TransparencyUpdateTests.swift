@@ -120,6 +120,34 @@ struct TransparencyUpdateTests {
         #expect(await updater.transparencyCheckpoint?.checkpoint.treeSize == 6)
     }
 
+    /// An app that moves to another log (new origin or keys, a smaller tree): the old log's larger checkpoint in the
+    /// state file is not the configured log's, so it neither stands for the checkpoint held nor keeps the file from
+    /// being written.
+    @Test func anAppThatMovesToAnotherLogKeepsWritingItsState() async throws {
+        var f = try TransparencyFixture()
+        defer { f.client.directory.remove() }
+        try f.publish(try f.client.payload(version: 1), othersBefore: 9)
+        try await f.makeUpdater().update()
+
+        f.log = try TestPinSetLog()
+        f.client.configuration.transparency = try f.log.clientPolicy()
+        let moved = f.makeUpdater()
+        guard case .loaded = await moved.loadStoredPins() else {
+            Issue.record("the stored pins must load")
+            return
+        }
+        #expect(await moved.transparencyCheckpoint == nil, "the old log's checkpoint is not held for the new one")
+        try f.publish(try f.client.payload(version: 2), othersBefore: 1)
+        #expect(try await moved.update().version == 2)
+        let failure = await moved.stateFileFailure
+        #expect(failure == nil, "\(String(describing: failure))")
+        guard case .loaded(let stored) = await f.makeUpdater().loadStoredPins() else {
+            Issue.record("the new state must load")
+            return
+        }
+        #expect(stored.version == 2)
+    }
+
     @Test func aStateFileWhoseCheckpointWasTamperedWithIsNotLoaded() async throws {
         var f = try TransparencyFixture()
         defer { f.client.directory.remove() }

@@ -24,6 +24,10 @@ struct AuthenticationThrottleTests {
         #expect(throttle.retryAfter(for: "192.0.2.8", now: now) == nil)
         #expect(AuthenticationThrottle.key(for: "::ffff:192.0.2.7") == "192.0.2.7")
         #expect(AuthenticationThrottle.key(for: "2001:db8::1") == "2001:db8:0:0::/64")
+        // IPv4 clients through NAT64's well-known prefix are each their own client, not one /64 for all.
+        #expect(AuthenticationThrottle.key(for: "64:ff9b::c000:207") == "192.0.2.7")
+        #expect(AuthenticationThrottle.key(for: "64:ff9b::c000:208") == "192.0.2.8")
+        #expect(AuthenticationThrottle.key(for: "64:ff9b:1::c000:207") == "64:ff9b:1:0::/64", "only the /96 carries an address in its last 32 bits")
     }
 
     @Test func theTableForgetsTheStalestAddressWhenFull() {

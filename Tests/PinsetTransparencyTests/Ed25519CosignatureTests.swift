@@ -102,7 +102,7 @@ struct Ed25519CosignatureTests {
             try TransparencyPolicy(origin: "pinset.example.com/log", logKeys: [logKey], witnessKeys: witnesses, quorum: 2)
         }
         let logAsWitness = try Ed25519CosignatureVerifier(try NoteVerifierKey(keyName: "witness-c.example", signatureType: .ed25519Cosignature,
-                                                                              publicKey: logKey.publicKeyBytes))
+                                                                              publicKey: try #require(logKey.publicKeyBytes)))
         #expect(throws: TransparencyError.self) {
             try TransparencyPolicy(origin: "pinset.example.com/log", logKeys: [logKey], witnessKeys: [witnesses[0], logAsWitness], quorum: 1)
         }

@@ -192,7 +192,9 @@ public final class PinsetService: Sendable {
             reportsTransport.workerQueues = 1
             reportsTransport.maxConnections = min(configuration.maxConnections, 256)
             reportsTransport.proxyProtocol = settings.proxyProtocol
-            let reportsServer = SocketServer(configuration: reportsTransport, handler: handler, onRequest: onRequest)
+            // Its refusals (per address, server full, PROXY headers) count with the public listener's.
+            let reportsServer = SocketServer(configuration: reportsTransport, handler: handler, onRequest: onRequest,
+                                             onConnectionLimit: { metrics?.recordConnectionLimit($0) })
             self.reportsServer = reportsServer
             // Pending counts are written while the public listener drains: the two waits overlap instead of
             // adding up.

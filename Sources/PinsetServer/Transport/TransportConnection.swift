@@ -92,6 +92,12 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
             && !machine.isClosing && machine.isIdle
     }
 
+    /// Since when nothing has arrived or left.
+    var idleSince: ContinuousClock.Instant { machine.lastProgressAt }
+
+    /// Whether bytes the loop has not read yet wait on the socket: the client's next request may be under way.
+    var hasUnreadInput: Bool { TransportSocket.hasUnreadInput(fd) }
+
     /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
     func beginDraining() {
         guard !isClosed, lingerDeadline == nil else { return }

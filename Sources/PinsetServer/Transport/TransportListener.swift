@@ -150,8 +150,7 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
                 refuse(client)
                 continue
             }
-            guard counter.tryIncrement(limit: maxConnections) || evictOneForANewConnection()
-                    || (worker.closeOneIdleConnection() && counter.tryIncrement(limit: maxConnections)) else {
+            guard counter.tryIncrement(limit: maxConnections) || evictOneForANewConnection() || takeAnIdleSlot(on: worker) else {
                 if let admitted { admission.release(address: admitted) }
                 onLimit?(.refusedServerFull)
                 refuse(client)
@@ -161,6 +160,14 @@ final class TransportListener<Loop: ReadinessLoop>: Sendable {
                                                  worker: worker, now: .now())
             worker.adopt(connection)
         }
+    }
+
+    /// Closes one of `worker`'s idle keep-alive connections and counts the new connection in its slot, freed on this
+    /// thread (another loop taking a slot at the same moment can put the count one over, as an eviction in flight does).
+    private func takeAnIdleSlot(on worker: TransportWorker<Loop>) -> Bool {
+        guard worker.closeOneIdleConnection() else { return false }
+        counter.forceIncrement()
+        return true
     }
 
     /// Whether `address` (an IPv4-mapped one as its IPv4 address) is in one of `ranges`.

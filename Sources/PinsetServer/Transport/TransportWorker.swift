@@ -109,12 +109,25 @@ final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
     /// Closes one connection that waits between keep-alive requests, to give its slot to a new connection when the
     /// server is full and none is waiting for its first head; false when this loop has none. Loop thread only: the
     /// listener accepts on this loop, so the slot is free before it counts the new connection.
+    ///
+    /// The one idle the longest goes, as nginx reuses its connections, and only after a second without traffic and
+    /// with nothing unread on its socket, so that a client whose next request is already on its way is not cut off.
+    /// A scan of this loop's connections, made only when the server is full.
     func closeOneIdleConnection() -> Bool {
-        guard let idle = connections.values.first(where: \.isIdleBetweenRequests) else { return false }
-        idle.closeNow()
+        let settled = ContinuousClock.now - Self.idleBeforeGivingWay
+        var victim: TransportConnection<Loop>?
+        for connection in connections.values where connection.isIdleBetweenRequests && connection.idleSince <= settled {
+            if let current = victim, current.idleSince <= connection.idleSince { continue }
+            victim = connection
+        }
+        guard let victim, !victim.hasUnreadInput else { return false }
+        victim.closeNow()
         onLimit?(.idleClosed)
         return true
     }
+
+    /// How long a keep-alive connection must have been idle before a full server closes it for a new one.
+    static var idleBeforeGivingWay: Duration { .seconds(1) }
 
     /// Starts graceful shutdown of every connection. Loop thread only.
     func beginDraining() {
