@@ -27,8 +27,7 @@ extension HostCommand {
         var until: String
         @Option(help: ArgumentHelp("Why pinning may not be enforced (required; the audit log, /status and the dashboard show it).", valueName: "text"))
         var reason: String
-        @Option(help: ArgumentHelp("The server's configuration file, whose reportOnlyMaximumHours bounds the window (default: 72 hours, the bound Pinset clients enforce).", valueName: "file"))
-        var config: String?
+        @OptionGroup var bound: ReportOnlyBoundOptions
         @OptionGroup(title: "Named admin") var credentials: AdminTokenOptions
         @OptionGroup(title: "Through a server") var remote: ServerOptions
 
@@ -39,7 +38,7 @@ extension HostCommand {
             // On this host too the token acts as its admin: an editor's window becomes a change request where the
             // customer requires review, as it does through the server.
             if let client = try remote.client(
-                credentials, for: "host report-only", localOnly: [("--config (the server applies its own)", config != nil)], tokenActsLocally: true
+                credentials, for: "host report-only", localOnly: [bound.given], tokenActsLocally: true
             ) {
                 guard let until = Int(exactly: end), AdminLimits.reportOnlyEnd.contains(until) else {
                     throw AdminError("--until '\(TerminalText.escape(self.until))' lies outside \(AdminLimits.reportOnlyEnd).")
@@ -50,11 +49,10 @@ extension HostCommand {
                 )
                 return try Self.show(answer, json: options.json)
             }
-            let maximumHours = try config.map { try ServerConfiguration.load(path: $0).reportOnlyMaximumHours }
-                ?? Int(BundleBounds.maximumReportOnlySeconds / 3600)
+            let maximumSeconds = try bound.maximumSeconds()
             let admin = try options.openAdmin()
             let principal = try credentials.authenticated(by: admin).map { AdminPrincipal.admin($0) } ?? admin.localOperator
-            let outcome = try admin.setReportOnly(host, of: customer, until: end, reason: reason, maximumSeconds: Int64(maximumHours) * 3600, by: principal)
+            let outcome = try admin.setReportOnly(host, of: customer, until: end, reason: reason, maximumSeconds: maximumSeconds, by: principal)
             try Self.show(AdminDocuments.setReportOnly(outcome, hostname: host, of: customer, until: end, reason: reason), json: options.json)
         }
 

@@ -85,17 +85,19 @@ struct ReviewCommand: AsyncParsableCommand {
         @Argument(help: "The number 'pinset review list' shows.") var id: Int64
         @OptionGroup var reach: ReviewReachOptions
         @OptionGroup var skip: LiveCheckSkipOptions
+        @OptionGroup var bound: ReportOnlyBoundOptions
 
         func run() async throws {
             let applied: AdminResponse.ChangeRequest
-            if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given, tokenActsLocally: true) {
+            if let client = try remote.client(credentials, for: "review approve", localOnly: reach.given + [bound.given], tokenActsLocally: true) {
                 let body = skip.skipsCheck ? AdminRequest.Approve(skipLiveCheck: true, reason: skip.reason ?? "") : AdminRequest.Approve()
                 applied = try await client.call(.approveChangeRequest, ["id": String(id)], body: body)
             } else {
                 let admin = try options.openAdmin()
                 let reviewer = try credentials.required(by: admin, for: "review approve")
                 let settings = reach.settings(overrideReason: skip.skipsCheck ? skip.reason : nil)
-                applied = AdminDocuments.changeRequest(try await admin.approve(id, by: reviewer) { _ in settings })
+                applied = AdminDocuments.changeRequest(try await admin.approve(
+                    id, by: reviewer, liveCheck: { _ in settings }, reportOnlyMaximumSeconds: try bound.maximumSeconds()))
             }
             if options.json { return try Output.json(applied) }
             Output.note("Approved and applied change request \(id) of \(applied.author): '\(applied.customer)' is at version \(applied.appliedVersion ?? 0).")
@@ -136,17 +138,19 @@ struct ReviewCommand: AsyncParsableCommand {
         @Argument(help: "The number 'pinset review list' shows.") var id: Int64
         @Option(help: "Why review could not wait: kept in the audit log and shown until acknowledged.") var reason: String
         @OptionGroup var reach: ReviewReachOptions
+        @OptionGroup var bound: ReportOnlyBoundOptions
 
         func run() async throws {
             let applied: AdminResponse.ChangeRequest
-            if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given, tokenActsLocally: true) {
+            if let client = try remote.client(credentials, for: "review break-glass", localOnly: reach.given + [bound.given], tokenActsLocally: true) {
                 applied = try await client.call(.breakGlass, ["id": String(id)], body: AdminRequest.BreakGlass(reason: reason))
             } else {
                 let admin = try options.openAdmin()
                 let operatorAccount = try credentials.required(by: admin, for: "review break-glass")
                 // Breaking glass skips the second admin, never the lock-out guard: the live-chain check always runs.
                 let settings = reach.settings()
-                applied = AdminDocuments.changeRequest(try await admin.breakGlass(id, by: operatorAccount, reason: reason) { _ in settings })
+                applied = AdminDocuments.changeRequest(try await admin.breakGlass(
+                    id, by: operatorAccount, reason: reason, liveCheck: { _ in settings }, reportOnlyMaximumSeconds: try bound.maximumSeconds()))
             }
             if options.json { return try Output.json(applied) }
             Output.note("Applied change request \(id) of \(applied.author) WITHOUT REVIEW: '\(applied.customer)' is at version \(applied.appliedVersion ?? 0). It shows in /status until another admin acknowledges it ('pinset review acknowledge').")

@@ -170,6 +170,12 @@ import Testing
         let own = try team.run("alice", ["review", "approve", "1"])
         #expect(own.status != 0 && own.stderr.contains("made by alice"), "\(own.combined)")
 
+        // The server's own bound, from its configuration: a 6-hour window is not approved under a 1-hour maximum.
+        let config = try cli.directory.write("one-hour.json", #"{"reportOnlyMaximumHours": 1}"#)
+        let bounded = try team.run("bob", ["review", "approve", "1", "--config", config])
+        #expect(bounded.status != 0, "\(bounded.combined)")
+        #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("report-only until") == false)
+
         let approved = try team.run("bob", ["review", "approve", "1"])
         #expect(approved.status == 0, "\(approved.combined)")
         #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("report-only until"))
