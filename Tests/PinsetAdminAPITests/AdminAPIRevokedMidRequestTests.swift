@@ -45,31 +45,31 @@ import Testing
         #expect(try deployment.store.changeRequest(deployment.openRequest)?.state == .open)
     }
 
-    @Test func anEditWhoseAdminIsDisabledWhileItIsCheckedChangesNothing() async throws {
+    /// eddie's direct edit of acme's pins, with `meanwhile` done to the store while its live chain is checked: refused
+    /// as changed meanwhile, and nothing applied.
+    static func expectEditRefused(meanwhile: @escaping @Sendable (PinStore) -> Void, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let deployment = try await Deployment()
         defer { deployment.remove() }
-        let api = Self.api(deployment) { store in try? store.updateAdmin("eddie", grants: nil, disabled: true, actor: "an operator") }
+        let api = Self.api(deployment, meanwhile: meanwhile)
         let before = try Self.requestsAndPins(deployment)
         let hash = Data(repeating: 9, count: 32).base64EncodedString()
         let answer = await Self.call(api, .editPins, token: deployment.tokens["eddie"]!, parameters: ["customer": Deployment.customer, "hostname": Deployment.host],
                                      body: #"{"hashes": ["\#(hash)"], "reason": "a backup key"}"#)
-        #expect(answer.status == 409 && answer.code == .notPermittedAnyMore, "\(answer)")
-        #expect(try Self.requestsAndPins(deployment) == before)
+        #expect(answer.status == 409 && answer.code == .notPermittedAnyMore, "\(answer)", sourceLocation: sourceLocation)
+        #expect(try Self.requestsAndPins(deployment) == before, sourceLocation: sourceLocation)
+    }
+
+    @Test func anEditWhoseAdminIsDisabledWhileItIsCheckedChangesNothing() async throws {
+        try await Self.expectEditRefused { store in try? store.updateAdmin("eddie", grants: nil, disabled: true, actor: "an operator") }
     }
 
     /// An editor whose role is taken while its direct edit is checked (an editor who runs the host's TLS server can
     /// stretch the check to its timeout) has nothing applied.
     @Test func anEditWhoseAdminLosesTheEditorRoleWhileItIsCheckedChangesNothing() async throws {
-        let deployment = try await Deployment()
-        defer { deployment.remove() }
         let acme = try CustomerName(Deployment.customer)
-        let api = Self.api(deployment) { store in try? store.updateAdmin("eddie", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "an operator") }
-        let before = try Self.requestsAndPins(deployment)
-        let hash = Data(repeating: 9, count: 32).base64EncodedString()
-        let answer = await Self.call(api, .editPins, token: deployment.tokens["eddie"]!, parameters: ["customer": Deployment.customer, "hostname": Deployment.host],
-                                     body: #"{"hashes": ["\#(hash)"], "reason": "a backup key"}"#)
-        #expect(answer.status == 409 && answer.code == .notPermittedAnyMore, "\(answer)")
-        #expect(try Self.requestsAndPins(deployment) == before)
+        try await Self.expectEditRefused { store in
+            try? store.updateAdmin("eddie", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "an operator")
+        }
     }
 
     /// The same calls with the token left alone succeed: the refusals above are the revocation's doing.

@@ -108,21 +108,27 @@ struct RevocationFloorTests {
         #expect(try await #require(throws: PinUpdateError.self) { try await restarted.seed(withBundle: seed) }.code == .revokedSigner)
     }
 
+    /// One state directory, two updaters (an app and its extension) that both started before any state was stored;
+    /// then one accepted version 1, which carries the floor that revokes the older signer.
+    func sharedStateDirectory() async throws -> (Signers, ClientFixture, withFloor: PinsetUpdater, unaware: PinsetUpdater) {
+        let signers = try Signers()
+        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        let withFloor = f.makeUpdater()
+        let unaware = f.makeUpdater()
+        var empty = false
+        if case .missing = await unaware.loadStoredPins() { empty = true }
+        try #require(empty, "the state directory must start empty")
+        try await withFloor.seed(withBundle: try f.signed(try payload(f, version: 1, floor: signers.newerNotBefore), by: signers.newer))
+        return (signers, f, withFloor, unaware)
+    }
+
     /// Two updaters on one state directory (an app and its extension): the one that never saw the floor accepts a
     /// newer version signed by the revoked key (a replay, or the leaked key's), but does not write it over the file
     /// that holds the floor; on its next load it takes the floor and drops that version. A fresh start (the app
     /// relaunched) finds the floor in force.
     @Test func anUpdaterThatNeverSawTheFloorDoesNotWriteItAway() async throws {
-        let signers = try Signers()
-        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        let (signers, f, _, unaware) = try await sharedStateDirectory()
         defer { f.directory.remove() }
-        let withFloor = f.makeUpdater()
-        let unaware = f.makeUpdater()
-        guard case .missing = await unaware.loadStoredPins() else {
-            Issue.record("the state directory must start empty")
-            return
-        }
-        try await withFloor.seed(withBundle: try f.signed(try payload(f, version: 1, floor: signers.newerNotBefore), by: signers.newer))
         let fileWithFloor = try #require(f.stateFileBytes())
         #expect(try await unaware.seed(withBundle: try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)).version == 2)
         #expect(f.stateFileBytes() == fileWithFloor)
@@ -148,16 +154,8 @@ struct RevocationFloorTests {
     /// The same two updaters where the unaware one's write got through (a client library from before this rule, or a
     /// file written by hand): the updater that accepted the floor does not take the revoked version from the file.
     @Test func aStoredBundleBelowTheFloorInForceIsNotLoaded() async throws {
-        let signers = try Signers()
-        let f = try ClientFixture(anchors: [signers.root.certificate], identity: signers.newer)
+        let (signers, f, withFloor, _) = try await sharedStateDirectory()
         defer { f.directory.remove() }
-        let withFloor = f.makeUpdater()
-        let unaware = f.makeUpdater()
-        guard case .missing = await unaware.loadStoredPins() else {
-            Issue.record("the state directory must start empty")
-            return
-        }
-        try await withFloor.seed(withBundle: try f.signed(try payload(f, version: 1, floor: signers.newerNotBefore), by: signers.newer))
         let revokedPayload = try payload(f, version: 2, floor: nil)
         let bytes = try f.signed(revokedPayload, by: signers.older)
         let signature = try await BundleVerifier.verifySignature(bytes, trustAnchors: [signers.root.certificate], at: f.clock.now()).get()
