@@ -54,9 +54,9 @@ public actor PinsetUpdater {
     /// Why the state file, which exists, could not be read, while that lasts: it is read again before each update
     /// and never replaced meanwhile.
     private var stateFileUnreadable: PinUpdateError?
-    /// Whether the last load read the state file and refused it: the next accepted bundle replaces it, whatever its
-    /// metadata claims.
-    private var stateFileRefused = false
+    /// The state file the last load read and refused, by its SHA-256: while it is still the file on disk, the next
+    /// accepted bundle replaces it, whatever its metadata claims.
+    private var refusedStateFile: SHA256Fingerprint?
 
     /// - Parameters:
     ///   - fetcher: how bundles are downloaded; `URLSessionBundleFetcher` by default.
@@ -143,12 +143,12 @@ public actor PinsetUpdater {
         let outcome = await StoredPinState.load(configuration: configuration)
         loadedFromDisk = true
         stateFileUnreadable = nil
-        stateFileRefused = false
+        refusedStateFile = nil
         switch outcome {
         case .missing:
             return .missing
         case .rejected(let error):
-            stateFileRefused = true
+            refusedStateFile = StoredPinState.fileDigest(configuration: configuration)
             return .rejected(error)
         case .unreadable(let error):
             stateFileUnreadable = error
@@ -305,7 +305,7 @@ public actor PinsetUpdater {
             // a state file an earlier write could not bring up to date.
             if checkpoint != heldCheckpoint || stateFileFailure != nil {
                 heldCheckpoint = checkpoint
-                save(current, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time)
+                if !save(current, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time) { return await mergeStoredState(over: current) }
             }
             lastVerifiedInclusion = inclusion ?? lastVerifiedInclusion
             return current
@@ -317,36 +317,49 @@ public actor PinsetUpdater {
         lastVerifiedInclusion = inclusion
         evaluator.install(verified)
         if let time = latestSignedTime { evaluator.noteTimePassed(time) }
-        save(verified, floorSource: newFloorSource, checkpoint: checkpoint, acceptedAt: time)
+        if !save(verified, floorSource: newFloorSource, checkpoint: checkpoint, acceptedAt: time) { return await mergeStoredState(over: verified) }
         return verified
+    }
+
+    /// Reads the state file another updater left with more than this one holds, at once rather than at the next
+    /// update: a floor there that revokes the signer of `accepted` takes it out of force now. Returns the pins then
+    /// in force.
+    private func mergeStoredState(over accepted: VerifiedPinSet) async -> VerifiedPinSet {
+        await loadStoredPins()
+        return evaluator.pinSet ?? accepted
     }
 
     /// Writes the state the updater now holds. A bundle that passed every check is in force whether or not it
     /// could be written: refusing it for a full disk or a locked file would keep older pins (or none) in force
     /// for the rest of the process, and a key rotation would lock the app out. What could not be written is kept
     /// in `stateFileFailure`, and every later accepted bundle (the same version again included) writes anew.
-    private func save(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, acceptedAt time: Date) {
+    ///
+    /// - Returns: false when the file was kept because it holds more than this updater (see below): the caller then
+    ///   reads it.
+    private func save(_ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, acceptedAt time: Date) -> Bool {
         if let unreadable = stateFileUnreadable {
             stateFileFailure = PinUpdateError(
                 .storage, "\(unreadable.reason); it was not replaced, since it may hold a revocation floor or a transparency checkpoint this process has not seen. Make it readable by this process (or wait for the device to be unlocked); it is read again before the next update.")
-            return
+            return true
         }
         // Another updater on the same state directory (an app extension sharing it) may have stored more since this
         // one loaded: a newer version, a higher revocation floor, a larger checkpoint. Writing over it would take
         // them back (a replayed older bundle accepted here would erase the floor that revokes a leaked key), so the
-        // file is kept, and read (verified, merged) before the next update instead.
-        if !stateFileRefused, let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, configuration: configuration) {
-            loadedFromDisk = false
-            stateFileFailure = PinUpdateError(.storage, "the state file was not replaced: it holds \(held), written by another updater on the same state directory since this one read it. It is read and merged before the next update.")
-            return
+        // file is kept, and read (verified, merged) instead. A file this updater read and refused is replaced, unless
+        // another has been written since.
+        let refusedStillThere = refusedStateFile != nil && refusedStateFile == StoredPinState.fileDigest(configuration: configuration)
+        if !refusedStillThere, let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, configuration: configuration) {
+            stateFileFailure = PinUpdateError(.storage, "the state file was not replaced: it holds \(held), written by another updater on the same state directory since this one read it. It was read and merged.")
+            return false
         }
         do {
             try StoredPinState.write(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
             stateFileFailure = nil
-            stateFileRefused = false
+            refusedStateFile = nil
         } catch {
             stateFileFailure = error
         }
+        return true
     }
 
     /// Of two accepted bundles, the one whose floor is higher (`candidate` on a tie, so the newest evidence is

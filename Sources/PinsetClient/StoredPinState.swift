@@ -128,6 +128,11 @@ struct StoredPinState {
         }
     }
 
+    /// The SHA-256 of the state file as it is on disk; nil when there is none or it cannot be read.
+    static func fileDigest(configuration: PinsetClientConfiguration) -> SHA256Fingerprint? {
+        (try? AtomicFile.read(configuration.stateFilePath, limit: maximumFileSize)).map { SHA256Fingerprint(of: $0) }
+    }
+
     /// What the state file on disk holds beyond what writing `pinSet` with `floorSource` and `checkpoint` would store
     /// (a newer version, a higher floor, a larger checkpoint), described; nil when nothing, or when the file is
     /// missing or does not parse. Read from the metadata alone, unverified: it only ever keeps a file from being

@@ -5,15 +5,11 @@
 public protocol NoteVerifier: Sendable {
     var keyName: String { get }
     var keyID: UInt32 { get }
-    /// The public key's own bytes, so that two names for one key are recognized as one key; nil when the verifier
-    /// cannot say (the default for verifiers written outside this package).
+    /// The public key's own bytes, so that two names for one key are recognized as one key; nil only for a verifier
+    /// that cannot say, which a policy then cannot check for a key listed twice.
     var publicKeyBytes: [UInt8]? { get }
     /// Checks `signature` (the bytes after the key ID) over `noteText` (the text including its final newline).
     func check(signature: [UInt8], over noteText: String) -> NoteSignatureCheck
-}
-
-extension NoteVerifier {
-    public var publicKeyBytes: [UInt8]? { nil }
 }
 
 /// What a verifier concluded about one signature.

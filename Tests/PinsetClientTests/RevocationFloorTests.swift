@@ -122,15 +122,17 @@ struct RevocationFloorTests {
         return (signers, f, withFloor, unaware)
     }
 
-    /// Two updaters on one state directory (an app and its extension): the one that never saw the floor accepts a
-    /// newer version signed by the revoked key (a replay, or the leaked key's), but does not write it over the file
-    /// that holds the floor; on its next load it takes the floor and drops that version. A fresh start (the app
-    /// relaunched) finds the floor in force.
+    /// Two updaters on one state directory (an app and its extension): the one that never saw the floor is offered a
+    /// newer version signed by the revoked key (a replay, or the leaked key's). It does not write it over the file
+    /// that holds the floor, and reads that file at once: the floor revokes the version, which leaves force before the
+    /// call returns. A fresh start (the app relaunched) finds the floor in force too.
     @Test func anUpdaterThatNeverSawTheFloorDoesNotWriteItAway() async throws {
         let (signers, f, _, unaware) = try await sharedStateDirectory()
         defer { f.directory.remove() }
         let fileWithFloor = try #require(f.stateFileBytes())
-        #expect(try await unaware.seed(withBundle: try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)).version == 2)
+        #expect(try await unaware.seed(withBundle: try f.signed(try payload(f, version: 2, floor: nil), by: signers.older)).version == 1)
+        #expect(await unaware.currentPinSet?.version == 1)
+        #expect(await unaware.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
         #expect(f.stateFileBytes() == fileWithFloor)
         let declined = await unaware.stateFileFailure
         #expect(declined?.reason.contains("higher revocation floor") == true, "\(String(describing: declined))")
@@ -142,13 +144,20 @@ struct RevocationFloorTests {
         }
         #expect(stored.version == 1)
         #expect(await restarted.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
-        // The unaware updater reads the file again and takes the floor, which revokes the version it held.
-        guard case .loaded(let merged) = await unaware.loadStoredPins() else {
-            Issue.record("the unaware updater must load the file with the floor")
-            return
-        }
-        #expect(merged.version == 1)
-        #expect(await unaware.signersNotBefore == Date(timeIntervalSince1970: TimeInterval(signers.newerNotBefore)))
+    }
+
+    /// Without floors: an updater that fell behind (it never saw version 2, which the other one stored) accepts version
+    /// 1, still fresh, but does not write it over version 2; it takes version 2 from the file instead.
+    @Test func anUpdaterBehindAnotherDoesNotWriteAnOlderVersionOverIt() async throws {
+        let f = try ClientFixture()
+        defer { f.directory.remove() }
+        let ahead = f.makeUpdater(), behind = f.makeUpdater()
+        _ = await behind.loadStoredPins()
+        try await ahead.seed(withBundle: try f.signed(try f.payload(version: 2)))
+        let fileAhead = try #require(f.stateFileBytes())
+        #expect(try await behind.seed(withBundle: try f.signed(try f.payload(version: 1))).version == 2)
+        #expect(await behind.currentPinSet?.version == 2)
+        #expect(f.stateFileBytes() == fileAhead)
     }
 
     /// The same two updaters where the unaware one's write got through (a client library from before this rule, or a

@@ -173,7 +173,9 @@ import Testing
         // The server's own bound, from its configuration: a 6-hour window is not approved under a 1-hour maximum.
         let config = try cli.directory.write("one-hour.json", #"{"reportOnlyMaximumHours": 1}"#)
         let bounded = try team.run("bob", ["review", "approve", "1", "--config", config])
-        #expect(bounded.status != 0, "\(bounded.combined)")
+        #expect(bounded.status != 0 && bounded.stderr.contains("the limit is 3600 s (1 h)"), "\(bounded.combined)")
+        let boundedBreakGlass = try team.run("bob", ["review", "break-glass", "1", "--reason", "outage", "--config", config])
+        #expect(boundedBreakGlass.status != 0 && boundedBreakGlass.stderr.contains("--config") == false, "the option is known: \(boundedBreakGlass.combined)")
         #expect(try cli.run(["host", "list", "acme"]).stdoutText.contains("report-only until") == false)
 
         let approved = try team.run("bob", ["review", "approve", "1"])

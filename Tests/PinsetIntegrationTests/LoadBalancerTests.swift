@@ -81,4 +81,21 @@ import Testing
         #expect(direct.response.isEmpty)
         #expect(direct.closed)
     }
+
+    /// A peer that reaches the instance directly and writes a PROXY header naming a client of its choosing, where
+    /// `trustedProxies` names the balancer: closed unanswered and counted. The balancer's own connections (here curl
+    /// from the balancer's address, sending the header as haproxy does) are served and see the count.
+    @Test func onlyTheTrustedBalancerMayNameTheClient() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        let server = try RunningServer(cli: cli, extraConfiguration: ["proxyProtocol": true, "trustedProxies": ["127.0.0.2"]])
+        defer { server.stop() }
+        let direct = try RawClient.exchange(port: server.port, Array("PROXY TCP4 203.0.113.7 127.0.0.1 51000 443\r\nGET /acme.json.signed HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        #expect(direct.response.isEmpty && direct.closed)
+        let bundle = try CurlResponse.get("http://127.0.0.1:\(server.port)/acme.json.signed", ["--haproxy-protocol", "--interface", "127.0.0.2"], in: cli.directory)
+        #expect(bundle.status == 200)
+        let metrics = try CurlResponse.get("http://127.0.0.1:\(server.port)/metrics", ["--haproxy-protocol", "--interface", "127.0.0.2"], in: cli.directory)
+        #expect(String(decoding: metrics.body, as: UTF8.self).contains(#"pinset_http_connections_refused_total{reason="untrusted_proxy"} 1"#),
+                "\(String(decoding: metrics.body, as: UTF8.self).split(separator: "\n").filter { $0.contains("refused") })")
+    }
 }

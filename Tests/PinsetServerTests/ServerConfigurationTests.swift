@@ -37,13 +37,18 @@ struct ServerConfigurationTests {
         #expect(config.trustedProxies.map(\.description) == ["10.0.0.0/24", "fd00::5/128"])
         #expect(ServerConfiguration().trustedProxies.isEmpty)
         #expect(try parse(#"{"reports": {"port": 0, "proxyProtocol": true}, "trustedProxies": ["10.0.0.7"]}"#).trustedProxies.count == 1)
+        // The file alone may leave the protocol to the command line's --proxy-protocol.
+        var fromFile = try parse(#"{"trustedProxies": ["10.0.0.0/24"]}"#)
+        fromFile.proxyProtocol = true
+        try fromFile.validate(origin: "the command line")
         for (json, says) in [
             (#"{"trustedProxies": ["10.0.0.0/24"]}"#, "no listener expects the protocol"),
             (#"{"proxyProtocol": true, "trustedProxies": ["10.0.0.1/24"]}"#, "address bits set beyond"),
             (#"{"proxyProtocol": true, "trustedProxies": "10.0.0.0/24"}"#, "must be a list"),
         ] {
             do {
-                _ = try parse(json)
+                // As `pinset serve` checks it, after the command line (which may turn the protocol on).
+                try parse(json).validate(origin: "test.json")
                 Issue.record("accepted: \(json)")
             } catch {
                 #expect(error.message.contains("trustedProxies") && error.message.contains(says), "\(error.message)")

@@ -134,4 +134,30 @@ struct TransportFairnessTests {
         }
         await server.shutdown(gracePeriod: .seconds(1))
     }
+
+    /// Of the idle connections, the one idle the longest gives way (as nginx reuses the least recently used): a
+    /// client that has just been answered keeps its connection.
+    @Test(arguments: SocketTransport.available)
+    func theConnectionIdleTheLongestGivesWay(_ transport: SocketTransport) async throws {
+        let events = ConnectionLimitEventCollector()
+        let (server, port) = try Self.start(transport, maxConnections: 2, perAddress: 64, events: events, workers: 1)
+        let older = try TransportTestClient(port: port, sourceAddress: "127.0.0.8")
+        try older.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try older.readResponse().status == 200)
+        try await Task.sleep(for: .milliseconds(400))
+        let newer = try TransportTestClient(port: port, sourceAddress: "127.0.0.8")
+        try newer.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try newer.readResponse().status == 200)
+        try await Task.sleep(for: .milliseconds(1100))
+
+        let newcomer = try TransportTestClient(port: port, sourceAddress: "127.0.0.9")
+        try newcomer.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try newcomer.readResponse().status == 200)
+        #expect(older.readToEnd(timeout: .seconds(5)).ending == .closed, "the connection idle the longest gave way")
+        try newer.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try newer.readResponse().status == 200, "the one answered since keeps its connection")
+        #expect(events.count(.idleClosed) == 1)
+        withExtendedLifetime(newcomer) {}
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
 }

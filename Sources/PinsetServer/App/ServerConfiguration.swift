@@ -270,12 +270,13 @@ extension ServerConfiguration {
         if let object = try reader.object("transparencyLog", example: "{\"origin\": \"pins.example.com/log\", \"keyFile\": \"log.key\"}") {
             config.transparencyLog = try TransparencyLog.parse(object, origin: "\(origin): 'transparencyLog'")
         }
-        try config.validate(origin: origin)
+        // The command line may still turn the PROXY protocol on: what depends on it is checked after the flags.
+        try config.validate(origin: origin, flagsApplied: false)
         return config
     }
 
     /// Cross-field rules, checked again after flags are applied.
-    public func validate(origin: String = "configuration") throws(ConfigurationError) {
+    public func validate(origin: String = "configuration", flagsApplied: Bool = true) throws(ConfigurationError) {
         if resignIntervalSeconds >= Double(freshnessWindowSeconds) {
             throw ConfigurationError(message: "\(origin): 'resignIntervalSeconds' (\(resignIntervalSeconds)) must be shorter than 'freshnessWindowSeconds' (\(freshnessWindowSeconds)), or clients would receive stale bundles between passes.")
         }
@@ -289,7 +290,7 @@ extension ServerConfiguration {
             throw ConfigurationError(message: "\(origin): 'host' is empty; use an address such as 127.0.0.1 or 0.0.0.0.")
         }
         try validateReportsListener(origin: origin)
-        if !trustedProxies.isEmpty && !proxyProtocol && reports?.proxyProtocol != true {
+        if flagsApplied && !trustedProxies.isEmpty && !proxyProtocol && reports?.proxyProtocol != true {
             throw ConfigurationError(message: "\(origin): 'trustedProxies' names the balancers whose PROXY headers are believed, but no listener expects the protocol; set 'proxyProtocol' (or 'reports.proxyProtocol') to true, or remove 'trustedProxies'.")
         }
         if maxConnections < 1 || maxConnectionsPerAddress < 1 {

@@ -95,8 +95,9 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
     /// Since when nothing has arrived or left.
     var idleSince: ContinuousClock.Instant { machine.lastProgressAt }
 
-    /// Whether bytes the loop has not read yet wait on the socket: the client's next request may be under way.
-    var hasUnreadInput: Bool { TransportSocket.hasUnreadInput(fd) }
+    /// Whether bytes the loop has not read yet wait on the socket: the client's next request may be under way. A
+    /// socket the peer has closed or reset has none.
+    var hasUnreadInput: Bool { TransportSocket.hasUnreadBytes(fd) }
 
     /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
     func beginDraining() {

@@ -109,6 +109,12 @@ enum TransportSocket {
     /// Whether the peer has sent bytes not yet read: a non-blocking one-byte peek. Closing a socket with unread
     /// bytes makes the kernel send a reset, which can destroy the response still in flight; an end of input
     /// (the peer closed its side) is not such a byte. A failed peek answers true, so the caller lingers.
+    /// Whether at least one byte waits to be read (an end of input or an error is none).
+    static func hasUnreadBytes(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
+    }
+
     static func hasUnreadInput(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0
         let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))

@@ -115,12 +115,9 @@ final class TransportWorker<Loop: ReadinessLoop>: @unchecked Sendable {
     /// A scan of this loop's connections, made only when the server is full.
     func closeOneIdleConnection() -> Bool {
         let settled = ContinuousClock.now - Self.idleBeforeGivingWay
-        var victim: TransportConnection<Loop>?
-        for connection in connections.values where connection.isIdleBetweenRequests && connection.idleSince <= settled {
-            if let current = victim, current.idleSince <= connection.idleSince { continue }
-            victim = connection
-        }
-        guard let victim, !victim.hasUnreadInput else { return false }
+        let candidates = connections.values.filter { $0.isIdleBetweenRequests && $0.idleSince <= settled }
+            .sorted { $0.idleSince < $1.idleSince }
+        guard let victim = candidates.first(where: { !$0.hasUnreadInput }) else { return false }
         victim.closeNow()
         onLimit?(.idleClosed)
         return true
