@@ -103,8 +103,9 @@ public final class PinEvaluator: @unchecked Sendable {
     /// The verdict, and the event to report when it is a mismatch.
     private func verdict(host: String, chain: [[UInt8]]) -> (evaluation: PinEvaluation, mismatch: PinFailureEvent?) {
         let snapshot = pinSet
-        let hostname = try? Hostname(host)
-        let resolution = hostname.flatMap { snapshot?.resolution(for: $0, publicSuffixes: publicSuffixes) }
+        // A name no bundle could list (an underscore, a label not in its xn-- form) is still under the
+        // include-subdomains entries above it: it must not escape its parent's pins.
+        let resolution = snapshot?.resolution(forName: host, publicSuffixes: publicSuffixes)
         guard let resolution, !resolution.isUncovered else {
             let ignored = resolution?.ignoredSuffixEntries.map(\.hostname) ?? []
             return (unpinnedHostPolicy == .allow
@@ -133,7 +134,8 @@ public final class PinEvaluator: @unchecked Sendable {
             presented.append(keyHash)
         }
         var event: PinFailureEvent?
-        if let snapshot, let hostname {
+        // Reported for names a report can carry (the report format's host name).
+        if let snapshot, let hostname = try? Hostname(host) {
             event = PinFailureEvent(host: hostname, entry: entry, chain: chain, pinSetVersion: snapshot.version, at: Date())
         }
         // Report-only: the mismatch is reported all the same, and the connection proceeds on the platform's

@@ -18,11 +18,23 @@ public struct PinEntryResolution: Hashable, Sendable {
     public let ignoredSuffixEntries: [PinnedHost]
 
     public init(covering hostname: Hostname, in hosts: [PinnedHost], publicSuffixes: PublicSuffixList? = nil) {
-        let all = hosts.filter { $0.covers(hostname) }
-            .sorted { $0.hostname.rawValue.utf8.count > $1.hostname.rawValue.utf8.count }
-        let isSuffixWide = { (entry: PinnedHost) in
+        self.init(hosts.filter { $0.covers(hostname) }) { entry in
             entry.hostname != hostname && Self.isSuffix(entry.hostname, publicSuffixes: publicSuffixes)
         }
+    }
+
+    /// The entries that govern a name below `parent` that is not itself a host name a bundle could list (a label
+    /// with an underscore, or not in its xn-- form): the include-subdomains entries covering `parent`, `parent`'s own
+    /// included, as they cover every name below it. Such a name is never the entry itself, so a suffix-wide entry is
+    /// ignored whatever its name.
+    public init(coveringSubdomainOf parent: Hostname, in hosts: [PinnedHost], publicSuffixes: PublicSuffixList? = nil) {
+        self.init(hosts.filter { $0.includeSubdomains && $0.covers(parent) }) { entry in
+            Self.isSuffix(entry.hostname, publicSuffixes: publicSuffixes)
+        }
+    }
+
+    private init(_ candidates: [PinnedHost], isSuffixWide: (PinnedHost) -> Bool) {
+        let all = candidates.sorted { $0.hostname.rawValue.utf8.count > $1.hostname.rawValue.utf8.count }
         ignoredSuffixEntries = all.filter(isSuffixWide)
         let covering = all.filter { !isSuffixWide($0) }
         let pinnedIndex = covering.firstIndex(where: \.hasPins)

@@ -48,6 +48,26 @@ struct PinEvaluatorTests {
         #expect(pins.evaluate(host: "badexample.com", chain: chain.validated) == .notPinned(host: "badexample.com"))
     }
 
+    /// A name no bundle could list (an underscore, a label not in its xn-- form), which a private CA or a misissuance
+    /// may still serve: under an include-subdomains parent it is pinned by that parent, never let through as unpinned.
+    @Test func aNameNoBundleCouldListIsStillPinnedByItsParent() async throws {
+        let chain = try TestChain()
+        let pins = try await evaluator([
+            try ClientFixture.host("example.com", keys: [chain.root], includeSubdomains: true),
+            try ClientFixture.host("plain.example.org", pins: ["other"]),
+        ])
+        for name in ["my_svc.example.com", "a.b_c.Example.com.", "bücher.example.com"] {
+            #expect(pins.evaluate(host: name, chain: chain.validated).isTrusted, "the parent's pin matches: \(name)")
+            guard case .pinMismatch(_, let entry, _, _) = pins.evaluate(host: name, chain: [try TestChain(rootName: "Attacker Root").validated[0]]) else {
+                Issue.record("\(name) escaped its parent's pins"); continue
+            }
+            #expect(entry == (try Hostname("example.com")))
+        }
+        // Only include-subdomains entries cover a name below them; elsewhere the policy applies as before.
+        #expect(pins.evaluate(host: "my_svc.plain.example.org", chain: chain.validated) == .notPinned(host: "my_svc.plain.example.org"))
+        #expect(pins.evaluate(host: "under_score", chain: chain.validated) == .notPinned(host: "under_score"))
+    }
+
     @Test func parentWithoutIncludeSubdomainsDoesNotCoverSubdomains() async throws {
         let chain = try TestChain()
         let pins = try await evaluator([try ClientFixture.host("example.com", pins: ["other"])])
