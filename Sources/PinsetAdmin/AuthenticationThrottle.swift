@@ -59,6 +59,20 @@ public final class AuthenticationThrottle: Sendable {
         if tell { onLimitReached(address) }
     }
 
+    /// Counts a refusal of `account`'s request (a missing role, 403, or something it may not see, 404) under its token;
+    /// true when the token has now reached the limit. The one rule of the admin API and the dashboard.
+    public func recordRefusal(of account: AdminAccount, status: Int, now: Date = Date()) -> Bool {
+        guard status == 403 || status == 404 else { return false }
+        let key = Self.refusalKey(account)
+        recordFailure(from: key, now: now)
+        return retryAfter(for: key, now: now) != nil
+    }
+
+    /// Seconds until `account`'s token may be refused again without being throttled, or nil when it is not throttled.
+    public func retryAfter(for account: AdminAccount, now: Date = Date()) -> Int? {
+        retryAfter(for: Self.refusalKey(account), now: now)
+    }
+
     /// What an authenticated admin's refusals are counted under, apart from any address (which never starts with
     /// "admin "): its token, so that a stolen token probing for access locks out only itself. The admin API and the
     /// dashboard count under the same key.

@@ -93,7 +93,7 @@ public struct AdminAPI: Sendable {
             }
             let account = try Self.admitted(request, by: admission) ?? authenticate(request)
             caller = account
-            if let seconds = refusals.retryAfter(for: Self.refusalKey(account)) {
+            if let seconds = refusals.retryAfter(for: account) {
                 throw APIFailure(429, "Admin \(account.name)\(account.token.map { " with token '\($0.label)'" } ?? "") was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.",
                                  headers: [("Retry-After", String(seconds))])
             }
@@ -130,10 +130,8 @@ public struct AdminAPI: Sendable {
             onUnexpectedError(request, error)
             response = APIFailure(500, "The request failed on the server. The server's log has the detail.").response
         }
-        if let caller, countsAsRefusal, response.status == 403 || response.status == 404 {
-            let key = Self.refusalKey(caller)
-            refusals.recordFailure(from: key)
-            if refusals.retryAfter(for: key) != nil { onRefusalLimit(caller.name, request.remoteAddress) }
+        if let caller, countsAsRefusal, refusals.recordRefusal(of: caller, status: response.status) {
+            onRefusalLimit(caller.name, request.remoteAddress)
         }
         return response
     }
@@ -142,8 +140,6 @@ public struct AdminAPI: Sendable {
         let field = AdminRoute.allowField(allowed)
         return APIFailure(405, "\(request.path) takes \(field) only.", headers: [("Allow", field)])
     }
-
-    private static func refusalKey(_ account: AdminAccount) -> String { AuthenticationThrottle.refusalKey(account) }
 
     private func perform(_ operation: AdminOperation, _ input: OperationInput, by caller: AdminAccount) async throws -> AdminAPIResponse {
         // Two functions rather than one: the operations that wait (on a live chain) apart from those answered at

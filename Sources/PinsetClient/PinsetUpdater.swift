@@ -148,7 +148,7 @@ public actor PinsetUpdater {
         case .missing:
             return .missing
         case .rejected(let error):
-            refusedStateFile = StoredPinState.fileDigest(configuration: configuration)
+            refusedStateFile = StoredPinState.fileBytes(configuration: configuration).map { SHA256Fingerprint(of: $0) }
             return .rejected(error)
         case .unreadable(let error):
             stateFileUnreadable = error
@@ -347,8 +347,9 @@ public actor PinsetUpdater {
         // them back (a replayed older bundle accepted here would erase the floor that revokes a leaked key), so the
         // file is kept, and read (verified, merged) instead. A file this updater read and refused is replaced, unless
         // another has been written since.
-        let refusedStillThere = refusedStateFile != nil && refusedStateFile == StoredPinState.fileDigest(configuration: configuration)
-        if !refusedStillThere, let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, configuration: configuration) {
+        if let onDisk = StoredPinState.fileBytes(configuration: configuration),
+           refusedStateFile == nil || refusedStateFile != SHA256Fingerprint(of: onDisk),
+           let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, in: onDisk, configuration: configuration) {
             stateFileFailure = PinUpdateError(.storage, "the state file was not replaced: it holds \(held), written by another updater on the same state directory since this one read it. It was read and merged.")
             return false
         }

@@ -128,20 +128,19 @@ struct StoredPinState {
         }
     }
 
-    /// The SHA-256 of the state file as it is on disk; nil when there is none or it cannot be read.
-    static func fileDigest(configuration: PinsetClientConfiguration) -> SHA256Fingerprint? {
-        (try? AtomicFile.read(configuration.stateFilePath, limit: maximumFileSize)).map { SHA256Fingerprint(of: $0) }
+    /// The state file's bytes as they are on disk; nil when there is none or it cannot be read.
+    static func fileBytes(configuration: PinsetClientConfiguration) -> [UInt8]? {
+        try? AtomicFile.read(configuration.stateFilePath, limit: maximumFileSize)
     }
 
-    /// What the state file on disk holds beyond what writing `pinSet` with `floorSource` and `checkpoint` would store
-    /// (a newer version, a higher floor, a larger checkpoint), described; nil when nothing, or when the file is
-    /// missing or does not parse. Read from the metadata alone, unverified: it only ever keeps a file from being
+    /// What the state file's `bytes` hold beyond what writing `pinSet` with `floorSource` and `checkpoint` would store
+    /// (a newer version, a higher floor, a larger checkpoint), described; nil when nothing, or when they do not
+    /// parse. Read from the metadata alone, unverified: it only ever keeps a file from being
     /// replaced, and the verified load that follows decides what is in it.
     static func storedBeyond(
-        _ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, configuration: PinsetClientConfiguration
+        _ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote?, in bytes: [UInt8], configuration: PinsetClientConfiguration
     ) -> String? {
-        guard let bytes = try? AtomicFile.read(configuration.stateFilePath, limit: maximumFileSize),
-              case .success(let parsed) = parse(bytes) else { return nil }
+        guard case .success(let parsed) = parse(bytes) else { return nil }
         let stored = parsed.metadata
         let floor = revocationFloor(of: pinSet, evidence: separateEvidence(for: pinSet, floorSource: floorSource)) ?? Int64.min
         let storedFloor = stored.signersNotBefore ?? Int64.min

@@ -127,8 +127,7 @@ public struct Dashboard: Sendable {
         // Before the session: a cross-site request is refused as such, whether or not the browser sent the cookie.
         if request.method != "GET" { try requireSameOrigin(request) }
         let (session, sessionID, viewer) = try authenticate(request)
-        let refusalKey = AuthenticationThrottle.refusalKey(viewer)
-        if let seconds = refusals?.retryAfter(for: refusalKey) {
+        if let seconds = refusals?.retryAfter(for: viewer) {
             throw DashboardRefusal(429, "Admin \(viewer.name) was refused too often in the last minute (a missing role, or something it may not see); try again in \(seconds) s.")
         }
         do {
@@ -150,10 +149,7 @@ public struct Dashboard: Sendable {
 
     /// A refusal (403 or 404) counts against the session's token, as the API counts it against the token itself.
     private func count(_ status: Int, of viewer: AdminAccount, _ request: AdminAPIRequest) {
-        guard let refusals, status == 403 || status == 404 else { return }
-        let refusalKey = AuthenticationThrottle.refusalKey(viewer)
-        refusals.recordFailure(from: refusalKey)
-        if refusals.retryAfter(for: refusalKey) != nil { onRefusalLimit(viewer.name, request.remoteAddress) }
+        if refusals?.recordRefusal(of: viewer, status: status) == true { onRefusalLimit(viewer.name, request.remoteAddress) }
     }
 
     private func routeInSession(

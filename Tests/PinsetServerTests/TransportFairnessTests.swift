@@ -26,6 +26,22 @@ struct TransportFairnessTests {
         return (server, try server.start())
     }
 
+    /// A server full at two connections on one worker (so that the loop accepting a newcomer holds both), each from
+    /// `source` and answered once after sending `request` (which may carry the start of a next one).
+    static func fullOfTwo(
+        _ transport: SocketTransport, events: ConnectionLimitEventCollector, from source: String,
+        sending request: String = "GET /hello HTTP/1.1\r\nHost: h\r\n\r\n"
+    ) async throws -> (SocketServer, UInt16, [TransportTestClient]) {
+        let (server, port) = try start(transport, maxConnections: 2, perAddress: 64, events: events, workers: 1)
+        let clients = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: source) }
+        for client in clients {
+            try client.send(request)
+            #expect(try client.readResponse().status == 200)
+        }
+        #expect(await transportEventually { server.openConnections == 2 })
+        return (server, port, clients)
+    }
+
     @Test(arguments: SocketTransport.available)
     func oneAddressIsRefusedBeyondItsLimitWhileOthersAreServed(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
@@ -79,15 +95,9 @@ struct TransportFairnessTests {
     @Test(arguments: SocketTransport.available)
     func connectionsInTheMiddleOfARequestAreNeverClosedToMakeRoom(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
-        // One worker: the loop that accepts the newcomer holds both connections, so it is their state that decides.
-        let (server, port) = try Self.start(transport, maxConnections: 2, perAddress: 64, events: events, workers: 1)
-        let served = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.4") }
-        for client in served {
-            // In one send, so that the half head has arrived by the time the first answer is read.
-            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\nGET /hello HTTP/1.1\r\nHo")
-            #expect(try client.readResponse().status == 200)
-        }
-        #expect(await transportEventually { server.openConnections == 2 })
+        // In one send, so that the half head has arrived by the time the first answer is read.
+        let (server, port, served) = try await Self.fullOfTwo(transport, events: events, from: "127.0.0.4",
+                                                              sending: "GET /hello HTTP/1.1\r\nHost: h\r\n\r\nGET /hello HTTP/1.1\r\nHo")
         let late = try TransportTestClient(port: port, sourceAddress: "127.0.0.5")
         #expect(String(decoding: late.readToEnd().bytes, as: UTF8.self).hasPrefix("HTTP/1.1 503 "))
         #expect(events.count(.refusedServerFull) == 1)
@@ -105,16 +115,9 @@ struct TransportFairnessTests {
     @Test(arguments: SocketTransport.available)
     func anIdleKeepAliveConnectionGivesWayToANewClientWhenTheServerIsFull(_ transport: SocketTransport) async throws {
         let events = ConnectionLimitEventCollector()
-        // One worker: the accepting loop holds every idle connection.
-        let (server, port) = try Self.start(transport, maxConnections: 2, perAddress: 64, events: events, workers: 1)
-        let idle = try (0..<2).map { _ in try TransportTestClient(port: port, sourceAddress: "127.0.0.6") }
         // Both connections last saw traffic after this.
         let sent = ContinuousClock.now
-        for client in idle {
-            try client.send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
-            #expect(try client.readResponse().status == 200)
-        }
-        #expect(await transportEventually { server.openConnections == 2 })
+        let (server, port, idle) = try await Self.fullOfTwo(transport, events: events, from: "127.0.0.6")
         // A connection gives way only once it has been idle a second, so that one whose next request is on its way is
         // not cut off.
         let tooSoon = try TransportTestClient(port: port, sourceAddress: "127.0.0.7")

@@ -97,7 +97,7 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
 
     /// Whether bytes the loop has not read yet wait on the socket: the client's next request may be under way. A
     /// socket the peer has closed or reset has none.
-    var hasUnreadInput: Bool { TransportSocket.hasUnreadBytes(fd) }
+    var hasUnreadInput: Bool { TransportSocket.pendingInput(fd) == .bytes }
 
     /// Stops taking new requests: an idle connection closes now, a busy one after its current response.
     func beginDraining() {
@@ -345,7 +345,7 @@ final class TransportConnection<Loop: ReadinessLoop>: @unchecked Sendable {
     /// each request (nginx makes the same choice).
     private func beginLingeringClose() {
         guard !isClosed, lingerDeadline == nil else { return }
-        if sawEndOfInput || (machine.isClosingAtClientRequest && !TransportSocket.hasUnreadInput(fd)) {
+        if sawEndOfInput || (machine.isClosingAtClientRequest && TransportSocket.pendingInput(fd) == .nothing) {
             closeNow()
             return
         }

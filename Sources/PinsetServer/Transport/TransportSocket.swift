@@ -106,19 +106,23 @@ enum TransportSocket {
         }
     }
 
-    /// Whether the peer has sent bytes not yet read: a non-blocking one-byte peek. Closing a socket with unread
-    /// bytes makes the kernel send a reset, which can destroy the response still in flight; an end of input
-    /// (the peer closed its side) is not such a byte. A failed peek answers true, so the caller lingers.
-    /// Whether at least one byte waits to be read (an end of input or an error is none).
-    static func hasUnreadBytes(_ fd: Int32) -> Bool {
-        var byte: UInt8 = 0
-        return recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
+    /// What a non-blocking one-byte peek finds on a socket.
+    enum PendingInput {
+        /// Bytes the peer sent that have not been read.
+        case bytes
+        /// Nothing yet, or the peer closed its side (an end of input is not a byte).
+        case nothing
+        /// The peek failed (a reset, say).
+        case failed
     }
 
-    static func hasUnreadInput(_ fd: Int32) -> Bool {
+    /// A non-blocking one-byte peek. Closing a socket with unread bytes makes the kernel send a reset, which can
+    /// destroy the response still in flight.
+    static func pendingInput(_ fd: Int32) -> PendingInput {
         var byte: UInt8 = 0
         let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
-        return peeked > 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        if peeked > 0 { return .bytes }
+        return peeked == 0 || errno == EAGAIN || errno == EWOULDBLOCK ? .nothing : .failed
     }
 
     /// Disables Nagle's algorithm: responses are written whole, so delaying them only adds latency.
