@@ -454,7 +454,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PinsetClientTests",
-            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetCore", "PinsetSigning", "PinsetTestSupport", "PinsetTransparency",
+            dependencies: ["PinsetClient", "PinsetNIOSSL", "PinsetCore", "PinsetSigning", "PinsetFileSystem", "PinsetTestSupport", "PinsetTransparency",
                            .product(name: "X509", package: "swift-certificates"),
                            .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                            .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),

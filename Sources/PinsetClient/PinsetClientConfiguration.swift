@@ -114,6 +114,10 @@ public struct PinsetClientConfiguration: Sendable {
     /// The file holding the last good pin set.
     public var stateFilePath: String { stateFile("pinset-state") }
 
+    /// The lock file that keeps two updaters on one state directory (an app and its extension) from writing the
+    /// state file at once.
+    var stateLockPath: String { stateFile("pinset-state.lock") }
+
     /// The file holding pin-failure reports not sent yet, when reporting is on.
     public var reportQueuePath: String { stateFile("pinset-reports") }
 

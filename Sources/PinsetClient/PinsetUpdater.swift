@@ -347,20 +347,46 @@ public actor PinsetUpdater {
         // them back (a replayed older bundle accepted here would erase the floor that revokes a leaked key), so the
         // file is kept, and read (verified, merged) instead. A file this updater read and refused is replaced, unless
         // another has been written since.
-        if let onDisk = StoredPinState.fileBytes(configuration: configuration),
-           refusedStateFile == nil || refusedStateFile != SHA256Fingerprint(of: onDisk),
-           let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, in: onDisk, configuration: configuration) {
-            stateFileFailure = PinUpdateError(.storage, "the state file was not replaced: it holds \(held), written by another updater on the same state directory since this one read it. It was read and merged.")
-            return false
+        // The file is read, judged and written under the state directory's lock, so that another updater's write
+        // cannot fall between the reading and the writing.
+        let refused = refusedStateFile
+        let outcome: StateWrite
+        do throws(PinUpdateError) {
+            outcome = try StoredPinState.whileLocked(configuration: configuration) { () -> StateWrite in
+                if let onDisk = StoredPinState.fileBytes(configuration: configuration),
+                   refused == nil || refused != SHA256Fingerprint(of: onDisk),
+                   let held = StoredPinState.storedBeyond(pinSet, floorSource: floorSource, checkpoint: checkpoint, in: onDisk, configuration: configuration) {
+                    return .keptHolding(held)
+                }
+                do throws(PinUpdateError) {
+                    try StoredPinState.write(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
+                    return .written
+                } catch {
+                    return .failed(error)
+                }
+            }
+        } catch {
+            outcome = .failed(error)
         }
-        do {
-            try StoredPinState.write(pinSet, floorSource: floorSource, checkpoint: checkpoint, acceptedAt: time, configuration: configuration)
+        switch outcome {
+        case .written:
             stateFileFailure = nil
             refusedStateFile = nil
-        } catch {
+            return true
+        case .keptHolding(let held):
+            stateFileFailure = PinUpdateError(.storage, "the state file was not replaced: it holds \(held), written by another updater on the same state directory since this one read it. It was read and merged.")
+            return false
+        case .failed(let error):
             stateFileFailure = error
+            return true
         }
-        return true
+    }
+
+    private enum StateWrite {
+        case written
+        /// The file holds more than this updater (described) and was kept.
+        case keptHolding(String)
+        case failed(PinUpdateError)
     }
 
     /// Of two accepted bundles, the one whose floor is higher (`candidate` on a tie, so the newest evidence is

@@ -115,6 +115,31 @@ struct StoredPinState {
         [pinSet.payload.signersNotBefore, evidence?.payload.signersNotBefore].compactMap { $0 }.max()
     }
 
+    /// How long a write waits for another updater's write of the same state file: a write takes milliseconds, so
+    /// a lock held for longer belongs to a process that is stuck, and the pins stay in force in memory instead.
+    static let lockPatience: Duration = .seconds(2)
+
+    /// Runs `body` (which reads the state file, decides, and writes it) while holding the state directory's lock,
+    /// so that two updaters sharing the directory (an app and its extension) cannot each read the file and then
+    /// write over what the other stored in between. The lock is held for the write only; holding a file lock while
+    /// suspended is what gets an iOS app killed.
+    static func whileLocked<Result>(configuration: PinsetClientConfiguration, _ body: () -> Result) throws(PinUpdateError) -> Result {
+        try requirePrivateDirectory(configuration.stateDirectory)
+        let lock: FileLock
+        do {
+            try AtomicFile.createDirectory(configuration.stateDirectory, mode: 0o700)
+            lock = try FileLock.acquire(configuration.stateLockPath, waitingUpTo: lockPatience)
+        } catch let failure as FileLock.Failure {
+            if case .held = failure {
+                throw PinUpdateError(.storage, "the pin set could not be saved: another updater on the same state directory held \(configuration.stateLockPath) for over \(lockPatience). The pins stay in force in this process and the next accepted bundle is written again.")
+            }
+            throw PinUpdateError(.storage, "the pin set could not be saved: \(failure)")
+        } catch {
+            throw PinUpdateError(.storage, "the pin set could not be saved: \(error)")
+        }
+        return withExtendedLifetime(lock) { body() }
+    }
+
     static func write(
         _ pinSet: VerifiedPinSet, floorSource: VerifiedPinSet?, checkpoint: SignedNote? = nil, acceptedAt: Date,
         configuration: PinsetClientConfiguration

@@ -51,29 +51,21 @@ public struct ACMEStateDirectory: Sendable {
     }
 
     /// Holds the lock of this certificate until the returned value is released; refused while another run holds it.
-    public func lock(host: String) throws(ACMEFailure) -> ACMELock {
-        let fd = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            throw ACMEFailure(.error, "cannot open \(lockFile): \(String(cString: strerror(errno))).")
+    public func lock(host: String) throws(ACMEFailure) -> FileLock {
+        do {
+            return try FileLock.acquire(lockFile)
+        } catch {
+            switch error {
+            case .held:
+                throw ACMEFailure(.error, "another renewal run for \(host) holds \(lockFile). Wait for it to finish.")
+            case .unavailable(let failure):
+                throw ACMEFailure(.error, "cannot lock \(lockFile): \(String(cString: strerror(failure.errno))).")
+            }
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            throw ACMEFailure(.error, "another renewal run for \(host) holds \(lockFile). Wait for it to finish.")
-        }
-        return ACMELock(fd: fd)
     }
 
     /// Removes `paths` that exist; a file already gone is fine.
     func remove(_ paths: String...) {
         for path in paths { unlink(path) }
     }
-}
-
-/// The lock of one certificate's state directory, released when this is.
-public final class ACMELock: Sendable {
-    let fd: Int32
-
-    init(fd: Int32) { self.fd = fd }
-
-    deinit { close(fd) }
 }
