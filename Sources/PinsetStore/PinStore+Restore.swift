@@ -36,10 +36,11 @@ extension PinStore {
         guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
         }
-        let marker = try RestoreSource.check(backup)
-        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force)
+        let source = try RestoreSource.check(backup)
+        let marker = source.marker
+        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force, auditSince: source.newestAuditEntry)
         if let replacing {
-            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing))
+            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing, auditSince: source.newestAuditEntry))
         } else if replaced.state == .absent && !force {
             throw StoreError(.restoreRefused, "There is no database at \(databasePath), so the versions and revocation floors (signers-not-before) that apps hold are unknown; restored alone, the backup could lower them and let revoked signers sign again. Nothing was changed. Give the database the servers use now with --replacing (a path or a postgres:// URL), or, if that database is lost, pass --accept-damaged: versions are then raised to the current time, and floors are those of the backup.")
         }
@@ -69,9 +70,10 @@ extension PinStore {
 
             let restored = try PinStore(path: temporary, allowingUnrestoredBackup: true, clock: clock)
             let note = marker.map { "restored from a backup of \($0.source) taken \($0.takenAt.formatted(.iso8601))" } ?? "restored from \(backup)"
-            let customers = try restored.raiseVersionsAfterRestore(
+            let (customers, credentials) = try restored.raiseVersionsAfterRestore(
                 above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors,
-                breakGlass: replaced.unacknowledgedBreakGlass, transparencyLog: replaced.transparencyLog, force: force, note: note, actor: actor
+                breakGlass: replaced.unacknowledgedBreakGlass, transparencyLog: replaced.transparencyLog, administration: replaced.administration,
+                force: force, note: note, actor: actor
             )
             try restored.close()
 
@@ -87,7 +89,7 @@ extension PinStore {
                 throw StoreError(.restoreRefused, "Cannot move the restored database into place at \(databasePath): \(reason). Nothing was changed.")
             }
             syncDirectory(of: database)
-            return RestoreReport(customers: customers, marker: marker, replacedDatabase: replaced.state)
+            return RestoreReport(customers: customers, marker: marker, replacedDatabase: replaced.state, credentials: credentials)
         } catch {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
             throw error
@@ -99,14 +101,20 @@ extension PinStore {
     /// records (an edit applied without review stays in sight until someone acknowledges it) and the transparency
     /// log entries appended since the backup (the log never goes back, see `ReplacedTransparencyLog`) over, moves
     /// every customer to its next version (see `ChangeRecorder.nextVersion`) with an audit entry and a log entry,
-    /// and clears the backup mark.
+    /// keeps admin credentials within the replaced database's and carries its later audit entries over (see
+    /// `ReplacedAdministration`), and clears the backup mark.
     func raiseVersionsAfterRestore(
         above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(),
-        breakGlass: [ReplacedDatabaseReader.UnacknowledgedBreakGlass] = [], transparencyLog: ReplacedTransparencyLog? = nil, force: Bool = false,
-        note: String, actor: String
-    ) throws -> [RestoreReport.Customer] {
+        breakGlass: [ReplacedDatabaseReader.UnacknowledgedBreakGlass] = [], transparencyLog: ReplacedTransparencyLog? = nil,
+        administration: ReplacedAdministration? = nil, force: Bool = false, note: String, actor: String
+    ) throws -> (customers: [RestoreReport.Customer], credentials: RestoreReport.Credentials?) {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
+            // First, so that the audit entries carried over come before the restore's own.
+            let credentials = try administration?.apply(to: db, now: change.now)
+            if let credentials, credentials.changedAnything {
+                try change.recordDeploymentChange(.restored, credentials.summary)
+            }
             if let transparencyLog {
                 try transparencyLog.carry(into: db, force: force)
             }
@@ -155,7 +163,7 @@ extension PinStore {
                 raised.append(RestoreReport.Customer(name: customer.name, backupVersion: customer.version, version: version))
             }
             try BackupMarker.clear(db)
-            return raised
+            return (raised, credentials)
         }
     }
 }

@@ -65,6 +65,14 @@ struct RestoreArguments: ParsableArguments {
         if case .unreadable(let reason) = report.replacedDatabase {
             Output.warn("the replaced database could not be read (\(reason)); versions were raised to the current time only.")
         }
+        if let credentials = report.credentials {
+            if credentials.changedAnything { Output.warn("\(credentials.summary).") }
+            if credentials.auditEntriesCarried > 0 {
+                Output.note("\(credentials.auditEntriesCarried) audit entr\(credentials.auditEntriesCarried == 1 ? "y" : "ies") written after the backup \(credentials.auditEntriesCarried == 1 ? "was" : "were") carried over from the replaced database.")
+            }
+        } else {
+            Output.warn("admins, grants and tokens are those of the backup: nothing recorded whether any was disabled or revoked since. Review them with 'pinset admin list' and revoke what should not be there.")
+        }
         Output.note("Restored \(backup) to \(path) with \(report.customers.count) customer\(report.customers.count == 1 ? "" : "s"). Start the servers again.")
     }
 }

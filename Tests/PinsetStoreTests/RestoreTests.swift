@@ -210,7 +210,11 @@ import Testing
         let backups = try TemporaryDirectory(prefix: "pinset-backups")
         defer { backups.remove() }
         let backup = backups.file("backup.sqlite")
+        let stolen = SHA256Fingerprint(of: Array("stolen token".utf8))
+        try served.store.addAdmin("mallory", grants: [AdminGrant(role: .operator, customer: nil)], actor: Sample.actor)
+        try served.store.addAdminToken(sha256: stolen, of: "mallory", label: "laptop", expiresAt: nil, actor: Sample.actor)
         try served.store.backup(to: backup)
+        _ = try served.store.revokeAdminTokens(of: "mallory", label: nil, actor: Sample.actor)
         try served.store.raiseSignersNotBefore(to: 1_800_000_000, for: nil, details: "leak", actor: Sample.actor)
         try served.store.raiseSignersNotBefore(to: 1_700_000_000, for: own, details: "leak", actor: Sample.actor)
         let servedVersion = try #require(try served.store.pinSet(for: acme)?.version)
@@ -233,6 +237,8 @@ import Testing
         #expect(try copy.pinSet(for: acme)?.signersNotBefore == 1_800_000_000)
         #expect(try copy.pinSet(for: own)?.signersNotBefore == 1_700_000_000)
         #expect(try #require(try copy.pinSet(for: acme)?.version) > servedVersion)
+        #expect(report.credentials?.tokensRevoked == 1)
+        #expect(try copy.admin(authenticatedBy: stolen, at: StoreFixture.start) == nil, "a token revoked in the served database stays revoked")
 
         // A database named with --replacing that cannot be read stops the restore too.
         let unreadable = #expect(throws: StoreError.self) {
@@ -240,5 +246,66 @@ import Testing
         }
         #expect(unreadable?.code == .restoreRefused)
         #expect(!FileManager.default.fileExists(atPath: backups.file("again.sqlite")))
+    }
+
+    /// A restore brings back pins, not credentials. An operator revokes a stolen token, disables an admin and takes
+    /// a role away (disabling olga revoked her token too), then restores yesterday's backup to undo what the token did: none of it comes back, what was
+    /// recorded after the backup stays in the audit log, and a token issued after the backup (not in it) is counted
+    /// for issuing again rather than restored.
+    @Test func aRestoreNeverGivesBackACredentialTakenAwayAfterTheBackup() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.addCustomer(acme, actor: Sample.actor)
+        let stolen = SHA256Fingerprint(of: Array("stolen".utf8)), erins = SHA256Fingerprint(of: Array("erin".utf8))
+        let olgas = SHA256Fingerprint(of: Array("olga".utf8)), later = SHA256Fingerprint(of: Array("later".utf8))
+        try fixture.store.addAdmin("mallory", grants: [AdminGrant(role: .operator, customer: nil)], actor: "root")
+        try fixture.store.addAdmin("erin", grants: [AdminGrant(role: .editor, customer: acme), AdminGrant(role: .viewer, customer: acme)], actor: "root")
+        try fixture.store.addAdmin("olga", grants: [AdminGrant(role: .operator, customer: nil)], actor: "root")
+        try fixture.store.addAdminToken(sha256: stolen, of: "mallory", label: "laptop", expiresAt: nil, actor: "root")
+        try fixture.store.addAdminToken(sha256: erins, of: "erin", label: "laptop", expiresAt: nil, actor: "root")
+        try fixture.store.addAdminToken(sha256: olgas, of: "olga", label: "laptop", expiresAt: nil, actor: "root")
+        let backups = try TemporaryDirectory(prefix: "pinset-backups")
+        defer { backups.remove() }
+        let backup = backups.file("backup.sqlite")
+        try fixture.store.backup(to: backup)
+
+        _ = try fixture.store.revokeAdminTokens(of: "mallory", label: nil, actor: "incident")
+        try fixture.store.updateAdmin("erin", grants: [AdminGrant(role: .viewer, customer: acme)], disabled: nil, actor: "incident")
+        try fixture.store.updateAdmin("olga", grants: nil, disabled: true, actor: "incident")
+        try fixture.store.addAdmin("nina", grants: [AdminGrant(role: .viewer, customer: acme)], actor: "root")
+        try fixture.store.addAdminToken(sha256: later, of: "nina", label: "ci", expiresAt: nil, actor: "root")
+        let afterBackup = try fixture.store.auditLog(limit: 100).filter { $0.actor == "incident" }
+        #expect(afterBackup.count == 3)
+        try fixture.store.pool.close()
+
+        let report = try PinStore.restore(backup: backup, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+        let credentials = try #require(report.credentials)
+        #expect(credentials.accountsDisabled == ["olga"])
+        #expect(credentials.grantsRemoved == 1 && credentials.tokensRevoked == 2 && credentials.tokensNotCarried == 1, "\(credentials)")
+        #expect(credentials.summary.contains("pinset admin token"), "\(credentials.summary)")
+
+        let restored = try fixture.openAnother()
+        let now = StoreFixture.start
+        #expect(try restored.admin(authenticatedBy: stolen, at: now) == nil)
+        #expect(try restored.admin(authenticatedBy: olgas, at: now) == nil)
+        #expect(try restored.admin(authenticatedBy: later, at: now) == nil)
+        let erin = try #require(try restored.admin(authenticatedBy: erins, at: now))
+        #expect(erin.grants == [AdminGrant(role: .viewer, customer: acme)])
+        let log = try restored.auditLog(limit: 100)
+        #expect(log.filter { $0.actor == "incident" }.map(\.details).sorted() == afterBackup.map(\.details).sorted())
+        #expect(log.contains { $0.action == .restored && $0.details.contains("admin olga disabled") })
+        // Newest first: the restore's own entries come after the history it carried.
+        let carriedAt = try #require(log.firstIndex { $0.actor == "incident" })
+        let restoredAt = try #require(log.firstIndex { $0.actor == "restorer" })
+        #expect(restoredAt < carriedAt)
+    }
+
+    /// With the replaced database lost, nothing says what was revoked since the backup: its credentials are restored
+    /// as they are, and the report says so (the command then warns).
+    @Test func withTheReplacedDatabaseLostTheBackupsCredentialsAreRestoredAndSaidToBe() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        try fixture.store.pool.close()
+        let report = try PinStore.restore(backup: backup, over: backups.file("new.sqlite"), actor: "restorer", force: true, clock: fixture.clock.now)
+        #expect(report.replacedDatabase == .absent && report.credentials == nil)
     }
 }

@@ -16,6 +16,8 @@ enum ReplacedDatabaseReader {
         var unacknowledgedBreakGlass: [UnacknowledgedBreakGlass] = []
         /// Its transparency log, which the restored log must continue; `nil` when it has none.
         var transparencyLog: ReplacedTransparencyLog?
+        /// Its admins, grants, tokens and recent audit entries; `nil` when it could not be read or there was none.
+        var administration: ReplacedAdministration?
     }
 
     /// A break-glass record as stored (dates in their stored text form, the same on both backends).
@@ -46,7 +48,8 @@ enum ReplacedDatabaseReader {
         var own: [String: Int64] = [:]
     }
 
-    static func read(_ path: String, force: Bool) throws -> Result {
+    /// `auditSince`: the backup's newest audit entry's time, from which this database's entries are read.
+    static func read(_ path: String, force: Bool, auditSince: String?) throws -> Result {
         guard FileManager.default.fileExists(atPath: path) else {
             // A -wal file without its database would be replayed into the restored one.
             for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
@@ -62,7 +65,7 @@ enum ReplacedDatabaseReader {
             let mode = try queue.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
             guard mode?.lowercased() == "delete" else { throw inUse(path) }
             return try queue.read { db in
-                guard try db.tableExists("customer") else { return Result(versions: [:], changeCounter: 0, state: .read) }
+                guard try db.tableExists("customer") else { return Result(versions: [:], changeCounter: 0, state: .read, administration: ReplacedAdministration()) }
                 var versions: [String: Int64] = [:]
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT name, version FROM customer
@@ -87,6 +90,7 @@ enum ReplacedDatabaseReader {
                     }
                 }
                 result.transparencyLog = try ReplacedTransparencyLog.read(db, path: path)
+                result.administration = try ReplacedAdministration.read(SQLiteConnection(db: db), withAdmins: try db.tableExists("admin_token"), auditSince: auditSince)
                 return result
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
@@ -123,7 +127,7 @@ enum ReplacedDatabaseReader {
     /// What the database the servers use served, when the restore writes a new file instead of replacing that
     /// database's own (a PostgreSQL deployment is restored into a SQLite file, then copied into PostgreSQL).
     /// Read through the store interface, so it is any backend, with the current schema.
-    static func read(servedBy location: StoreLocation) throws -> Result {
+    static func read(servedBy location: StoreLocation, auditSince: String?) throws -> Result {
         do {
             let store = try PinStore(location: location, readOnly: true)
             defer { try? store.close() }
@@ -158,7 +162,8 @@ enum ReplacedDatabaseReader {
                 let logSize = try TransparencyLogAppender.storedSize(db)
                 return Result(
                     versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass,
-                    transparencyLog: logSize > 0 ? ReplacedTransparencyLog(size: logSize, source: .store(location)) : nil
+                    transparencyLog: logSize > 0 ? ReplacedTransparencyLog(size: logSize, source: .store(location)) : nil,
+                    administration: try ReplacedAdministration.read(db, withAdmins: true, auditSince: auditSince)
                 )
             }
         } catch let error as StoreError {
@@ -188,6 +193,13 @@ extension ReplacedDatabaseReader.Result {
         // log is a prefix of it.
         if let log = other.transparencyLog, log.size > transparencyLog?.size ?? 0 {
             transparencyLog = log
+        }
+        if let theirs = other.administration {
+            if administration == nil {
+                administration = theirs
+            } else {
+                administration?.include(theirs)
+            }
         }
     }
 }

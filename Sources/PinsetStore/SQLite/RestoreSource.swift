@@ -3,8 +3,14 @@ import GRDB
 
 /// Checks the file to restore from before anything is touched.
 enum RestoreSource {
-    /// The backup's mark (`nil` for a plain copy of a database).
-    static func check(_ backup: String) throws -> BackupMarker? {
+    struct Checked {
+        /// The backup's mark (`nil` for a plain copy of a database).
+        var marker: BackupMarker?
+        /// When its newest audit entry was written; the replaced database's entries from then on are carried over.
+        var newestAuditEntry: String?
+    }
+
+    static func check(_ backup: String) throws -> Checked {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw StoreError(.restoreRefused, "There is no backup file at \(backup). Nothing was changed. Give the path of a file written by 'pinset store backup'.")
@@ -22,9 +28,11 @@ enum RestoreSource {
                 guard try db.tableExists("customer"), try db.tableExists("customer_version_high_water") else {
                     throw StoreError(.restoreRefused, "The file \(backup) is not a Pinset database. Nothing was changed. Give a file written by 'pinset store backup'.")
                 }
+                let connection = SQLiteConnection(db: db)
+                let newest = try ReplacedAdministration.newestAuditEntry(connection)
                 // Backups taken before the marker existed have no such table, and are not marked.
-                guard try db.tableExists("backup_marker") else { return nil }
-                return try BackupMarker.read(SQLiteConnection(db: db))
+                guard try db.tableExists("backup_marker") else { return Checked(marker: nil, newestAuditEntry: newest) }
+                return Checked(marker: try BackupMarker.read(connection), newestAuditEntry: newest)
             }
         } catch let error as StoreError {
             throw error
