@@ -26,6 +26,8 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     private let policy: TransparencyPolicy
     /// The size each witness cosigned last, by key name, as far as this instance knows.
     private var witnessSizes: [String: UInt64] = [:]
+    /// Whether the witnesses last asked did not make a quorum; touched by `advance` only.
+    private var lastCosigningFailed = false
     private var witnessStatus = WitnessStatus()
     private let mirror = LogMirror()
     private let lock = NSLock()
@@ -107,7 +109,12 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     /// Reads the entries appended since the last call, checks that the store's hashes agree with the entries, and
     /// signs and publishes a checkpoint of the new size. Throws, publishing nothing new, when the store cannot be
     /// read or its hashes disagree with its entries; the checkpoint served before stays.
-    public func advance() throws {
+    ///
+    /// `askingFailedWitnesses`: false to leave a new size waiting, without asking the witnesses, while the last
+    /// request to them did not make a quorum. A pass reads its pin sets page by page and advances after each: with
+    /// witnesses that stall, asking after every page would cost each page their timeout, and a pass over many
+    /// customers would outlast the bundles' freshness. The caller asks again on its own schedule.
+    public func advance(askingFailedWitnesses: Bool = true) throws {
         let size = try source.transparencyLogSize()
         let current = mirror.size
         if size == current, let published, published.checkpoint.treeSize == size { return }
@@ -130,14 +137,17 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
             throw LogPublishingError("The transparency log's stored hashes do not match its entries at size \(size) (stored root \(stored.rootHash.base64), entries hash to \(head.rootHash.base64)). The database was edited by hand or is damaged; restore it from a backup with 'pinset store restore'.")
         }
         if let published, published.checkpoint.treeSize == size { return }
+        if lastCosigningFailed && !askingFailedWitnesses { return }
         let checkpoint = try Checkpoint(origin: origin, treeSize: size, rootHash: head.rootHash)
         let signed = try signer.signedNote(text: checkpoint.noteText)
         let note = try cosign(signed, checkpoint: checkpoint)
         // Checked as a client checks it: the log's signature, and a quorum of valid cosignatures.
         guard let verified = try? policy.verify(checkpoint: note) else {
             // Content under the new size waits (``covers``) until a quorum cosigns a checkpoint that covers it.
+            lastCosigningFailed = true
             return
         }
+        lastCosigningFailed = false
         let publication = PublishedCheckpoint(checkpoint: checkpoint, note: verified.note, encoded: Array(verified.note.encoded.utf8))
         lock.withLock {
             publishedCheckpoint = publication

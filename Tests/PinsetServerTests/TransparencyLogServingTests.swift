@@ -337,6 +337,11 @@ struct TransparencyLogServingTests {
         private var latest: TreeHead?
         var refusing = false
         var answersGarbage = false
+        /// How long a refusal takes: a witness that accepts the connection and answers only at its deadline.
+        var stallSeconds: Double = 0
+        /// How many add-checkpoint requests it was sent.
+        var requests: Int { lock.withLock { requestCount } }
+        private var requestCount = 0
 
         init(name: String, log: NoteVerifierKey) throws {
             cosigner = try NotePrivateKey(generatingFor: name, signatureType: .ed25519Cosignature).makeCosigner()
@@ -347,8 +352,15 @@ struct TransparencyLogServingTests {
         var cosignedSize: UInt64? { lock.withLock { latest?.size } }
 
         func addCheckpoint(_ request: AddCheckpointRequest) throws -> [NoteSignature] {
-            try lock.withLock {
-                if refusing { throw LogPublishingError("unreachable") }
+            let (refuses, stall) = lock.withLock {
+                requestCount += 1
+                return (refusing, stallSeconds)
+            }
+            if refuses {
+                if stall > 0 { usleep(useconds_t(stall * 1_000_000)) }
+                throw LogPublishingError("unreachable")
+            }
+            return try lock.withLock {
                 let checkpoint: Checkpoint
                 do {
                     checkpoint = try validator.validate(request, latestCosigned: latest)
@@ -412,5 +424,95 @@ struct TransparencyLogServingTests {
         try second.advance()
         #expect(second.witnessesStatus.cosigned == ["witness.example"])
         #expect(second.checkpoint?.checkpoint.treeSize == (try deployment.store.transparencyLogSize()))
+    }
+
+    /// A deployment whose acme and globex were cosigned by `witness`, which then stops answering.
+    func cosignedThenWitnessDown() throws -> (Deployment, InProcessWitness) {
+        let placeholder = try Deployment()
+        let witness = try InProcessWitness(name: "witness.example", log: placeholder.logKey.verifierKey)
+        let deployment = try placeholder.with(witnesses: WitnessQuorum(witnesses: [witness], quorum: 1))
+        try deployment.addCustomer("acme", pinSeed: "acme key 1")
+        try deployment.addCustomer("globex", pinSeed: "globex key 1")
+        #expect(deployment.refresher.refreshNow(reason: "schedule"))
+        #expect(!deployment.publisher.awaitsWitnesses)
+        witness.refusing = true
+        return (deployment, witness)
+    }
+
+    /// After the witnesses failed to cosign, a pass reading page after page does not ask them again after every page
+    /// (each ask can cost their whole timeout): a new size waits, and the next ask comes from the caller's schedule.
+    @Test func witnessesThatDidNotCosignAreNotAskedAgainOnEveryPage() throws {
+        let (deployment, witness) = try cosignedThenWitnessDown()
+        try deployment.addPin("acme key 2", to: "acme")
+        let before = witness.requests
+        try deployment.publisher.advance()
+        #expect(witness.requests == before + 1)
+        try deployment.addPin("acme key 3", to: "acme")
+        try deployment.publisher.advance(askingFailedWitnesses: false)
+        #expect(witness.requests == before + 1)
+        #expect(deployment.publisher.awaitsWitnesses)
+
+        // A scheduled pass over many pages asks once, at its start.
+        for index in 0..<12 { try deployment.addCustomer("customer\(index)", pinSeed: "key \(index)") }
+        let paged = BundleRefresher(
+            source: deployment.store, pass: SigningPass(signer: BundleSigner(identity: deployment.identity), bundleLifetime: 3600), cache: BundleCache(),
+            metrics: nil, logger: Logger(label: "test"), resignInterval: 300, batchSize: 2, transparencyLog: deployment.publisher
+        )
+        let beforePass = witness.requests
+        #expect(paged.refreshNow(reason: "schedule"))
+        #expect(witness.requests == beforePass + 1)
+
+        witness.refusing = false
+        try deployment.publisher.advance()
+        #expect(!deployment.publisher.awaitsWitnesses)
+    }
+
+    /// One edit waiting for a witness that stalls (it answers only at its deadline, longer than the retry interval)
+    /// must not stop the scheduled re-signing of every other customer: their bundles keep getting fresh, and the edit
+    /// keeps waiting.
+    @Test func aStalledWitnessDoesNotStopTheScheduledReSigning() async throws {
+        let (deployment, witness) = try cosignedThenWitnessDown()
+        witness.stallSeconds = 0.3
+        let cache = BundleCache()
+        let refresher = BundleRefresher(
+            source: deployment.store, pass: SigningPass(signer: BundleSigner(identity: deployment.identity), bundleLifetime: 3600), cache: cache,
+            metrics: nil, logger: Logger(label: "test"), resignInterval: 1, changePollInterval: 0.05, retryInterval: 0.2, transparencyLog: deployment.publisher
+        )
+        try deployment.addPin("acme key 2", to: "acme")
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        let globex = try CustomerName("globex")
+        let first = try #require(cache.bundle(for: globex)?.timestamp)
+        let resigned = try await eventually(within: 15) { (cache.bundle(for: globex)?.timestamp ?? 0) >= first + 3 }
+        #expect(resigned, "globex was not re-signed while acme's edit waited for the witness")
+        #expect(deployment.publisher.awaitsWitnesses)
+    }
+
+    /// Readiness looks at the oldest bundle served; a customer whose new content waits for witnesses keeps an older
+    /// bundle no pass re-signs. It is left out, as a customer that cannot be signed is: one held edit must not make
+    /// every instance report "not ready" ten minutes later and be drained by the load balancer. Change passes that do
+    /// not sign it leave it out too.
+    @Test func customersWaitingForWitnessesDoNotTakeTheInstanceOutOfReadiness() throws {
+        let (deployment, _) = try cosignedThenWitnessDown()
+        let clock = TestClock(Date())
+        let cache = BundleCache()
+        let refresher = BundleRefresher(
+            source: deployment.store, pass: SigningPass(signer: BundleSigner(identity: deployment.identity), bundleLifetime: 3600), cache: cache,
+            metrics: nil, logger: Logger(label: "test"), resignInterval: 300, transparencyLog: deployment.publisher, now: clock.now
+        )
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let acme = try CustomerName("acme")
+        let heldVersion = try #require(cache.bundle(for: acme)?.version)
+        try deployment.addPin("acme key 2", to: "acme")
+        #expect(refresher.refreshNow(reason: "change"))
+        clock.advance(by: 700)
+        #expect(refresher.refreshNow(reason: "schedule"))
+        let later = Int64(clock.now().timeIntervalSince1970)
+        #expect(cache.bundle(for: acme)?.version == heldVersion, "acme's new content still waits")
+        #expect(cache.snapshot.signedAt >= later - 1, "signedAt \(cache.snapshot.signedAt), pass at \(later)")
+
+        try deployment.addPin("globex key 2", to: "globex")
+        #expect(refresher.refreshNow(reason: "change"))
+        #expect(cache.snapshot.signedAt >= later - 1)
     }
 }

@@ -101,9 +101,10 @@ public final class BundleCache: Sendable {
     }
 
     /// Ends a pass made of `merge`s: customers that no longer exist lose their bundle, the failures are exactly
-    /// the pass's, and `signedAt` becomes the oldest bundle served to a customer without a failure (`passTime`
-    /// when there is none).
-    public func finishPass(customers: Set<CustomerName>, failures: [SigningIdentityFailure], passTime: Int64) {
+    /// the pass's, and `signedAt` becomes the oldest bundle served to a customer without a failure and not `held`
+    /// (new content waiting for witnesses keeps its customer's older bundle, which this pass could not re-sign; one
+    /// such customer must not take the whole instance out of readiness), or `passTime` when there is none.
+    public func finishPass(customers: Set<CustomerName>, failures: [SigningIdentityFailure], held: Set<CustomerName> = [], passTime: Int64) {
         current.withLock { snapshot in
             if !snapshot.bundles.keys.allSatisfy(customers.contains) {
                 snapshot.bundles = snapshot.bundles.filter { customers.contains($0.key) }
@@ -111,7 +112,7 @@ public final class BundleCache: Sendable {
             var failed: [CustomerName: String] = [:]
             for failure in failures where customers.contains(failure.customer) { failed[failure.customer] = failure.reason }
             snapshot.failures = failed
-            snapshot.signedAt = Self.oldest(snapshot.bundles, excluding: failed) ?? passTime
+            snapshot.signedAt = Self.oldest(snapshot.bundles, excluding: failed, held: held) ?? passTime
         }
     }
 
@@ -126,9 +127,9 @@ public final class BundleCache: Sendable {
         return bundle
     }
 
-    private static func oldest(_ bundles: [CustomerName: SignedBundle], excluding failed: [CustomerName: String]) -> Int64? {
+    private static func oldest(_ bundles: [CustomerName: SignedBundle], excluding failed: [CustomerName: String], held: Set<CustomerName>) -> Int64? {
         var oldest: Int64?
-        for (customer, bundle) in bundles where failed[customer] == nil {
+        for (customer, bundle) in bundles where failed[customer] == nil && !held.contains(customer) {
             oldest = min(oldest ?? bundle.timestamp, bundle.timestamp)
         }
         return oldest

@@ -101,6 +101,9 @@ public final class BundleRefresher: @unchecked Sendable {
     /// The pins a pass holds past their publish windows, as last logged: each hold is logged when it begins and
     /// when it ends, not at every tick.
     private var heldPins: [String: HeldPinWindow] = [:]
+    /// Customers whose new content waits for a witnessed checkpoint, served their older bundle meanwhile; not
+    /// counted in the instance's readiness.
+    private var waitingForWitnesses: Set<CustomerName> = []
     private let servedChains: @Sendable () -> ServedChains
     private let statusBox = LockedValue(Status())
 
@@ -205,23 +208,31 @@ public final class BundleRefresher: @unchecked Sendable {
                 runPass(reason: "store check", observedCounter: counter)
             }
         } else if counter != lastSeenChange {
-            runPass(reason: "change", observedCounter: counter)
-        } else if transparencyLog?.awaitsWitnesses == true, now() >= nextWitnessRetry {
-            // Content held back for want of cosignatures is served by the first pass after a quorum cosigns.
-            nextWitnessRetry = now().addingTimeInterval(retryInterval)
-            runPass(reason: "change", observedCounter: counter)
+            // Witnesses that did not cosign are asked again on the retry interval, not on every edit: edits arriving
+            // faster than a stalled witness times out would otherwise keep the refresher from anything else.
+            let askWitnesses = now() >= nextWitnessRetry
+            runPass(reason: "change", observedCounter: counter, askingFailedWitnesses: askWitnesses)
+            if askWitnesses { nextWitnessRetry = now().addingTimeInterval(retryInterval) }
         } else if now() >= nextScheduledPass {
+            // Before any witness retry: a pass that re-signs every customer must never wait behind witnesses that
+            // stall (each retry can take their whole timeout), or every bundle would go stale for one held edit.
             runPass(reason: "schedule")
+            nextWitnessRetry = now().addingTimeInterval(retryInterval)
+        } else if transparencyLog?.awaitsWitnesses == true, now() >= nextWitnessRetry {
+            // Content held back for want of cosignatures is served by the first pass after a quorum cosigns. The
+            // interval counts from the end of the retry, so a retry as long as the interval leaves room for others.
+            runPass(reason: "change", observedCounter: counter)
+            nextWitnessRetry = now().addingTimeInterval(retryInterval)
         }
     }
 
     /// Must run on `queue`. `observedCounter` is a change counter already read by the caller; either way it is
     /// read before the pin sets, so an edit made during the pass moves the counter and triggers another pass.
     @discardableResult
-    private func runPass(reason: String, observedCounter: Int64? = nil) -> Bool {
+    private func runPass(reason: String, observedCounter: Int64? = nil, askingFailedWitnesses: Bool = true) -> Bool {
         // Before the pin sets are read: a window whose end has passed is a change, and this pass signs without it.
         if observedCounter == nil { endLapsedReportOnlyWindows() }
-        let succeeded = signAndPublish(reason: reason, observedCounter: observedCounter)
+        let succeeded = signAndPublish(reason: reason, observedCounter: observedCounter, askingFailedWitnesses: askingFailedWitnesses)
         // A pass allocates and frees several times what it keeps (the pin sets read, payloads, CMS buffers);
         // without this the allocator holds on to the freed pages, and the process keeps the high-water mark of
         // its largest pass for good. Here, once the pass's temporaries are gone, it costs a few milliseconds per
@@ -277,7 +288,10 @@ public final class BundleRefresher: @unchecked Sendable {
     private func servable(_ bundles: [SignedBundle], totals: inout PassTotals) -> [SignedBundle] {
         guard let transparencyLog else { return bundles }
         return bundles.filter { bundle in
-            if transparencyLog.covers(bundle.customer, version: bundle.version) { return true }
+            if transparencyLog.covers(bundle.customer, version: bundle.version) {
+                totals.servedCustomers.insert(bundle.customer)
+                return true
+            }
             totals.holdForWitnesses(bundle)
             return false
         }
@@ -387,7 +401,7 @@ public final class BundleRefresher: @unchecked Sendable {
         }
     }
 
-    private func signAndPublish(reason: String, observedCounter: Int64?) -> Bool {
+    private func signAndPublish(reason: String, observedCounter: Int64?, askingFailedWitnesses: Bool) -> Bool {
         if observedCounter == nil { applyPinWindows() }
         let archived = startupArchive.map { (headers: $0.map(\.header), count: $0.count) }
         let started = ContinuousClock.now
@@ -406,7 +420,7 @@ public final class BundleRefresher: @unchecked Sendable {
             ) else { return false }
             // Every content version just read was logged in the transaction that made it. Content loaded earlier
             // (the store is unavailable) is under the checkpoint served since then.
-            if content.counter != nil { try transparencyLog?.advance() }
+            if content.counter != nil { try transparencyLog?.advance(askingFailedWitnesses: askingFailedWitnesses) }
             var totals = PassTotals()
             var loaded = LoadedContent.Builder(expecting: lastLoaded?.headers.count ?? 0)
             // Every pass but a change pass signs every customer it can again, into a new spool (the start's pass
@@ -449,10 +463,13 @@ public final class BundleRefresher: @unchecked Sendable {
                     sign(page.pinSets.map(SigningPass.Customer.init), reusing: .none)
                     guard let next = page.next else { break }
                     page = try source.pinSetPage(after: next, limit: batchSize)
-                    try transparencyLog?.advance()
+                    // Witnesses that did not cosign at the start of this pass are not asked again for every page.
+                    try transparencyLog?.advance(askingFailedWitnesses: false)
                 }
             }
-            cache.finishPass(customers: loaded.customers, failures: totals.failures, passTime: passTime)
+            // A change pass signs some customers only: those held by an earlier pass and not signed by this one still wait.
+            waitingForWitnesses = waitingForWitnesses.subtracting(totals.servedCustomers).union(totals.heldCustomers).intersection(loaded.customers)
+            cache.finishPass(customers: loaded.customers, failures: totals.failures, held: waitingForWitnesses, passTime: passTime)
             lastLoaded = loaded.content(at: content.loadedAt)
             if let counter = content.counter { lastSeenChange = counter }
             if let archived, content.counter != nil {
@@ -702,9 +719,13 @@ private struct PassTotals {
     /// Customers whose new content waits for a witnessed checkpoint, and the first few of them as `name@version`.
     var heldForWitnesses = 0
     var heldExamples: [String] = []
+    var heldCustomers: Set<CustomerName> = []
+    /// Customers whose bundle this pass signed and serves (with a transparency log).
+    var servedCustomers: Set<CustomerName> = []
 
     mutating func holdForWitnesses(_ bundle: SignedBundle) {
         heldForWitnesses += 1
+        heldCustomers.insert(bundle.customer)
         if heldExamples.count < 5 { heldExamples.append("\(bundle.customer)@\(bundle.version)") }
     }
 
