@@ -18,7 +18,7 @@ public struct AndroidNetworkSecurityConfigExport: Sendable {
     public var text: String {
         var lines = [
             #"<?xml version="1.0" encoding="utf-8"?>"#,
-            "<!-- \(pinSet.provenance). Save as res/xml/network_security_config.xml. -->",
+            ExportText.xmlComment("\(pinSet.provenance). Save as res/xml/network_security_config.xml."),
             "<network-security-config>",
         ]
         for host in pinSet.hosts {

@@ -15,6 +15,17 @@ enum ExportText {
         return escaped
     }
 
+    /// `text` as the body of an XML comment, which may not hold `--` nor end with `-` (XML 1.0, section 2.5): a
+    /// customer name may hold `--`. The second hyphen of each pair becomes U+2010 HYPHEN, which reads the same.
+    static func xmlComment(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            result.append(character == "-" && result.last == "-" ? "\u{2010}" : character)
+        }
+        if result.last == "-" { result.append(" ") }
+        return "<!-- \(result) -->"
+    }
+
     /// A pin's label and next-key state, for a comment beside it. Labels are free text written by admins, so only
     /// printable ASCII that cannot end or break a comment in any of the formats is kept (no `-`, which could make
     /// XML's forbidden `--`; no line break, which would end a Kotlin line comment; no backslash, which Java reads

@@ -7,7 +7,7 @@ struct PropertyListWriter {
     ]
     private var depth = 0
 
-    mutating func comment(_ text: String) { line("<!-- \(text) -->") }
+    mutating func comment(_ text: String) { line(ExportText.xmlComment(text)) }
 
     mutating func open(_ element: String) {
         line("<\(element)>")

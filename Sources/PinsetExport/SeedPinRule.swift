@@ -12,8 +12,11 @@ public enum SeedPinRule {
             throw ExportRefusal("The pin set names no valid customer ('\(document.customer.prefix(40))').")
         }
         var problems: [String] = []
-        for host in document.hosts where !host.pins.isEmpty {
-            let distinct = Set(host.pins.map { $0.pinSHA256 ?? $0.certificateSHA256.map { "cert-sha256:\($0)" } ?? $0.pin })
+        // Only the pins the bundle lists now: a pin outside its publish window is not in the seed's bundle.
+        for host in document.hosts {
+            let listed = host.pins.filter { $0.listed != false }
+            guard !listed.isEmpty else { continue }
+            let distinct = Set(listed.map { $0.pinSHA256 ?? $0.certificateSHA256.map { "cert-sha256:\($0)" } ?? $0.pin })
             if distinct.count < StaticPinSet.minimumKeysPerHost {
                 problems.append(StaticPinSet.backupKeyProblem(customer: customer, hostname: host.hostname, keys: distinct.count))
             }
@@ -21,7 +24,7 @@ public enum SeedPinRule {
         if !problems.isEmpty {
             throw ExportRefusal("Nothing exported for '\(customer)'; a seed that would lock the app out is refused:\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
         }
-        if !document.hosts.contains(where: { !$0.pins.isEmpty }) {
+        if !document.hosts.contains(where: { $0.pins.contains { $0.listed != false } }) {
             throw ExportRefusal("'\(customer)' has no host with pins to export. Add a host and at least \(StaticPinSet.minimumKeysPerHost) pins with 'pinset host add' and 'pinset pin add'.")
         }
     }

@@ -3,7 +3,15 @@ import PinsetCore
 
 /// A customer's pins as a static configuration carries them: per published host, its include-subdomains setting
 /// and its distinct keys (SPKI SHA-256), next keys included, so that a renewal onto a next key keeps the app
-/// connecting.
+/// connecting. Only the pins the bundle lists now are exported: a pin waiting for or past its publish window is
+/// not, since a static configuration outlives the window that retired it (the key of a retired CA would stay
+/// pinned for the life of the release).
+///
+/// Formats that cannot say "the nearest entry decides" are held to it: OkHttp accepts the pins of every pattern
+/// that matches a name, and TrustKit picks any include-subdomains entry that matches one, so a host under an
+/// include-subdomains parent with other keys would accept the parent's keys there. Such a pair is refused for those
+/// formats, as the Pinset client (and Android, and App Transport Security, which take the most specific entry)
+/// would pin the host to its own keys only.
 ///
 /// Static pins change only with an app release, so a host is exported only if one key change cannot lock the app
 /// out: it needs at least `minimumKeysPerHost` distinct keys. A pin known only by its certificate's SHA-256 (a
@@ -31,13 +39,20 @@ public struct StaticPinSet: Sendable {
     public let customer: String
     public let version: Int64
     public let hosts: [Host]
-    /// Hosts left out because they have no pins yet: the bundle does not publish them either.
+    /// Hosts left out because they have no pins the bundle lists now: the bundle does not publish them either.
     public let pinlessHosts: [String]
+    /// Pins not exported because the bundle does not list them now (outside their publish window), as
+    /// `hostname: label`.
+    public let unlistedPins: [String]
+    /// Hosts in a report-only window: the export pins them all the same (static formats cannot report only).
+    public let reportOnlyHosts: [String]
 
     /// - Parameter format: decides only the wording of refusals; every format applies the same rules.
     public init(_ document: AdminResponse.PinSet, for format: ExportFormat) throws {
         var hosts: [Host] = []
         var pinless: [String] = []
+        var unlisted: [String] = []
+        var reportOnly: [String] = []
         var problems: [String] = []
         guard let customer = (try? CustomerName(document.customer))?.rawValue else {
             throw ExportRefusal("The pin set names no valid customer ('\(document.customer.prefix(40))').")
@@ -49,14 +64,17 @@ public struct StaticPinSet: Sendable {
                 continue
             }
             let name = hostname.rawValue
-            if host.pins.isEmpty {
+            let listed = host.pins.filter { $0.listed != false }
+            unlisted += host.pins.filter { $0.listed == false }.map { "\(name): \($0.label.isEmpty ? $0.pin : $0.label)" }
+            if listed.isEmpty {
                 pinless.append(name)
                 continue
             }
+            if host.reportOnlyUntil != nil { reportOnly.append(name) }
             var pins: [Pin] = []
             var certificateOnly: [String] = []
             var unreadable: [String] = []
-            for pin in host.pins {
+            for pin in listed {
                 guard let key = pin.pinSHA256 else {
                     let hash = pin.certificateSHA256.flatMap { try? SHA256Fingerprint(hex: $0) }
                     certificateOnly.append(hash.map { "cert-sha256:\($0.hex)" } ?? "a certificate hash that is not hex SHA-256")
@@ -86,8 +104,9 @@ public struct StaticPinSet: Sendable {
             }
             hosts.append(Host(hostname: name, includeSubdomains: host.includeSubdomains, pins: pins))
         }
+        problems += Self.nestedHostProblems(hosts, customer: customer, format: format)
         if !problems.isEmpty {
-            throw ExportRefusal("Nothing exported for '\(customer)'; static pins that would lock the app out are refused:\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
+            throw ExportRefusal("Nothing exported for '\(customer)'; static pins that would lock the app out or pin less than the pin set are refused:\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
         }
         if hosts.isEmpty {
             throw ExportRefusal("'\(customer)' has no host with pins to export. Add a host and at least \(Self.minimumKeysPerHost) pins with 'pinset host add' and 'pinset pin add'.")
@@ -96,6 +115,32 @@ public struct StaticPinSet: Sendable {
         self.version = document.version
         self.hosts = hosts
         self.pinlessHosts = pinless
+        self.unlistedPins = unlisted
+        self.reportOnlyHosts = reportOnly
+    }
+
+    /// For OkHttp and TrustKit: each host under an include-subdomains parent whose keys it would accept there, though
+    /// the pin set pins the host to its own. OkHttp takes every matching pattern's pins, so the parent's keys must be
+    /// among the host's; TrustKit takes one matching include-subdomains entry (any), so a host that covers its own
+    /// subdomains must have exactly the parent's keys.
+    static func nestedHostProblems(_ hosts: [Host], customer: String, format: ExportFormat) -> [String] {
+        guard format == .okHttp || format == .trustKit else { return [] }
+        var problems: [String] = []
+        for host in hosts {
+            for parent in hosts where parent.includeSubdomains && host.hostname.hasSuffix("." + parent.hostname) {
+                let own = Set(host.pins.map(\.spkiSHA256)), parents = Set(parent.pins.map(\.spkiSHA256))
+                let conflict = format == .okHttp ? !parents.isSubset(of: own) : (host.includeSubdomains && own != parents)
+                guard conflict else { continue }
+                problems.append("""
+                    \(host.hostname) is under \(parent.hostname), which covers its subdomains with other keys: \(format.platform) would accept \
+                    \(parent.hostname)'s keys for \(host.hostname)\(format == .trustKit ? "'s subdomains" : ""), which the pin set does not. Give both \
+                    the same keys, take include-subdomains off \(parent.hostname) ('pinset host update \(customer) \(parent.hostname) \
+                    --include-subdomains false'), or export a format that takes the most specific entry (\(ExportFormat.androidNetworkSecurityConfig.rawValue), \
+                    \(ExportFormat.nsPinnedDomains.rawValue)).
+                    """)
+            }
+        }
+        return problems
     }
 
     static func backupKeyProblem(customer: String, hostname: String, keys: Int, list: String? = nil) -> String {

@@ -126,7 +126,13 @@ struct ExportCommand: AsyncParsableCommand {
             bytes = Array(text.utf8)
             if let expiration { warnings.append(expiration.warning(platform: format.platform)) }
             for host in pinSet.pinlessHosts {
-                notes.append("\(host) has no pins yet and is left out, as the bundle leaves it out.")
+                notes.append("\(host) has no pins the bundle lists now and is left out, as the bundle leaves it out.")
+            }
+            for pin in pinSet.unlistedPins {
+                notes.append("\(pin) is outside its publish window and is not exported, as the bundle does not list it.")
+            }
+            for host in pinSet.reportOnlyHosts {
+                warnings.append("\(host) is in a report-only window, but \(format.platform) cannot report only: the export pins it, and apps built from it refuse keys the bundle lets through now.")
             }
             let next = pinSet.hosts.reduce(0) { $0 + $1.pins.filter(\.isNext).count }
             if next > 0 {

@@ -379,4 +379,85 @@ import Testing
         #expect(seed.status != 0 && seed.stderr.contains("runs on the server host, without --server") && seed.stderr.contains("pinset verify acme.json.signed"), "\(seed.combined)")
         #expect(!FileManager.default.fileExists(atPath: cli.directory.file("remote.seed")))
     }
+
+    /// A static configuration lives as long as the app release: it carries only the pins the bundle lists now. A pin
+    /// whose publish window has not begun is left out (with a note), and a host in a report-only window is exported
+    /// pinned, with a warning that the format cannot report only.
+    @Test func onlyThePinsTheBundleListsNowAreExportedAndReportOnlyIsWarnedAbout() throws {
+        let deployment = try Self.deployment()
+        defer { deployment.cli.remove() }
+        let cli = deployment.cli
+        let later = Self.randomKeyHash()
+        let notYet = ISO8601DateFormatter().string(from: Date().addingTimeInterval(30 * 86_400))
+        let windowed = try cli.run(["pin", "add", Self.customer, Self.wideHost, "--hash", later, "--label", "new CA", "--not-before", notYet])
+        #expect(windowed.status == 0, "\(windowed.combined)")
+        let reportOnly = try cli.run([
+            "host", "report-only", Self.customer, Self.rotatingHost, "--until", ISO8601DateFormatter().string(from: Date().addingTimeInterval(3600)),
+            "--reason", "renewal under way",
+        ])
+        #expect(reportOnly.status == 0, "\(reportOnly.combined)")
+        for (format, script) in Self.parsers {
+            let file = cli.directory.file("windowed.\(format)")
+            let exported = try deployment.export(["--format", format, "--out", file])
+            #expect(exported.status == 0, "\(format): \(exported.combined)")
+            #expect(Self.hosts(try Self.parse(script, file)) == deployment.expected, "\(format): the withheld key is not exported")
+            #expect(exported.stderr.contains("\(Self.wideHost): new CA is outside its publish window and is not exported"), "\(format): \(exported.stderr)")
+            #expect(exported.stderr.contains("\(Self.rotatingHost) is in a report-only window"), "\(format): \(exported.stderr)")
+        }
+    }
+
+    /// OkHttp accepts the pins of every pattern matching a name, and TrustKit any include-subdomains entry matching it:
+    /// a host under an include-subdomains parent with other keys would accept the parent's keys there, though the pin
+    /// set pins it to its own. Refused for those two formats (naming both hosts); the formats that take the most
+    /// specific entry export it.
+    @Test func aHostUnderAWiderParentWithOtherKeysIsRefusedWhereTheFormatWouldMergeThem() throws {
+        let deployment = try Self.deployment()
+        defer { deployment.cli.remove() }
+        let cli = deployment.cli
+        let child = "pay.\(Self.wideHost)"
+        for arguments in [
+            ["host", "add", Self.customer, child],
+            ["host", "update", Self.customer, child, "--unmonitored", "example host"],
+            ["pin", "add", Self.customer, child, "--hash", Self.randomKeyHash(), "--hash", Self.randomKeyHash()],
+        ] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.combined)")
+        }
+        let refused = try deployment.export(["--format", "okhttp", "--out", cli.directory.file("nested.okhttp")])
+        #expect(refused.status != 0 && refused.stderr.contains("\(child) is under \(Self.wideHost)") && refused.stderr.contains("OkHttp would accept"),
+                "\(refused.combined)")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.file("nested.okhttp")))
+        for format in ["trustkit", "android-nsc", "ns-pinned-domains"] {
+            let exported = try deployment.export(["--format", format, "--out", cli.directory.file("nested.\(format)")])
+            #expect(exported.status == 0, "\(format): the child covers only its own name, which every one of these matches exactly: \(exported.combined)")
+        }
+        #expect(try cli.run(["host", "update", Self.customer, child, "--include-subdomains", "true"]).status == 0)
+        let trustKit = try deployment.export(["--format", "trustkit", "--out", cli.directory.file("nested2.trustkit")])
+        #expect(trustKit.status != 0 && trustKit.stderr.contains("TrustKit would accept \(Self.wideHost)'s keys for \(child)'s subdomains"), "\(trustKit.combined)")
+        for format in ["android-nsc", "ns-pinned-domains"] {
+            let exported = try deployment.export(["--format", format, "--out", cli.directory.file("nested2.\(format)")])
+            #expect(exported.status == 0, "\(format): \(exported.combined)")
+        }
+    }
+
+    /// A customer name may hold "--", which XML forbids inside a comment: the provenance comment still parses.
+    @Test func aCustomerNameWithTwoHyphensStillMakesWellFormedXML() throws {
+        let cli = try PinsetCLI.initialized()
+        defer { cli.remove() }
+        for arguments in [
+            ["customer", "add", "acme--eu"],
+            ["host", "add", "acme--eu", Self.wideHost],
+            ["host", "update", "acme--eu", Self.wideHost, "--unmonitored", "example host"],
+            ["pin", "add", "acme--eu", Self.wideHost, "--hash", Self.randomKeyHash(), "--hash", Self.randomKeyHash()],
+        ] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.combined)")
+        }
+        for (format, script) in Self.parsers where format != "okhttp" {
+            let file = cli.directory.file("hyphens.\(format)")
+            let exported = try cli.run(["export", "acme--eu", "--format", format, "--out", file, "--data-dir", cli.dataDir])
+            #expect(exported.status == 0, "\(format): \(exported.combined)")
+            #expect(try Self.parse(script, file).keys.sorted() == [Self.wideHost], "\(format)")
+        }
+    }
 }
