@@ -308,4 +308,36 @@ import Testing
         let report = try PinStore.restore(backup: backup, over: backups.file("new.sqlite"), actor: "restorer", force: true, clock: fixture.clock.now)
         #expect(report.replacedDatabase == .absent && report.credentials == nil)
     }
+
+    /// Whoever can write where backups are kept (but not the server) edits one with `sqlite3`: a trigger that undoes
+    /// every later token revocation, or a table of their own. The restore refuses it, naming the objects, and changes
+    /// nothing.
+    @Test func aBackupWithATriggerOrTableOfItsOwnIsRefused() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        let before = try #require(FileManager.default.contents(atPath: fixture.path))
+        try fixture.store.pool.close()
+        for (name, sql) in [
+            ("trigger keep_tokens", "CREATE TRIGGER keep_tokens AFTER UPDATE ON admin_token BEGIN UPDATE admin_token SET revoked_at = NULL; END;"),
+            ("table notes", "CREATE TABLE notes (text TEXT);"),
+            ("trigger transparency_log_entry_no_delete", """
+                DROP TRIGGER transparency_log_entry_no_delete;
+                CREATE TRIGGER transparency_log_entry_no_delete BEFORE DELETE ON transparency_log_entry BEGIN SELECT 1; END;
+                """),
+        ] {
+            let crafted = backups.file("crafted.sqlite")
+            try? FileManager.default.removeItem(atPath: crafted)
+            try FileManager.default.copyItem(atPath: backup, toPath: crafted)
+            let edited = try ProcessRunner.run("sqlite3", [crafted, sql])
+            try #require(edited.status == 0, "\(edited.stderr)")
+            let refused = #expect(throws: StoreError.self) {
+                try PinStore.restore(backup: crafted, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+            }
+            #expect(refused?.code == .restoreRefused && refused?.message.contains(name) == true && refused?.message.contains("Nothing was changed") == true,
+                    "\(refused?.message ?? "")")
+            #expect(FileManager.default.contents(atPath: fixture.path) == before)
+        }
+        // The genuine backup still restores.
+        _ = try PinStore.restore(backup: backup, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+    }
 }

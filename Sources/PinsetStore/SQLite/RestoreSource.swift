@@ -28,6 +28,10 @@ enum RestoreSource {
                 guard try db.tableExists("customer"), try db.tableExists("customer_version_high_water") else {
                     throw StoreError(.restoreRefused, "The file \(backup) is not a Pinset database. Nothing was changed. Give a file written by 'pinset store backup'.")
                 }
+                let foreign = try SchemaObjects.foreign(in: db)
+                guard foreign.isEmpty else {
+                    throw StoreError(.restoreRefused, "The backup \(backup) holds schema objects Pinset never creates (\(foreign.prefix(5).joined(separator: ", "))\(foreign.count > 5 ? ", …" : "")): a trigger or view there would run inside the restored database. Nothing was changed. Restore a backup written by 'pinset store backup' and kept where only the deployment's operators can write.")
+                }
                 let connection = SQLiteConnection(db: db)
                 let newest = try ReplacedAdministration.newestAuditEntry(connection)
                 // Backups taken before the marker existed have no such table, and are not marked.
