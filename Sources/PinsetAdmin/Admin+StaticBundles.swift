@@ -45,7 +45,10 @@ extension Admin {
         AtomicFile.removeAbandonedTemporaryFiles(in: directory)
         if let transparencyLog {
             // Read after the pin sets: every version they carry was logged in the transaction that made it.
-            let publisher = try TransparencyLogPublisher(origin: transparencyLog.origin, signer: transparencyLog.signer, source: store)
+            // The checkpoint the directory serves now: the log signed here must extend it.
+            let served = PublishedCheckpointFile(path: "\(directory)/log/checkpoint")
+            let publisher = try TransparencyLogPublisher(
+                origin: transparencyLog.origin, signer: transparencyLog.signer, source: store, publishedBefore: try served.load())
             try publisher.advance()
             try Self.writeLog(of: publisher, proving: result.bundles, to: directory)
         }

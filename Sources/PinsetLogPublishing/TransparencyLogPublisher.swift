@@ -35,6 +35,13 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     private var proofCache: [CustomerName: CachedProof] = [:]
     /// How many entries one read of the store returns while catching up.
     private let readBatch: Int
+    /// The checkpoint this log published last before this instance started, signed by its key: the store's log must
+    /// extend it (checked once the log is read), or the database went back in time. Touched by `advance` only.
+    private var publishedBefore: VerifiedCheckpoint?
+    /// Whether `publishedBefore` carries a quorum's cosignatures, so that it may be served again at once.
+    private let publishedBeforeIsWitnessed: Bool
+    /// Called with every checkpoint published, to keep it (see ``init(origin:signer:source:witnesses:readBatch:publishedBefore:onPublish:)``).
+    private let onPublish: (@Sendable (PublishedCheckpoint) -> Void)?
 
     /// A signed checkpoint the publisher serves.
     public struct PublishedCheckpoint: Sendable {
@@ -60,9 +67,18 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
         let encoded: [UInt8]
     }
 
+    /// - Parameters:
+    ///   - publishedBefore: the checkpoint this log published last, as kept by `onPublish` (the server keeps it in its
+    ///     data directory; static hosting reads it from the directory it writes). It must be signed by the log's key.
+    ///     The first ``advance()`` refuses a store whose log does not extend it (fewer entries, or others under its
+    ///     size): a database restored from an older backup, or rolled back, would otherwise have the log key sign a
+    ///     smaller tree and then a fork of the published one. While it carries a quorum's cosignatures it is served
+    ///     again at once, so content it covers needs no witness after a restart.
+    ///   - onPublish: called on the advancing thread with every checkpoint published.
     public init(
         origin: String, signer: Ed25519NoteSigner, source: any LogEntrySource,
-        witnesses: WitnessQuorum? = nil, readBatch: Int = 4096
+        witnesses: WitnessQuorum? = nil, readBatch: Int = 4096,
+        publishedBefore: SignedNote? = nil, onPublish: (@Sendable (PublishedCheckpoint) -> Void)? = nil
     ) throws {
         guard signer.keyName == origin else {
             throw LogPublishingError("The log key is named '\(signer.keyName)' but the log's origin is '\(origin)'; a checkpoint's signing key is named after its origin. Generate a key for this origin with 'pinset transparency key generate --origin \(origin)'.")
@@ -78,6 +94,18 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
             witnessKeys: witnesses.witnesses.map { try $0.key.makeVerifier() }, quorum: witnesses.quorum
         )
         self.readBatch = max(1, readBatch)
+        self.onPublish = onPublish
+        if let publishedBefore {
+            let logOnly = try TransparencyPolicy(origin: origin, logKeys: [signer.verifierKey.makeVerifier()])
+            do {
+                self.publishedBefore = try logOnly.verify(checkpoint: publishedBefore)
+            } catch {
+                throw LogPublishingError("The checkpoint this log published last is not one of this log's (\(error)). It is kept so that a database gone back in time is refused; if the log key or origin was replaced on purpose, move the old checkpoint away.")
+            }
+            publishedBeforeIsWitnessed = (try? policy.verify(checkpoint: publishedBefore)) != nil
+        } else {
+            publishedBeforeIsWitnessed = false
+        }
     }
 
     /// What the witnesses answered for the latest size.
@@ -136,6 +164,14 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
         guard stored.rootHash == head.rootHash else {
             throw LogPublishingError("The transparency log's stored hashes do not match its entries at size \(size) (stored root \(stored.rootHash.base64), entries hash to \(head.rootHash.base64)). The database was edited by hand or is damaged; restore it from a backup with 'pinset store restore'.")
         }
+        if let before = publishedBefore {
+            try requireExtension(of: before.checkpoint, size: size)
+            publishedBefore = nil
+            if publishedBeforeIsWitnessed, published == nil {
+                let publication = PublishedCheckpoint(checkpoint: before.checkpoint, note: before.note, encoded: Array(before.note.encoded.utf8))
+                lock.withLock { publishedCheckpoint = publication }
+            }
+        }
         if let published, published.checkpoint.treeSize == size { return }
         if lastCosigningFailed && !askingFailedWitnesses { return }
         let checkpoint = try Checkpoint(origin: origin, treeSize: size, rootHash: head.rootHash)
@@ -152,6 +188,19 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
         lock.withLock {
             publishedCheckpoint = publication
             proofCache.removeAll(keepingCapacity: true)
+        }
+        onPublish?(publication)
+    }
+
+    /// Throws unless the log read (of `size` entries, in the mirror) extends `earlier`: at least as many entries, and
+    /// the same root at its size.
+    private func requireExtension(of earlier: Checkpoint, size: UInt64) throws {
+        guard size >= earlier.treeSize else {
+            throw LogPublishingError("The transparency log holds \(size) entries, fewer than the \(earlier.treeSize) of the checkpoint it published last. A log never loses entries: the database was restored from an older backup, rolled back, or edited by hand, and signing now would fork the published log. Bring back the database that holds the whole log ('pinset store restore' carries it over).")
+        }
+        let root = try TreeHead.compute(size: earlier.treeSize, from: mirror).rootHash
+        guard root == earlier.rootHash else {
+            throw LogPublishingError("The transparency log's first \(earlier.treeSize) entries are not those of the checkpoint it published last (root \(root.base64), published \(earlier.rootHash.base64)): the database holds another log. Signing it would fork the published one; bring back the database that holds it.")
         }
     }
 

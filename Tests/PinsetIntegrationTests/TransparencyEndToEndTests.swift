@@ -55,6 +55,8 @@ import Testing
         #expect(checkpoint.status == 200)
         let served = try policy.verify(checkpoint: SignedNote(parsing: String(decoding: checkpoint.body, as: UTF8.self)))
         #expect(served == first.inclusion.checkpoint)
+        // Kept in the data directory, so that a restart refuses a database whose log does not extend it.
+        #expect(FileManager.default.contents(atPath: "\(cli.dataDir)/transparency-checkpoint") == Data(checkpoint.body))
         // Anyone may ask for any tile: one whose end lies past 2^64 entries is not found, and the server keeps serving.
         for hostile in ["/log/tile/entries/x072/x057/x594/x037/x927/935", "/log/tile/0/x072/x057/x594/x037/x927/935",
                         "/log/tile/2/x072/x057/x594/x037/x927/935.p/255"] {
@@ -277,6 +279,33 @@ import Testing
         let report = try #require(try JSONSerialization.jsonObject(with: Data(monitored.stdout)) as? [String: Any])
         let versions = (report["entries"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int64 }
         #expect(versions.contains(first) && versions.contains(second), "\(monitored.stdoutText)")
+    }
+
+    /// A database gone back in time (an older copy put in place by hand, a snapshot rolled back) holds a smaller log
+    /// than the one published: `pinset sign --out` refuses to sign over the directory's checkpoint, which stays as it
+    /// was, instead of having the log key sign a smaller tree and then a fork.
+    @Test func signOutRefusesADatabaseWhoseLogDoesNotExtendThePublishedOne() throws {
+        let cli = try ServeEndToEndTests().populated()
+        defer { cli.remove() }
+        _ = try cli.generateLogKey(origin: Self.origin)
+        let out = cli.directory.file("www")
+        let database = "\(cli.dataDir)/pinset.sqlite", early = cli.directory.file("early.sqlite")
+        #expect(try cli.run(["sign", "--out", out, "--log-origin", Self.origin]).status == 0)
+        let copied = try ProcessRunner.run("sqlite3", [database, ".backup '\(early)'"])
+        try #require(copied.status == 0, "\(copied.stderr)")
+        #expect(try cli.run(["pin", "add", "--skip-live-check", "--reason", "test host not served", "acme", "api.example.com",
+                             "--hash", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]).status == 0)
+        #expect(try cli.run(["sign", "--out", out, "--log-origin", Self.origin]).status == 0)
+        let published = try #require(FileManager.default.contents(atPath: "\(out)/log/checkpoint"))
+        let bundle = try #require(FileManager.default.contents(atPath: "\(out)/acme.json.signed"))
+
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try FileManager.default.removeItem(atPath: database)
+        try FileManager.default.copyItem(atPath: early, toPath: database)
+        let refused = try cli.run(["sign", "--out", out, "--log-origin", Self.origin])
+        #expect(refused.status != 0 && refused.stderr.contains("fewer than the") && refused.stderr.contains("fork"), "\(refused.combined)")
+        #expect(FileManager.default.contents(atPath: "\(out)/log/checkpoint") == published)
+        #expect(FileManager.default.contents(atPath: "\(out)/acme.json.signed") == bundle)
     }
 
     /// Every perfect-subtree hash of a tree held in memory: the attacker's view of a log they extend.

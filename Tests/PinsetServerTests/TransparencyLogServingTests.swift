@@ -51,13 +51,15 @@ struct TransparencyLogServingTests {
             owner = nil
         }
 
-        /// The same data directory and log key, served by a new publisher with these witnesses.
-        private init(from other: Deployment, witnesses: WitnessQuorum) throws {
+        /// The same data directory and log key, served by a new publisher with these witnesses (a restart, given the
+        /// checkpoint published before it when `publishedBefore` is set).
+        private init(from other: Deployment, witnesses: WitnessQuorum, publishedBefore: SignedNote? = nil) throws {
             directory = other.directory
             store = other.store
             identity = other.identity
             logKey = other.logKey
-            publisher = try TransparencyLogPublisher(origin: TransparencyLogServingTests.origin, signer: logKey.makeNoteSigner(), source: store, witnesses: witnesses)
+            publisher = try TransparencyLogPublisher(
+                origin: TransparencyLogServingTests.origin, signer: logKey.makeNoteSigner(), source: store, witnesses: witnesses, publishedBefore: publishedBefore)
             policy = try TransparencyPolicy(
                 origin: TransparencyLogServingTests.origin, logKeys: [logKey.verifierKey.makeVerifier()],
                 witnessKeys: witnesses.witnesses.map { try $0.key.makeVerifier() }, quorum: witnesses.quorum
@@ -70,7 +72,9 @@ struct TransparencyLogServingTests {
             owner = other
         }
 
-        func with(witnesses: WitnessQuorum) throws -> Deployment { try Deployment(from: self, witnesses: witnesses) }
+        func with(witnesses: WitnessQuorum, publishedBefore: SignedNote? = nil) throws -> Deployment {
+            try Deployment(from: self, witnesses: witnesses, publishedBefore: publishedBefore)
+        }
 
         /// Keeps the deployment whose directory and store this one shares alive (and removes them once).
         private let owner: Deployment?
@@ -514,5 +518,51 @@ struct TransparencyLogServingTests {
         try deployment.addPin("globex key 2", to: "globex")
         #expect(refresher.refreshNow(reason: "change"))
         #expect(cache.snapshot.signedAt >= later - 1)
+    }
+
+    /// A restarted publisher is given the checkpoint it published last: a store whose log is smaller (a database
+    /// restored from an older backup, or rolled back) or holds other entries under that size is refused before the log
+    /// key signs anything, and one that extends it is published from.
+    @Test func aRestartedPublisherRefusesALogThatDoesNotExtendTheCheckpointItPublished() throws {
+        let signer = try NotePrivateKey(generatingFor: Self.origin, signatureType: .ed25519).makeNoteSigner()
+        let first = try TransparencyLogPublisher(origin: Self.origin, signer: signer, source: TamperedSource([try Self.entry("acme", 1), try Self.entry("globex", 1)]))
+        try first.advance()
+        let published = try #require(first.checkpoint).note
+
+        let shrunk = try TransparencyLogPublisher(
+            origin: Self.origin, signer: signer, source: TamperedSource([try Self.entry("acme", 1)]), publishedBefore: published)
+        let shrank = #expect(throws: LogPublishingError.self) { try shrunk.advance() }
+        #expect(shrank?.description.contains("fewer than the 2") == true, "\(String(describing: shrank))")
+        #expect(shrunk.checkpoint == nil)
+
+        let forked = try TransparencyLogPublisher(
+            origin: Self.origin, signer: signer, source: TamperedSource([try Self.entry("acme", 1), try Self.entry("globex", 2), try Self.entry("acme", 2)]),
+            publishedBefore: published)
+        #expect(throws: LogPublishingError.self) { try forked.advance() }
+        #expect(forked.checkpoint == nil)
+
+        let extended = try TransparencyLogPublisher(
+            origin: Self.origin, signer: signer, source: TamperedSource([try Self.entry("acme", 1), try Self.entry("globex", 1), try Self.entry("acme", 2)]),
+            publishedBefore: published)
+        try extended.advance()
+        #expect(extended.checkpoint?.checkpoint.treeSize == 3)
+
+        // A checkpoint of another log key is not taken as this log's.
+        let other = try NotePrivateKey(generatingFor: Self.origin, signatureType: .ed25519).makeNoteSigner()
+        #expect(throws: LogPublishingError.self) {
+            try TransparencyLogPublisher(origin: Self.origin, signer: other, source: TamperedSource([]), publishedBefore: published)
+        }
+    }
+
+    /// A server restarted while its witnesses are down serves the content its last cosigned checkpoint covers at once,
+    /// with that checkpoint and a proof the quorum policy accepts, instead of answering 404 until a witness is back.
+    @Test func aRestartDuringAWitnessOutageServesWhatTheKeptCheckpointCovers() async throws {
+        let (deployment, witness) = try cosignedThenWitnessDown()
+        let kept = try #require(deployment.publisher.checkpoint).note
+        let restarted = try deployment.with(witnesses: WitnessQuorum(witnesses: [witness], quorum: 1), publishedBefore: kept)
+        #expect(restarted.refresher.refreshNow(reason: "schedule"))
+        let served = try await restarted.verifiedInclusion(of: "acme")
+        #expect(served.inclusion.checkpoint.note == kept)
+        #expect(served.inclusion.checkpoint.witnessCosignatures.map(\.keyName) == ["witness.example"])
     }
 }

@@ -48,13 +48,23 @@ public final class PinsetService: Sendable {
         let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
         self.metrics = metrics
         let transparencyLog = try configuration.transparencyLog.map { log in
-            try TransparencyLogPublisher(
+            let kept = PublishedCheckpointFile(path: configuration.publishedCheckpointPath)
+            return try TransparencyLogPublisher(
                 origin: log.origin,
                 signer: LogKeyFile.load(configuration.resolvedTransparencyLogKeyPath ?? log.keyFile).makeNoteSigner(),
                 source: store,
                 witnesses: WitnessQuorum(
                     witnesses: log.witnesses.map { try HTTPCheckpointWitness(url: $0.url, key: $0.key) }, quorum: log.quorum
-                )
+                ),
+                publishedBefore: try kept.load(),
+                onPublish: { [logger] checkpoint in
+                    do {
+                        try kept.keep(checkpoint)
+                    } catch {
+                        // Serving goes on: the file only guards a restart against a database gone back in time.
+                        logger.error("The published transparency checkpoint could not be kept", metadata: ["path": "\(kept.path)", "error": "\(error)"])
+                    }
+                }
             )
         }
         if let transparencyLog {

@@ -3,6 +3,7 @@ import Logging
 import PinsetAdmin
 import PinsetCore
 import PinsetLiveCheck
+import PinsetLogPublishing
 import PinsetPublishing
 import PinsetSigning
 import PinsetStore
@@ -112,6 +113,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var bundleArchivePath: String? {
         persistBundles ? "\(dataDirectory)/\(BundleArchive.fileName)" : nil
     }
+
+    /// Where the server keeps the transparency-log checkpoint it published last (see `PublishedCheckpointFile`).
+    public var publishedCheckpointPath: String { "\(dataDirectory)/\(PublishedCheckpointFile.fileName)" }
 
     /// The store to open: `database` when set, else the SQLite file at `resolvedDatabasePath`.
     public func storeLocation() throws -> StoreLocation {
