@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PinsetClient
 import PinsetCore
+import PinsetFileSystem
 
 extension ClientCommand {
     struct Update: AsyncParsableCommand {
@@ -51,7 +52,9 @@ extension ClientCommand {
             let updater = PinsetUpdater(configuration: configuration, fetcher: fetcher)
             await updater.loadStoredPins()
             if let seed {
-                let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: seed)))
+                // A seed is a signed bundle: no larger than the client accepts one over the network.
+                let bytes: [UInt8]
+                do { bytes = try AtomicFile.read(seed, limit: configuration.maximumBundleSize) } catch { throw CLIError("--seed: \(error)") }
                 if case .failure(let error) = await Self.seed(updater, bytes), !json {
                     Output.note("seed not used: \(error)")
                 }

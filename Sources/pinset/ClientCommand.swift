@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PinsetClient
 import PinsetCore
+import PinsetFileSystem
 
 /// `pinset client`: the real client library (`PinsetUpdater` and its pin evaluation) behind a shell, so an
 /// operator sees exactly what an app sees — as a canary, or to answer "why does this app refuse?".
@@ -61,8 +62,9 @@ struct ClientSettings: Codable, Equatable {
         let path = path(in: directory)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         do {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-            return try JSONDecoder().decode(ClientSettings.self, from: bytes)
+            // A few lines of JSON; anything much larger is not one.
+            let bytes = try AtomicFile.read(path, limit: 1024 * 1024)
+            return try JSONDecoder().decode(ClientSettings.self, from: Data(bytes))
         } catch {
             throw CLIError("\(path) is not a pinset client settings file (\(error)). Remove it and run 'pinset client update' with --server, --customer and --trust.")
         }

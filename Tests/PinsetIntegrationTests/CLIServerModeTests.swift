@@ -89,6 +89,13 @@ import Testing
         }
         let plain = try remote("bob", ["review", "approve", "1", "--server", "http://192.0.2.1:9443"])
         #expect(plain.status != 0 && plain.stderr.contains("clear text"), "\(plain.combined)")
+        // A token pasted into the URL is refused without being repeated on the terminal.
+        let pasted = "pinset_pastedSecretValue"
+        for server in ["https://bob:\(pasted)@127.0.0.1:9443", "https://\(pasted)@127.0.0.1:9443/admin"] {
+            let withCredentials = try remote("bob", ["review", "approve", "1", "--server", server])
+            #expect(withCredentials.status != 0 && withCredentials.stderr.contains("carries a query or credentials")
+                    && !withCredentials.combined.contains(pasted), "\(withCredentials.combined)")
+        }
         let localOption = try remote("bob", ["review", "approve", "1", "--connect-to", "127.0.0.1"] + viaServer)
         #expect(localOption.status != 0 && localOption.stderr.contains("--connect-to applies only without --server"), "\(localOption.combined)")
         // Nothing is taken as done from something that is not the API: a closed port, or a web server answering

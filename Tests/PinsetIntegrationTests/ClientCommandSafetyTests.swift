@@ -78,6 +78,10 @@ import Testing
         let shown = try cli.run(["client", "show", "--state-dir", state])
         #expect(shown.status == 0 && String(decoding: shown.stdout, as: UTF8.self).contains("api.example.com"), "\(shown.combined)")
         #expect(try cli.run(["client", "update", "--state-dir", state]).status == 0)
+
+        // A seed is read no further than a bundle may be long: an endless file is refused, not read into memory.
+        let endless = try cli.run(["client", "update", "--state-dir", state, "--seed", "/dev/zero"], timeout: 60)
+        #expect(endless.status != 0 && endless.stderr.contains("--seed") && endless.stderr.contains("too large"), "\(endless.combined)")
     }
 
     /// A state file the process cannot read (on iOS, a file protection class that keeps it closed until the first

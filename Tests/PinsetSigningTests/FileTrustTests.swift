@@ -92,6 +92,27 @@ import Testing
         #expect(refusal { try DataDirectoryPolicy.check(directory: directory.path, databasePath: database) }?.contains("pinset.sqlite-wal") == true)
     }
 
+    /// SQLite follows a symbolic link to the database and keeps its -wal beside the target, where one planted would be
+    /// replayed into the database: a target in a directory others can write is refused, and so is a -wal there.
+    @Test func dataDirectoryPolicyChecksWhereASymbolicallyLinkedDatabaseReallyIs() throws {
+        let directory = try TemporaryDirectory(), shared = try TemporaryDirectory()
+        defer { directory.remove(); shared.remove() }
+        let target = try shared.write("pinset.sqlite", "x", mode: 0o640)
+        let database = directory.file("pinset.sqlite")
+        #expect(symlink(target, database) == 0)
+        try DataDirectoryPolicy.check(directory: directory.path, databasePath: database)
+
+        #expect(chmod(shared.path, 0o777) == 0)
+        let open = refusal { try DataDirectoryPolicy.check(directory: directory.path, databasePath: database) }
+        #expect(open?.contains(shared.path) == true, "\(open ?? "accepted")")
+        #expect(chmod(shared.path, 0o700) == 0)
+
+        _ = try shared.write("pinset.sqlite-wal", "", mode: 0o600)
+        #expect(chmod(shared.file("pinset.sqlite-wal"), 0o666) == 0)
+        let wal = refusal { try DataDirectoryPolicy.check(directory: directory.path, databasePath: database) }
+        #expect(wal?.contains(shared.file("pinset.sqlite-wal")) == true, "\(wal ?? "accepted")")
+    }
+
     @Test(.enabled(if: isRoot)) func dataDirectoryPolicyRefusesPathsOwnedByAnotherUser() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
