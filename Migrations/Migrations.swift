@@ -38,6 +38,7 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_sql),
         SchemaMigration(identifier: "0014_pin_windows", bytes: PackageResources._014_pin_windows_sql),
         SchemaMigration(identifier: "0015_host_report_only", bytes: PackageResources._015_host_report_only_sql),
+        SchemaMigration(identifier: "0016_change_request_numbers", bytes: PackageResources._016_change_request_numbers_sql),
     ]
 
     public static let postgreSQL: [SchemaMigration] = [
@@ -56,5 +57,6 @@ public enum SchemaMigrations {
         SchemaMigration(identifier: "0013_transparency_log", bytes: PackageResources._013_transparency_log_pg_sql),
         SchemaMigration(identifier: "0014_pin_windows", bytes: PackageResources._014_pin_windows_pg_sql),
         SchemaMigration(identifier: "0015_host_report_only", bytes: PackageResources._015_host_report_only_pg_sql),
+        SchemaMigration(identifier: "0016_change_request_numbers", bytes: PackageResources._016_change_request_numbers_pg_sql),
     ]
 }

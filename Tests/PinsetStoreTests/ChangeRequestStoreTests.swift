@@ -29,6 +29,20 @@ struct ChangeRequestStoreTests {
         [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(byte)]))]
     }
 
+    /// Reviewers approve by number: a request removed with its customer must not lend its number to the next request,
+    /// or an approval meant for the first (a dashboard page left open) would apply the second.
+    @Test(arguments: StoreBackend.allCases)
+    func aRequestNumberIsNeverGivenTwice(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        try setUp(fixture)
+        try fixture.store.setRequiresReview(true, for: globex, actor: "root")
+        let first = try fixture.store.createChangeRequest(for: acme, edits: try addition(3), reason: "renewal", lifetime: 3600, author: "alice")
+        try fixture.store.removeCustomer(acme, actor: "root")
+        let second = try fixture.store.createChangeRequest(for: globex, edits: try addition(4), reason: "renewal", lifetime: 3600, author: "alice")
+        #expect(second.id > first.id)
+        #expect(try fixture.store.changeRequest(first.id) == nil)
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func aRequestIsStoredWithoutChangingThePinsAndAppliedOnceByAnotherAdmin(_ backend: StoreBackend) throws {
         let fixture = try StoreFixture(backend)
