@@ -86,6 +86,16 @@ public struct SigningPass: Sendable {
                     results.set(i, .success(kept))
                     continue
                 }
+                if let servedBundle = served[header.customer], servedBundle.version > header.version {
+                    // Apps hold the served version and refuse a lower one as a rollback; and a lower version may lack a
+                    // revocation floor the served one carries, which apps installed from now on would then never see.
+                    results.set(i, .failure(SigningIdentityFailure(
+                        customer: header.customer, signer: header.signer,
+                        reason: "the database holds version \(header.version), older than version \(servedBundle.version) this server serves: the database went back in time (an older copy put in place, a snapshot or point-in-time restore, a standby that missed commits). The served bundle stays while fresh, then 503. Bring back the database that holds the newer version, or restore with 'pinset store restore', which raises every version above those served.",
+                        kind: .versionBehindServed
+                    )))
+                    continue
+                }
                 if let problem = BundleBounds.versionProblem(version: header.version, signedAt: timestamp) {
                     results.set(i, .failure(SigningIdentityFailure(
                         customer: header.customer, signer: header.signer,

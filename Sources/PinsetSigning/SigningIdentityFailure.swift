@@ -10,6 +10,9 @@ public struct SigningIdentityFailure: Error, Hashable, Sendable, CustomStringCon
         /// The customer's content version lies further ahead of the signing time than clients accept
         /// (`BundleBounds.maximumVersionLead`): a clock problem, not a key problem.
         case versionAheadOfClock
+        /// The store holds an older content version than the bundle served: the database went back in time (an older
+        /// copy put in place, a snapshot or point-in-time restore, a failover to a standby that missed commits).
+        case versionBehindServed
     }
 
     public let customer: CustomerName

@@ -121,6 +121,7 @@ enum PinWindowApplier {
             let (hostID, pin, withheld) = try decoder.storedPin(row, at: 4)
             let published = pin.isPublished(at: time)
             guard published == withheld else { return }
+            if isUndoingAnotherClock(pin, entering: published, at: time) { return }
             let stored: String = try row.decode(atIndex: 2)
             guard let hostname = try? Hostname(stored) else {
                 throw StoreError(.corruptData, "The stored host name '\(stored)' is not valid. Fix or remove the row with the database's own tool (sqlite3 or psql).")
@@ -129,6 +130,25 @@ enum PinWindowApplier {
                              customer: try StoredRows.customerName(row.decode(atIndex: 3)), hostname: hostname, pin: pin, entering: published))
         }
         return found
+    }
+
+    /// How far apart the clocks of instances sharing a database may be for publish windows to move one way only.
+    static let clockSkewAllowance: TimeInterval = 60
+
+    /// Whether applying a due pin would undo what an instance whose clock is a little ahead just did: list again a pin
+    /// whose window ends within the allowance, or withhold again one whose window begins within it. Without this,
+    /// two instances whose clocks straddle a window's edge would flip the pin at every pass, each flip a new content
+    /// version, audit entry and transparency-log entry. A window's edges are crossed one way only: a pin is listed
+    /// from its start until the allowance before its end (a window shorter than that is never listed), and withheld
+    /// from its end.
+    static func isUndoingAnotherClock(_ pin: Pin, entering: Bool, at time: Date) -> Bool {
+        guard let window = pin.window else { return false }
+        if entering {
+            guard let end = window.notAfter else { return false }
+            return time >= end.addingTimeInterval(-clockSkewAllowance)
+        }
+        guard let start = window.notBefore, time < start else { return false }
+        return time >= start.addingTimeInterval(-clockSkewAllowance)
     }
 
     /// The due pins to apply, and those to hold: the leaving pins of a host whose observed chain the listed pins

@@ -110,7 +110,7 @@ import Testing
         }
         let first = try update()
         try #require(first.status == 0, "\(first.combined)")
-        let stateFile = "\(state)/\(try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0 != "pinset-client.json" }))"
+        let stateFile = "\(state)/\(try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasSuffix(".pinset-state") }))"
         let stored = try #require(FileManager.default.contents(atPath: stateFile))
         #expect(chmod(stateFile, 0) == 0)
 

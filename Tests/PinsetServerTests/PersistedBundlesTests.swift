@@ -97,6 +97,36 @@ struct PersistedBundlesTests {
         #expect(deployment.source.reads == 1, "the restart read only the customers changed since, not every pin set")
     }
 
+    /// The database went back in time while the server was stopped (an older copy put in place, a snapshot restored):
+    /// it holds an older version of acme than the one served. Apps refuse it as a rollback, and it may lack a floor the
+    /// served one carries: it is not signed, the served bundle stays, and the failure says what happened and what to
+    /// do; the instance stays ready for the others. In a running server too, on the next change.
+    @Test func aDatabaseGoneBackInTimeIsNotSignedOverWhatWasServed() throws {
+        let deployment = try Deployment(customers: try Self.customers(["acme": 5, "globex": 4]))
+        let first = try deployment.run()
+        deployment.source.set(try Self.customers(["acme": 3, "globex": 4]))
+        let cache = BundleCache()
+        let refresher = deployment.refresher(cache: cache)
+        #expect(refresher.start())
+        defer { refresher.stop() }
+        let acme = try CustomerName("acme"), globex = try CustomerName("globex")
+        #expect(try cache.bundle(for: acme)?.bytes == first[acme]?.bytes)
+        let failure = try #require(refresher.status.customerFailures.first { $0.customer == acme })
+        #expect(failure.kind == .versionBehindServed)
+        #expect(failure.reason.contains("version 3, older than version 5") && failure.reason.contains("pinset store restore"), "\(failure.reason)")
+        #expect(cache.bundle(for: globex)?.version == 4)
+
+        deployment.source.set(try Self.customers(["acme": 4, "globex": 4]))
+        #expect(refresher.refreshNow(reason: "change"))
+        #expect(cache.bundle(for: acme)?.version == 5)
+        #expect(refresher.status.customerFailures.contains { $0.customer == acme && $0.kind == .versionBehindServed })
+        // An edit made since moves the version past the served one: signed as usual.
+        deployment.source.set(try Self.customers(["acme": 6, "globex": 4]))
+        #expect(refresher.refreshNow(reason: "change"))
+        #expect(cache.bundle(for: acme)?.version == 6)
+        #expect(refresher.status.customerFailures.isEmpty)
+    }
+
     @Test func onlyTheCustomersEditedWhileStoppedAreSignedAgain() throws {
         let deployment = try Deployment(customers: try Self.customers(["acme": 1, "globex": 4]))
         let first = try deployment.run()

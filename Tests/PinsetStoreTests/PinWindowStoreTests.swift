@@ -68,6 +68,28 @@ import Testing
         #expect(try store.auditLog(customer: acme, limit: 1).first?.action == .pinWindowChanged)
     }
 
+    /// Two instances on one database whose clocks straddle a window's edge (one a second ahead): the first to cross
+    /// it applies the change, and the one behind does not undo it, at the end of a window or at its start. Otherwise
+    /// each pass of each would flip the pin, a new version, audit entry and log entry every half second.
+    @Test(arguments: StoreBackend.allCases) func instancesWhoseClocksDisagreeDoNotFlipAPinAtAWindowsEdge(_ backend: StoreBackend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store, behind = try fixture.openAnother()
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try store.addCustomer(acme, actor: Sample.actor)
+        try store.addHost(api, to: acme, actor: Sample.actor)
+        try store.addPins([try Self.pin(1), try Self.pin(2, Self.window(until: 100)), try Self.pin(3, Self.window(from: 200))], to: api, of: acme, actor: Sample.actor)
+        let start = fixture.clock.now()
+        for edge in [100.0, 200.0] {
+            #expect(try store.applyPinWindows(at: start.addingTimeInterval(edge + 1)).transitions.count == 1, "the instance ahead crosses \(edge)")
+            let version = try store.pinSet(for: acme)?.version
+            for round in 0..<3 {
+                #expect(try behind.applyPinWindows(at: start.addingTimeInterval(edge - 1)).transitions.isEmpty, "round \(round) at \(edge)")
+                #expect(try store.applyPinWindows(at: start.addingTimeInterval(edge + 1)).transitions.isEmpty)
+            }
+            #expect(try store.pinSet(for: acme)?.version == version)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func aScheduleThatWouldUnpinAHostIsRefusedWhenMadeAndChangesNothing(_ backend: StoreBackend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store

@@ -66,7 +66,8 @@ public final class BundleCache: Sendable {
     /// bundles (or, where they failed, keep the one they had), every other customer keeps what it had. The old
     /// bundles of a batch are freed as it lands, so a pass never holds two bundles for every customer.
     /// `keepingFailedCustomersBundles` false: a customer that failed loses the bundle it had (one this process
-    /// did not sign, taken from persisted bundles only if the pass could have kept it).
+    /// did not sign, taken from persisted bundles only if the pass could have kept it), unless it failed because
+    /// the store holds an older version than that bundle.
     ///
     /// Changed in place, so a batch costs its own customers, not a copy of every customer's entry (a request
     /// reading the snapshot at that moment makes it a copy once). `signedAt` only moves back here, to the
@@ -80,7 +81,8 @@ public final class BundleCache: Sendable {
             }
             for failure in failures {
                 snapshot.failures[failure.customer] = failure.reason
-                if !keepingFailedCustomersBundles { snapshot.bundles[failure.customer] = nil }
+                // A bundle newer than the store's content stays whatever its source: the store went back, not the bundle.
+                if !keepingFailedCustomersBundles && failure.kind != .versionBehindServed { snapshot.bundles[failure.customer] = nil }
             }
         }
     }

@@ -74,6 +74,12 @@ struct StatusReporter: Sendable {
             let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
             notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
         }
+        let wentBack = status.customerFailures.filter { $0.kind == .versionBehindServed }
+        if !wentBack.isEmpty {
+            let names = wentBack.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
+            let more = wentBack.count > 5 ? " and \(wentBack.count - 5) more" : ""
+            notes.append("\(wentBack.count) customer(s) not signed because the database holds an older version than the one served (\(names)\(more)): the database went back in time; /status has the detail")
+        }
         return notes.isEmpty ? .ready : .ready(note: notes.joined(separator: "; "))
     }
 
