@@ -93,8 +93,15 @@ public final class Witness: Sendable {
             throw WitnessRefusal(.badRequest, "The checkpoint is malformed: \(error.reason)")
         }
         // Checked against the state as it is now, without the write lock: most refusals end here.
-        _ = try validator.validate(request, latestCosigned: store.latest(origin: checkpoint.origin)?.treeHead)
+        let latest = try store.latest(origin: checkpoint.origin)
+        let validated = try validator.validate(request, latestCosigned: latest?.treeHead)
         let timestamp = Self.timestamp(now())
+        if let latest, latest.treeHead == validated.treeHead {
+            // The tree it holds already (a log asking again after a lost answer, or anyone replaying the public
+            // checkpoint): cosigned again without a write, so replays cannot make the witness sync its disk at will.
+            // A record only moves forward, so nothing newer can have been cosigned in its place that this contradicts.
+            return [try cosigner.cosign(validated, timestamp: timestamp)]
+        }
         let recorded = try store.advance(origin: checkpoint.origin) { current in
             // Again inside the transaction: another request may have moved the record since.
             let accepted = try validator.validate(request, latestCosigned: current?.treeHead)

@@ -1,3 +1,7 @@
+import Crypto
+import Foundation
+import PinsetStore
+import PinsetTestSupport
 import PinsetTransparency
 import PinsetWitness
 import Testing
@@ -56,6 +60,37 @@ struct WitnessCosigningTests {
             #expect(try Self.verifiedCosignature(again, over: log.signedCheckpoint(), witness: witness, log: log) != nil)
             #expect(try witness.latest()?.treeHead.size == 6)
         }
+    }
+
+    /// Anyone may replay the public checkpoint to a witness: it is cosigned again (a log whose answer was lost needs
+    /// that) without a write, so replays cannot make the witness sync its disk at will. The clock moves between
+    /// requests, as it does in production, so a write would change the stored cosigning time.
+    @Test func aCheckpointTheWitnessHoldsIsCosignedAgainWithoutAWrite() throws {
+        let log = try TestLog(entries: 6)
+        let directory = try TemporaryDirectory(prefix: "pinset-witness")
+        defer { directory.remove() }
+        let path = directory.file("witness.sqlite")
+        let store = try WitnessStateStore(path: path)
+        defer { try? store.close() }
+        let clock = TestClock(RunningWitness.now)
+        let witness = try Witness(
+            logs: [try WitnessedLog(parsing: "\(log.origin) \(log.vkey)")],
+            cosigner: try Ed25519Cosigner(keyName: "witness.example.com/w1", privateKey: Curve25519.Signing.PrivateKey()), store: store, now: clock.now)
+        _ = try witness.cosign(log.request(old: 0))
+        let recorded = try #require(try store.latest(origin: log.origin))
+        // Every commit appends to the write-ahead log, which moves its size or modification time.
+        func walState() -> String {
+            var info = stat()
+            guard stat(path + "-wal", &info) == 0 else { return "none" }
+            return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        }
+        let before = walState()
+        for _ in 0..<5 {
+            clock.advance(by: 1)
+            #expect(try witness.cosign(log.request(old: 6, new: 6)).count == 1)
+        }
+        #expect(walState() == before)
+        #expect(try store.latest(origin: log.origin) == recorded)
     }
 
     @Test func aLogThatDoesNotKnowTheWitnessStateLearnsItFromTheConflict() async throws {
