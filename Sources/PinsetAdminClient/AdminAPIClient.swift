@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import PinsetAdminContract
 import PinsetCore
 
@@ -145,6 +146,7 @@ public struct AdminAPIClient: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                        try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: channel.eventLoop.makePromise()))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                 }
@@ -153,6 +155,21 @@ public struct AdminAPIClient: Sendable {
         if tls == nil, let address = channel.remoteAddress?.ipAddress, !LoopbackHost.contains(address) {
             try? await channel.close()
             throw AdminAPIClientError("\(host) resolved to \(address), which is not a loopback address: the token is not sent over plain HTTP to it.")
+        }
+        if let serverName {
+            // NIOSSL also accepts a certificate for the address connected to when a name was asked for: whoever can
+            // point the name at an address of theirs, and holds a certificate for that address, would get the token.
+            // The name must be the certificate's own, checked before the token is written.
+            do {
+                try await channel.pipeline.handler(type: HandshakeWatcher.self).flatMap(\.promise.futureResult).get()
+                let certificate = try await channel.nioSSL_peerCertificate().get()
+                guard let certificate, Self.certificate(certificate, namesHost: serverName) else {
+                    throw AdminAPIClientError("The admin API at \(serverName) presented a certificate that does not name \(serverName) (a certificate for an IP address is not taken for a host name): the token was not sent. Give the admin API a certificate with the name as a DNS name, or --server the address its certificate names.")
+                }
+            } catch {
+                try? await channel.close()
+                throw error
+            }
         }
         // The collector joins only the connection that won: the request is sent on it alone, after this.
         let promise = channel.eventLoop.makePromise(of: (Int, [UInt8]).self)
@@ -195,6 +212,48 @@ public struct AdminAPIClient: Sendable {
 
     static func isIPAddress(_ host: String) -> Bool {
         (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+
+    /// Whether one of `certificate`'s DNS names is `host` (ignoring case and a final dot), or a wildcard `*.` standing
+    /// for its first label alone (RFC 6125, 6.4.3).
+    static func certificate(_ certificate: NIOSSLCertificate, namesHost host: String) -> Bool {
+        func normalised(_ name: String) -> String { (name.hasSuffix(".") ? String(name.dropLast()) : name).lowercased() }
+        let wanted = normalised(host)
+        let parent = wanted.firstIndex(of: ".").map { String(wanted[$0...]) }
+        for name in certificate._subjectAlternativeNames() where name.nameType == .dnsName {
+            let dnsName = normalised(String(decoding: name.contents, as: UTF8.self))
+            if dnsName == wanted { return true }
+            if dnsName.hasPrefix("*."), let parent, dnsName.dropFirst() == parent, parent.dropFirst().contains(".") { return true }
+        }
+        return false
+    }
+}
+
+/// Completes its promise when the TLS handshake is done, or fails it when the connection ends or errs first.
+private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    let promise: EventLoopPromise<Void>
+
+    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { promise.succeed(()) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.ioOnClosedChannel)
     }
 }
 

@@ -89,6 +89,11 @@ import Testing
         }
         let plain = try remote("bob", ["review", "approve", "1", "--server", "http://192.0.2.1:9443"])
         #expect(plain.status != 0 && plain.stderr.contains("clear text"), "\(plain.combined)")
+        // The admin API's certificate names the address 127.0.0.1 only. Asked for by a name (here localhost, which
+        // resolves to that address), the client refuses it before the token is written: whoever can point a name at
+        // an address of theirs and holds a certificate for that address must not get the token.
+        let byName = try remote("bob", ["review", "list", "--server", url.replacingOccurrences(of: "127.0.0.1", with: "localhost"), "--server-ca", team.served.ca])
+        #expect(byName.status != 0 && byName.stderr.contains("does not name localhost") && byName.stderr.contains("the token was not sent"), "\(byName.combined)")
         // A token pasted into the URL is refused without being repeated on the terminal.
         let pasted = "pinset_pastedSecretValue"
         for server in ["https://bob:\(pasted)@127.0.0.1:9443", "https://\(pasted)@127.0.0.1:9443/admin"] {
