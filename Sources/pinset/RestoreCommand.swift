@@ -50,7 +50,12 @@ struct RestoreArguments: ParsableArguments {
         if options.json {
             try Output.json(RestoreOutput(
                 database: path, backup: backup,
-                customers: report.customers.map { RestoreOutput.Customer(name: $0.name.rawValue, backupVersion: $0.backupVersion, version: $0.version) }))
+                customers: report.customers.map { RestoreOutput.Customer(name: $0.name.rawValue, backupVersion: $0.backupVersion, version: $0.version) },
+                credentials: report.credentials.map {
+                    RestoreOutput.Credentials(
+                        accountsDisabled: $0.accountsDisabled, grantsRemoved: $0.grantsRemoved, tokensRevoked: $0.tokensRevoked,
+                        tokensNotRestored: $0.tokensNotCarried, auditEntriesCarried: $0.auditEntriesCarried)
+                }))
         } else {
             Output.table(["CUSTOMER", "BACKUP VERSION", "VERSION"], report.customers.map {
                 [$0.name.rawValue, String($0.backupVersion), String($0.version)]
@@ -85,7 +90,29 @@ private struct RestoreOutput: Encodable {
         let version: Int64
     }
 
+    /// What the restore changed in the backup's admin credentials to keep them within the replaced database's;
+    /// `null` when that database could not be read (the backup's are then restored as they are).
+    struct Credentials: Encodable {
+        let accountsDisabled: [String]
+        let grantsRemoved: Int
+        let tokensRevoked: Int
+        let tokensNotRestored: Int
+        let auditEntriesCarried: Int
+    }
+
     let database: String
     let backup: String
     let customers: [Customer]
+    let credentials: Credentials?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(database, forKey: .database)
+        try container.encode(backup, forKey: .backup)
+        try container.encode(customers, forKey: .customers)
+        // Always present, `null` when unknown: a script tells "nothing changed" from "nothing was known".
+        try container.encode(credentials, forKey: .credentials)
+    }
+
+    enum CodingKeys: String, CodingKey { case database, backup, customers, credentials }
 }

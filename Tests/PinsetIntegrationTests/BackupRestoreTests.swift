@@ -72,8 +72,12 @@ import Testing
         // ...so stop the servers, restore, start them again.
         #expect(server.stop() == 0)
         serverStopped = true
-        let restored = try cli.run(["store", "restore", backup])
+        let restored = try cli.run(["store", "restore", backup, "--json"])
         #expect(restored.status == 0, "\(restored.combined)")
+        // The edits after the backup are history the restore keeps; no admin existed, so no credential changed.
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(restored.stdout)) as? [String: Any], "\(restored.stdoutText)")
+        let credentials = try #require(report["credentials"] as? [String: Any], "\(restored.stdoutText)")
+        #expect(credentials["tokensRevoked"] as? Int == 0 && (credentials["auditEntriesCarried"] as? Int ?? 0) >= 2, "\(restored.stdoutText)")
         let restarted = try RunningServer(cli: cli)
         defer { restarted.stop() }
         let appAfterRestart = try updater(for: cli, server: restarted, state: state)
