@@ -62,7 +62,9 @@ final class PostgresDatabase: StoreDatabase, Sendable {
         guard !readOnly else {
             throw StoreError(.invalidInput, "The database \(displayName) was opened read-only; this command cannot change it.")
         }
-        return try transaction(begin: "BEGIN", lockKey: Self.writeLockKey, body)
+        // Read committed, whatever the database's default_transaction_isolation says: each statement then sees what
+        // was committed before it, so the reads after the write lock see every write the lock was waiting for.
+        return try transaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED", lockKey: Self.writeLockKey, body)
     }
 
     func appliedMigrations() throws -> [String] {
