@@ -36,11 +36,11 @@ extension PinStore {
         guard !actor.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw StoreError(.invalidInput, "The actor is empty. Pass --actor with the name of the person making the change, or run as a named OS user.")
         }
-        let source = try RestoreSource.check(backup)
-        let marker = source.marker
-        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force, auditSince: source.newestAuditEntry)
+        let checked = try RestoreSource.check(backup)
+        let marker = checked.marker
+        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force, auditSince: checked.newestAuditEntry)
         if let replacing {
-            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing, auditSince: source.newestAuditEntry))
+            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing, auditSince: checked.newestAuditEntry))
         } else if replaced.state == .absent && !force {
             throw StoreError(.restoreRefused, "There is no database at \(databasePath), so the versions and revocation floors (signers-not-before) that apps hold are unknown; restored alone, the backup could lower them and let revoked signers sign again. Nothing was changed. Give the database the servers use now with --replacing (a path or a postgres:// URL), or, if that database is lost, pass --accept-damaged: versions are then raised to the current time, and floors are those of the backup.")
         }
@@ -67,13 +67,18 @@ extension PinStore {
             try source.backup(to: copy)
             try source.close()
             try copy.close()
+            // The copy is what is restored, and only this process writes it: checked again, the file named may have
+            // been replaced since it was checked above.
+            guard try RestoreSource.check(temporary) == checked else {
+                throw StoreError(.restoreRefused, "The backup \(backup) changed while it was being restored. Nothing was changed. Restore it again, from a place only the deployment's operators can write.")
+            }
 
             let restored = try PinStore(path: temporary, allowingUnrestoredBackup: true, clock: clock)
             let note = marker.map { "restored from a backup of \($0.source) taken \($0.takenAt.formatted(.iso8601))" } ?? "restored from \(backup)"
             let (customers, credentials) = try restored.raiseVersionsAfterRestore(
                 above: replaced.versions, changeCounter: replaced.changeCounter, signerFloors: replaced.signerFloors,
                 breakGlass: replaced.unacknowledgedBreakGlass, transparencyLog: replaced.transparencyLog, administration: replaced.administration,
-                force: force, note: note, actor: actor
+                changeRequestNumbersGiven: replaced.changeRequestNumbersGiven, force: force, note: note, actor: actor
             )
             try restored.close()
 
@@ -106,10 +111,13 @@ extension PinStore {
     func raiseVersionsAfterRestore(
         above floors: [String: Int64], changeCounter: Int64, signerFloors: ReplacedDatabaseReader.SignerFloors = .init(),
         breakGlass: [ReplacedDatabaseReader.UnacknowledgedBreakGlass] = [], transparencyLog: ReplacedTransparencyLog? = nil,
-        administration: ReplacedAdministration? = nil, force: Bool = false, note: String, actor: String
+        administration: ReplacedAdministration? = nil, changeRequestNumbersGiven: Int64 = 0, force: Bool = false, note: String, actor: String
     ) throws -> (customers: [RestoreReport.Customer], credentials: RestoreReport.Credentials?) {
         try database.write { db in
             let change = try ChangeRecorder(db, actor: actor, now: clock())
+            // Numbers the replaced database gave after the backup are never given again: an approval by number meant
+            // for one of those requests must not apply a new one.
+            try db.reserveChangeRequestNumbers(upTo: changeRequestNumbersGiven)
             // First, so that the audit entries carried over come before the restore's own.
             let credentials = try administration?.apply(to: db, now: change.now)
             if let credentials, credentials.changedAnything {

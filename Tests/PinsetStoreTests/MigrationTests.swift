@@ -63,6 +63,44 @@ import Testing
         #expect(counts.map(\.reports).reduce(0, +) == 20)
     }
 
+    /// 0016 gives change requests AUTOINCREMENT on a database that holds some: they keep their numbers, and the next
+    /// number follows every number given before, a removed request's that a break-glass record names included.
+    @Test func changeRequestNumbersGivenBeforeTheUpgradeAreNeverGivenAgain() throws {
+        let directory = try TemporaryDirectory(prefix: "pinset-store")
+        defer { directory.remove() }
+        let path = directory.file("old.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        var migrator = DatabaseMigrator()
+        for migration in SchemaMigrations.sqlite.prefix(while: { $0.identifier != "0016_change_request_numbers" }) {
+            migrator.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
+        }
+        try migrator.migrate(queue)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 1, '2027-01-15 08:00:00.000', '2027-01-15 08:00:00.000')")
+            for id in [1, 2] {
+                try db.execute(sql: """
+                    INSERT INTO change_request (id, customer_id, author, reason, operations, base_version, created_at, expires_at, state)
+                    VALUES (?, 1, 'alice', 'renewal', '[]', 1, '2027-01-15 08:00:00.000', '2099-01-01 00:00:00.000', 'open')
+                    """, arguments: [id])
+            }
+            try db.execute(sql: """
+                INSERT INTO break_glass (change_request_id, customer, customer_id, applied_by, reason, applied_at, applied_version)
+                VALUES (7, 'gone', NULL, 'olga', 'outage', 'x', 1)
+                """)
+        }
+        try queue.close()
+
+        let store = try PinStore(path: path)
+        #expect(try store.appliedMigrations() == SchemaMigrations.sqlite.map(\.identifier))
+        #expect(try store.changeRequest(2)?.reason == "renewal", "the requests keep their numbers")
+        try store.addAdmin("alice", grants: [AdminGrant(role: .editor, customer: nil)], actor: "root")
+        let acme = try Sample.customer("acme"), api = try Sample.host("api.example.com")
+        try store.addHost(api, to: acme, actor: "root")
+        let next = try store.createChangeRequest(
+            for: acme, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(1)]))], reason: "next", lifetime: 3600, author: "alice")
+        #expect(next.id == 8)
+    }
+
     @Test func aDatabaseFromANewerProgramIsRefused() throws {
         let fixture = try StoreFixture()
         try fixture.store.pool.write { db in

@@ -324,6 +324,12 @@ import Testing
                 DROP TRIGGER transparency_log_entry_no_delete;
                 CREATE TRIGGER transparency_log_entry_no_delete BEFORE DELETE ON transparency_log_entry BEGIN SELECT 1; END;
                 """),
+            ("missing trigger transparency_log_hash_no_update", "DROP TRIGGER transparency_log_hash_no_update;"),
+            // SQLite keeps the sqlite_ prefix for itself only while the schema is not writable.
+            ("trigger sqlite_keep_tokens", """
+                PRAGMA writable_schema = ON;
+                CREATE TRIGGER sqlite_keep_tokens AFTER UPDATE ON admin_token BEGIN UPDATE admin_token SET revoked_at = NULL; END;
+                """),
         ] {
             let crafted = backups.file("crafted.sqlite")
             try? FileManager.default.removeItem(atPath: crafted)
@@ -339,5 +345,42 @@ import Testing
         }
         // The genuine backup still restores.
         _ = try PinStore.restore(backup: backup, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+    }
+
+    /// Reviewers approve by number. A request made after the backup and then removed with its customer (its number
+    /// may sit in a reviewer's open page) keeps its number out of reach after a restore, and after a store copy.
+    @Test func changeRequestNumbersGivenAfterTheBackupAreNotGivenAgain() throws {
+        let (fixture, backups, backup) = try backedUp()
+        defer { backups.remove() }
+        try fixture.store.addAdmin("alice", grants: [AdminGrant(role: .editor, customer: nil)], actor: "root")
+        let gone = try Sample.customer("gone")
+        try fixture.store.addCustomer(gone, actor: Sample.actor)
+        try fixture.store.addHost(api, to: gone, actor: Sample.actor)
+        let edits = [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(9)]))]
+        let removed = try fixture.store.createChangeRequest(for: gone, edits: edits, reason: "renewal", lifetime: 3600, author: "alice")
+        try fixture.store.removeCustomer(gone, actor: Sample.actor)
+        try fixture.store.pool.close()
+
+        _ = try PinStore.restore(backup: backup, over: fixture.path, actor: "restorer", force: false, clock: fixture.clock.now)
+        let restored = try fixture.openAnother()
+        try restored.addAdmin("alice", grants: [AdminGrant(role: .editor, customer: nil)], actor: "root")
+        let afterRestore = try restored.createChangeRequest(
+            for: acme, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(10)]))], reason: "renewal", lifetime: 3600, author: "alice")
+        #expect(afterRestore.id > removed.id)
+
+        // That request goes too (its customer removed), so the copy's source holds no request of that number.
+        let other = try Sample.customer("other")
+        try restored.addCustomer(other, actor: Sample.actor)
+        try restored.addHost(api, to: other, actor: Sample.actor)
+        try restored.removeCustomer(acme, actor: Sample.actor)
+        for backend in StoreBackend.allCases {
+            let target = try backend.freshLocation(in: backups)
+            _ = try PinStore.copy(from: fixture.location, to: target)
+            let copy = try PinStore.open(target)
+            defer { try? copy.close() }
+            let afterCopy = try copy.createChangeRequest(
+                for: other, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(11)]))], reason: "renewal", lifetime: 3600, author: "alice")
+            #expect(afterCopy.id > afterRestore.id, "\(backend)")
+        }
     }
 }

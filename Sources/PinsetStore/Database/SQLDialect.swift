@@ -34,4 +34,33 @@ extension SQLDialect {
         guard self == .postgreSQL else { return nil }
         return "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)"
     }
+
+    /// The highest change-request number the database ever gave, as one integer: its sequence, the requests it holds
+    /// and those break-glass records name (a removed request's number lives on there). Reviewers approve by number,
+    /// so a database made from this one (a copy, a restore) must never give these numbers again.
+    var changeRequestNumbersGiven: String {
+        let sequence = self == .postgreSQL
+            ? "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM change_request_id_seq)"
+            : "(SELECT seq FROM sqlite_sequence WHERE name = 'change_request')"
+        return """
+            SELECT \(greatestFunction)(coalesce(\(sequence), 0), coalesce((SELECT max(id) FROM change_request), 0),
+                   coalesce((SELECT max(change_request_id) FROM break_glass), 0))
+            """
+    }
+
+}
+
+extension StoreConnection {
+    /// Makes the next change-request number follow `given`, never lowering the sequence.
+    func reserveChangeRequestNumbers(upTo given: Int64) throws {
+        guard given > 0 else { return }
+        if dialect == .postgreSQL {
+            try forEachRow(
+                "SELECT setval('change_request_id_seq', greatest(?, CASE WHEN is_called THEN last_value ELSE 0 END), true) FROM change_request_id_seq",
+                [given]) { _ in }
+            return
+        }
+        try execute("INSERT INTO sqlite_sequence (name, seq) SELECT 'change_request', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'change_request')", [])
+        try execute("UPDATE sqlite_sequence SET seq = max(?, seq) WHERE name = 'change_request'", [given])
+    }
 }

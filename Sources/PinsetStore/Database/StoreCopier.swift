@@ -98,6 +98,8 @@ enum StoreCopier {
                         try to.forEachRow(statement, []) { _ in }
                     }
                 }
+                let numbersGiven = try from.fetchValue(Int64.self, from.dialect.changeRequestNumbersGiven) ?? 0
+                try to.reserveChangeRequestNumbers(upTo: numbersGiven)
                 for statement in to.dialect.statisticsRefresh {
                     try to.execute(statement)
                 }

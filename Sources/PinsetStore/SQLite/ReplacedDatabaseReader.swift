@@ -18,6 +18,8 @@ enum ReplacedDatabaseReader {
         var transparencyLog: ReplacedTransparencyLog?
         /// Its admins, grants, tokens and recent audit entries; `nil` when it could not be read or there was none.
         var administration: ReplacedAdministration?
+        /// The highest change-request number it gave (see `SQLDialect.changeRequestNumbersGiven`).
+        var changeRequestNumbersGiven: Int64 = 0
     }
 
     /// A break-glass record as stored (dates in their stored text form, the same on both backends).
@@ -65,7 +67,7 @@ enum ReplacedDatabaseReader {
             let mode = try queue.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
             guard mode?.lowercased() == "delete" else { throw inUse(path) }
             return try queue.read { db in
-                guard try db.tableExists("customer") else { return Result(versions: [:], changeCounter: 0, state: .read, administration: ReplacedAdministration()) }
+                guard try db.tableExists("customer") else { return Result(versions: [:], changeCounter: 0, state: .read) }
                 var versions: [String: Int64] = [:]
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT name, version FROM customer
@@ -91,6 +93,9 @@ enum ReplacedDatabaseReader {
                 }
                 result.transparencyLog = try ReplacedTransparencyLog.read(db, path: path)
                 result.administration = try ReplacedAdministration.read(SQLiteConnection(db: db), withAdmins: try db.tableExists("admin_token"), auditSince: auditSince)
+                if try db.tableExists("break_glass") {
+                    result.changeRequestNumbersGiven = try Int64.fetchOne(db, sql: SQLDialect.sqlite.changeRequestNumbersGiven) ?? 0
+                }
                 return result
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
@@ -163,7 +168,8 @@ enum ReplacedDatabaseReader {
                 return Result(
                     versions: versions, changeCounter: counter, state: .read, signerFloors: floors, unacknowledgedBreakGlass: breakGlass,
                     transparencyLog: logSize > 0 ? ReplacedTransparencyLog(size: logSize, source: .store(location)) : nil,
-                    administration: try ReplacedAdministration.read(db, withAdmins: true, auditSince: auditSince)
+                    administration: try ReplacedAdministration.read(db, withAdmins: true, auditSince: auditSince),
+                    changeRequestNumbersGiven: try db.fetchValue(Int64.self, db.dialect.changeRequestNumbersGiven) ?? 0
                 )
             }
         } catch let error as StoreError {
@@ -194,6 +200,7 @@ extension ReplacedDatabaseReader.Result {
         if let log = other.transparencyLog, log.size > transparencyLog?.size ?? 0 {
             transparencyLog = log
         }
+        changeRequestNumbersGiven = max(changeRequestNumbersGiven, other.changeRequestNumbersGiven)
         if let theirs = other.administration {
             if administration == nil {
                 administration = theirs

@@ -3,7 +3,7 @@ import GRDB
 
 /// Checks the file to restore from before anything is touched.
 enum RestoreSource {
-    struct Checked {
+    struct Checked: Equatable {
         /// The backup's mark (`nil` for a plain copy of a database).
         var marker: BackupMarker?
         /// When its newest audit entry was written; the replaced database's entries from then on are carried over.
