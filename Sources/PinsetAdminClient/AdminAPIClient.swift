@@ -23,17 +23,20 @@ public struct AdminAPIClient: Sendable {
     /// An answer larger than this is refused: the API's documents are small.
     public static let maximumResponseBytes = 16 * 1024 * 1024
 
-    /// `text` with whatever lies between `://` and the first `@` of the authority replaced by `…`.
+    /// `text` as errors may repeat it: user information (before the authority's `@`) and any query or fragment
+    /// replaced by `…`, the places a token pasted into the URL would be.
     static func withoutUserInformation(_ text: String) -> String {
-        guard let start = text.range(of: "://") else { return text.contains("@") ? "…" : text }
-        let authorityEnd = text[start.upperBound...].firstIndex { "/?#".contains($0) } ?? text.endIndex
-        guard let at = text[start.upperBound..<authorityEnd].lastIndex(of: "@") else { return text }
-        return String(text[..<start.upperBound]) + "…" + String(text[at...])
+        var shown = text
+        if let query = shown.firstIndex(where: { $0 == "?" || $0 == "#" }) { shown = String(shown[..<query]) + "…" }
+        guard let start = shown.range(of: "://") else { return shown.contains("@") ? "…" : shown }
+        let authorityEnd = shown[start.upperBound...].firstIndex { "/…".contains($0) } ?? shown.endIndex
+        guard let at = shown[start.upperBound..<authorityEnd].lastIndex(of: "@") else { return shown }
+        return String(shown[..<start.upperBound]) + "…" + String(shown[at...])
     }
 
     public init(server given: String, caFile: String?, token: String) throws(AdminAPIClientError) {
-        // Errors repeat the URL as given, with any user information taken out: a token pasted there must not reach a
-        // terminal or a CI log.
+        // Errors repeat the URL as given, with user information, query and fragment taken out: a token pasted there
+        // must not reach a terminal or a CI log.
         let text = Self.withoutUserInformation(given)
         guard let url = URL(string: given), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
             throw AdminAPIClientError("'\(text)' is not a server URL. Give the admin API's address, for example --server https://pinset.example.com:9443.")
@@ -42,7 +45,7 @@ public struct AdminAPIClient: Sendable {
         if scheme == "http" && !LoopbackHost.contains(bareHost) {
             throw AdminAPIClientError("--server \(text) is plain HTTP to another machine: the token would cross the network in clear text. Use https://, or a loopback address.")
         }
-        if url.query != nil || url.user != nil || text != given {
+        if url.query != nil || url.fragment != nil || url.user != nil || text != given {
             throw AdminAPIClientError("--server \(text) carries a query or credentials; give only scheme, host, port and path. The token comes from --token-file or $PINSET_ADMIN_TOKEN, never the URL.")
         }
         if caFile != nil && scheme == "http" {

@@ -116,8 +116,9 @@ struct StoredPinState {
     }
 
     /// How long a write waits for another updater's write of the same state file: a write takes milliseconds, so
-    /// a lock held for longer belongs to a process that is stuck, and the pins stay in force in memory instead.
-    static let lockPatience: Duration = .seconds(2)
+    /// a lock held for longer belongs to a process that is stuck, and the pins stay in force in memory instead. The
+    /// wait holds the updater's thread, as the write's own fsyncs do, so it is kept short.
+    static let lockPatience: Duration = .milliseconds(500)
 
     /// Runs `body` (which reads the state file, decides, and writes it) while holding the state directory's lock,
     /// so that two updaters sharing the directory (an app and its extension) cannot each read the file and then

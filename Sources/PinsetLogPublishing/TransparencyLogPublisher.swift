@@ -74,7 +74,7 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     ///     size): a database restored from an older backup, or rolled back, would otherwise have the log key sign a
     ///     smaller tree and then a fork of the published one. While it carries a quorum's cosignatures it is served
     ///     again at once, so content it covers needs no witness after a restart.
-    ///   - onPublish: called on the advancing thread with every checkpoint published.
+    ///   - onPublish: called on the advancing thread with every checkpoint about to be published, before it is served.
     public init(
         origin: String, signer: Ed25519NoteSigner, source: any LogEntrySource,
         witnesses: WitnessQuorum? = nil, readBatch: Int = 4096,
@@ -185,11 +185,13 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
         }
         lastCosigningFailed = false
         let publication = PublishedCheckpoint(checkpoint: checkpoint, note: verified.note, encoded: Array(verified.note.encoded.utf8))
+        // Kept before it is served: a crash between the two must not leave a served checkpoint that a restart does not
+        // know about.
+        onPublish?(publication)
         lock.withLock {
             publishedCheckpoint = publication
             proofCache.removeAll(keepingCapacity: true)
         }
-        onPublish?(publication)
     }
 
     /// Throws unless the log read (of `size` entries, in the mirror) extends `earlier`: at least as many entries, and

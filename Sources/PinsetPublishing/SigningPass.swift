@@ -92,7 +92,9 @@ public struct SigningPass: Sendable {
                     results.set(i, .failure(SigningIdentityFailure(
                         customer: header.customer, signer: header.signer,
                         reason: "the database holds version \(header.version), older than version \(servedBundle.version) this server serves: the database went back in time (an older copy put in place, a snapshot or point-in-time restore, a standby that missed commits). The served bundle stays while fresh, then 503. Bring back the database that holds the newer version, or restore with 'pinset store restore', which raises every version above those served.",
-                        kind: .versionBehindServed
+                        // The served bundle is kept only where the identity signing now signed it: one made by a key
+                        // since replaced (a leak, say) is not served on from persisted bundles.
+                        kind: servedBundle.signerChain == chain ? .versionBehindServed : .identity
                     )))
                     continue
                 }

@@ -38,9 +38,9 @@ extension PinStore {
         }
         let checked = try RestoreSource.check(backup)
         let marker = checked.marker
-        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force, auditSince: checked.newestAuditEntry)
+        var replaced = try ReplacedDatabaseReader.read(databasePath, force: force, auditSince: checked.auditEnd)
         if let replacing {
-            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing, auditSince: checked.newestAuditEntry))
+            replaced.include(try ReplacedDatabaseReader.read(servedBy: replacing, auditSince: checked.auditEnd))
         } else if replaced.state == .absent && !force {
             throw StoreError(.restoreRefused, "There is no database at \(databasePath), so the versions and revocation floors (signers-not-before) that apps hold are unknown; restored alone, the backup could lower them and let revoked signers sign again. Nothing was changed. Give the database the servers use now with --replacing (a path or a postgres:// URL), or, if that database is lost, pass --accept-damaged: versions are then raised to the current time, and floors are those of the backup.")
         }

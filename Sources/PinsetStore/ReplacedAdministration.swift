@@ -40,7 +40,13 @@ struct ReplacedAdministration: Hashable {
     var auditTail: [AuditRow] = []
 
     /// Reads `db`; `withAdmins` is false for a database from before named admins (it has none).
-    static func read(_ db: any StoreConnection, withAdmins: Bool, auditSince: String?) throws -> ReplacedAdministration {
+    /// Where the backup's audit log ends: its newest entry's time and its highest entry number.
+    struct AuditEnd: Equatable, Sendable {
+        var newestAt: String
+        var highestID: Int64
+    }
+
+    static func read(_ db: any StoreConnection, withAdmins: Bool, auditSince: AuditEnd?) throws -> ReplacedAdministration {
         var result = ReplacedAdministration()
         if withAdmins {
             try db.forEachRow("SELECT name, disabled_at FROM admin_account", []) { row in
@@ -55,7 +61,9 @@ struct ReplacedAdministration: Hashable {
             }
         }
         if let auditSince {
-            try db.forEachRow("SELECT at, actor, customer, action, details, version FROM audit_log WHERE at >= ? ORDER BY id", [auditSince]) { row in
+            // By number as well as by time: an instance whose clock was behind wrote entries with earlier times.
+            try db.forEachRow("SELECT at, actor, customer, action, details, version FROM audit_log WHERE at >= ? OR id > ? ORDER BY id",
+                              [auditSince.newestAt, auditSince.highestID]) { row in
                 result.auditTail.append(AuditRow(
                     at: try row.decode(atIndex: 0), actor: try row.decode(atIndex: 1), customer: try row.decode(atIndex: 2),
                     action: try row.decode(atIndex: 3), details: try row.decode(atIndex: 4), version: try row.decode(atIndex: 5)))
@@ -64,9 +72,12 @@ struct ReplacedAdministration: Hashable {
         return result
     }
 
-    /// The newest audit entry's time in the backup at `db`, from which the replaced database's entries are carried.
-    static func newestAuditEntry(_ db: any StoreConnection) throws -> String? {
-        try db.fetchValue(String.self, "SELECT max(at) FROM audit_log")
+    /// Where the audit log of the backup at `db` ends, from which the replaced database's entries are carried.
+    static func auditEnd(_ db: any StoreConnection) throws -> AuditEnd? {
+        try db.fetchOne("SELECT max(at), max(id) FROM audit_log") { row in
+            guard let at = try row.decode(String?.self, atIndex: 0) else { return nil }
+            return AuditEnd(newestAt: at, highestID: try row.decode(Int64?.self, atIndex: 1) ?? 0)
+        } ?? nil
     }
 
     /// Both databases' records when a restore reads two (a file and the database the servers use): the restored
@@ -75,7 +86,8 @@ struct ReplacedAdministration: Hashable {
         accounts = Self.withinBoth(accounts, other.accounts)
         grants.formIntersection(other.grants)
         tokens = Self.withinBoth(tokens, other.tokens)
-        auditTail += other.auditTail.filter { !auditTail.contains($0) }
+        let known = Set(auditTail)
+        auditTail += other.auditTail.filter { !known.contains($0) }
     }
 
     /// What both have, ended where either ended it.

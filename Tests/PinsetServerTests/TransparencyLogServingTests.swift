@@ -5,7 +5,7 @@ import PinsetFileSystem
 import PinsetHTTP
 import PinsetLogPublishing
 import PinsetPublishing
-import PinsetServer
+@testable import PinsetServer
 import PinsetSigning
 import PinsetStore
 import PinsetTestSupport
@@ -514,6 +514,8 @@ struct TransparencyLogServingTests {
         let later = Int64(clock.now().timeIntervalSince1970)
         #expect(cache.bundle(for: acme)?.version == heldVersion, "acme's new content still waits")
         #expect(cache.snapshot.signedAt >= later - 1, "signedAt \(cache.snapshot.signedAt), pass at \(later)")
+        let readiness = StatusReporter.readiness(status: refresher.status, snapshot: cache.snapshot, freshnessWindow: 600, now: clock.now())
+        #expect(readiness.isReady && readiness.reason.contains("1 customer(s) wait for a witnessed checkpoint"), "\(readiness.reason)")
 
         try deployment.addPin("globex key 2", to: "globex")
         #expect(refresher.refreshNow(reason: "change"))

@@ -52,6 +52,8 @@ public final class BundleRefresher: @unchecked Sendable {
         public var storeError: String?
         /// When the content being signed was read from the store.
         public var contentLoadedAt: Date?
+        /// Customers whose new content waits for a witnessed checkpoint; their earlier bundle is served meanwhile.
+        public var customersAwaitingWitnesses = 0
     }
 
     private let source: any PinSetSource
@@ -215,9 +217,11 @@ public final class BundleRefresher: @unchecked Sendable {
             if askWitnesses { nextWitnessRetry = now().addingTimeInterval(retryInterval) }
         } else if now() >= nextScheduledPass {
             // Before any witness retry: a pass that re-signs every customer must never wait behind witnesses that
-            // stall (each retry can take their whole timeout), or every bundle would go stale for one held edit.
-            runPass(reason: "schedule")
-            nextWitnessRetry = now().addingTimeInterval(retryInterval)
+            // stall (each retry can take their whole timeout), or every bundle would go stale for one held edit. It
+            // asks witnesses that did not cosign only when a retry is due anyway.
+            let askWitnesses = now() >= nextWitnessRetry
+            runPass(reason: "schedule", askingFailedWitnesses: askWitnesses)
+            if askWitnesses { nextWitnessRetry = now().addingTimeInterval(retryInterval) }
         } else if transparencyLog?.awaitsWitnesses == true, now() >= nextWitnessRetry {
             // Content held back for want of cosignatures is served by the first pass after a quorum cosigns. The
             // interval counts from the end of the retry, so a retry as long as the interval leaves room for others.
@@ -498,6 +502,7 @@ public final class BundleRefresher: @unchecked Sendable {
                 $0.defaultIdentityProblem = totals.defaultIdentityProblem
                 $0.warnings = totals.warnings
                 $0.identityExpiries = totals.identityExpiries
+                $0.customersAwaitingWitnesses = waitingForWitnesses.count
             }
             metrics?.recordSigningPass(bundles: totals.signed, duration: duration)
             metrics?.recordCustomersNotSigned(totals.failures.count)

@@ -74,6 +74,9 @@ struct StatusReporter: Sendable {
             let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
             notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
         }
+        if status.customersAwaitingWitnesses > 0 {
+            notes.append("\(status.customersAwaitingWitnesses) customer(s) wait for a witnessed checkpoint: their earlier bundles are served, not re-signed, and get 503 once older than the freshness window; /status names the witnesses and why they did not cosign")
+        }
         let wentBack = status.customerFailures.filter { $0.kind == .versionBehindServed }
         if !wentBack.isEmpty {
             let names = wentBack.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")

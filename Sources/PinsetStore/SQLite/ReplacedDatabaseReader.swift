@@ -50,8 +50,8 @@ enum ReplacedDatabaseReader {
         var own: [String: Int64] = [:]
     }
 
-    /// `auditSince`: the backup's newest audit entry's time, from which this database's entries are read.
-    static func read(_ path: String, force: Bool, auditSince: String?) throws -> Result {
+    /// `auditSince`: where the backup's audit log ends, from which this database's entries are read.
+    static func read(_ path: String, force: Bool, auditSince: ReplacedAdministration.AuditEnd?) throws -> Result {
         guard FileManager.default.fileExists(atPath: path) else {
             // A -wal file without its database would be replayed into the restored one.
             for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
@@ -132,7 +132,7 @@ enum ReplacedDatabaseReader {
     /// What the database the servers use served, when the restore writes a new file instead of replacing that
     /// database's own (a PostgreSQL deployment is restored into a SQLite file, then copied into PostgreSQL).
     /// Read through the store interface, so it is any backend, with the current schema.
-    static func read(servedBy location: StoreLocation, auditSince: String?) throws -> Result {
+    static func read(servedBy location: StoreLocation, auditSince: ReplacedAdministration.AuditEnd?) throws -> Result {
         do {
             let store = try PinStore(location: location, readOnly: true)
             defer { try? store.close() }

@@ -6,8 +6,8 @@ enum RestoreSource {
     struct Checked: Equatable {
         /// The backup's mark (`nil` for a plain copy of a database).
         var marker: BackupMarker?
-        /// When its newest audit entry was written; the replaced database's entries from then on are carried over.
-        var newestAuditEntry: String?
+        /// Where its audit log ends; the replaced database's entries from there on are carried over.
+        var auditEnd: ReplacedAdministration.AuditEnd?
     }
 
     static func check(_ backup: String) throws -> Checked {
@@ -33,10 +33,10 @@ enum RestoreSource {
                     throw StoreError(.restoreRefused, "The backup \(backup) holds schema objects Pinset never creates (\(foreign.prefix(5).joined(separator: ", "))\(foreign.count > 5 ? ", …" : "")): a trigger or view there would run inside the restored database. Nothing was changed. Restore a backup written by 'pinset store backup' and kept where only the deployment's operators can write.")
                 }
                 let connection = SQLiteConnection(db: db)
-                let newest = try ReplacedAdministration.newestAuditEntry(connection)
+                let auditEnd = try ReplacedAdministration.auditEnd(connection)
                 // Backups taken before the marker existed have no such table, and are not marked.
-                guard try db.tableExists("backup_marker") else { return Checked(marker: nil, newestAuditEntry: newest) }
-                return Checked(marker: try BackupMarker.read(connection), newestAuditEntry: newest)
+                guard try db.tableExists("backup_marker") else { return Checked(marker: nil, auditEnd: auditEnd) }
+                return Checked(marker: try BackupMarker.read(connection), auditEnd: auditEnd)
             }
         } catch let error as StoreError {
             throw error
