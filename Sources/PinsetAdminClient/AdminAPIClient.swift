@@ -23,15 +23,17 @@ public struct AdminAPIClient: Sendable {
     /// An answer larger than this is refused: the API's documents are small.
     public static let maximumResponseBytes = 16 * 1024 * 1024
 
-    /// `text` as errors may repeat it: user information (before the authority's `@`) and any query or fragment
-    /// replaced by `…`, the places a token pasted into the URL would be.
+    /// `text` as errors may repeat it: whatever lies between `://` and the last `@` (user information, however it is
+    /// spelled), and any query or fragment, replaced by `…`: the places a token pasted into the URL would be.
     static func withoutUserInformation(_ text: String) -> String {
         var shown = text
+        if let start = shown.range(of: "://"), let at = shown[start.upperBound...].lastIndex(of: "@") {
+            shown = String(shown[..<start.upperBound]) + "…" + String(shown[at...])
+        } else if !shown.contains("://"), shown.contains("@") {
+            return "…"
+        }
         if let query = shown.firstIndex(where: { $0 == "?" || $0 == "#" }) { shown = String(shown[..<query]) + "…" }
-        guard let start = shown.range(of: "://") else { return shown.contains("@") ? "…" : shown }
-        let authorityEnd = shown[start.upperBound...].firstIndex { "/…".contains($0) } ?? shown.endIndex
-        guard let at = shown[start.upperBound..<authorityEnd].lastIndex(of: "@") else { return shown }
-        return String(shown[..<start.upperBound]) + "…" + String(shown[at...])
+        return shown
     }
 
     public init(server given: String, caFile: String?, token: String) throws(AdminAPIClientError) {
@@ -155,11 +157,14 @@ public struct AdminAPIClient: Sendable {
                 }
             }
             .connect(host: host, port: port).get()
+        // The whole exchange from here, the TLS handshake included: closing ends it, and every wait below with it.
+        let deadline = channel.eventLoop.scheduleTask(in: Self.timeout) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
         if tls == nil, let address = channel.remoteAddress?.ipAddress, !LoopbackHost.contains(address) {
             try? await channel.close()
             throw AdminAPIClientError("\(host) resolved to \(address), which is not a loopback address: the token is not sent over plain HTTP to it.")
         }
-        if let serverName {
+        if sslContext != nil, let serverName {
             // NIOSSL also accepts a certificate for the address connected to when a name was asked for: whoever can
             // point the name at an address of theirs, and holds a certificate for that address, would get the token.
             // The name must be the certificate's own, checked before the token is written.
@@ -185,9 +190,8 @@ public struct AdminAPIClient: Sendable {
             try? await channel.close()
             throw error
         }
-        // Closing ends the exchange: the collector then fails the promise, if the answer was not complete.
-        let deadline = channel.eventLoop.scheduleTask(in: Self.timeout) { channel.close(promise: nil) }
-        defer { deadline.cancel() }
+        // Closing (the deadline above) ends the exchange: the collector then fails the promise, if the answer was not
+        // complete.
         var headers = HTTPHeaders()
         let hostField = host.contains(":") ? "[\(host)]" : host
         headers.add(name: "Host", value: port == 443 || port == 80 ? hostField : "\(hostField):\(port)")

@@ -41,7 +41,7 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     /// Whether `publishedBefore` carries a quorum's cosignatures, so that it may be served again at once.
     private let publishedBeforeIsWitnessed: Bool
     /// Called with every checkpoint published, to keep it (see ``init(origin:signer:source:witnesses:readBatch:publishedBefore:onPublish:)``).
-    private let onPublish: (@Sendable (PublishedCheckpoint) -> Void)?
+    private let onPublish: (@Sendable (PublishedCheckpoint) throws -> Void)?
 
     /// A signed checkpoint the publisher serves.
     public struct PublishedCheckpoint: Sendable {
@@ -74,11 +74,12 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
     ///     size): a database restored from an older backup, or rolled back, would otherwise have the log key sign a
     ///     smaller tree and then a fork of the published one. While it carries a quorum's cosignatures it is served
     ///     again at once, so content it covers needs no witness after a restart.
-    ///   - onPublish: called on the advancing thread with every checkpoint about to be published, before it is served.
+    ///   - onPublish: called on the advancing thread with every checkpoint about to be published, before it is served;
+    ///     when it throws, the checkpoint is not published and ``advance()`` throws its error.
     public init(
         origin: String, signer: Ed25519NoteSigner, source: any LogEntrySource,
         witnesses: WitnessQuorum? = nil, readBatch: Int = 4096,
-        publishedBefore: SignedNote? = nil, onPublish: (@Sendable (PublishedCheckpoint) -> Void)? = nil
+        publishedBefore: SignedNote? = nil, onPublish: (@Sendable (PublishedCheckpoint) throws -> Void)? = nil
     ) throws {
         guard signer.keyName == origin else {
             throw LogPublishingError("The log key is named '\(signer.keyName)' but the log's origin is '\(origin)'; a checkpoint's signing key is named after its origin. Generate a key for this origin with 'pinset transparency key generate --origin \(origin)'.")
@@ -185,9 +186,9 @@ public final class TransparencyLogPublisher: @unchecked Sendable {
         }
         lastCosigningFailed = false
         let publication = PublishedCheckpoint(checkpoint: checkpoint, note: verified.note, encoded: Array(verified.note.encoded.utf8))
-        // Kept before it is served: a crash between the two must not leave a served checkpoint that a restart does not
-        // know about.
-        onPublish?(publication)
+        // Kept before it is served: a crash between the two, or a checkpoint that cannot be kept (a full disk), must not
+        // leave a served checkpoint that a restart does not know about. Not kept, it is not served: the pass fails.
+        try onPublish?(publication)
         lock.withLock {
             publishedCheckpoint = publication
             proofCache.removeAll(keepingCapacity: true)

@@ -89,12 +89,16 @@ public struct SigningPass: Sendable {
                 if let servedBundle = served[header.customer], servedBundle.version > header.version {
                     // Apps hold the served version and refuse a lower one as a rollback; and a lower version may lack a
                     // revocation floor the served one carries, which apps installed from now on would then never see.
+                    // The served bundle is kept only where the identity signing now signed it: one made by a key since
+                    // replaced (a leak, say) is not served on from persisted bundles.
+                    let sameSigner = servedBundle.signerChain == chain
+                    let kept = sameSigner
+                        ? "The served bundle stays while fresh, then 503."
+                        : "The served bundle was signed by another signing identity than the one in use now, so it is not served on from persisted bundles."
                     results.set(i, .failure(SigningIdentityFailure(
                         customer: header.customer, signer: header.signer,
-                        reason: "the database holds version \(header.version), older than version \(servedBundle.version) this server serves: the database went back in time (an older copy put in place, a snapshot or point-in-time restore, a standby that missed commits). The served bundle stays while fresh, then 503. Bring back the database that holds the newer version, or restore with 'pinset store restore', which raises every version above those served.",
-                        // The served bundle is kept only where the identity signing now signed it: one made by a key
-                        // since replaced (a leak, say) is not served on from persisted bundles.
-                        kind: servedBundle.signerChain == chain ? .versionBehindServed : .identity
+                        reason: "the database holds version \(header.version), older than version \(servedBundle.version) this server serves: the database went back in time (an older copy put in place, a snapshot or point-in-time restore, a standby that missed commits). \(kept) Bring back the database that holds the newer version, or restore with 'pinset store restore', which raises every version above those served.",
+                        kind: sameSigner ? .versionBehindServed : .identity
                     )))
                     continue
                 }

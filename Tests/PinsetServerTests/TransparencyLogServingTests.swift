@@ -549,6 +549,13 @@ struct TransparencyLogServingTests {
         try extended.advance()
         #expect(extended.checkpoint?.checkpoint.treeSize == 3)
 
+        // A checkpoint that cannot be kept is not served: the restart would not know it.
+        struct DiskFull: Error {}
+        let unkept = try TransparencyLogPublisher(
+            origin: Self.origin, signer: signer, source: TamperedSource([try Self.entry("acme", 1)]), onPublish: { _ in throw DiskFull() })
+        #expect(throws: DiskFull.self) { try unkept.advance() }
+        #expect(unkept.checkpoint == nil)
+
         // A checkpoint of another log key is not taken as this log's.
         let other = try NotePrivateKey(generatingFor: Self.origin, signatureType: .ed25519).makeNoteSigner()
         #expect(throws: LogPublishingError.self) {

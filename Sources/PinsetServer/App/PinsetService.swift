@@ -57,12 +57,11 @@ public final class PinsetService: Sendable {
                     witnesses: log.witnesses.map { try HTTPCheckpointWitness(url: $0.url, key: $0.key) }, quorum: log.quorum
                 ),
                 publishedBefore: try kept.load(),
-                onPublish: { [logger] checkpoint in
+                onPublish: { checkpoint in
                     do {
                         try kept.keep(checkpoint)
                     } catch {
-                        // Serving goes on: the file only guards a restart against a database gone back in time.
-                        logger.error("The published transparency checkpoint could not be kept", metadata: ["path": "\(kept.path)", "error": "\(error)"])
+                        throw LogPublishingError("The transparency checkpoint could not be kept at \(kept.path) (\(error)), so it is not published: a restart would not know it. Free space or fix the data directory's permissions; the checkpoint served before stays.")
                     }
                 }
             )

@@ -67,22 +67,21 @@ struct StatusReporter: Sendable {
             let loaded = status.contentLoadedAt.map { ", re-signing the content loaded at \($0.formatted(.iso8601))" } ?? ""
             notes.append("store unavailable since \(since.formatted(.iso8601))\(loaded)")
         }
-        let aheadOfClock = status.customerFailures.filter { $0.kind == .versionAheadOfClock }
-        if !aheadOfClock.isEmpty {
-            // Still ready: the other customers are signed, and these keep their last good bundles while fresh.
-            let names = aheadOfClock.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
-            let more = aheadOfClock.count > 5 ? " and \(aheadOfClock.count - 5) more" : ""
-            notes.append("\(aheadOfClock.count) customer(s) not signed because their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock (\(names)\(more)): check the clock; /status has the detail")
+        // Still ready for these: the other customers are signed, and these keep their last good bundles while fresh.
+        func notSigned(_ kind: SigningIdentityFailure.Kind, because reason: String, then advice: String) {
+            let failed = status.customerFailures.filter { $0.kind == kind }
+            guard !failed.isEmpty else { return }
+            let names = failed.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
+            let more = failed.count > 5 ? " and \(failed.count - 5) more" : ""
+            notes.append("\(failed.count) customer(s) not signed because \(reason) (\(names)\(more)): \(advice); /status has the detail")
         }
+        notSigned(
+            .versionAheadOfClock, because: "their content version lies more than \(BundleBounds.maximumVersionLead / 1000) s ahead of this server's clock",
+            then: "check the clock")
         if status.customersAwaitingWitnesses > 0 {
             notes.append("\(status.customersAwaitingWitnesses) customer(s) wait for a witnessed checkpoint: their earlier bundles are served, not re-signed, and get 503 once older than the freshness window; /status names the witnesses and why they did not cosign")
         }
-        let wentBack = status.customerFailures.filter { $0.kind == .versionBehindServed }
-        if !wentBack.isEmpty {
-            let names = wentBack.prefix(5).map { "'\($0.customer)'" }.joined(separator: ", ")
-            let more = wentBack.count > 5 ? " and \(wentBack.count - 5) more" : ""
-            notes.append("\(wentBack.count) customer(s) not signed because the database holds an older version than the one served (\(names)\(more)): the database went back in time; /status has the detail")
-        }
+        notSigned(.versionBehindServed, because: "the database holds an older version than the one served", then: "the database went back in time")
         return notes.isEmpty ? .ready : .ready(note: notes.joined(separator: "; "))
     }
 

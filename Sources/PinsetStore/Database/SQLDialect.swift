@@ -40,7 +40,8 @@ extension SQLDialect {
     /// so a database made from this one (a copy, a restore) must never give these numbers again.
     var changeRequestNumbersGiven: String {
         let sequence = self == .postgreSQL
-            ? "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM change_request_id_seq)"
+            // Not yet called, the sequence gives last_value next: every number below it counts as given.
+            ? "(SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM change_request_id_seq)"
             : "(SELECT seq FROM sqlite_sequence WHERE name = 'change_request')"
         return """
             SELECT \(greatestFunction)(coalesce(\(sequence), 0), coalesce((SELECT max(id) FROM change_request), 0),
@@ -56,7 +57,7 @@ extension StoreConnection {
         guard given > 0 else { return }
         if dialect == .postgreSQL {
             try forEachRow(
-                "SELECT setval('change_request_id_seq', greatest(?, CASE WHEN is_called THEN last_value ELSE 0 END), true) FROM change_request_id_seq",
+                "SELECT setval('change_request_id_seq', greatest(?, CASE WHEN is_called THEN last_value ELSE last_value - 1 END), true) FROM change_request_id_seq",
                 [given]) { _ in }
             return
         }

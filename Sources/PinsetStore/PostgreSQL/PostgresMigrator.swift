@@ -31,7 +31,8 @@ enum PostgresMigrator {
         let applied = try appliedIdentifiers(session)
         try refuseUnknown(applied, database: database)
         for (position, migration) in SchemaMigrations.postgreSQL.enumerated() where !applied.contains(migration.identifier) {
-            try session.execute("BEGIN")
+            // Read committed, as writes are: the lock below waits for other writers, whose commits the migration must see.
+            try session.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
             do {
                 // Writers from instances already running keep writing while a new one migrates: taking the write
                 // lock makes a migration that reads or fills in data see them all or none.
