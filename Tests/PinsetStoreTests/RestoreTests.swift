@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PinsetCore
 @testable import PinsetStore
 import PinsetTestSupport
@@ -325,6 +326,8 @@ import Testing
                 CREATE TRIGGER transparency_log_entry_no_delete BEFORE DELETE ON transparency_log_entry BEGIN SELECT 1; END;
                 """),
             ("missing trigger transparency_log_hash_no_update", "DROP TRIGGER transparency_log_hash_no_update;"),
+            // A table of the schema, defined otherwise than any version of it (here with a column of someone else's).
+            ("table admin_account", "ALTER TABLE admin_account ADD COLUMN note TEXT;"),
             // SQLite keeps the sqlite_ prefix for itself only while the schema is not writable.
             ("trigger sqlite_keep_tokens", """
                 PRAGMA writable_schema = ON;
@@ -382,5 +385,25 @@ import Testing
                 for: other, edits: [PinEdit(hostname: api, operation: .addPins([try Sample.hashPin(11)]))], reason: "renewal", lifetime: 3600, author: "alice")
             #expect(afterCopy.id > afterRestore.id, "\(backend)")
         }
+    }
+
+    /// A backup taken by an earlier release holds that release's schema (tables as they were before later columns, no
+    /// transparency log): it is no foreign object, and restores, migrated to the current schema.
+    @Test(arguments: ["0002_backup_marker", "0004_legacy_clients", "0011_break_glass", "0014_pin_windows", "0016_change_request_numbers"])
+    func aBackupOfAnEarlierSchemaRestores(before identifier: String) throws {
+        let fixture = try StoreFixture()
+        try fixture.store.pool.close()
+        let old = fixture.directory.file("old-\(identifier).sqlite")
+        let queue = try DatabaseQueue(path: old)
+        let earlier = SchemaMigrator.identifiers.prefix { $0 != identifier }
+        try SchemaMigrator.make().migrate(queue, upTo: try #require(earlier.last))
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('globex', 5, '2027-01-15 08:00:00.000', '2027-01-15 08:00:00.000')")
+        }
+        try queue.close()
+        #expect(try RestoreSource.check(old).auditEnd == nil)
+        // Into a new file, as for a deployment whose database is lost: only the backup itself is judged.
+        let report = try PinStore.restore(backup: old, over: fixture.directory.file("restored.sqlite"), actor: "restorer", force: true, clock: fixture.clock.now)
+        #expect(report.customers.map(\.name.rawValue) == ["globex"])
     }
 }

@@ -3,7 +3,8 @@ import GRDB
 
 /// The tables, indexes, triggers and views Pinset's migrations create, against which a file from elsewhere (a
 /// backup to restore) is checked before it becomes the database: a trigger or view in it would run inside the
-/// restored database, with every later write (one that quietly undoes each token revocation, say).
+/// restored database with every later write (one that quietly undoes each token revocation, say), and so would a
+/// table redefined with constraints or foreign-key actions of someone else's.
 enum SchemaObjects {
     struct Object: Hashable {
         var type: String
@@ -11,21 +12,46 @@ enum SchemaObjects {
         var sql: String?
     }
 
-    /// The schema of a database migrated to the current version, made once in memory.
-    static let reference: Set<Object> = {
+    /// Every object as some version of the schema defines it, word for word: the migrations applied one by one to an
+    /// empty database in memory, the objects collected after each. A backup taken by an earlier release holds its
+    /// tables as they were then (a column added later changes a table's stored definition); shipped migrations are
+    /// never edited, so each of those definitions is among these.
+    static let everyVersion: Set<Object> = {
         do {
             let queue = try DatabaseQueue()
-            try SchemaMigrator.make().migrate(queue)
-            return try queue.read(objects)
+            let migrator = SchemaMigrator.make()
+            var seen: Set<Object> = []
+            for identifier in SchemaMigrator.identifiers {
+                try migrator.migrate(queue, upTo: identifier)
+                seen.formUnion(try queue.read(objects))
+            }
+            return seen
         } catch {
             // The migrations are part of the program; a failure here is a defect that every test would show.
             preconditionFailure("the embedded migrations do not apply to an empty database: \(error)")
         }
     }()
 
+    /// The schema of a database migrated to the current version.
+    static let current: Set<Object> = {
+        do {
+            let queue = try DatabaseQueue()
+            try SchemaMigrator.make().migrate(queue)
+            return try queue.read(objects)
+        } catch {
+            preconditionFailure("the embedded migrations do not apply to an empty database: \(error)")
+        }
+    }()
+
     static func objects(_ db: Database) throws -> Set<Object> {
         let rows = try Row.fetchAll(db, sql: "SELECT type, name, sql FROM sqlite_master")
-        return Set(rows.map { Object(type: $0[0], name: $0[1], sql: $0[2]) }.filter { !isSQLiteInternal($0) })
+        return Set(rows.map { Object(type: $0[0], name: $0[1], sql: ($0[2] as String?).map(normalised)) }.filter { !isSQLiteInternal($0) })
+    }
+
+    /// A definition as compared: without double quotes and with every run of white space one space. SQLite stores a
+    /// definition as written, but rewrites it on RENAME, and releases differ in how they quote the new name there.
+    static func normalised(_ sql: String) -> String {
+        sql.replacingOccurrences(of: "\"", with: "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     /// The objects SQLite makes by itself: its sequence and statistics tables and the indexes behind UNIQUE and
@@ -39,25 +65,19 @@ enum SchemaObjects {
         }
     }
 
-    /// What `db` holds that the migrations never create, and what of theirs it lacks, described: a trigger or view
-    /// that is not one of theirs word for word, a table or index of a name they never use, or one of their triggers
-    /// missing (the append-only guards of the transparency log, say). Tables and indexes are compared by name only,
-    /// since migrations alter them (a backup from an older version has the older definitions); a backup from
-    /// before the transparency log has none of its triggers, nor its tables.
+    /// What `db` holds that no version of the schema defines, and what of the current one it lacks, described: an
+    /// object that is not one of the migrations' word for word (GRDB's own `grdb_migrations` table by name only, its
+    /// definition being GRDB's), or one of their triggers missing (the append-only guards of the transparency log,
+    /// say) on a table the file has.
     static func foreign(in db: Database) throws -> [String] {
-        let reference = Self.reference
-        let known = Set(reference.map { "\($0.type) \($0.name)" })
+        let known = Self.everyVersion
         let present = try objects(db)
         var problems = present.compactMap { object -> String? in
-            switch object.type {
-            case "trigger", "view":
-                return reference.contains(object) ? nil : "\(object.type) \(object.name)"
-            default:
-                return known.contains("\(object.type) \(object.name)") ? nil : "\(object.type) \(object.name)"
-            }
+            if object.type == "table" && object.name == "grdb_migrations" { return nil }
+            return known.contains(object) ? nil : "\(object.type) \(object.name)"
         }
         let presentTables = Set(present.filter { $0.type == "table" }.map(\.name))
-        for trigger in reference where trigger.type == "trigger" {
+        for trigger in Self.current where trigger.type == "trigger" {
             // A trigger belongs to the table named after ON; only a table the file has must have its triggers.
             guard let table = trigger.sql.flatMap(Self.table(ofTrigger:)), presentTables.contains(table) else { continue }
             if !present.contains(where: { $0.type == "trigger" && $0.name == trigger.name }) { problems.append("missing trigger \(trigger.name)") }
