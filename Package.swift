@@ -475,7 +475,7 @@ let package = Package(
         .testTarget(
             name: "PinsetWitnessTests",
             dependencies: [
-                "PinsetWitness", "PinsetStore", "PinsetTransparency", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "PinsetWitness", "PinsetStore", "PinsetTransparency", "PinsetFileSystem", "PinsetTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: strictSwift6

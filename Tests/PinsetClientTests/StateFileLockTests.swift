@@ -5,18 +5,19 @@ import PinsetTestSupport
 import Testing
 
 /// Two updaters on one state directory (an app and its extension) write the state file one at a time: each reads,
-/// judges and writes it under the directory's lock. The other holder here is util-linux's `flock`, a process that
-/// knows nothing of Pinset, so the lock is the system's and not a convention inside one process.
+/// judges and writes it under the directory's lock. The other holder here is a Perl process that knows nothing of
+/// Pinset, so the lock is the system's and not a convention inside one process.
 @Suite("State file lock")
 struct StateFileLockTests {
-    /// Starts a process that holds the state directory's lock for `seconds` (taken by `flock` on the shell's
-    /// descriptor, which the shell then hands to `sleep` by exec, so the process started is the one holding it and
-    /// stopping it by its pid releases the lock), and returns once the lock is held.
+    /// Starts a process that holds the state directory's lock for `seconds`, taken with `flock(2)` by Perl (present on
+    /// Linux and macOS alike), and returns once the lock is held. The process started is the one holding it, so
+    /// stopping it by its pid releases the lock.
     func holdStateLock(_ f: ClientFixture, seconds: String) throws -> BackgroundProcess {
         try AtomicFile.createDirectory(f.configuration.stateDirectory, mode: 0o700)
         let path = f.configuration.stateLockPath
         let holder = try BackgroundProcess(
-            "sh", ["-c", "exec 9>>\"$0\" && flock --exclusive 9 && exec sleep \"$1\"", path, seconds], logDirectory: f.directory.path, name: "holder")
+            "perl", ["-MFcntl=:flock", "-e", "open(my $f, '>>', $ARGV[0]) or die $!; flock($f, LOCK_EX) or die $!; select(undef, undef, undef, $ARGV[1]);", path, seconds],
+            logDirectory: f.directory.path, name: "holder")
         let held = holder.waitFor(timeout: 30) {
             do {
                 _ = try FileLock.acquire(path)

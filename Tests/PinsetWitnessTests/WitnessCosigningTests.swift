@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PinsetFileSystem
 import PinsetStore
 import PinsetTestSupport
 import PinsetTransparency
@@ -79,11 +80,7 @@ struct WitnessCosigningTests {
         _ = try witness.cosign(log.request(old: 0))
         let recorded = try #require(try store.latest(origin: log.origin))
         // Every commit appends to the write-ahead log, which moves its size or modification time.
-        func walState() -> String {
-            var info = stat()
-            guard stat(path + "-wal", &info) == 0 else { return "none" }
-            return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
-        }
+        func walState() -> FileMetadata? { FileMetadata.of(path + "-wal") }
         let before = walState()
         for _ in 0..<5 {
             clock.advance(by: 1)
