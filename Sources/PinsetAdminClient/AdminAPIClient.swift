@@ -25,7 +25,7 @@ public struct AdminAPIClient: Sendable {
 
     /// `text` as errors may repeat it: whatever lies between `://` and the last `@` (user information, however it is
     /// spelled), and any query or fragment, replaced by `…`: the places a token pasted into the URL would be.
-    static func withoutUserInformation(_ text: String) -> String {
+    static func redactedForErrors(_ text: String) -> String {
         var shown = text
         if let start = shown.range(of: "://"), let at = shown[start.upperBound...].lastIndex(of: "@") {
             shown = String(shown[..<start.upperBound]) + "…" + String(shown[at...])
@@ -39,7 +39,7 @@ public struct AdminAPIClient: Sendable {
     public init(server given: String, caFile: String?, token: String) throws(AdminAPIClientError) {
         // Errors repeat the URL as given, with user information, query and fragment taken out: a token pasted there
         // must not reach a terminal or a CI log.
-        let text = Self.withoutUserInformation(given)
+        let text = Self.redactedForErrors(given)
         guard let url = URL(string: given), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
             throw AdminAPIClientError("'\(text)' is not a server URL. Give the admin API's address, for example --server https://pinset.example.com:9443.")
         }

@@ -36,12 +36,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "pinset-store")
         defer { directory.remove() }
         let path = directory.file("old.sqlite")
-        let queue = try DatabaseQueue(path: path)
-        var migrator = DatabaseMigrator()
-        for migration in SchemaMigrations.sqlite.prefix(while: { $0.identifier != "0008_report_bounds" }) {
-            migrator.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
-        }
-        try migrator.migrate(queue)
+        let queue = try StoreFixture.database(at: path, migratedBefore: "0008_report_bounds")
         try queue.write { db in
             try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 1, 'x', 'x')")
             let insert = """
@@ -69,12 +64,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "pinset-store")
         defer { directory.remove() }
         let path = directory.file("old.sqlite")
-        let queue = try DatabaseQueue(path: path)
-        var migrator = DatabaseMigrator()
-        for migration in SchemaMigrations.sqlite.prefix(while: { $0.identifier != "0016_change_request_numbers" }) {
-            migrator.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
-        }
-        try migrator.migrate(queue)
+        let queue = try StoreFixture.database(at: path, migratedBefore: "0016_change_request_numbers")
         try queue.write { db in
             try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('acme', 1, '2027-01-15 08:00:00.000', '2027-01-15 08:00:00.000')")
             for id in [1, 2] {

@@ -394,9 +394,7 @@ import Testing
         let fixture = try StoreFixture()
         try fixture.store.pool.close()
         let old = fixture.directory.file("old-\(identifier).sqlite")
-        let queue = try DatabaseQueue(path: old)
-        let earlier = SchemaMigrator.identifiers.prefix { $0 != identifier }
-        try SchemaMigrator.make().migrate(queue, upTo: try #require(earlier.last))
+        let queue = try StoreFixture.database(at: old, migratedBefore: identifier)
         try queue.write { db in
             try db.execute(sql: "INSERT INTO customer (name, version, created_at, updated_at) VALUES ('globex', 5, '2027-01-15 08:00:00.000', '2027-01-15 08:00:00.000')")
         }

@@ -106,3 +106,13 @@ func dump(_ store: PinStore, excluding excluded: Set<String> = []) throws -> Str
         return lines.joined(separator: "\n")
     }
 }
+
+extension StoreFixture {
+    /// A SQLite database at `path` migrated up to, not including, `identifier`: a database an earlier release wrote.
+    static func database(at path: String, migratedBefore identifier: String) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: path)
+        guard let last = SchemaMigrator.identifiers.prefix(while: { $0 != identifier }).last else { return queue }
+        try SchemaMigrator.make().migrate(queue, upTo: last)
+        return queue
+    }
+}

@@ -12,33 +12,23 @@ enum SchemaObjects {
         var sql: String?
     }
 
-    /// Every object as some version of the schema defines it, word for word: the migrations applied one by one to an
-    /// empty database in memory, the objects collected after each. A backup taken by an earlier release holds its
-    /// tables as they were then (a column added later changes a table's stored definition); shipped migrations are
-    /// never edited, so each of those definitions is among these.
-    static let everyVersion: Set<Object> = {
+    /// Every object as some version of the schema defines it, word for word (`everyVersion`), and the current schema
+    /// (`current`): the migrations applied one by one to an empty database in memory, the objects collected after
+    /// each. A backup taken by an earlier release holds its tables as they were then (a column added later changes a
+    /// table's stored definition); shipped migrations are never edited, so each of those definitions is among these.
+    static let (everyVersion, current): (Set<Object>, Set<Object>) = {
         do {
             let queue = try DatabaseQueue()
             let migrator = SchemaMigrator.make()
-            var seen: Set<Object> = []
+            var seen: Set<Object> = [], latest: Set<Object> = []
             for identifier in SchemaMigrator.identifiers {
                 try migrator.migrate(queue, upTo: identifier)
-                seen.formUnion(try queue.read(objects))
+                latest = try queue.read(objects)
+                seen.formUnion(latest)
             }
-            return seen
+            return (seen, latest)
         } catch {
             // The migrations are part of the program; a failure here is a defect that every test would show.
-            preconditionFailure("the embedded migrations do not apply to an empty database: \(error)")
-        }
-    }()
-
-    /// The schema of a database migrated to the current version.
-    static let current: Set<Object> = {
-        do {
-            let queue = try DatabaseQueue()
-            try SchemaMigrator.make().migrate(queue)
-            return try queue.read(objects)
-        } catch {
             preconditionFailure("the embedded migrations do not apply to an empty database: \(error)")
         }
     }()
